@@ -1,0 +1,72 @@
+package llm_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/llm/llmtest"
+)
+
+func TestProbeOllama(t *testing.T) {
+	tests := []struct {
+		name        string
+		pulled      []string
+		wantMissing []string
+		wantFix     string
+	}{
+		{"all pulled", []string{"qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b", "nomic-embed-text:latest"}, nil, ""},
+		{"two missing", []string{"qwen2.5:7b"}, []string{"qwen2.5:14b", "qwen2.5:3b"}, "ollama pull qwen2.5:14b && ollama pull qwen2.5:3b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := llmtest.NewOllama(t, tt.pulled...)
+			c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": fake.URL}))
+			h := c.Probe(t.Context(), "ollama")
+			if !h.Reachable || h.Version != llmtest.OllamaVersion || len(h.Models) != len(tt.pulled) {
+				t.Fatalf("health = %+v", h)
+			}
+			if !slices.Equal(h.Missing, tt.wantMissing) || h.Fix != tt.wantFix {
+				t.Fatalf("missing %v, fix %q; want %v, %q", h.Missing, h.Fix, tt.wantMissing, tt.wantFix)
+			}
+			if (h.Err != nil) != (tt.wantFix != "") || tt.wantFix != "" && !errors.Is(h.Err, llm.ErrModelMissing) {
+				t.Fatalf("err = %v", h.Err)
+			}
+		})
+	}
+}
+
+func TestProbeOllamaUnreachable(t *testing.T) {
+	c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": closedURL(t)}))
+	h := c.Probe(t.Context(), "ollama")
+	if h.Reachable || !errors.Is(h.Err, llm.ErrUnreachable) || !strings.Contains(h.Fix, "is `ollama serve` running at http://127.0.0.1:") {
+		t.Fatalf("health = %+v", h)
+	}
+}
+
+func TestProbeOllamaWrongServer(t *testing.T) {
+	// An OpenAI-compatible server at the Ollama address answers 404.
+	other := llmtest.NewOpenAI(t, openaiModel)
+	c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": strings.TrimSuffix(other.URL, "/v1")}))
+	h := c.Probe(t.Context(), "ollama")
+	if !errors.Is(h.Err, llm.ErrUnreachable) || !strings.Contains(h.Fix, "no ollama API at") {
+		t.Fatalf("health = %+v", h)
+	}
+}
+
+func TestProbeHostedProviders(t *testing.T) {
+	oa := llmtest.NewOpenAI(t, "gpt-4o", openaiModel)
+	an := llmtest.NewAnthropic(t, claudeModel)
+	c := newClient(t, testConfig("openai", "anthropic", map[string]string{"openai": oa.URL, "anthropic": an.URL}))
+	for name, want := range map[string][]string{"openai": {"gpt-4o", openaiModel}, "anthropic": {claudeModel}} {
+		h := c.Probe(t.Context(), name)
+		if !h.Reachable || h.Err != nil || !slices.Equal(h.Models, want) {
+			t.Errorf("%s: health = %+v", name, h)
+		}
+	}
+	if h := c.Probe(t.Context(), "gemini"); h.Err == nil {
+		t.Error("probing an unconfigured provider succeeded")
+	}
+}

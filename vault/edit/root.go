@@ -1,0 +1,445 @@
+// Package edit owns every byte margin writes into a user's vault: it confines
+// paths to the vault, writes files atomically with a compare-and-swap against
+// what margin last read, remembers its own writes so the watcher's consumer can
+// tell them from user edits, and splices notes (frontmatter keys, checklist
+// boxes, lines, sections) so that a change touches only the bytes it means to.
+//
+// It must not decide what to write: it knows nothing of tasks, agents, change
+// sets or the index, and it never re-renders a whole note. The splicing
+// functions are pure (no I/O) so the server can also use them for notes open
+// in the editor, whose edits go through workspace/applyEdit instead of Root.
+// Only Root touches the disk, and only inside the vault.
+package edit
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrConflict is matched (errors.Is) by every *ConflictError.
+var ErrConflict = errors.New("file changed on disk")
+
+// ConflictError refuses a write because the file on disk is not the one the
+// writer read: someone (usually the user) changed, created or removed it since.
+type ConflictError struct {
+	Path    string      // vault-relative
+	Base    Fingerprint // what the writer expected; zero means "must not exist"
+	Current Fingerprint // what is on disk now; zero means it does not exist
+}
+
+func (e *ConflictError) Error() string {
+	switch {
+	case e.Base.IsZero():
+		return fmt.Sprintf("%s already exists", e.Path)
+	case e.Current.IsZero():
+		return fmt.Sprintf("%s was removed since it was read", e.Path)
+	default:
+		return fmt.Sprintf("%s changed since it was read", e.Path)
+	}
+}
+
+// Is makes errors.Is(err, ErrConflict) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
+
+// Snapshot is a file as margin read it: the base of a later Write.
+type Snapshot struct {
+	Path        string // vault-relative, cleaned
+	Content     []byte
+	Fingerprint Fingerprint
+}
+
+// Root is a vault directory opened for reading and writing. Every path it is
+// given is vault-relative and resolved inside the vault by os.Root, so `..`,
+// absolute paths and symlinks that lead out are refused with ErrOutsideVault.
+// A Root is safe for concurrent use.
+type Root struct {
+	root    *os.Root
+	dir     string // absolute vault directory as opened
+	realDir string // dir with symlinks evaluated, so Rel accepts either spelling
+	// escapes is os.Root's (unexported) "path escapes from parent" error,
+	// captured at Open so escapes are recognised by identity, not by message.
+	escapes error
+
+	// commitMu serialises the final re-check and rename, so two margin writers
+	// holding the same base cannot both pass the check.
+	commitMu sync.Mutex
+
+	own *ownWrites
+}
+
+// Option configures a Root.
+type Option func(*Root)
+
+// RememberWrites sets how many of its own writes a Root remembers per path and
+// for how long (see IsOwnWrite). The defaults are 8 writes for 10 minutes.
+func RememberWrites(perPath int, ttl time.Duration) Option {
+	return func(r *Root) {
+		r.own.perPath = perPath
+		r.own.ttl = ttl
+	}
+}
+
+// Open opens the vault at dir.
+func Open(dir string, opts ...Option) (*Root, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
+	}
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
+	}
+	root, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
+	}
+	var pe *os.PathError
+	if _, err := root.Stat(".."); !errors.As(err, &pe) {
+		root.Close()
+		return nil, fmt.Errorf("opening vault %s: os.Root did not refuse \"..\" (got %v)", dir, err)
+	}
+	r := &Root{root: root, dir: abs, realDir: resolved, escapes: pe.Err, own: newOwnWrites()}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
+}
+
+// Close releases the vault directory.
+func (r *Root) Close() error { return r.root.Close() }
+
+// Dir is the absolute path of the vault directory.
+func (r *Root) Dir() string { return r.dir }
+
+// Read reads a file for a later compare-and-swap Write. A missing file is an
+// error matching fs.ErrNotExist; to create it, Write with a zero base.
+func (r *Root) Read(name string) (Snapshot, error) {
+	p, err := Clean(name)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("reading %s: %w", name, err)
+	}
+	cur, err := r.current(p)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("reading %s: %w", p, err)
+	}
+	if !cur.exists {
+		return Snapshot{}, fmt.Errorf("reading %s: %w", p, fs.ErrNotExist)
+	}
+	return Snapshot{Path: p, Content: cur.content, Fingerprint: cur.fp}, nil
+}
+
+// Stat describes a file or directory inside the vault, following symlinks
+// that stay inside it.
+func (r *Root) Stat(name string) (fs.FileInfo, error) {
+	p, err := Clean(name)
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", name, err)
+	}
+	info, err := r.root.Stat(p)
+	if err != nil {
+		return nil, r.classify(err)
+	}
+	return info, nil
+}
+
+// ReadFile reads a file inside the vault, for callers that will not write it
+// back (the scanner); Read also returns the fingerprint a Write needs.
+func (r *Root) ReadFile(name string) ([]byte, error) {
+	p, err := Clean(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	b, err := r.root.ReadFile(p)
+	if err != nil {
+		return nil, r.classify(err)
+	}
+	return b, nil
+}
+
+// Create writes a new file, creating its parent directories; it refuses with
+// a *ConflictError if the file already exists.
+func (r *Root) Create(name string, content []byte) (Fingerprint, error) {
+	return r.Write(name, "", content)
+}
+
+// Write replaces a file atomically if, and only if, it still has the
+// fingerprint base; a zero base means the file must not exist yet. Otherwise it
+// returns a *ConflictError and leaves the file alone. The file keeps its mode;
+// a symlink to a note inside the vault stays a symlink and its target is
+// written. On any error the original is untouched and no temp file remains.
+//
+// It returns the fingerprint of content, which IsOwnWrite then recognises.
+// The one error after which the new content is in place is a failure to sync
+// the directory; the fingerprint is returned with it.
+func (r *Root) Write(name string, base Fingerprint, content []byte) (Fingerprint, error) {
+	p, err := Clean(name)
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", name, err)
+	}
+	fp, err := r.write(p, base, content)
+	if err != nil {
+		return fp, fmt.Errorf("writing %s: %w", p, err)
+	}
+	return fp, nil
+}
+
+func (r *Root) write(p string, base Fingerprint, content []byte) (Fingerprint, error) {
+	target, err := r.resolveLinks(p)
+	if err != nil {
+		return "", err
+	}
+	cur, err := r.current(target)
+	if err != nil {
+		return "", err
+	}
+	if err := cur.check(p, base); err != nil {
+		return "", err
+	}
+
+	dir := path.Dir(target)
+	if !cur.exists {
+		if err := r.root.MkdirAll(dir, 0o755); err != nil {
+			return "", r.classify(err)
+		}
+	}
+	tmp, err := r.writeTemp(dir, content, cur)
+	if err != nil {
+		return "", err
+	}
+	fp := FingerprintOf(content)
+	if err := r.commit(p, target, tmp, base, fp, cur.exists); err != nil {
+		r.root.Remove(tmp) // best effort: the commit already failed, and a stray temp file is ignored by the watcher
+		return "", err
+	}
+	if err := r.syncDir(dir); err != nil {
+		// The new content is in place; only its durability is in doubt.
+		return fp, err
+	}
+	return fp, nil
+}
+
+// testHookBeforeCommit, when set by a test, runs after the temp file is
+// complete and before the final re-check, to stage a concurrent user edit or
+// a failure at the last moment.
+var testHookBeforeCommit func() error
+
+// commit re-checks the base right before swapping the temp file in, which
+// narrows the race with a user's save to the microseconds between that read
+// and the rename. That window remains for replacing an existing file: a save
+// landing inside it is overwritten (there is no portable compare-and-rename).
+// Creating a new file has no window: it is a hard link, which fails if the
+// name appeared in the meantime.
+func (r *Root) commit(p, target, tmp string, base, fp Fingerprint, exists bool) error {
+	if testHookBeforeCommit != nil {
+		if err := testHookBeforeCommit(); err != nil {
+			return err
+		}
+	}
+	r.commitMu.Lock()
+	defer r.commitMu.Unlock()
+
+	cur, err := r.current(target)
+	if err != nil {
+		return err
+	}
+	if err := cur.check(p, base); err != nil {
+		return err
+	}
+	// Remember before the rename: the watcher may see the new file before
+	// this function returns.
+	r.own.remember(p, fp)
+	if target != p {
+		r.own.remember(target, fp)
+	}
+	if err := r.swapIn(p, tmp, target, exists); err != nil {
+		r.own.forget(p, fp)
+		if target != p {
+			r.own.forget(target, fp)
+		}
+		return err
+	}
+	return nil
+}
+
+func (r *Root) swapIn(p, tmp, target string, exists bool) error {
+	if exists {
+		return r.classify(r.root.Rename(tmp, target))
+	}
+	err := r.root.Link(tmp, target)
+	switch {
+	case err == nil:
+		r.root.Remove(tmp) // the content is committed; a leftover temp name is only clutter
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		cur, cerr := r.current(target)
+		if cerr != nil {
+			return cerr
+		}
+		return &ConflictError{Path: p, Current: cur.fp}
+	case errors.Is(err, errors.ErrUnsupported), errors.Is(err, syscall.EPERM), errors.Is(err, syscall.ENOTSUP):
+		// Filesystems without hard links (FAT, some network mounts): fall
+		// back to rename, with the same window as replacing a file.
+		return r.classify(r.root.Rename(tmp, target))
+	default:
+		return r.classify(err)
+	}
+}
+
+// writeTemp writes content to a new hidden file in dir (see IsTempName),
+// synced to disk and with the mode of the file it will replace.
+func (r *Root) writeTemp(dir string, content []byte, cur current) (string, error) {
+	var (
+		name string
+		f    *os.File
+		err  error
+	)
+	for range 5 { // a collision of 64 random bits means something else is wrong
+		name = path.Join(dir, tempName())
+		f, err = r.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return "", r.classify(err)
+	}
+	fail := func(err error) (string, error) {
+		f.Close()
+		r.root.Remove(name)
+		return "", err
+	}
+	if _, err := f.Write(content); err != nil {
+		return fail(err)
+	}
+	if cur.exists {
+		// OpenFile's mode is filtered by the umask; the original's is not.
+		if err := f.Chmod(cur.mode); err != nil {
+			return fail(err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		r.root.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
+
+func (r *Root) syncDir(dir string) error {
+	d, err := r.root.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing directory: %w", r.classify(err))
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
+		// EINVAL/ENOTSUP: the filesystem cannot sync directories at all.
+		return fmt.Errorf("syncing directory: %w", err)
+	}
+	return nil
+}
+
+const tempPrefix, tempSuffix = ".margin-", ".tmp"
+
+func tempName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return tempPrefix + hex.EncodeToString(b[:]) + tempSuffix
+}
+
+// IsTempName reports whether a file name (base name, not a path) is one of
+// the temp files Write creates beside its target; the watcher ignores them.
+func IsTempName(base string) bool {
+	return strings.HasPrefix(base, tempPrefix) && strings.HasSuffix(base, tempSuffix)
+}
+
+// current is what is on disk at a path right now.
+type current struct {
+	exists  bool
+	content []byte
+	fp      Fingerprint
+	mode    fs.FileMode
+}
+
+func (r *Root) current(p string) (current, error) {
+	f, err := r.root.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return current{}, nil
+	}
+	if err != nil {
+		return current{}, r.classify(err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return current{}, err
+	}
+	if !info.Mode().IsRegular() {
+		return current{}, fmt.Errorf("%s is not a regular file", p)
+	}
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, f); err != nil {
+		return current{}, err
+	}
+	return current{exists: true, content: buf.Bytes(), fp: FingerprintOf(buf.Bytes()), mode: info.Mode().Perm()}, nil
+}
+
+func (c current) check(p string, base Fingerprint) error {
+	if c.fp != base { // zero for a missing file, so a zero base matches only absence
+		return &ConflictError{Path: p, Base: base, Current: c.fp}
+	}
+	return nil
+}
+
+// maxLinkHops bounds symlink chains as the kernel does (Linux ELOOP at 40).
+const maxLinkHops = 40
+
+// resolveLinks follows symlinks in the last element of p to the file they
+// name, so a write replaces the linked note rather than the link itself.
+// Links leading out of the vault are refused.
+func (r *Root) resolveLinks(p string) (string, error) {
+	for range maxLinkHops {
+		info, err := r.root.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) || (err == nil && info.Mode()&fs.ModeSymlink == 0) {
+			return p, nil
+		}
+		if err != nil {
+			return "", r.classify(err)
+		}
+		dest, err := r.root.Readlink(p)
+		if err != nil {
+			return "", r.classify(err)
+		}
+		if filepath.IsAbs(dest) {
+			if p, err = r.Rel(dest); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if p, err = Clean(path.Join(path.Dir(p), filepath.ToSlash(dest))); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("%s: too many levels of symbolic links", p)
+}
+
+// classify turns os.Root's escape error into ErrOutsideVault.
+func (r *Root) classify(err error) error {
+	if err != nil && errors.Is(err, r.escapes) {
+		return fmt.Errorf("%w: %w", ErrOutsideVault, err)
+	}
+	return err
+}
