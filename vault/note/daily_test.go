@@ -1,0 +1,128 @@
+package note
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMomentToGoLayout(t *testing.T) {
+	tests := []struct {
+		moment string
+		layout string
+		err    string
+	}{
+		{moment: "YYYY-MM-DD", layout: "2006-01-02"},
+		{moment: "YY.M.D", layout: "06.1.2"},
+		{moment: "YYYYMMDD", layout: "20060102"},
+		{moment: "dddd, MMMM D YYYY", layout: "Monday, January 2 2006"},
+		{moment: "ddd DD MMM", layout: "Mon 02 Jan"},
+		{moment: "YYYY/MM/YYYY-MM-DD", layout: "2006/01/2006-01-02"},
+		{moment: "[Journal] YYYY-MM-DD", layout: "Journal 2006-01-02"},
+		{moment: "YYYY-MM-DD [Daily]", layout: "2006-01-02 Daily"},
+		{moment: "Do MMMM YYYY", err: "token Do is not supported"},
+		{moment: "YYYY-[W]ww", err: "token ww is not supported"},
+		{moment: "YYYY-MM-DD HH:mm", err: "token HH is not supported"},
+		{moment: "[Q1] YYYY", err: "cannot be written as a Go layout"},
+		{moment: "[Mon] YYYY", err: "cannot be written as a Go layout"},
+		{moment: "[Monthly] YYYY-MM", layout: "Monthly 2006-01"},
+		{moment: "YYYY-MM-DD [open", err: "unclosed ["},
+		{moment: "", err: "empty moment format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.moment, func(t *testing.T) {
+			got, err := MomentToGoLayout(tt.moment)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("MomentToGoLayout(%q) = %q, %v; want error containing %q", tt.moment, got, err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.layout {
+				t.Errorf("MomentToGoLayout(%q) = %q, %v; want %q", tt.moment, got, err, tt.layout)
+			}
+		})
+	}
+}
+
+func TestDailyFormatDate(t *testing.T) {
+	tests := []struct {
+		name   string
+		format DailyFormat
+		path   string
+		date   string
+	}{
+		{name: "default", format: DefaultDailyFormat(), path: "Daily/2026-11-22.md", date: "2026-11-22"},
+		{name: "folder any case", format: DefaultDailyFormat(), path: "daily/2026-11-22.md", date: "2026-11-22"},
+		{name: "wrong folder", format: DefaultDailyFormat(), path: "Notes/2026-11-22.md"},
+		{name: "sub-folder of the folder", format: DefaultDailyFormat(), path: "Daily/old/2026-11-22.md"},
+		{name: "not markdown", format: DefaultDailyFormat(), path: "Daily/2026-11-22.txt"},
+		{name: "impossible day", format: DefaultDailyFormat(), path: "Daily/2026-02-30.md"},
+		{name: "no zero padding", format: DefaultDailyFormat(), path: "Daily/2026-1-2.md"},
+		{name: "vault root", format: DailyFormat{Layout: "2006-01-02"}, path: "2026-11-22.md", date: "2026-11-22"},
+		{name: "vault root rejects folders", format: DailyFormat{Layout: "2006-01-02"}, path: "x/2026-11-22.md"},
+		{name: "nested layout", format: DailyFormat{Folder: "/Journal/", Layout: "2006/01/2006-01-02"}, path: "Journal/2026/11/2026-11-22.md", date: "2026-11-22"},
+		{name: "nested layout disagreeing", format: DailyFormat{Folder: "Journal", Layout: "2006/01/2006-01-02"}, path: "Journal/2026/10/2026-11-22.md"},
+		{name: "weekday must match", format: DailyFormat{Folder: "D", Layout: "2006-01-02 Mon"}, path: "D/2026-11-22 Mon.md"},
+		{name: "weekday matching", format: DailyFormat{Folder: "D", Layout: "2006-01-02 Mon"}, path: "D/2026-11-22 Sun.md", date: "2026-11-22"},
+		{name: "month names any case", format: DailyFormat{Layout: "January 2, 2006"}, path: "november 22, 2026.md", date: "2026-11-22"},
+		{name: "zero format", format: DailyFormat{}, path: "Daily/2026-11-22.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			date, ok := tt.format.Date(tt.path)
+			if date != tt.date || ok != (tt.date != "") {
+				t.Errorf("Date(%q) = %q, %v; want %q", tt.path, date, ok, tt.date)
+			}
+		})
+	}
+}
+
+func TestDailyFormatPath(t *testing.T) {
+	day := time.Date(2026, 11, 2, 15, 4, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		format DailyFormat
+		want   string
+	}{
+		{"default", DefaultDailyFormat(), "Daily/2026-11-02.md"},
+		{"root", DailyFormat{Layout: "2006-01-02"}, "2026-11-02.md"},
+		{"nested", DailyFormat{Folder: "Journal/", Layout: "2006/01/Mon 2"}, "Journal/2026/11/Mon 2.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.format.Path(day)
+			if got != tt.want {
+				t.Errorf("Path = %q, want %q", got, tt.want)
+			}
+			if date, ok := tt.format.Date(got); !ok || date != "2026-11-02" {
+				t.Errorf("Date(Path) = %q, %v; want the same day back", date, ok)
+			}
+		})
+	}
+}
+
+func TestParseObsidianDailyNotes(t *testing.T) {
+	tests := []struct {
+		name, data, folder, format, err string
+	}{
+		{name: "full", data: `{"folder":"/Journal/Daily/","format":"YYYY-MM-DD","template":"T.md"}`, folder: "Journal/Daily", format: "YYYY-MM-DD"},
+		{name: "fields absent", data: `{"template":""}`},
+		{name: "empty file", data: " \n"},
+		{name: "broken", data: `{"folder":`, err: "parsing daily-notes.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			folder, format, err := ParseObsidianDailyNotes([]byte(tt.data))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || folder != tt.folder || format != tt.format {
+				t.Errorf("= %q, %q, %v; want %q, %q", folder, format, err, tt.folder, tt.format)
+			}
+		})
+	}
+}

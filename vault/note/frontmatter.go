@@ -1,0 +1,459 @@
+package note
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The YAML header is found by scanning for its fences here rather than with
+// github.com/adrg/frontmatter: adrg returns the decoded value and the rest of
+// the file through a bufio.Reader but neither the byte length of the block nor
+// the keys in document order, and both are part of the Note contract. The
+// header is decoded with gopkg.in/yaml.v3 into a yaml.Node for the key order.
+
+// Get returns the value of key, matched case-insensitively. When a header
+// repeats a key the first one wins, as it does for Obsidian. A nil
+// Frontmatter has no keys.
+func (f *Frontmatter) Get(key string) (any, bool) {
+	if f == nil {
+		return nil, false
+	}
+	for i := range f.Fields {
+		if strings.EqualFold(f.Fields[i].Key, key) {
+			return f.Fields[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// String returns the value of key as text: strings as written, numbers and
+// booleans formatted, a date as YYYY-MM-DD (a timestamp with a clock as
+// RFC 3339). Lists, maps, null and a missing key give "".
+func (f *Frontmatter) String(key string) string {
+	v, _ := f.Get(key)
+	return scalarString(v)
+}
+
+// Strings returns the value of key as a list: each scalar of a YAML list, or
+// a string split at commas and white space (`tags: a, b c`). Empty items are
+// dropped; a missing key gives nil.
+func (f *Frontmatter) Strings(key string) []string {
+	v, ok := f.Get(key)
+	if !ok {
+		return nil
+	}
+	return listValue(v, splitCommaSpace)
+}
+
+func scalarString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case bool:
+		return strconv.FormatBool(v)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case uint64:
+		return strconv.FormatUint(v, 10)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case time.Time:
+		if v.Hour() == 0 && v.Minute() == 0 && v.Second() == 0 && v.Nanosecond() == 0 {
+			return v.Format(time.DateOnly)
+		}
+		return v.Format(time.RFC3339)
+	}
+	return ""
+}
+
+// listValue turns a YAML list or a separated string into trimmed, non-empty
+// items. split says how a plain string is separated.
+func listValue(v any, split func(string) []string) []string {
+	switch v := v.(type) {
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, item := range v {
+			if s := strings.TrimSpace(scalarString(item)); s != "" {
+				out = append(out, s)
+			}
+		}
+		return out
+	case string:
+		return split(v)
+	case nil:
+		return nil
+	}
+	if s := strings.TrimSpace(scalarString(v)); s != "" {
+		return []string{s}
+	}
+	return nil
+}
+
+func splitCommaSpace(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool {
+		return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
+	})
+}
+
+// splitComma is for values whose items may hold spaces, like aliases.
+func splitComma(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// frontmatterBlock finds the YAML header: a `---` line at the very start of
+// the file (after an optional byte-order mark) up to the next `---` line. It
+// returns the byte range of the YAML text between the fences and the offset
+// of the first body byte. Without a closing fence there is no header, as in
+// Obsidian: the whole file is body.
+func frontmatterBlock(s string) (yamlStart, yamlEnd, body int, ok bool) {
+	i := 0
+	if strings.HasPrefix(s, "\uFEFF") {
+		i = len("\uFEFF")
+	}
+	if !strings.HasPrefix(s[i:], "---") {
+		return 0, 0, 0, false
+	}
+	i += 3
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	switch {
+	case strings.HasPrefix(s[i:], "\n"):
+		i++
+	case strings.HasPrefix(s[i:], "\r\n"):
+		i += 2
+	default:
+		return 0, 0, 0, false
+	}
+	yamlStart = i
+	for i < len(s) {
+		end := strings.IndexByte(s[i:], '\n')
+		next := len(s)
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += i
+			next = end + 1
+		}
+		if strings.TrimRight(s[i:end], " \t\r") == "---" {
+			return yamlStart, i, next, true
+		}
+		i = next
+	}
+	return 0, 0, 0, false
+}
+
+// decodeFrontmatter decodes the YAML text of a header. firstLine is the file
+// line the text starts on, so that error messages point into the file.
+func decodeFrontmatter(text string, firstLine int) (*Frontmatter, error) {
+	if fields, ok := simpleYAML(text); ok {
+		return &Frontmatter{Fields: fields}, nil
+	}
+	fields, err := yamlFields(text)
+	if err != nil {
+		return nil, errors.New(fileLineError(err.Error(), firstLine))
+	}
+	return &Frontmatter{Fields: fields}, nil
+}
+
+// yamlFields is the general decoder, for headers simpleYAML does not take.
+func yamlFields(text string) (fields []Field, err error) {
+	// yaml.v3 has panicked on hostile input before (CVE-2022-28948); a note
+	// must never take the indexer down.
+	defer func() {
+		if r := recover(); r != nil {
+			fields, err = nil, fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, nil // only comments or blank lines
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, errors.New("frontmatter is not a YAML mapping")
+	}
+	fields = make([]Field, 0, len(root.Content)/2)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		var v any
+		if err := root.Content[i+1].Decode(&v); err != nil {
+			return nil, err
+		}
+		fields = append(fields, Field{Key: root.Content[i].Value, Value: v})
+	}
+	return fields, nil
+}
+
+// fileLineError rewrites yaml.v3's "yaml: line N: …" to count lines of the
+// whole file rather than of the header text.
+func fileLineError(msg string, firstLine int) string {
+	const prefix = "yaml: line "
+	rest, ok := strings.CutPrefix(msg, prefix)
+	if !ok {
+		return msg
+	}
+	digits := 0
+	for digits < len(rest) && rest[digits] >= '0' && rest[digits] <= '9' {
+		digits++
+	}
+	n, err := strconv.Atoi(rest[:digits])
+	if err != nil {
+		return msg
+	}
+	return prefix + strconv.Itoa(n+firstLine-1) + rest[digits:]
+}
+
+// simpleYAML decodes the common shape of a note header — `key: scalar`
+// lines, block lists of scalars and one-line flow lists — an order of
+// magnitude faster than yaml.v3, which dominates the parse time of a task
+// note otherwise. It gives exactly what yaml.v3 would (FuzzSimpleYAML checks
+// this) and declines (ok false) anything it is not certain of, which then
+// goes to yaml.v3.
+func simpleYAML(text string) (fields []Field, ok bool) {
+	if !plainYAMLText(text) {
+		return nil, false
+	}
+	var (
+		list       []any // items of the block list under the last key
+		listIndent = -1
+		open       = -1 // index of the field whose value may be a block list
+	)
+	closeList := func() {
+		if open >= 0 && list != nil {
+			fields[open].Value = list
+		}
+		list, listIndent, open = nil, -1, -1
+	}
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		line = strings.TrimSuffix(line, "\r")
+		indent := 0
+		for indent < len(line) && line[indent] == ' ' {
+			indent++
+		}
+		rest := strings.TrimRight(line[indent:], " ")
+		if rest == "" || rest[0] == '#' {
+			continue
+		}
+		if strings.HasPrefix(rest, "- ") && open >= 0 && (listIndent < 0 || indent == listIndent) {
+			v, ok := simpleScalar(strings.TrimLeft(rest[2:], " "))
+			if !ok {
+				return nil, false
+			}
+			listIndent = indent
+			list = append(list, v)
+			continue
+		}
+		if indent != 0 {
+			return nil, false // nested map, continuation line or odd indent
+		}
+		closeList()
+		colon := strings.IndexByte(rest, ':')
+		if colon <= 0 || !simpleKey(rest[:colon]) {
+			return nil, false
+		}
+		key, value := rest[:colon], rest[colon+1:]
+		if value == "" {
+			fields = append(fields, Field{Key: key})
+			open = len(fields) - 1
+			continue
+		}
+		if value[0] != ' ' {
+			return nil, false
+		}
+		v, ok := simpleScalar(strings.TrimLeft(value, " "))
+		if !ok {
+			return nil, false
+		}
+		fields = append(fields, Field{Key: key, Value: v})
+	}
+	closeList()
+	return fields, true
+}
+
+// plainYAMLText reports whether text holds nothing simpleYAML would have to
+// think about: tabs, lone carriage returns, and the characters YAML treats as
+// line breaks or rejects.
+func plainYAMLText(text string) bool {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\r' && (i+1 == len(text) || text[i+1] != '\n'):
+				return false
+			case c < ' ' && c != '\n' && c != '\r', c == 0x7f:
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == utf8.RuneError, r < 0xA0, r == '\u2028', r == '\u2029', r == '\uFEFF',
+			r >= 0xD800 && r < 0xE000, r == 0xFFFE, r == 0xFFFF:
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+func simpleKey(k string) bool {
+	// YAML caps an implicit key at 1024 characters; real keys are short.
+	if len(k) > 128 || !isASCIIAlnum(k[0]) && k[0] != '_' {
+		return false
+	}
+	if k[len(k)-1] == ' ' {
+		return false
+	}
+	for i := 1; i < len(k); i++ {
+		c := k[i]
+		if !isASCIIAlnum(c) && c != '_' && c != '-' && c != ' ' && c != '.' && c != '/' {
+			return false
+		}
+	}
+	return true
+}
+
+// simpleScalar decodes a value on one line: a plain scalar, a quoted string
+// without escapes or a flow list of those.
+func simpleScalar(v string) (any, bool) {
+	if v == "" {
+		return nil, false
+	}
+	if v[0] == '"' || v[0] == '\'' {
+		end := strings.IndexByte(v[1:], v[0]) + 1
+		if end == 0 {
+			return nil, false
+		}
+		if rest := v[end+1:]; rest != "" && (rest[0] != ' ' || strings.TrimLeft(rest, " ")[0] != '#') {
+			return nil, false // text after the closing quote, or an escaped quote
+		}
+		return quotedScalar(v[:end+1])
+	}
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimRight(v[:i], " ") // a comment
+	}
+	switch v[0] {
+	case '[':
+		if v[len(v)-1] != ']' {
+			return nil, false
+		}
+		inner := strings.TrimSpace(v[1 : len(v)-1])
+		items := []any{}
+		if inner == "" {
+			return items, true
+		}
+		for item := range strings.SplitSeq(inner, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" || strings.ContainsAny(item, "[]{}#:") {
+				return nil, false
+			}
+			var x any
+			var ok bool
+			if item[0] == '"' || item[0] == '\'' {
+				x, ok = quotedScalar(item)
+			} else {
+				x, ok = plainScalar(item)
+			}
+			if !ok {
+				return nil, false
+			}
+			items = append(items, x)
+		}
+		return items, true
+	}
+	if strings.Contains(v, ": ") || strings.HasSuffix(v, ":") {
+		return nil, false
+	}
+	return plainScalar(v)
+}
+
+func quotedScalar(v string) (any, bool) {
+	q := v[0]
+	if len(v) < 2 || v[len(v)-1] != q {
+		return nil, false
+	}
+	inner := v[1 : len(v)-1]
+	if strings.IndexByte(inner, q) >= 0 || q == '"' && strings.IndexByte(inner, '\\') >= 0 {
+		return nil, false
+	}
+	return inner, true
+}
+
+// plainScalar resolves an unquoted scalar the way yaml.v3 does when decoding
+// into an interface value, for the cases it is sure of.
+func plainScalar(v string) (any, bool) {
+	switch c := v[0]; {
+	case strings.IndexByte("-?:,[]{}#&*!|>'\"%@`<=", c) >= 0:
+		return nil, false
+	case c >= '1' && c <= '9':
+		if isDate(v) {
+			t, err := time.Parse("2006-1-2", v)
+			return t, err == nil
+		}
+		if n, err := strconv.Atoi(v); err == nil && len(v) <= 18 {
+			return n, true
+		}
+		// Without a leading 0 (0x, 0o, 0b) yaml.v3 reads a number only from
+		// digits, '.', 'e', signs and '_', and a timestamp only after
+		// "YYYY-"; anything else ("90m", "1h30m", "12:30") is a string.
+		if len(v) > 4 && v[4] == '-' || strings.Trim(v, "0123456789.eE+-_") == "" {
+			return nil, false
+		}
+		return v, true
+	case c == '0' || c == '+' || c == '.':
+		return 0, v == "0"
+	case c == '~':
+		return nil, v == "~"
+	case strings.IndexByte("yYnNtTfFoO", c) >= 0:
+		switch v {
+		case "true", "True", "TRUE":
+			return true, true
+		case "false", "False", "FALSE":
+			return false, true
+		case "null", "Null", "NULL":
+			return nil, true
+		}
+	}
+	return v, true
+}
+
+// isDate reports whether s is exactly YYYY-MM-DD in digits.
+func isDate(s string) bool {
+	if len(s) != 10 || s[4] != '-' || s[7] != '-' {
+		return false
+	}
+	for i := 0; i < 10; i++ {
+		if i != 4 && i != 7 && (s[i] < '0' || s[i] > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIIAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
