@@ -1,0 +1,219 @@
+// Package index keeps margin's note index in the state database: which vault
+// files are indexed, skipped or failed; each note's title, kind, task fields,
+// headings, daily entries, checklist items, tags, aliases and links; and an
+// FTS5 full-text table over sections (one row per heading section or daily
+// entry, so every hit carries its heading anchor and line).
+//
+// It owns the tables it creates (files, notes, sections and the entries
+// view, checklist_items, tags, aliases, links, sections_fts) and nothing else
+// in the database. It must not read the vault, parse markdown or
+// decide what to index: the caller walks and watches the vault, parses each
+// file with package note and hands the results to Apply. Everything here can
+// be rebuilt from the vault, so the schema favours write speed (no foreign key
+// checks; Apply deletes a file's rows itself) over enforcing relations.
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/margin-md/margin/vault/store"
+)
+
+// ErrNotFound is returned when a path is not in the index.
+var ErrNotFound = errors.New("not in index")
+
+// Index is the note index over one state database. It is safe for
+// concurrent use: Apply serialises writers through SQLite's write lock, and
+// reads see a consistent snapshot (WAL) while a batch is being written.
+type Index struct {
+	db *sql.DB
+}
+
+// Open returns the index stored in db (opened with store.Open), creating or
+// upgrading its tables. The index takes ownership of db: Close closes it.
+func Open(ctx context.Context, db *sql.DB) (*Index, error) {
+	if err := store.Migrate(ctx, db, "index", schema); err != nil {
+		return nil, fmt.Errorf("opening index: %w", err)
+	}
+	return &Index{db: db}, nil
+}
+
+// Close closes the database the index was opened on.
+func (ix *Index) Close() error {
+	return ix.db.Close()
+}
+
+// schema holds the migration steps of the index. Append, never edit.
+var schema = []string{`
+CREATE TABLE files (
+	id       INTEGER PRIMARY KEY,
+	path     TEXT    NOT NULL UNIQUE,
+	path_key TEXT    NOT NULL, -- note.LinkKey(path): what a link by path resolves against
+	stem_key TEXT    NOT NULL, -- path_key after its last '/': what a link by name resolves against
+	size     INTEGER NOT NULL,
+	mtime_ns INTEGER NOT NULL,
+	hash     TEXT    NOT NULL,
+	state    TEXT    NOT NULL CHECK (state IN ('indexed', 'skipped', 'failed')),
+	reason   TEXT    NOT NULL DEFAULT '',
+	kind     TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX files_path_key ON files(path_key);
+CREATE INDEX files_stem_key ON files(stem_key);
+
+CREATE TABLE notes (
+	file_id           INTEGER PRIMARY KEY,
+	title             TEXT    NOT NULL,
+	kind              TEXT    NOT NULL,
+	date              TEXT,
+	margin_kind       TEXT    NOT NULL,
+	frontmatter_error TEXT    NOT NULL,
+	status            TEXT,
+	priority          TEXT,
+	due               TEXT,
+	scheduled         TEXT,
+	estimate          INTEGER,
+	language          TEXT,
+	labels            TEXT,             -- JSON array
+	-- Headings are only ever read whole, with their note, so they are a
+	-- JSON array of HeadingMeta here rather than rows to insert and index.
+	headings          TEXT    NOT NULL,
+	-- A note's sections have consecutive ids, so they are found (and
+	-- deleted) by this range without an index on sections.file_id.
+	first_section     INTEGER NOT NULL,
+	last_section      INTEGER NOT NULL
+);
+CREATE INDEX notes_kind ON notes(kind);
+CREATE INDEX notes_date ON notes(date) WHERE date IS NOT NULL;
+
+-- A section is the preamble of a note (before its first heading), a heading
+-- section, or a daily entry; its id is its rowid in sections_fts, whose text
+-- it holds (title, heading, body, meta). Daily entries are sections with a
+-- time, so an entry costs one row, not two.
+CREATE TABLE sections (
+	id           INTEGER PRIMARY KEY,
+	file_id      INTEGER NOT NULL,
+	line         INTEGER NOT NULL,
+	title        TEXT    NOT NULL,  -- the note's title and aliases, on its first section only
+	heading      TEXT    NOT NULL,
+	body         TEXT    NOT NULL,
+	meta         TEXT    NOT NULL,  -- filter tokens, see metaTokens
+	date         TEXT,              -- the day of a daily note, on all its sections
+	listed       INTEGER NOT NULL,  -- 1: stands for its entry or note in a query without text
+	time         TEXT,              -- entries only, and only they have it
+	correction   INTEGER,
+	start_offset INTEGER,
+	end_offset   INTEGER
+);
+CREATE VIEW entries AS
+	SELECT id, file_id, date, time, correction, heading, line, start_offset, end_offset
+	FROM sections WHERE time IS NOT NULL;
+
+CREATE TABLE checklist_items (
+	file_id   INTEGER NOT NULL,
+	ord       INTEGER NOT NULL,
+	line      INTEGER NOT NULL,
+	state     TEXT    NOT NULL,
+	text      TEXT    NOT NULL,
+	due       TEXT    NOT NULL,
+	scheduled TEXT    NOT NULL,
+	start     TEXT    NOT NULL,
+	done      TEXT    NOT NULL,
+	cancelled TEXT    NOT NULL,
+	priority  TEXT    NOT NULL,
+	item_id   TEXT    NOT NULL,
+	PRIMARY KEY (file_id, ord)
+) WITHOUT ROWID;
+
+CREATE TABLE tags (
+	file_id INTEGER NOT NULL,
+	tag_key TEXT    NOT NULL, -- lower-case, without '#'
+	tag     TEXT    NOT NULL,
+	ord     INTEGER NOT NULL, -- position in the note, to give tags back in order
+	PRIMARY KEY (file_id, tag_key)
+) WITHOUT ROWID;
+CREATE INDEX tags_key ON tags(tag_key);
+
+CREATE TABLE aliases (
+	file_id   INTEGER NOT NULL,
+	alias_key TEXT    NOT NULL, -- note.LinkKey(alias)
+	alias     TEXT    NOT NULL,
+	ord       INTEGER NOT NULL,
+	PRIMARY KEY (file_id, alias_key)
+) WITHOUT ROWID;
+CREATE INDEX aliases_key ON aliases(alias_key);
+
+CREATE TABLE links (
+	file_id    INTEGER NOT NULL,
+	ord        INTEGER NOT NULL,
+	section_id INTEGER NOT NULL, -- the section (or entry) the link sits in
+	line       INTEGER NOT NULL,
+	target     TEXT    NOT NULL, -- as written
+	heading    TEXT    NOT NULL,
+	target_key TEXT    NOT NULL, -- note.LinkKey(target)
+	rel_key    TEXT,             -- a target with a folder read relative to the linking note's, when that differs
+	PRIMARY KEY (file_id, ord)
+) WITHOUT ROWID;
+CREATE INDEX links_target ON links(target_key);
+CREATE INDEX links_rel ON links(rel_key) WHERE rel_key IS NOT NULL;
+
+-- The search index over sections. It keeps no copy of the text (external
+-- content): sections has it. The title column is filled on a note's first
+-- section only, so a title match ranks that section without repeating the
+-- title everywhere; meta lets FTS5 itself intersect a search with tag and
+-- task-field filters.
+CREATE VIRTUAL TABLE sections_fts USING fts5(
+	title, heading, body, meta,
+	content = 'sections', content_rowid = 'id',
+	tokenize = 'unicode61 remove_diacritics 2'
+);
+`}
+
+// Optimize merges the search table's segments into one, which makes
+// searches some 10% faster. Apply leaves a few segments per level behind;
+// call this after a cold index or a large rescan, not after every batch: it
+// rewrites the whole search table (about 0.15 s for 10,000 notes) and holds
+// the write lock meanwhile.
+func (ix *Index) Optimize(ctx context.Context) error {
+	if _, err := ix.db.ExecContext(ctx, `INSERT INTO sections_fts(sections_fts) VALUES ('optimize')`); err != nil {
+		return fmt.Errorf("optimizing the search index: %w", err)
+	}
+	return nil
+}
+
+// Check verifies that the database file is sound (PRAGMA quick_check) and
+// that the search index agrees with the text it indexes (FTS5 integrity-check),
+// for `margin doctor`. It reads everything: expect a fraction of a second
+// for 10,000 notes.
+func (ix *Index) Check(ctx context.Context) error {
+	rows, err := ix.db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return fmt.Errorf("checking the state database: %w", err)
+	}
+	var problems []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			rows.Close()
+			return fmt.Errorf("checking the state database: %w", err)
+		}
+		if msg != "ok" {
+			problems = append(problems, msg)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("checking the state database: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("state database is damaged: %s", strings.Join(problems, "; "))
+	}
+	// rank 1 also compares the index with the sections it was built from.
+	if _, err := ix.db.ExecContext(ctx, `INSERT INTO sections_fts(sections_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+		return fmt.Errorf("search index is damaged: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,677 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Mode says how the words of a query's text combine.
+type Mode string
+
+const (
+	ModeAll    Mode = "all"    // every word (the default)
+	ModeAny    Mode = "any"    // at least one word
+	ModePhrase Mode = "phrase" // the words in order, adjacent
+)
+
+// Query is a search over the index. Text, the date range, Glob, Tags and
+// Fields all restrict; a query without Text lists the entries or notes that
+// pass the other filters.
+type Query struct {
+	// Text is searched case- and diacritic-insensitively in titles, headings
+	// and section text. Words in double quotes are a phrase; a word ending in
+	// '*' matches as a prefix. Nothing else is syntax: any other character is
+	// searched for, or ignored as punctuation.
+	Text string
+	Mode Mode // all, any or phrase, case-insensitive; empty means all
+	// Expand maps a word (or, in phrase mode, the whole phrase) to the words
+	// or phrases it also matches, e.g. the vocabulary of a domain. Keys are
+	// matched case-insensitively.
+	Expand map[string][]string
+
+	From, To string   // YYYY-MM-DD, inclusive; either restricts the search to daily notes
+	Glob     string   // vault path glob: '*' and '?' stay within a folder, "**" crosses folders; case-sensitive
+	Tags     []string // every tag must be on the note ('#' optional, case-insensitive; "a" also matches "a/b")
+	Fields   TaskFilter
+	Limit    int // at most this many hits; 0 means DefaultLimit
+}
+
+// TaskFilter restricts a query to task notes with these fields. The zero
+// value does not restrict.
+type TaskFilter struct {
+	Status   []string // any of these, case-insensitive
+	Priority []string // any of these; P0–P3, high/medium/low are folded the way the parser folds them
+	DueFrom  string   // YYYY-MM-DD, inclusive; a task without a due date never matches a due bound
+	DueTo    string
+}
+
+func (f TaskFilter) isZero() bool {
+	return len(f.Status) == 0 && len(f.Priority) == 0 && f.DueFrom == "" && f.DueTo == ""
+}
+
+// DefaultLimit is the number of hits of a query without a Limit.
+const DefaultLimit = 50
+
+// rankWindow caps how many matching sections are scored. FTS5's bm25 costs a
+// few microseconds per row, so a word found in ten thousand sections would
+// take tens of milliseconds to rank in full. Matches are visited newest
+// first (section ids grow as notes are indexed and re-indexed), so a common
+// word is ranked among its most recently indexed sections: the ones a person
+// most likely means. Rarer words, the usual case, are ranked in full.
+const rankWindow = 300
+
+// Hit is one matching section (or, without query text, one listed entry or
+// note).
+type Hit struct {
+	Path    string  `json:"path"`
+	Heading string  `json:"heading"` // the section's heading as written; "" for text before the first heading
+	Line    int     `json:"line"`    // 1-based line of the heading (or of the note body)
+	Snippet string  `json:"snippet"` // a short excerpt, matched words between ** and **
+	Date    string  `json:"date,omitempty"`
+	Rank    float64 `json:"rank,omitempty"`
+}
+
+// Search runs q. Hits with text are ordered best first (Rank, higher is
+// better); without text they are ordered by date, then path and line, and
+// Rank is 0.
+func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	p, err := plan(q)
+	if err != nil {
+		return nil, fmt.Errorf("searching: %w", err)
+	}
+	if p.nothing {
+		return nil, nil
+	}
+	// One read transaction, so the ids found first still exist when their
+	// details are read.
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("searching: %w", err)
+	}
+	defer tx.Rollback()
+	var hits []Hit
+	if p.user == "" {
+		hits, err = p.list(ctx, tx)
+	} else {
+		hits, err = p.search(ctx, tx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("searching: %w", err)
+	}
+	return hits, nil
+}
+
+// queryPlan is a validated Query turned into SQL pieces. With text, kind,
+// tag and task-field filters become meta tokens in the MATCH expression and
+// the rest become SQL conditions; without text, all are SQL conditions.
+type queryPlan struct {
+	user    string // FTS5 expression of the user's words, restricted to the text columns
+	terms   []term // the user's words and their synonyms, for snippets
+	match   string // user plus the meta filters
+	nothing bool   // the query can match nothing (text without a searchable word)
+	limit   int
+
+	from, to string // date range, "" when not restricted
+	glob     string // SQL GLOB pattern
+	globRE   *regexp.Regexp
+	prefix   string // literal prefix of glob, to range over files.path
+	exact    bool   // glob has no wildcard
+	tags     []string
+	fields   TaskFilter
+}
+
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+func plan(q Query) (*queryPlan, error) {
+	p := &queryPlan{limit: q.Limit, fields: q.Fields}
+	if p.limit <= 0 {
+		p.limit = DefaultLimit
+	}
+	mode := Mode(strings.ToLower(strings.TrimSpace(string(q.Mode))))
+	switch mode {
+	case "":
+		mode = ModeAll
+	case ModeAll, ModeAny, ModePhrase:
+	default:
+		return nil, fmt.Errorf("unknown mode %q (want all, any or phrase)", q.Mode)
+	}
+	for _, d := range []struct{ name, v string }{{"from", q.From}, {"to", q.To}, {"due from", q.Fields.DueFrom}, {"due to", q.Fields.DueTo}} {
+		if d.v != "" && !dateRE.MatchString(d.v) {
+			return nil, fmt.Errorf("%s date %q is not YYYY-MM-DD", d.name, d.v)
+		}
+	}
+	if q.From != "" || q.To != "" {
+		p.from, p.to = q.From, q.To
+		if p.to == "" {
+			p.to = "9999-12-31"
+		}
+	}
+	if q.Glob != "" {
+		var err error
+		p.glob, p.exact, p.globRE, err = translateGlob(q.Glob)
+		if err != nil {
+			return nil, err
+		}
+		p.prefix = q.Glob[:strings.IndexAny(q.Glob+"*", "*?[")]
+	}
+	for _, t := range q.Tags {
+		if k := tagKey(t); k != "" {
+			p.tags = append(p.tags, k)
+		}
+	}
+	// Fold into fresh slices: the caller's Query stays as it was.
+	p.fields.Status, p.fields.Priority = nil, nil
+	for _, s := range q.Fields.Status {
+		p.fields.Status = append(p.fields.Status, strings.ToLower(strings.TrimSpace(s)))
+	}
+	for _, pr := range q.Fields.Priority {
+		p.fields.Priority = append(p.fields.Priority, foldPriority(pr))
+	}
+
+	if strings.TrimSpace(q.Text) == "" {
+		return p, nil
+	}
+	user, terms := matchExpr(q.Text, mode, q.Expand)
+	p.terms = terms
+	if user == "" {
+		p.nothing = true
+		return p, nil
+	}
+	p.user = "{title heading body} : (" + user + ")"
+	m := []string{p.user}
+	if !p.fields.isZero() {
+		m = append(m, metaExpr(metaKind+string(note.KindTask)))
+		if len(p.fields.Status) > 0 {
+			m = append(m, metaExpr(tokensOf(metaStatus, p.fields.Status)...))
+		}
+		if len(p.fields.Priority) > 0 {
+			m = append(m, metaExpr(tokensOf(metaPriority, p.fields.Priority)...))
+		}
+	}
+	for _, k := range p.tags {
+		m = append(m, metaExpr(metaToken(metaTag, k)))
+	}
+	p.match = strings.Join(m, " AND ")
+	return p, nil
+}
+
+func tokensOf(prefix string, values []string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = metaToken(prefix, v)
+	}
+	return out
+}
+
+// metaExpr matches a section whose meta column has any of toks.
+func metaExpr(toks ...string) string {
+	return `meta : ("` + strings.Join(toks, `" OR "`) + `")`
+}
+
+// search runs a query with text: score the newest rankWindow matches, keep
+// the best, then read their details and snippets.
+func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) ([]Hit, error) {
+	// Only the filters FTS5 cannot apply cost a join per matching section.
+	var joins, where []string
+	args := []any{p.match}
+	if p.from != "" || p.glob != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
+		joins = append(joins, "sections s ON s.id = t.rowid")
+	}
+	if p.from != "" {
+		where = append(where, "s.date BETWEEN ? AND ?")
+		args = append(args, p.from, p.to)
+	}
+	// The sections of the notes of a date range or a folder usually sit in a
+	// narrow band of ids (notes are indexed in walk order, and daily notes
+	// sort by date), so bounding the rowid lets FTS5 skip the rest of a
+	// common word's matches.
+	if p.from != "" {
+		w, a, err := idBound(ctx, tx, `SELECT MIN(first_section), MAX(last_section) FROM notes WHERE date BETWEEN ? AND ?`, p.from, p.to)
+		if err != nil || w == "" {
+			return nil, err
+		}
+		where, args = append(where, w), append(args, a...)
+	}
+	if p.prefix != "" {
+		w, a, err := idBound(ctx, tx, `SELECT MIN(n.first_section), MAX(n.last_section)
+			FROM files f JOIN notes n ON n.file_id = f.id WHERE f.path >= ? AND f.path < ?`, p.prefix, prefixEnd(p.prefix))
+		if err != nil || w == "" {
+			return nil, err
+		}
+		where, args = append(where, w), append(args, a...)
+	}
+	pathCol := "''"
+	if p.glob != "" {
+		joins = append(joins, "files f ON f.id = s.file_id")
+		pathCol = "f.path"
+		if p.exact {
+			where = append(where, "f.path = ?")
+		} else {
+			where = append(where, "f.path GLOB ?")
+		}
+		args = append(args, p.glob)
+	}
+	if p.fields.DueFrom != "" || p.fields.DueTo != "" {
+		joins = append(joins, "notes n ON n.file_id = s.file_id")
+		w, a := p.dueWhere()
+		where, args = append(where, w...), append(args, a...)
+	}
+	// CROSS JOIN keeps the FTS table as the outer loop: SQLite would
+	// otherwise start from a selective filter and probe FTS5 per row, which
+	// is orders of magnitude slower.
+	q := `SELECT t.rowid, ` + pathCol + `, bm25(sections_fts, 10.0, 4.0, 1.0, 0.0) FROM sections_fts t`
+	for _, j := range joins {
+		q += " CROSS JOIN " + j
+	}
+	q += " WHERE " + strings.Join(append([]string{"sections_fts MATCH ?"}, where...), " AND ") + " ORDER BY t.rowid DESC"
+	if p.globRE == nil {
+		q += fmt.Sprintf(" LIMIT %d", rankWindow)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("matching: %w", err)
+	}
+	type scored struct {
+		id    int64
+		score float64
+	}
+	var cands []scored
+	for rows.Next() && len(cands) < rankWindow {
+		var c scored
+		var path string
+		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("matching: %w", err)
+		}
+		if p.globRE != nil && !p.globRE.MatchString(path) {
+			continue
+		}
+		cands = append(cands, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("matching: %w", err)
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	// bm25 is lower for better matches; ties keep newest first.
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score < cands[j].score })
+	cands = cands[:min(len(cands), p.limit)]
+
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	hits, err := details(ctx, tx, ids, p.terms)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Hit, 0, len(cands))
+	for _, c := range cands {
+		if h, ok := hits[c.id]; ok {
+			h.Rank = -c.score
+			out = append(out, *h)
+		}
+	}
+	return out, nil
+}
+
+// idBound runs q, which selects the lowest and highest section id of some
+// notes, and returns the condition bounding the search to them; "" when
+// there are no such notes, so nothing can match.
+func idBound(ctx context.Context, tx *sql.Tx, q string, args ...any) (string, []any, error) {
+	var lo, hi sql.NullInt64
+	if err := tx.QueryRowContext(ctx, q, args...).Scan(&lo, &hi); err != nil {
+		return "", nil, fmt.Errorf("bounding the search: %w", err)
+	}
+	if !lo.Valid {
+		return "", nil, nil
+	}
+	return "t.rowid BETWEEN ? AND ?", []any{lo.Int64, hi.Int64}, nil
+}
+
+// prefixEnd is a string above every string that starts with prefix:
+// U+10FFFF is the highest code point, and SQLite compares UTF-8 bytewise.
+func prefixEnd(prefix string) string {
+	return prefix + "\U0010FFFF"
+}
+
+func (p *queryPlan) dueWhere() ([]string, []any) {
+	var where []string
+	var args []any
+	if p.fields.DueFrom != "" {
+		where = append(where, "n.due >= ?")
+		args = append(args, p.fields.DueFrom)
+	}
+	if p.fields.DueTo != "" {
+		where = append(where, "n.due <> '' AND n.due <= ?")
+		args = append(args, p.fields.DueTo)
+	}
+	return where, args
+}
+
+// list runs a query without text. It starts from notes, where every filter
+// has an index to use, and reaches a note's sections by their id range.
+func (p *queryPlan) list(ctx context.Context, tx *sql.Tx) ([]Hit, error) {
+	// The unary + keeps SQLite from building a throwaway index on listed
+	// for every query instead of using the id range.
+	where := []string{"+s.listed = 1"}
+	var args []any
+	if p.from != "" {
+		where = append(where, "n.date BETWEEN ? AND ?")
+		args = append(args, p.from, p.to)
+	}
+	if p.glob != "" {
+		if p.exact {
+			where = append(where, "f.path = ?")
+			args = append(args, p.glob)
+		} else {
+			where = append(where, "f.path GLOB ?")
+			args = append(args, p.glob)
+			if p.prefix != "" {
+				where = append(where, "f.path >= ? AND f.path < ?")
+				args = append(args, p.prefix, prefixEnd(p.prefix))
+			}
+		}
+	}
+	for _, k := range p.tags {
+		// "k/" < every "k/…" < "k0", since '0' follows '/'.
+		where = append(where, "n.file_id IN (SELECT file_id FROM tags WHERE tag_key = ? OR (tag_key > ? AND tag_key < ?))")
+		args = append(args, k, k+"/", k+"0")
+	}
+	if !p.fields.isZero() {
+		where = append(where, "n.kind = 'task'")
+		if len(p.fields.Status) > 0 {
+			where = append(where, "n.status IN ("+placeholders(len(p.fields.Status))+")")
+			args = append(args, stringArgs(p.fields.Status)...)
+		}
+		if len(p.fields.Priority) > 0 {
+			where = append(where, "n.priority IN ("+placeholders(len(p.fields.Priority))+")")
+			args = append(args, stringArgs(p.fields.Priority)...)
+		}
+		w, a := p.dueWhere()
+		where, args = append(where, w...), append(args, a...)
+	}
+	// The first table is the one whose index narrows the query: files for
+	// a glob with a literal prefix, else notes (date, kind or tags).
+	from := `notes n CROSS JOIN files f ON f.id = n.file_id`
+	if p.prefix != "" {
+		from = `files f CROSS JOIN notes n ON n.file_id = f.id`
+	}
+	q := `SELECT s.id, f.path FROM ` + from + ` CROSS JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+		WHERE ` + strings.Join(where, " AND ") + `
+		ORDER BY s.date IS NULL, s.date, f.path, s.line`
+	if p.globRE == nil {
+		q += fmt.Sprintf(" LIMIT %d", p.limit)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing: %w", err)
+	}
+	var ids []int64
+	for rows.Next() && len(ids) < p.limit {
+		var id int64
+		var path string
+		if err := rows.Scan(&id, &path); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("listing: %w", err)
+		}
+		if p.globRE == nil || p.globRE.MatchString(path) {
+			ids = append(ids, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	// Without query words, details gives each hit the start of its text.
+	hits, err := details(ctx, tx, ids, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Hit, 0, len(ids))
+	for _, id := range ids {
+		if h, ok := hits[id]; ok {
+			out = append(out, *h)
+		}
+	}
+	return out, nil
+}
+
+// details reads the hits with the given section ids, their snippets cut
+// for terms.
+func details(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (map[int64]*Hit, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT s.id, f.path, s.heading, s.line, COALESCE(s.date, ''), s.body
+		FROM sections s JOIN files f ON f.id = s.file_id
+		WHERE s.id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("reading hits: %w", err)
+	}
+	defer rows.Close()
+	hits := make(map[int64]*Hit, len(ids))
+	for rows.Next() {
+		var id int64
+		var body string
+		h := &Hit{}
+		if err := rows.Scan(&id, &h.Path, &h.Heading, &h.Line, &h.Date, &body); err != nil {
+			return nil, fmt.Errorf("reading hits: %w", err)
+		}
+		h.Snippet = snippet(body, terms)
+		hits[id] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading hits: %w", err)
+	}
+	return hits, nil
+}
+
+// matchExpr turns user text into an FTS5 MATCH expression in which every
+// word is a quoted string, so nothing the user types is FTS5 syntax, and
+// lists the terms it searches for (synonyms included) to mark in snippets.
+// The expression is "" when the text holds no searchable word.
+func matchExpr(text string, mode Mode, expand map[string][]string) (string, []term) {
+	syn := make(map[string][]string, len(expand))
+	for k, v := range expand {
+		key := strings.Join(tokens(k), " ")
+		syn[key] = append(syn[key], v...)
+	}
+	var terms []term
+	add := func(toks []string, prefix bool) {
+		for i, t := range toks {
+			terms = append(terms, term{text: t, prefix: prefix && i == len(toks)-1})
+		}
+	}
+	withSynonyms := func(expr string, toks []string) string {
+		alts := []string{expr}
+		for _, s := range syn[strings.Join(toks, " ")] {
+			if t := tokens(s); len(t) > 0 {
+				alts = append(alts, phrase(t, false))
+				add(t, false)
+			}
+		}
+		if len(alts) == 1 {
+			return expr
+		}
+		return "(" + strings.Join(alts, " OR ") + ")"
+	}
+	if mode == ModePhrase {
+		toks := tokens(text)
+		if len(toks) == 0 {
+			return "", nil
+		}
+		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
+		add(toks, prefix)
+		return withSynonyms(phrase(toks, prefix), toks), terms
+	}
+	var exprs []string
+	for _, w := range words(text) {
+		toks := tokens(w.text)
+		if len(toks) == 0 {
+			continue
+		}
+		add(toks, w.prefix)
+		expr := phrase(toks, w.prefix)
+		if !w.quoted {
+			expr = withSynonyms(expr, toks)
+		}
+		exprs = append(exprs, expr)
+	}
+	op := " AND "
+	if mode == ModeAny {
+		op = " OR "
+	}
+	return strings.Join(exprs, op), terms
+}
+
+// phrase quotes toks as one FTS5 string. Tokens hold only letters, digits
+// and marks, so they need no escaping.
+func phrase(toks []string, prefix bool) string {
+	s := `"` + strings.Join(toks, " ") + `"`
+	if prefix {
+		s += "*"
+	}
+	return s
+}
+
+type word struct {
+	text           string
+	quoted, prefix bool
+}
+
+// words splits query text into whitespace-separated words and "quoted
+// phrases"; an unclosed quote runs to the end.
+func words(text string) []word {
+	var ws []word
+	for {
+		text = strings.TrimLeftFunc(text, unicode.IsSpace)
+		if text == "" {
+			return ws
+		}
+		if text[0] == '"' {
+			end := strings.IndexByte(text[1:], '"')
+			if end < 0 {
+				end = len(text) - 1
+			}
+			w := word{text: text[1 : 1+end], quoted: true}
+			text = text[min(len(text), end+2):]
+			w.prefix = strings.HasPrefix(text, "*")
+			ws = append(ws, w)
+			continue
+		}
+		end := strings.IndexFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+		if end < 0 {
+			end = len(text)
+		}
+		w := word{text: text[:end], prefix: strings.HasSuffix(text[:end], "*")}
+		ws = append(ws, w)
+		text = text[end:]
+	}
+}
+
+// translateGlob turns a vault glob into an SQL GLOB pattern that matches at
+// least the same paths (SQL's '*' also crosses folders), and a regexp that
+// matches exactly those paths; exact reports that the glob has no wildcard,
+// so plain equality will do.
+func translateGlob(glob string) (sqlGlob string, exact bool, re *regexp.Regexp, err error) {
+	if !strings.ContainsAny(glob, "*?[") {
+		return glob, true, nil, nil
+	}
+	var sg, rx strings.Builder
+	rx.WriteString("^")
+	for i := 0; i < len(glob); {
+		c := glob[i]
+		switch {
+		case strings.HasPrefix(glob[i:], "**/"):
+			sg.WriteString("*")
+			rx.WriteString("(?:.*/)?")
+			i += 3
+		case strings.HasPrefix(glob[i:], "**"):
+			sg.WriteString("*")
+			rx.WriteString(".*")
+			i += 2
+		case c == '*':
+			sg.WriteString("*")
+			rx.WriteString("[^/]*")
+			i++
+		case c == '?':
+			sg.WriteString("?")
+			rx.WriteString("[^/]")
+			i++
+		case c == '[':
+			end := strings.IndexByte(glob[i+1:], ']')
+			if end <= 0 { // no class: a literal '['
+				sg.WriteString("[[]")
+				rx.WriteString(`\[`)
+				i++
+				continue
+			}
+			class := glob[i+1 : i+1+end]
+			neg := strings.HasPrefix(class, "!") || strings.HasPrefix(class, "^")
+			if neg {
+				class = class[1:]
+			}
+			sg.WriteString("[")
+			rx.WriteString("[")
+			if neg {
+				sg.WriteString("^")
+				rx.WriteString("^/")
+			}
+			sg.WriteString(class)
+			rx.WriteString(strings.NewReplacer(`\`, `\\`, `[`, `\[`).Replace(class))
+			sg.WriteString("]")
+			rx.WriteString("]")
+			i += end + 2
+		default:
+			_, n := utf8.DecodeRuneInString(glob[i:])
+			sg.WriteString(glob[i : i+n])
+			rx.WriteString(regexp.QuoteMeta(glob[i : i+n]))
+			i += n
+		}
+	}
+	rx.WriteString("$")
+	re, err = regexp.Compile(rx.String())
+	if err != nil {
+		return "", false, nil, fmt.Errorf("glob %q: bad character class", glob)
+	}
+	return sg.String(), false, re, nil
+}
+
+// foldPriority folds a priority the way the parser does for task fields.
+func foldPriority(p string) string {
+	switch s := strings.ToLower(strings.TrimSpace(p)); s {
+	case "high":
+		return "P1"
+	case "medium":
+		return "P2"
+	case "low":
+		return "P3"
+	case "p0", "p1", "p2", "p3":
+		return strings.ToUpper(s)
+	default:
+		return strings.TrimSpace(p)
+	}
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+func int64Args(ids []int64) []any {
+	a := make([]any, len(ids))
+	for i, id := range ids {
+		a[i] = id
+	}
+	return a
+}

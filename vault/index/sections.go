@@ -1,0 +1,169 @@
+package index
+
+import (
+	"bytes"
+	"encoding/hex"
+	"sort"
+	"strings"
+
+	"github.com/margin-md/margin/vault/note"
+)
+
+// section is one row of the search table: the preamble of a note, a heading
+// section, or a daily entry.
+type section struct {
+	start   int // byte offset of the heading line (or of the body, for the preamble)
+	line    int
+	heading string
+	title   string // note title and aliases, on the preamble only
+	text    string
+	listed  bool
+	entry   *note.Entry
+}
+
+// sectionsOf splits n into sections. Daily entries are sections of their own
+// and headings inside an entry stay part of it, so a hit in an entry points at
+// the entry; elsewhere every heading starts a section. The first section is
+// the preamble, which carries the note's title; an empty preamble is dropped
+// (see the end).
+// Offsets outside content are clamped: a hand-made or stale note must not
+// make indexing panic.
+func sectionsOf(n *note.Note, content []byte) []section {
+	clamp := func(off int) int { return min(max(off, 0), len(content)) }
+	secs := []section{{start: clamp(n.BodyOffset), line: max(n.BodyLine, 1), title: noteTitle(n)}}
+
+	entries := n.Entries
+	for i, h := range n.Headings {
+		// Emit the entries that begin before this heading.
+		for len(entries) > 0 && entries[0].Start <= h.Offset {
+			secs = append(secs, entrySection(&entries[0]))
+			entries = entries[1:]
+		}
+		if insideEntry(n.Entries, h.Offset) {
+			continue
+		}
+		secs = append(secs, section{start: clamp(h.Offset), line: h.Line, heading: n.Headings[i].Text})
+	}
+	for i := range entries {
+		secs = append(secs, entrySection(&entries[i]))
+	}
+
+	for i := range secs {
+		s := &secs[i]
+		if s.entry != nil {
+			s.start = clamp(s.entry.Start)
+			continue
+		}
+		end := len(content)
+		if i+1 < len(secs) {
+			end = max(clamp(secs[i+1].start), s.start)
+		}
+		from := s.start
+		if i > 0 { // skip the heading line itself: it is in the heading column
+			if nl := bytes.IndexByte(content[from:end], '\n'); nl >= 0 {
+				from += nl + 1
+			} else {
+				from = end
+			}
+		}
+		s.text = strings.TrimSpace(string(content[from:end]))
+	}
+
+	// A daily note with entries is listed by its entries; any other note by
+	// its first section.
+	if n.Kind == note.KindDaily && len(n.Entries) > 0 {
+		for i := range secs {
+			secs[i].listed = secs[i].entry != nil
+		}
+		// Most daily notes have no preamble, and their title is their date,
+		// which date filters cover; an empty row would only cost indexing
+		// time.
+		if secs[0].text == "" {
+			secs = secs[1:]
+		}
+		return secs
+	}
+	// An empty preamble (a note that opens with a heading) hands the title
+	// to the first heading's section rather than cost a row of its own.
+	if secs[0].text == "" && len(secs) > 1 {
+		secs[1].title = secs[0].title
+		secs = secs[1:]
+	}
+	secs[0].listed = true
+	return secs
+}
+
+func entrySection(e *note.Entry) section {
+	return section{start: e.Start, line: e.Line, heading: e.Heading, text: e.Text, entry: e}
+}
+
+// insideEntry reports whether off falls inside an entry (its own heading
+// included).
+func insideEntry(entries []note.Entry, off int) bool {
+	i := sort.Search(len(entries), func(i int) bool { return entries[i].End > off })
+	return i < len(entries) && entries[i].Start <= off
+}
+
+// sectionAt returns the index of the section holding byte offset off.
+func sectionAt(secs []section, off int) int {
+	i := sort.Search(len(secs), func(i int) bool { return secs[i].start > off })
+	return max(i-1, 0)
+}
+
+func noteTitle(n *note.Note) string {
+	if len(n.Aliases) == 0 {
+		return n.Title
+	}
+	return n.Title + "\n" + strings.Join(n.Aliases, "\n")
+}
+
+// Filter tokens in the meta column of the search table. Values are hex
+// encoded so that any tag or status becomes one token of letters and digits,
+// which unicode61 keeps whole and no user word can equal by accident (user
+// words are searched in the other columns only).
+const (
+	metaKind     = "kd"
+	metaStatus   = "st"
+	metaPriority = "pr"
+	metaTag      = "tg"
+)
+
+func metaToken(prefix, value string) string {
+	return prefix + hex.EncodeToString([]byte(value))
+}
+
+// metaTokens lists the filter tokens of every section of n: for a task its
+// kind, status and priority; and each tag with its parents ("a/b" also gives
+// "a"), so that a tag filter matches nested tags. Only task filters exist, so
+// other kinds get no kind token: every token costs indexing time on every
+// section.
+func metaTokens(n *note.Note) string {
+	var toks []string
+	if t := taskOf(n); t != nil {
+		toks = append(toks, metaKind+string(note.KindTask),
+			metaToken(metaStatus, strings.ToLower(t.Status)), metaToken(metaPriority, t.Priority))
+	}
+	for _, tag := range n.Tags {
+		k := tagKey(tag)
+		for i := range len(k) {
+			if k[i] == '/' {
+				toks = append(toks, metaToken(metaTag, k[:i]))
+			}
+		}
+		toks = append(toks, metaToken(metaTag, k))
+	}
+	return strings.Join(toks, " ")
+}
+
+// taskOf returns the task fields of a task note, empty ones if the parser
+// gave none, and nil for any other note, so that every note of kind task is
+// listed and filtered as a task.
+func taskOf(n *note.Note) *note.Task {
+	if n.Kind != note.KindTask {
+		return nil
+	}
+	if n.Task == nil {
+		return &note.Task{}
+	}
+	return n.Task
+}

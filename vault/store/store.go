@@ -1,0 +1,149 @@
+// Package store opens margin's embedded SQLite state database and applies the
+// schema migrations each component registers.
+//
+// It owns the connection settings every margin process must agree on (WAL,
+// busy timeout, foreign keys, synchronous=NORMAL, immediate write
+// transactions) and the schema_migrations bookkeeping table. It must not
+// define any component's tables: the index, agents, change sets and ledger
+// bring their own steps and call Migrate with them.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// busyTimeout is how long a connection waits for another margin process (or
+// another connection of this one) to release the write lock before giving up.
+// Index batches and wake bookkeeping commit within a fraction of a second, so
+// ten seconds only runs out when something is truly stuck.
+const busyTimeout = 10 * time.Second
+
+// Open opens (creating if needed) the state database at path and its parent
+// directory. Every pooled connection gets the same pragmas, because SQLite
+// settings such as foreign_keys and busy_timeout are per connection.
+func Open(ctx context.Context, path string) (*sql.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening state database %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("opening state database %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("opening state database %s: %w", path, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening state database %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// dsn builds a file: URI so that characters such as '?', '#' and '%' in a
+// vault path are escaped instead of being read as URI syntax.
+func dsn(abs string) string {
+	q := url.Values{}
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_journal_mode", "WAL")
+	q.Set("_foreign_keys", "on")
+	q.Set("_synchronous", "NORMAL")
+	// A deferred transaction that reads and then writes cannot wait for the
+	// lock in WAL mode: it fails with SQLITE_BUSY at once when another process
+	// committed meanwhile. Taking the write lock at BEGIN lets busy_timeout
+	// do its job. Transactions begun with TxOptions{ReadOnly: true} still
+	// BEGIN DEFERRED, so readers never take the write lock.
+	q.Set("_txlock", "immediate")
+	// Keep sorter and temp b-trees of large index batches off the disk.
+	q.Add("_pragma", "temp_store(MEMORY)")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// schemaTable records which migration steps of which component have run.
+const schemaTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	component  TEXT    NOT NULL,
+	step       INTEGER NOT NULL,
+	applied_at TEXT    NOT NULL,
+	PRIMARY KEY (component, step)
+) WITHOUT ROWID`
+
+// Migrate brings component's tables up to date by running each step of steps
+// that has not run yet, in order, each in its own transaction together with
+// the row that records it. Step numbers are 1-based positions in steps, so a
+// component only ever appends steps; it never edits or reorders released ones.
+// A database that has more steps of component than steps holds was written by
+// a newer margin, and Migrate refuses it rather than guess.
+func Migrate(ctx context.Context, db *sql.DB, component string, steps []string) error {
+	if component == "" {
+		return errors.New("migrating: empty component name")
+	}
+	if _, err := db.ExecContext(ctx, schemaTable); err != nil {
+		return fmt.Errorf("migrating %s: creating schema table: %w", component, err)
+	}
+	done, err := appliedSteps(ctx, db, component)
+	if err != nil {
+		return fmt.Errorf("migrating %s: %w", component, err)
+	}
+	if done > len(steps) {
+		return fmt.Errorf("migrating %s: database has step %d but this margin knows only %d steps; it was written by a newer margin", component, done, len(steps))
+	}
+	for i := done; i < len(steps); i++ {
+		if err := migrateStep(ctx, db, component, i+1, steps[i]); err != nil {
+			return fmt.Errorf("migrating %s: %w", component, err)
+		}
+	}
+	return nil
+}
+
+// rowQuerier is what appliedSteps needs from a *sql.DB or *sql.Tx.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func appliedSteps(ctx context.Context, q rowQuerier, component string) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(step), 0) FROM schema_migrations WHERE component = ?`, component).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("reading applied steps: %w", err)
+	}
+	return n, nil
+}
+
+// migrateStep runs one step unless another process ran it while this one was
+// waiting for the write lock.
+func migrateStep(ctx context.Context, db *sql.DB, component string, step int, sqlText string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("step %d: %w", step, err)
+	}
+	defer tx.Rollback()
+	done, err := appliedSteps(ctx, tx, component)
+	if err != nil {
+		return fmt.Errorf("step %d: %w", step, err)
+	}
+	if done >= step {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, sqlText); err != nil {
+		return fmt.Errorf("step %d: %w", step, err)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO schema_migrations (component, step, applied_at) VALUES (?, ?, ?)`,
+		component, step, time.Now().UTC().Format(time.RFC3339)); err != nil {
+		return fmt.Errorf("step %d: recording: %w", step, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("step %d: committing: %w", step, err)
+	}
+	return nil
+}
