@@ -1,0 +1,185 @@
+package vault
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/watch"
+)
+
+// IndexEvent is what OnStatus hears after a scan: the first one, or a
+// rescan the watcher asked for.
+type IndexEvent struct {
+	Kind   string     `json:"kind"` // scan | rescan
+	Reason string     `json:"reason,omitempty"`
+	Result ScanResult `json:"result"`
+	Status Status     `json:"status"`
+}
+
+// Status is the vault's state as vault/status shows it.
+type Status struct {
+	Vault            string    `json:"vault"`
+	Notes            int       `json:"notes"`
+	Tasks            int       `json:"tasks"`
+	DailyNotes       int       `json:"dailyNotes"`
+	Indexed          int       `json:"indexed"`
+	Skipped          int       `json:"skipped"`
+	Failed           int       `json:"failed"`
+	Watching         bool      `json:"watching"`
+	WatchedDirs      int       `json:"watchedDirs"`
+	LastRescan       time.Time `json:"lastRescan"`
+	LastRescanReason string    `json:"lastRescanReason,omitempty"`
+	// Degraded is empty when everything is watched; otherwise it says what
+	// margin cannot see change, and why.
+	Degraded string `json:"degraded,omitempty"`
+}
+
+// Run watches the vault until ctx is done: it starts the watcher, scans,
+// closes Ready, then applies each batch of changes to the index and tells
+// subscribers. A watcher that may have missed events triggers a rescan.
+func (v *Vault) Run(ctx context.Context) error {
+	w, err := watch.New(v.dir, watch.Options{Ignore: v.ignore, Debounce: v.opts.Debounce, Logger: v.logger})
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", v.dir, err)
+	}
+	v.mu.Lock()
+	v.watcher = w
+	v.mu.Unlock()
+
+	watchErr := make(chan error, 1)
+	go func() { watchErr <- w.Run(ctx) }()
+
+	// The watcher is live before the scan starts, so nothing that changes
+	// during the scan is missed: its batch is applied after.
+	res, err := v.Scan(ctx, nil)
+	if err != nil {
+		return err
+	}
+	v.readyOnce.Do(func() { close(v.ready) })
+	v.announce(ctx, "scan", "", res)
+
+	for {
+		select {
+		case <-ctx.Done():
+			<-watchErr
+			return nil
+		case err := <-watchErr:
+			return err
+		case b := <-w.Batches():
+			if b.Rescan {
+				v.logger.Warn("the watcher may have missed changes", "reason", b.Reason)
+				if _, err := v.Rescan(ctx, b.Reason, nil); err != nil && ctx.Err() == nil {
+					v.logger.Error("rescan failed", "reason", b.Reason, "err", err)
+				}
+				continue
+			}
+			if err := v.apply(ctx, b.Changes); err != nil && ctx.Err() == nil {
+				v.logger.Error("applying changes", "err", err)
+			}
+		}
+	}
+}
+
+// Rescan walks the vault again and reconciles the index by size, mtime and
+// content hash, and records why, so status never hides a stale moment.
+func (v *Vault) Rescan(ctx context.Context, reason string, progress func(done, total int)) (ScanResult, error) {
+	v.logger.Info("rescanning the vault", "reason", reason)
+	res, err := v.Scan(ctx, progress)
+	if err != nil {
+		return res, err
+	}
+	v.mu.Lock()
+	v.lastRescan, v.rescanWhy = time.Now(), reason
+	v.mu.Unlock()
+	v.announce(ctx, "rescan", reason, res)
+	return res, nil
+}
+
+func (v *Vault) announce(ctx context.Context, kind, reason string, res ScanResult) {
+	if v.opts.OnStatus == nil {
+		return
+	}
+	st, err := v.Status(ctx)
+	if err != nil {
+		v.logger.Warn("reading status", "err", err)
+	}
+	v.opts.OnStatus(IndexEvent{Kind: kind, Reason: reason, Result: res, Status: st})
+}
+
+// apply brings the index in line with one watcher batch.
+func (v *Vault) apply(ctx context.Context, changes []watch.Change) error {
+	paths := make([]string, 0, len(changes))
+	for _, c := range changes {
+		paths = append(paths, c.Path)
+	}
+	known, err := v.index.StatPaths(ctx, paths)
+	if err != nil {
+		return err
+	}
+	updates := make([]index.Update, 0, len(paths))
+	var out []Change
+	for _, p := range paths {
+		if isEditorTemp(p) || v.ignore(p, false) && isMarkdown(p) {
+			continue
+		}
+		u, c := v.examine(p, known[p])
+		if u.Remove {
+			if _, ok := known[p]; !ok {
+				continue
+			}
+		}
+		updates = append(updates, u)
+		if c != nil {
+			out = append(out, *c)
+		}
+	}
+	if err := v.index.Apply(ctx, updates); err != nil {
+		return err
+	}
+	v.publish(out)
+	return nil
+}
+
+// Subscribe registers fn to hear every batch of changed notes, after the
+// index has them. fn runs on the vault's goroutine: it must hand work off,
+// not do it.
+func (v *Vault) Subscribe(fn func([]Change)) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.subscribers = append(v.subscribers, fn)
+}
+
+func (v *Vault) publish(changes []Change) {
+	if len(changes) == 0 {
+		return
+	}
+	v.mu.Lock()
+	subs := append([]func([]Change){}, v.subscribers...)
+	v.mu.Unlock()
+	for _, fn := range subs {
+		fn(changes)
+	}
+}
+
+// Status reports what the index holds and how the watcher is doing.
+func (v *Vault) Status(ctx context.Context) (Status, error) {
+	c, err := v.index.Counts(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{
+		Vault: v.dir, Notes: c.Notes, Tasks: c.Tasks, DailyNotes: c.DailyNotes,
+		Indexed: c.Indexed, Skipped: c.Skipped, Failed: c.Failed,
+	}
+	v.mu.Lock()
+	w := v.watcher
+	st.LastRescan, st.LastRescanReason = v.lastRescan, v.rescanWhy
+	v.mu.Unlock()
+	if w != nil {
+		ws := w.Status()
+		st.Watching, st.WatchedDirs, st.Degraded = ws.Watching, ws.Dirs, ws.Degraded
+	}
+	return st, nil
+}

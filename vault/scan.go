@@ -1,0 +1,286 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// ScanResult counts what a scan did.
+type ScanResult struct {
+	Files     int           `json:"files"`     // files seen
+	Unchanged int           `json:"unchanged"` // same size and mtime as indexed: not read
+	Updated   int           `json:"updated"`   // read and (re)indexed
+	Touched   int           `json:"touched"`   // read, same content: only the stat refreshed
+	Removed   int           `json:"removed"`   // indexed but gone
+	Skipped   int           `json:"skipped"`
+	Failed    int           `json:"failed"`
+	Duration  time.Duration `json:"duration"`
+}
+
+// Change is one note whose content changed, as subscribers see it.
+type Change struct {
+	Path string
+	Kind note.Kind
+	// Old and New fingerprint the content before and after; the zero value
+	// means the file did not exist.
+	Old, New edit.Fingerprint
+	// Own is true when the new content is what margin itself wrote.
+	Own bool
+}
+
+// Removed reports whether the note is gone.
+func (c Change) Removed() bool { return c.New.IsZero() }
+
+// scanBatch bounds how many parsed notes are held before they are written,
+// which bounds memory on large vaults.
+const scanBatch = 1000
+
+// Scan walks the whole vault and brings the index in line with it. Files
+// whose size and mtime match the index are not read; files whose content
+// hash matches are not parsed again. progress, when set, is called as files
+// are done.
+func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanResult, error) {
+	start := time.Now()
+	known, err := v.index.Stat(ctx)
+	if err != nil {
+		return ScanResult{}, fmt.Errorf("reading index state: %w", err)
+	}
+
+	var (
+		res   ScanResult
+		paths []string
+	)
+	seen := make(map[string]bool, len(known))
+	err = filepath.WalkDir(v.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == v.dir {
+				return err
+			}
+			// A folder we cannot list: its files stay as indexed until it
+			// is readable again; say so rather than drop them.
+			v.logger.Warn("cannot read folder", "path", p, "err", err)
+			return fs.SkipDir
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, v.dir+string(filepath.Separator)))
+		if p == v.dir {
+			return nil
+		}
+		if d.IsDir() {
+			if v.ignore(rel, true) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if isEditorTemp(rel) || v.ignore(rel, false) && isMarkdown(rel) {
+			// Not vault content: editor swap files, margin's temp files,
+			// notes the user told margin to ignore.
+			return nil
+		}
+		seen[rel] = true
+		res.Files++
+		info, err := d.Info()
+		if err != nil {
+			paths = append(paths, rel) // let examine report it
+			return nil
+		}
+		if k, ok := known[rel]; ok && k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() {
+			res.Unchanged++
+			return nil
+		}
+		paths = append(paths, rel)
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("walking %s: %w", v.dir, err)
+	}
+
+	var removed []index.Update
+	for p := range known {
+		if !seen[p] {
+			removed = append(removed, index.Update{Path: p, Remove: true})
+		}
+	}
+	res.Removed = len(removed)
+
+	changes, counts, err := v.examineAll(ctx, paths, known, func(done int) {
+		if progress != nil {
+			progress(res.Unchanged+done, res.Files)
+		}
+	})
+	if err != nil {
+		return res, err
+	}
+	if err := v.index.Apply(ctx, removed); err != nil {
+		return res, fmt.Errorf("removing deleted notes from the index: %w", err)
+	}
+	for _, u := range removed {
+		changes = append(changes, Change{Path: u.Path, Old: edit.Fingerprint(known[u.Path].Hash)})
+	}
+	res.Updated, res.Touched, res.Skipped, res.Failed = counts.updated, counts.touched, counts.skipped, counts.failed
+	res.Duration = time.Since(start)
+
+	v.mu.Lock()
+	v.lastScan = res
+	v.mu.Unlock()
+	v.publish(changes)
+	return res, nil
+}
+
+type examineCounts struct{ updated, touched, skipped, failed int }
+
+// examineAll reads, hashes and parses paths on all cores and writes the
+// results to the index in batches, each in one transaction.
+func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string]index.FileStat, done func(int)) ([]Change, examineCounts, error) {
+	var counts examineCounts
+	if len(paths) == 0 {
+		return nil, counts, nil
+	}
+	type result struct {
+		update index.Update
+		change *Change
+	}
+	jobs := make(chan string)
+	results := make(chan result, 64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range jobs {
+				u, c := v.examine(p, known[p])
+				results <- result{u, c}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, p := range paths {
+			select {
+			case jobs <- p:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	var (
+		changes []Change
+		batch   []index.Update
+		applied int
+		werr    error
+	)
+	flush := func() {
+		if werr == nil && len(batch) > 0 {
+			werr = v.index.Apply(ctx, batch)
+		}
+		applied += len(batch)
+		batch = batch[:0]
+		done(applied)
+	}
+	for r := range results {
+		if r.change != nil {
+			changes = append(changes, *r.change)
+		}
+		switch {
+		case r.update.TouchOnly:
+			counts.touched++
+		case r.update.Remove:
+		case r.update.State == index.StateSkipped:
+			counts.skipped++
+		case r.update.State == index.StateFailed:
+			counts.failed++
+		default:
+			counts.updated++
+		}
+		batch = append(batch, r.update)
+		if len(batch) >= scanBatch {
+			flush()
+		}
+	}
+	flush()
+	if err := ctx.Err(); err != nil {
+		return nil, counts, err
+	}
+	if werr != nil {
+		return nil, counts, fmt.Errorf("writing the index: %w", werr)
+	}
+	return changes, counts, nil
+}
+
+// examine turns one file into an index update and, when its content
+// changed, a Change for subscribers.
+func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) {
+	old := edit.Fingerprint(was.Hash)
+	info, err := v.root.Stat(rel)
+	if errors.Is(err, os.ErrNotExist) {
+		if was.Hash == "" && was.State == "" {
+			return index.Update{Path: rel, Remove: true}, nil
+		}
+		return index.Update{Path: rel, Remove: true}, &Change{Path: rel, Old: old}
+	}
+	if err != nil {
+		return index.Update{Path: rel, State: index.StateFailed, Reason: err.Error()}, nil
+	}
+	stat := index.FileStat{Size: info.Size(), MtimeNS: info.ModTime().UnixNano()}
+	if !info.Mode().IsRegular() {
+		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped, Reason: "not a regular file"}, nil
+	}
+	if !isMarkdown(rel) {
+		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped, Reason: "not markdown"}, nil
+	}
+	if info.Size() > v.opts.MaxFileSize {
+		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped,
+			Reason: fmt.Sprintf("over the size cap (%d bytes > %d): indexed by name only", info.Size(), v.opts.MaxFileSize)}, nil
+	}
+	data, err := v.root.ReadFile(rel)
+	if errors.Is(err, os.ErrNotExist) {
+		return index.Update{Path: rel, Remove: true}, &Change{Path: rel, Old: old}
+	}
+	if err != nil {
+		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
+	}
+	fp := edit.FingerprintOf(data)
+	stat.Hash = string(fp)
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped, Reason: "binary content"}, nil
+	}
+	if was.Hash == stat.Hash && was.State == index.StateIndexed {
+		// Touched, not changed: refresh the stat so the next scan skips it.
+		return index.Update{Path: rel, Stat: stat, State: index.StateIndexed, TouchOnly: true}, nil
+	}
+	n := note.Parse(rel, data, v.parse)
+	u := index.Update{Path: rel, Stat: stat, Note: n, Content: data, State: index.StateIndexed}
+	if n.FrontmatterError != "" {
+		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
+	}
+	return u, &Change{Path: rel, Kind: n.Kind, Old: old, New: fp, Own: v.root.IsOwnWrite(rel, fp)}
+}
+
+func isMarkdown(rel string) bool {
+	ext := strings.ToLower(filepath.Ext(rel))
+	return ext == ".md" || ext == ".markdown"
+}
+
+// isEditorTemp matches the files editors write beside the note they save.
+func isEditorTemp(rel string) bool {
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	return base == "4913" || strings.HasSuffix(base, "~") || strings.HasPrefix(base, ".#") ||
+		strings.HasSuffix(base, ".swp") || strings.HasSuffix(base, ".swx") || edit.IsTempName(base)
+}

@@ -1,0 +1,221 @@
+// Package vault is margin's view of a markdown vault: it keeps the index in
+// step with the files (a full scan at start, then the watcher), tells
+// subscribers which notes changed, answers searches, and is the only way to
+// write into the vault.
+//
+// Its sub-packages do one job each and know nothing of each other: note
+// parses, index stores and searches, watch reports file changes, edit writes
+// safely, store opens the state database. This package wires them together.
+// It must not import margin's server or agents packages.
+package vault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/store"
+	"github.com/margin-md/margin/vault/watch"
+)
+
+// ErrNotFound is returned for a note that is not in the vault.
+var ErrNotFound = errors.New("not found")
+
+// Options configure a Vault. Zero values take SPEC defaults.
+type Options struct {
+	Dir          string
+	DailyFolder  string // used when .obsidian/daily-notes.json is absent
+	DailyFormat  string // moment.js format, likewise
+	TaskFolders  []string
+	Ignore       []string // globs relative to the vault
+	OutputFolder string
+	StateDir     string // relative to Dir
+	MaxFileSize  int64
+	Debounce     time.Duration
+	Logger       *slog.Logger
+	// OnStatus is told when a scan or rescan finishes.
+	OnStatus func(IndexEvent)
+}
+
+func (o *Options) setDefaults() {
+	if o.DailyFolder == "" {
+		o.DailyFolder = "Daily"
+	}
+	if o.DailyFormat == "" {
+		o.DailyFormat = "YYYY-MM-DD"
+	}
+	if o.TaskFolders == nil {
+		o.TaskFolders = []string{"Tasks"}
+	}
+	if o.OutputFolder == "" {
+		o.OutputFolder = "Margin"
+	}
+	if o.StateDir == "" {
+		o.StateDir = ".margin"
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = 5 << 20
+	}
+	if o.Debounce <= 0 {
+		o.Debounce = 150 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Vault is an open vault.
+type Vault struct {
+	dir     string
+	opts    Options
+	logger  *slog.Logger
+	parse   note.Options
+	ignore  func(rel string, isDir bool) bool
+	root    *edit.Root
+	index   *index.Index
+	watcher *watch.Watcher // nil until Run
+
+	ready     chan struct{}
+	readyOnce sync.Once
+
+	mu          sync.Mutex // guards the fields below
+	subscribers []func([]Change)
+	lastScan    ScanResult
+	lastRescan  time.Time
+	rescanWhy   string
+}
+
+// Open opens the vault at opts.Dir and its index. It does not scan: call
+// Scan (commands) or Run (the server).
+func Open(ctx context.Context, opts Options) (*Vault, error) {
+	opts.setDefaults()
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("vault %s: %w", dir, err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("vault %s is not a directory", dir)
+	}
+
+	daily, err := dailyFormat(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	root, err := edit.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
+	}
+	db, err := store.Open(ctx, filepath.Join(dir, opts.StateDir, "state.db"))
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
+	idx, err := index.Open(ctx, db)
+	if err != nil {
+		db.Close()
+		root.Close()
+		return nil, err
+	}
+	ignore, err := watch.DefaultIgnore(opts.StateDir, opts.Ignore)
+	if err != nil {
+		idx.Close()
+		root.Close()
+		return nil, fmt.Errorf("vault.ignore: %w", err)
+	}
+	if err := ignoreStateDir(dir, opts.StateDir); err != nil {
+		opts.Logger.Warn("could not add the state dir to .gitignore", "err", err)
+	}
+
+	v := &Vault{
+		dir:    dir,
+		opts:   opts,
+		logger: opts.Logger,
+		parse:  note.Options{Daily: daily, TaskFolders: opts.TaskFolders},
+		ignore: ignore,
+		root:   root,
+		index:  idx,
+		ready:  make(chan struct{}),
+	}
+	return v, nil
+}
+
+// dailyFormat reads .obsidian/daily-notes.json, falling back to options.
+func dailyFormat(dir string, opts Options) (note.DailyFormat, error) {
+	folder, format := opts.DailyFolder, opts.DailyFormat
+	if data, err := os.ReadFile(filepath.Join(dir, ".obsidian", "daily-notes.json")); err == nil {
+		f, m, err := note.ParseObsidianDailyNotes(data)
+		if err != nil {
+			return note.DailyFormat{}, fmt.Errorf(".obsidian/daily-notes.json: %w", err)
+		}
+		if f != "" {
+			folder = f
+		}
+		if m != "" {
+			format = m
+		}
+	}
+	layout, err := note.MomentToGoLayout(format)
+	if err != nil {
+		return note.DailyFormat{}, fmt.Errorf("daily note format %q: %w", format, err)
+	}
+	return note.DailyFormat{Folder: strings.Trim(path.Clean("/"+folder), "/"), Layout: layout}, nil
+}
+
+// ignoreStateDir adds the state dir to the vault's .gitignore when the vault
+// is a git repository, so margin's database never lands in the user's history.
+func ignoreStateDir(dir, stateDir string) error {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		return nil
+	}
+	line := "/" + strings.Trim(filepath.ToSlash(stateDir), "/") + "/"
+	gi := filepath.Join(dir, ".gitignore")
+	data, err := os.ReadFile(gi)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if t := strings.TrimSpace(l); t == line || t == strings.TrimPrefix(line, "/") || t == strings.TrimSuffix(line, "/") {
+			return nil
+		}
+	}
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	data = append(data, "# margin's state (index, agents, ledger)\n"+line+"\n"...)
+	return os.WriteFile(gi, data, 0o644)
+}
+
+// Dir is the vault's absolute path.
+func (v *Vault) Dir() string { return v.dir }
+
+// Ready is closed when the first scan has finished.
+func (v *Vault) Ready() <-chan struct{} { return v.ready }
+
+// Close releases the index and the vault root.
+func (v *Vault) Close() error {
+	return errors.Join(v.index.Close(), v.root.Close())
+}
+
+// Root is the writer for everything margin puts into the vault.
+func (v *Vault) Root() *edit.Root { return v.root }
+
+// Index gives read access to the note index.
+func (v *Vault) Index() *index.Index { return v.index }
+
+// Path turns a file:// URI or an absolute or vault-relative path into a
+// clean vault-relative path, refusing anything outside the vault.
+func (v *Vault) Path(p string) (string, error) {
+	return v.root.Rel(p)
+}
