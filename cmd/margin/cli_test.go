@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/margin-md/margin/llm/llmtest"
+	"github.com/margin-md/margin/server/editortest"
+)
+
+// runMargin runs the built binary and returns stdout, stderr and the exit code.
+func runMargin(t *testing.T, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(editortest.Binary(t), args...)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &ee):
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	}
+	t.Fatalf("running margin: %v", err)
+	return "", "", -1
+}
+
+func TestStatusCommand(t *testing.T) {
+	vault := editortest.SampleVault(t)
+	out, stderr, code := runMargin(t, nil, "status", "--vault", vault, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var st struct{ Notes, Tasks, DailyNotes, Failed int }
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json printed %q: %v", out, err)
+	}
+	if st.DailyNotes != 23 || st.Tasks != 10 || st.Failed != 1 {
+		t.Errorf("status = %+v, want 23 daily notes, 10 tasks, 1 failed", st)
+	}
+
+	// Text output names the broken note and why.
+	out, _, _ = runMargin(t, nil, "status", "--vault", vault)
+	if !strings.Contains(out, "Inbox/broken frontmatter.md") {
+		t.Errorf("status does not list the broken note:\n%s", out)
+	}
+}
+
+func TestSearchCommand(t *testing.T) {
+	vault := editortest.SampleVault(t)
+	out, stderr, code := runMargin(t, nil, "search", "--vault", vault, "--from", "2026-11-09", "--to", "2026-11-15", "bench", "heavy")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "Daily/2026-11-13.md#18:15") {
+		t.Errorf("search for the heavy bench did not find 2026-11-13 18:15:\n%s", out)
+	}
+
+	_, stderr, code = runMargin(t, nil, "search", "--vault", vault, "swimming")
+	if code != 0 || !strings.Contains(stderr, "no matches") {
+		t.Errorf("search for swimming: exit %d, stderr %q; want 0 and no matches", code, stderr)
+	}
+}
+
+func TestUsageErrorsExitTwo(t *testing.T) {
+	vault := editortest.SampleVault(t)
+	for _, args := range [][]string{
+		{"search", "--vault", vault},
+		{"search", "--vault", vault, "--mode", "fuzzy", "x"},
+		{"status", "--no-such-flag"},
+		{"status", "--vault", vault, "--config", filepath.Join(t.TempDir(), "missing.yaml")},
+	} {
+		_, stderr, code := runMargin(t, nil, args...)
+		if code != exitUsage || stderr == "" {
+			t.Errorf("margin %v: exit %d, stderr %q; want %d with a message", args, code, stderr, exitUsage)
+		}
+	}
+	_, stderr, code := runMargin(t, []string{"MARGIN_AGENTS_MAX_TURNS=0"}, "status", "--vault", vault)
+	if code != exitUsage || !strings.Contains(stderr, "agents.max_turns") {
+		t.Errorf("bad env config: exit %d, stderr %q; want %d naming agents.max_turns", code, stderr, exitUsage)
+	}
+}
+
+func TestDoctor(t *testing.T) {
+	vault := editortest.SampleVault(t)
+
+	t.Run("missing models get the pull command", func(t *testing.T) {
+		ollama := llmtest.NewOllama(t, "qwen2.5:7b")
+		out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
+		if code != exitDoctor {
+			t.Errorf("exit %d, want %d\n%s", code, exitDoctor, out)
+		}
+		for _, want := range []string{"ok    state db", "ok    watch limit", "FAIL  notes", "Inbox/broken frontmatter.md", "FAIL  model ollama", "ollama pull qwen2.5:3b", "ollama pull qwen2.5:14b"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("doctor output lacks %q:\n%s", want, out)
+			}
+		}
+	})
+
+	t.Run("all well", func(t *testing.T) {
+		// The sample vault's broken note is a finding of its own.
+		os.Remove(filepath.Join(vault, "Inbox", "broken frontmatter.md"))
+		ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+		out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
+		if code != 0 {
+			t.Errorf("exit %d, want 0\n%s", code, out)
+		}
+	})
+
+	t.Run("unreachable server", func(t *testing.T) {
+		out, _, code := runMargin(t, []string{"OLLAMA_HOST=http://127.0.0.1:1"}, "doctor", "--vault", vault)
+		if code != exitDoctor || !strings.Contains(out, "ollama serve") {
+			t.Errorf("exit %d, want %d and advice to start ollama:\n%s", code, exitDoctor, out)
+		}
+	})
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/watch"
+)
+
+// finding is one check of margin doctor.
+type finding struct {
+	check  string
+	ok     bool
+	detail string
+	fix    string // the exact thing to do when !ok
+}
+
+func newDoctorCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the vault, watch limits, state database and model server, and say how to fix problems",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, logger, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			dir, err := cfg.vaultDir()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			var findings []finding
+			findings = append(findings, checkVault(ctx, cfg, dir, logger)...)
+			findings = append(findings, checkWatchLimit(cfg, dir))
+			findings = append(findings, checkModels(ctx, cfg)...)
+			if printFindings(cmd.OutOrStdout(), findings) {
+				return nil
+			}
+			return &exitError{code: exitDoctor}
+		},
+	}
+}
+
+// printFindings prints each check and reports whether all passed.
+func printFindings(w io.Writer, findings []finding) bool {
+	all := true
+	for _, f := range findings {
+		mark := "ok  "
+		if !f.ok {
+			mark, all = "FAIL", false
+		}
+		fmt.Fprintf(w, "%s  %-14s %s\n", mark, f.check, f.detail)
+		if !f.ok && f.fix != "" {
+			fmt.Fprintf(w, "      fix: %s\n", f.fix)
+		}
+	}
+	return all
+}
+
+func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger) []finding {
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return []finding{{check: "vault", detail: fmt.Sprintf("%s is not a readable directory", dir),
+			fix: "pass --vault DIR or set vault.path (MARGIN_VAULT_PATH) to your notes folder"}}
+	}
+	opts := cfg.vaultOptions()
+	opts.Dir, opts.Logger = dir, logger
+	start := time.Now()
+	v, err := vault.Open(ctx, opts)
+	if err != nil {
+		return []finding{{check: "state db", detail: err.Error(),
+			fix: fmt.Sprintf("check that %s is writable; if the database is damaged, remove it (margin rebuilds it)", filepath.Join(dir, cfg.Vault.StateDir))}}
+	}
+	defer v.Close()
+	res, err := v.Scan(ctx, nil)
+	if err != nil {
+		return []finding{{check: "index", detail: err.Error(), fix: "remove " + filepath.Join(dir, cfg.Vault.StateDir, "state.db") + " and run margin status to rebuild it"}}
+	}
+	out := []finding{{check: "state db", ok: true, detail: filepath.Join(dir, cfg.Vault.StateDir, "state.db")}}
+	if err := v.Index().Check(ctx); err != nil {
+		out[0] = finding{check: "state db", detail: err.Error(), fix: "remove " + filepath.Join(dir, cfg.Vault.StateDir, "state.db") + "; margin rebuilds it from the vault"}
+	}
+	st, err := v.Status(ctx)
+	if err != nil {
+		return append(out, finding{check: "vault", detail: err.Error()})
+	}
+	f := finding{check: "vault", ok: st.Notes > 0,
+		detail: fmt.Sprintf("%s: %d notes (%d daily, %d tasks), %d skipped, %d failed, indexed in %s",
+			dir, st.Notes, st.DailyNotes, st.Tasks, st.Skipped, st.Failed, time.Since(start).Round(time.Millisecond))}
+	if st.Notes == 0 {
+		f.fix = "no markdown notes found: is --vault the right folder?"
+	}
+	out = append(out, f)
+	if st.Failed > 0 {
+		failed, err := v.Index().Coverage(ctx, index.StateFailed)
+		if err != nil {
+			return append(out, finding{check: "notes", detail: err.Error()})
+		}
+		var names []string
+		for _, f := range failed {
+			names = append(names, f.Path+" ("+f.Reason+")")
+		}
+		out = append(out, finding{check: "notes", detail: fmt.Sprintf("%d of %d files could not be indexed: %s", st.Failed, res.Files, strings.Join(names, "; ")),
+			fix: "fix each file's frontmatter (it must be valid YAML between --- lines); margin re-reads it on save"})
+	}
+	return out
+}
+
+// checkWatchLimit compares the inotify watch limit with the folders margin
+// must watch: past the limit, changes in some folders go unseen.
+func checkWatchLimit(cfg Config, dir string) finding {
+	data, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches")
+	if err != nil {
+		return finding{check: "watch limit", ok: true, detail: "not Linux inotify; nothing to check"}
+	}
+	limit, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	ignore, err := watch.DefaultIgnore(cfg.Vault.StateDir, cfg.Vault.Ignore)
+	if err != nil {
+		return finding{check: "watch limit", detail: err.Error(), fix: "fix vault.ignore in the config"}
+	}
+	dirs := 0
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel != "." && ignore(filepath.ToSlash(rel), true) {
+			return filepath.SkipDir
+		}
+		dirs++
+		return nil
+	})
+	f := finding{check: "watch limit", ok: true, detail: fmt.Sprintf("%d folders to watch, limit %d (fs.inotify.max_user_watches, shared by all programs)", dirs, limit)}
+	// Other programs (editors, sync clients) use watches too: ask for room.
+	if dirs*2 > limit {
+		f.ok = false
+		f.fix = fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d && echo fs.inotify.max_user_watches=%d | sudo tee /etc/sysctl.d/90-margin.conf", max(524288, dirs*4), max(524288, dirs*4))
+	}
+	return f
+}
+
+func checkModels(ctx context.Context, cfg Config) []finding {
+	client, err := llm.New(cfg.LLM)
+	if err != nil {
+		return []finding{{check: "models", detail: err.Error(), fix: "fix the llm section of the config"}}
+	}
+	providers := []string{cfg.LLM.DefaultProvider}
+	if cfg.LLM.FallbackProvider != "" {
+		providers = append(providers, cfg.LLM.FallbackProvider)
+	}
+	var out []finding
+	for _, p := range providers {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		h := client.Probe(ctx, p)
+		cancel()
+		f := finding{check: "model " + p, ok: h.Err == nil && h.Reachable && len(h.Missing) == 0, fix: h.Fix}
+		switch {
+		case h.Err != nil:
+			f.detail = h.Err.Error() + " (margin works offline meanwhile: search, lists and offline reports)"
+		case len(h.Missing) > 0:
+			f.detail = fmt.Sprintf("reachable (version %s), missing models: %s", h.Version, strings.Join(h.Missing, ", "))
+		default:
+			f.detail = fmt.Sprintf("reachable (version %s), %d models", h.Version, len(h.Models))
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/margin-md/margin/server"
+)
+
+func newServeCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Serve an editor over stdio (JSON-RPC 2.0, LSP framing)",
+		Long: `serve speaks JSON-RPC 2.0 with LSP framing on stdin and stdout, for an editor
+plugin or any LSP client. The vault is --vault, else vault.path, else the
+editor's workspace root from initialize. Logs go to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, logger, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			opts := cfg.vaultOptions()
+			opts.Dir = expandHome(opts.Dir)
+			s := server.New(server.Options{
+				Vault:          opts,
+				MaxMessageSize: cfg.Server.MaxMessageSize,
+				Version:        version,
+				Logger:         logger,
+			})
+			if code := s.Serve(cmd.Context(), os.Stdin, os.Stdout); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/index"
+)
+
+// openScanned opens the vault in-process and brings its index up to date,
+// drawing progress on stderr when it is a terminal.
+func openScanned(ctx context.Context, cfg Config, logger *slog.Logger) (*vault.Vault, error) {
+	opts := cfg.vaultOptions()
+	dir, err := cfg.vaultDir()
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir, opts.Logger = dir, logger
+	v, err := vault.Open(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	var progress func(done, total int)
+	if isTerminal(os.Stderr) {
+		last := time.Time{}
+		progress = func(done, total int) {
+			if time.Since(last) > 100*time.Millisecond || done == total {
+				fmt.Fprintf(os.Stderr, "\rindexing %d/%d files", done, total)
+				last = time.Now()
+			}
+		}
+	}
+	_, err = v.Scan(ctx, progress)
+	if progress != nil {
+		fmt.Fprint(os.Stderr, "\r\033[K")
+	}
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func newStatusCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Index the vault and show what margin sees in it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, logger, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			v, err := openScanned(cmd.Context(), cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			st, err := v.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
+			problems, err := v.Index().Coverage(cmd.Context(), index.StateFailed)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), st)
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintf(w, "vault\t%s\n", st.Vault)
+			fmt.Fprintf(w, "notes\t%d (%d daily, %d tasks)\n", st.Notes, st.DailyNotes, st.Tasks)
+			fmt.Fprintf(w, "files\t%d indexed, %d skipped, %d failed\n", st.Indexed, st.Skipped, st.Failed)
+			w.Flush()
+			for _, f := range problems {
+				fmt.Fprintf(cmd.OutOrStdout(), "  failed: %s: %s\n", f.Path, f.Reason)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newSearchCommand(g *globals) *cobra.Command {
+	var (
+		q      index.Query
+		mode   string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "search [flags] [words...]",
+		Short: "Search the vault's notes and daily entries",
+		Example: `  margin search bench press
+  margin search --mode phrase "felt heavy"
+  margin search --from 2026-11-09 --to 2026-11-15 sleep
+  margin search --glob 'Tasks/**' --tag work`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			q.Text, q.Mode = strings.Join(args, " "), index.Mode(mode)
+			if q.Text == "" && q.From == "" && q.To == "" && q.Glob == "" && len(q.Tags) == 0 {
+				return usageError(fmt.Errorf("search needs words, or --from, --to, --glob or --tag"))
+			}
+			switch q.Mode {
+			case index.ModeAll, index.ModeAny, index.ModePhrase:
+			default:
+				return usageError(fmt.Errorf("--mode must be all, any or phrase, got %q", mode))
+			}
+			cfg, logger, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			v, err := openScanned(cmd.Context(), cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			hits, err := v.Index().Search(cmd.Context(), q)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), hits)
+			}
+			for _, h := range hits {
+				anchor := ""
+				if h.Heading != "" {
+					anchor = "#" + h.Heading
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s%s:%d\n    %s\n", h.Path, anchor, h.Line, oneLine(h.Snippet))
+			}
+			if len(hits) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "no matches")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&mode, "mode", "all", "all, any or phrase")
+	f.StringVar(&q.From, "from", "", "only daily entries on or after this date (YYYY-MM-DD)")
+	f.StringVar(&q.To, "to", "", "only daily entries on or before this date (YYYY-MM-DD)")
+	f.StringVar(&q.Glob, "glob", "", "only paths matching this glob (** crosses folders)")
+	f.StringSliceVar(&q.Tags, "tag", nil, "only notes with this tag (repeatable)")
+	f.IntVar(&q.Limit, "limit", 20, "at most this many hits")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,333 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/margin-md/margin/server/editortest"
+)
+
+// start runs margin serve on a copy of the sample vault and initializes it.
+func start(t *testing.T, env ...string) (*editortest.Editor, string) {
+	t.Helper()
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, env)
+	e.Initialize(dir)
+	return e, dir
+}
+
+type status struct {
+	Vault       string    `json:"vault"`
+	Notes       int       `json:"notes"`
+	Tasks       int       `json:"tasks"`
+	DailyNotes  int       `json:"dailyNotes"`
+	Indexed     int       `json:"indexed"`
+	Skipped     int       `json:"skipped"`
+	Failed      int       `json:"failed"`
+	Watching    bool      `json:"watching"`
+	LastRescan  time.Time `json:"lastRescan"`
+	RescanWhy   string    `json:"lastRescanReason"`
+	WatchedDirs int       `json:"watchedDirs"`
+	OpenNotes   []string  `json:"openNotes"`
+}
+
+type hit struct {
+	Path    string `json:"path"`
+	Heading string `json:"heading"`
+	Line    int    `json:"line"`
+	Snippet string `json:"snippet"`
+	Date    string `json:"date"`
+}
+
+func TestInitializeReportsServerAndIndexesVault(t *testing.T) {
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, nil)
+	var res struct {
+		ServerInfo struct{ Name string } `json:"serverInfo"`
+		Caps       struct {
+			Experimental struct{ Margin []string } `json:"experimental"`
+		} `json:"capabilities"`
+	}
+	e.MustCall("initialize", map[string]any{"rootUri": "file://" + dir, "capabilities": map[string]any{}}, &res)
+	if res.ServerInfo.Name != "margin" {
+		t.Errorf("serverInfo.name = %q, want margin", res.ServerInfo.Name)
+	}
+	if !strings.Contains(strings.Join(res.Caps.Experimental.Margin, ","), "vault/search") {
+		t.Errorf("capabilities do not list vault/search: %v", res.Caps.Experimental.Margin)
+	}
+	e.Notify("initialized", map[string]any{})
+
+	e.WaitFor("margin/indexStatus after the first scan", func(m editortest.Message) bool {
+		return m.Method == "margin/indexStatus" && strings.Contains(string(m.Params), `"kind":"scan"`)
+	})
+	var st status
+	e.MustCall("vault/status", nil, &st)
+	if st.Vault != dir || st.DailyNotes < 20 || st.Tasks < 7 || !st.Watching {
+		t.Errorf("status = %+v, want the sample vault with ≥20 daily notes, ≥7 tasks, watching", st)
+	}
+	if st.Failed < 1 {
+		t.Errorf("status.failed = %d, want the broken-frontmatter note counted", st.Failed)
+	}
+}
+
+func TestRootFromInitializationOptions(t *testing.T) {
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, nil)
+	e.MustCall("initialize", map[string]any{"initializationOptions": map[string]any{"vault": dir}}, nil)
+	var st status
+	e.MustCall("vault/status", nil, &st)
+	if st.Vault != dir {
+		t.Errorf("vault = %q, want %q", st.Vault, dir)
+	}
+}
+
+func TestCoverageAccountsForEveryFile(t *testing.T) {
+	e, dir := start(t)
+	var cov struct {
+		Files []struct{ Path, State, Reason string } `json:"files"`
+	}
+	e.MustCall("vault/coverage", nil, &cov)
+	byPath := map[string]string{}
+	for _, f := range cov.Files {
+		byPath[f.Path] = f.State + ": " + f.Reason
+	}
+	var want int
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() && (rel == ".obsidian" || rel == ".margin") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			want++
+			if _, ok := byPath[filepath.ToSlash(rel)]; !ok {
+				t.Errorf("%s is not accounted for in vault/coverage", rel)
+			}
+		}
+		return nil
+	})
+	if len(cov.Files) != want {
+		t.Errorf("coverage lists %d files, the vault has %d", len(cov.Files), want)
+	}
+	if got := byPath["Inbox/broken frontmatter.md"]; !strings.HasPrefix(got, "failed: broken frontmatter") {
+		t.Errorf("broken note coverage = %q, want failed with the YAML error", got)
+	}
+	if got := byPath["Attachments/diagram.png"]; !strings.HasPrefix(got, "skipped: not markdown") {
+		t.Errorf("png coverage = %q, want skipped: not markdown", got)
+	}
+}
+
+func TestSearchFindsEntriesWithHeadings(t *testing.T) {
+	e, _ := start(t)
+	var res struct{ Hits []hit }
+	e.MustCall("vault/search", map[string]any{"query": "bench press", "from": "2026-11-09", "to": "2026-11-15"}, &res)
+	if len(res.Hits) == 0 {
+		t.Fatal("no hits for bench press in the heavy week")
+	}
+	for _, h := range res.Hits {
+		if !strings.HasPrefix(h.Path, "Daily/2026-11-") || h.Heading == "" || h.Line < 1 || h.Date < "2026-11-09" || h.Date > "2026-11-15" {
+			t.Errorf("hit %+v: want a daily entry in the range with heading and line", h)
+		}
+	}
+}
+
+func TestWatcherIndexesNewNote(t *testing.T) {
+	e, dir := start(t)
+	os.MkdirAll(filepath.Join(dir, "Fresh", "Deep"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "Fresh", "Deep", "kayak.md"), []byte("# Kayak\n\nPaddled the fjord zanzibarquux today.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(editortest.Timeout)
+	for {
+		var res struct{ Hits []hit }
+		e.MustCall("vault/search", map[string]any{"query": "zanzibarquux"}, &res)
+		if len(res.Hits) == 1 && res.Hits[0].Path == "Fresh/Deep/kayak.md" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("new note in a new folder never indexed; last hits %+v", res.Hits)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the state, not waiting for time
+	}
+}
+
+// One test per rule of the robustness contract (SPEC §6).
+
+func TestMalformedJSONGetsParseErrorAndConnectionStays(t *testing.T) {
+	e, _ := start(t)
+	e.SendRaw(editortest.Frame([]byte(`{"jsonrpc":"2.0","id":99,"method":`)))
+	m := e.WaitFor("a -32700 reply", func(m editortest.Message) bool { return m.Error != nil && m.Error.Code == -32700 })
+	if string(m.ID) != "null" {
+		t.Errorf("parse error id = %s, want null", m.ID)
+	}
+	var st status
+	e.MustCall("vault/status", nil, &st)
+}
+
+func TestBadHeaderGetsParseErrorAndNextMessageIsServed(t *testing.T) {
+	e, _ := start(t)
+	e.SendRaw([]byte("Content-Length: twelve\r\n\r\n{\"x\":1}"))
+	e.WaitFor("a -32700 reply", func(m editortest.Message) bool { return m.Error != nil && m.Error.Code == -32700 })
+	e.SendRaw([]byte("this is not a header at all\r\n\r\n"))
+	var st status
+	e.MustCall("vault/status", nil, &st)
+	if st.Notes == 0 {
+		t.Error("status after bad headers has no notes")
+	}
+}
+
+func TestOversizeMessageIsDiscardedAndAnswered(t *testing.T) {
+	e, _ := start(t, "MARGIN_SERVER_MAX_MESSAGE_SIZE=4096")
+	big := `{"jsonrpc":"2.0","id":4242,"method":"vault/search","params":{"query":"` + strings.Repeat("a", 1<<20) + `"}}`
+	e.SendRaw(editortest.Frame([]byte(big)))
+	m := e.WaitFor("the oversize reply", func(m editortest.Message) bool { return string(m.ID) == "4242" })
+	if m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "exceeds") {
+		t.Errorf("oversize reply = %+v, want -32600 naming the limit", m.Error)
+	}
+	var st status
+	e.MustCall("vault/status", nil, &st)
+}
+
+func TestUnknownMethod(t *testing.T) {
+	e, _ := start(t)
+	err := e.Call("vault/frobnicate", nil, nil)
+	if err == nil || err.Code != -32601 {
+		t.Fatalf("unknown method reply = %v, want -32601", err)
+	}
+}
+
+func TestInvalidParamsNameTheField(t *testing.T) {
+	e, _ := start(t)
+	for _, tc := range []struct {
+		name   string
+		params any
+		field  string
+	}{
+		{"wrong type", map[string]any{"query": 5}, "query"},
+		{"bad mode", map[string]any{"query": "x", "mode": "fuzzy"}, "mode"},
+		{"bad date", map[string]any{"query": "x", "from": "last week"}, "from"},
+		{"nothing to search", map[string]any{}, "query"},
+		{"tags not a list", map[string]any{"query": "x", "tags": "gym"}, "tags"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := e.Call("vault/search", tc.params, nil)
+			if err == nil || err.Code != -32602 || !strings.Contains(err.Message, tc.field) {
+				t.Errorf("reply = %v, want -32602 naming %q", err, tc.field)
+			}
+		})
+	}
+}
+
+func TestRequestBeforeInitialize(t *testing.T) {
+	e := editortest.Start(t, nil)
+	err := e.Call("vault/status", nil, nil)
+	if err == nil || err.Code != -32002 {
+		t.Fatalf("status before initialize = %v, want -32002", err)
+	}
+}
+
+func TestCancelRequest(t *testing.T) {
+	e, _ := start(t)
+	id, reply := e.Send("margin/test.block", map[string]any{"workDoneToken": "blk"})
+	e.WaitFor("the blocking request to start", func(m editortest.Message) bool {
+		return m.Method == "$/progress" && strings.Contains(string(m.Params), `"blk"`)
+	})
+	e.Notify("$/cancelRequest", map[string]any{"id": id})
+	err := e.Await(reply, nil)
+	if err == nil || err.Code != -32800 {
+		t.Fatalf("cancelled request reply = %v, want -32800", err)
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	e, _ := start(t)
+	err := e.Call("margin/test.panic", nil, nil)
+	if err == nil || err.Code != -32603 {
+		t.Fatalf("panicking handler reply = %v, want -32603", err)
+	}
+	var st status
+	e.MustCall("vault/status", nil, &st)
+}
+
+func TestPathsOutsideVaultAreRefused(t *testing.T) {
+	e, _ := start(t)
+	for _, glob := range []string{"../../etc/*", "/etc/*.conf", "Daily/../../*"} {
+		err := e.Call("vault/search", map[string]any{"glob": glob}, nil)
+		if err == nil || err.Code != -33004 {
+			t.Errorf("glob %q: reply = %v, want -33004 outside vault", glob, err)
+		}
+	}
+}
+
+func TestProgressForWorkDoneToken(t *testing.T) {
+	e, _ := start(t)
+	var res json.RawMessage
+	e.MustCall("vault/rescan", map[string]any{"workDoneToken": "tok-1"}, &res)
+	var kinds []string
+	for _, m := range e.Received() {
+		if m.Method != "$/progress" {
+			continue
+		}
+		var p struct {
+			Token string
+			Value struct{ Kind string }
+		}
+		json.Unmarshal(m.Params, &p)
+		if p.Token == "tok-1" {
+			kinds = append(kinds, p.Value.Kind)
+		}
+	}
+	if len(kinds) < 2 || kinds[0] != "begin" || kinds[len(kinds)-1] != "end" {
+		t.Errorf("progress kinds = %v, want begin … end", kinds)
+	}
+	// The rescan says why it ran, in status and in the editor's log.
+	var st status
+	e.MustCall("vault/status", nil, &st)
+	if st.LastRescan.IsZero() || st.RescanWhy == "" {
+		t.Errorf("status after rescan = %+v, want lastRescan and its reason", st)
+	}
+	e.WaitFor("window/logMessage about the rescan", func(m editortest.Message) bool {
+		return m.Method == "window/logMessage" && strings.Contains(string(m.Params), "rescan")
+	})
+}
+
+func TestShutdownThenExitIsCleanExit(t *testing.T) {
+	e, _ := start(t)
+	e.MustCall("shutdown", nil, nil)
+	if err := e.Call("vault/status", nil, nil); err == nil || err.Code != -32600 {
+		t.Errorf("request after shutdown = %v, want -32600", err)
+	}
+	e.Notify("exit", nil)
+	if code := e.Exit(); code != 0 {
+		t.Errorf("exit code after shutdown = %d, want 0", code)
+	}
+}
+
+func TestExitWithoutShutdownIsExitOne(t *testing.T) {
+	e, _ := start(t)
+	e.Notify("exit", nil)
+	if code := e.Exit(); code != 1 {
+		t.Errorf("exit code without shutdown = %d, want 1", code)
+	}
+}
+
+func TestOpenDocumentsAreTracked(t *testing.T) {
+	e, dir := start(t)
+	uri := "file://" + filepath.Join(dir, "Tasks", "Renew passport.md")
+	e.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "markdown", "version": 1, "text": "x"}})
+	e.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2}, "contentChanges": []any{map[string]any{"text": "y"}}})
+	// A read sees every document change sent before it: no waiting.
+	var st status
+	e.MustCall("vault/status", nil, &st)
+	if len(st.OpenNotes) != 1 || st.OpenNotes[0] != "Tasks/Renew passport.md" {
+		t.Fatalf("open notes = %v, want the passport task", st.OpenNotes)
+	}
+	e.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	e.MustCall("vault/status", nil, &st)
+	if len(st.OpenNotes) != 0 {
+		t.Errorf("open notes after didClose = %v, want none", st.OpenNotes)
+	}
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Protocol error codes margin uses besides JSON-RPC's own.
+const (
+	codeServerNotInitialized = -32002 // LSP: a request before initialize
+	codeRequestCancelled     = -32800 // LSP: the client cancelled the request
+)
+
+// Application error codes, -33099..-33000. README.md documents them; the
+// numbers are part of the contract with editor plugins, so never reuse one.
+const (
+	CodeNotFound         = -33000 // a note, task, agent, change set or session does not exist
+	CodeConflict         = -33001 // the note changed since margin read it; nothing was written
+	CodeStale            = -33002 // a change no longer applies to the current note
+	CodeModelUnavailable = -33003 // no model provider is reachable
+	CodeOutsideVault     = -33004 // a path resolves outside the vault
+	CodeNoVault          = -33005 // no vault is open (initialize had no root)
+	CodeInvalidNote      = -33006 // the note cannot be parsed (e.g. broken frontmatter)
+)
+
+// paramError is an invalid-params error naming the bad field.
+type paramError struct {
+	field, problem string
+}
+
+func (e *paramError) Error() string { return fmt.Sprintf("invalid params: %s: %s", e.field, e.problem) }
+
+func invalidParams(field, problem string) error { return &paramError{field, problem} }
+
+// decodeParams unmarshals params, turning JSON type errors into errors that
+// name the offending field.
+func decodeParams(raw *json.RawMessage, v any) error {
+	if raw == nil || string(*raw) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(*raw, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) {
+			field := typeErr.Field
+			if field == "" {
+				field = "params"
+			}
+			return invalidParams(field, fmt.Sprintf("expected %s, got JSON %s", typeErr.Type, typeErr.Value))
+		}
+		var synErr *json.SyntaxError
+		if errors.As(err, &synErr) {
+			return invalidParams("params", err.Error())
+		}
+		return invalidParams("params", err.Error())
+	}
+	return nil
+}
+
+// toRPCError maps an error from anywhere below to the code a client can act on.
+func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
+	var (
+		rpcErr   *jsonrpc2.Error
+		paramErr *paramError
+	)
+	switch {
+	case errors.As(err, &rpcErr):
+		return rpcErr
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		return &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled"}
+	case errors.As(err, &paramErr):
+		return &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: paramErr.Error()}
+	case errors.Is(err, edit.ErrOutsideVault):
+		return &jsonrpc2.Error{Code: CodeOutsideVault, Message: err.Error()}
+	case errors.Is(err, edit.ErrConflict):
+		return &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
+	case errors.Is(err, edit.ErrStale):
+		return &jsonrpc2.Error{Code: CodeStale, Message: err.Error()}
+	case errors.Is(err, vault.ErrNotFound):
+		return &jsonrpc2.Error{Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, errNoVault):
+		return &jsonrpc2.Error{Code: CodeNoVault, Message: err.Error()}
+	}
+	return &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
+}
+
+var errNoVault = errors.New("no vault is open: initialize with rootUri, rootPath or initializationOptions.vault, or start margin with --vault")

@@ -1,0 +1,176 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+
+	"github.com/margin-md/margin/vault"
+)
+
+type initializeParams struct {
+	RootURI               string `json:"rootUri"`
+	RootPath              string `json:"rootPath"`
+	InitializationOptions struct {
+		Vault string `json:"vault"`
+	} `json:"initializationOptions"`
+}
+
+type initializeResult struct {
+	ServerInfo   serverInfo   `json:"serverInfo"`
+	Capabilities capabilities `json:"capabilities"`
+}
+
+type serverInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type capabilities struct {
+	TextDocumentSync textDocumentSync `json:"textDocumentSync"`
+	// Experimental lists margin's own methods so a plugin can feature-detect.
+	Experimental struct {
+		Margin []string `json:"margin"`
+	} `json:"experimental"`
+}
+
+type textDocumentSync struct {
+	OpenClose bool `json:"openClose"`
+	Change    int  `json:"change"` // 1 = full text on every change
+	Save      struct {
+		IncludeText bool `json:"includeText"`
+	} `json:"save"`
+}
+
+func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, error) {
+	s.mu.Lock()
+	started := s.state != stateNew
+	s.mu.Unlock()
+	if started {
+		return nil, invalidParams("initialize", "sent twice")
+	}
+
+	opts := s.opts.Vault
+	if opts.Dir == "" {
+		dir, err := rootDir(*p)
+		if err != nil {
+			return nil, err
+		}
+		opts.Dir = dir
+	}
+	if opts.Dir != "" {
+		if err := s.openVault(ctx, opts); err != nil {
+			return nil, err
+		}
+	}
+
+	s.mu.Lock()
+	s.state = stateRunning
+	s.mu.Unlock()
+
+	var res initializeResult
+	res.ServerInfo = serverInfo{Name: "margin", Version: s.opts.Version}
+	res.Capabilities.TextDocumentSync.OpenClose = true
+	res.Capabilities.TextDocumentSync.Change = 1
+	res.Capabilities.TextDocumentSync.Save.IncludeText = true
+	res.Capabilities.Experimental.Margin = methodNames()
+	return res, nil
+}
+
+// rootDir picks the vault from initialize params, most specific first.
+func rootDir(p initializeParams) (string, error) {
+	switch {
+	case p.InitializationOptions.Vault != "":
+		return filepath.Abs(p.InitializationOptions.Vault)
+	case p.RootURI != "":
+		u, err := url.Parse(p.RootURI)
+		if err != nil || u.Scheme != "file" {
+			return "", invalidParams("rootUri", fmt.Sprintf("%q is not a file:// URI", p.RootURI))
+		}
+		return filepath.FromSlash(u.Path), nil
+	case p.RootPath != "":
+		return filepath.Abs(p.RootPath)
+	}
+	return "", nil
+}
+
+// openVault opens the index and starts the scan and the watcher in the
+// background; requests that read the index wait for the first scan.
+func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
+	opts.Logger = s.logger
+	opts.OnStatus = func(st vault.IndexEvent) { s.notify("margin/indexStatus", st) }
+	v, err := vault.Open(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		if err := v.Run(runCtx); err != nil && runCtx.Err() == nil {
+			s.logger.Error("vault stopped", "err", err)
+		}
+	}()
+	s.mu.Lock()
+	s.vault, s.stopVault, s.vaultClosed = v, stop, closed
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Server) closeVault() {
+	s.mu.Lock()
+	v, stop, closed := s.vault, s.stopVault, s.vaultClosed
+	s.vault = nil
+	s.mu.Unlock()
+	if v == nil {
+		return
+	}
+	stop()
+	<-closed
+	if err := v.Close(); err != nil {
+		s.opts.Logger.Error("closing vault", "err", err)
+	}
+}
+
+// openVaultReady returns the vault once its first scan is done.
+func (s *Server) openVaultReady(ctx context.Context) (*vault.Vault, error) {
+	s.mu.Lock()
+	v := s.vault
+	s.mu.Unlock()
+	if v == nil {
+		return nil, errNoVault
+	}
+	select {
+	case <-v.Ready():
+		return v, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+type empty struct{}
+
+func (s *Server) initialized(ctx context.Context, _ *empty) (any, error) { return nil, nil }
+
+func (s *Server) shutdown(ctx context.Context, _ *empty) (any, error) {
+	s.mu.Lock()
+	s.state = stateShutdown
+	s.mu.Unlock()
+	s.closeVault()
+	return nil, nil
+}
+
+// exit ends Serve with LSP's exit code: 0 if shutdown came first, else 1.
+func (s *Server) exit() {
+	s.mu.Lock()
+	code := 1
+	if s.state == stateShutdown {
+		code = 0
+	}
+	s.mu.Unlock()
+	select {
+	case s.exited <- code:
+	default:
+	}
+}

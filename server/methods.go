@@ -1,0 +1,31 @@
+package server
+
+import "slices"
+
+// methods maps every method margin serves (besides initialize, exit and
+// $/cancelRequest, which Handle routes itself) to its handler.
+var methods = map[string]method{
+	"initialized":            writer((*Server).initialized),
+	"shutdown":               writer((*Server).shutdown),
+	"textDocument/didOpen":   writer((*Server).didOpen),
+	"textDocument/didChange": writer((*Server).didChange),
+	"textDocument/didSave":   writer((*Server).didSave),
+	"textDocument/didClose":  writer((*Server).didClose),
+
+	"vault/status":   reader((*Server).vaultStatus),
+	"vault/coverage": reader((*Server).vaultCoverage),
+	"vault/search":   reader((*Server).vaultSearch),
+	"vault/rescan":   writer((*Server).vaultRescan),
+}
+
+// methodNames lists margin's own methods for initialize's capabilities.
+func methodNames() []string {
+	var names []string
+	for name := range methods {
+		if !slices.Contains([]string{"initialized", "shutdown"}, name) && name[:min(len(name), 13)] != "textDocument/" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
