@@ -1,0 +1,373 @@
+// Command marginbench measures margin against the performance targets of
+// SPEC §9 and prints one table: each target beside the measured median and,
+// where there is one, the ratio to a baseline measured in the same run (rg
+// over the same files, or the floor of reading every file).
+//
+// It generates its vaults with vault/vaultgen, runs the built binary for
+// process-level figures (cold index, warm restart, peak RSS, status round
+// trip) and the vault package in-process for the rest.
+//
+//	go run ./cmd/marginbench -bin bin/margin -sizes 1000,10000
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/vaultgen"
+)
+
+func main() {
+	bin := flag.String("bin", "bin/margin", "margin binary to measure")
+	sizes := flag.String("sizes", "1000,10000", "vault sizes in notes, comma separated (50000 is slow)")
+	work := flag.String("dir", "bench-vaults", "where generated vaults are kept between runs")
+	runs := flag.Int("runs", 5, "runs per process-level figure; the median is reported")
+	flag.Parse()
+	log.SetFlags(0)
+
+	abs, err := filepath.Abs(*bin)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := &bench{bin: abs, runs: *runs}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			log.Fatalf("bad size %q", s)
+		}
+		dir := filepath.Join(*work, fmt.Sprintf("vault-%d", n))
+		if err := ensureVault(dir, n); err != nil {
+			log.Fatal(err)
+		}
+		if err := b.measure(dir, n); err != nil {
+			log.Fatalf("%d notes: %v", n, err)
+		}
+	}
+	b.print(os.Stdout)
+}
+
+type row struct {
+	figure, target, measured, baseline, ratio string
+	pass                                      string
+}
+
+type bench struct {
+	bin  string
+	runs int
+	rows []row
+}
+
+func (b *bench) add(r row) {
+	b.rows = append(b.rows, r)
+	fmt.Fprintf(os.Stderr, "  %s: %s\n", r.figure, r.measured)
+}
+
+func (b *bench) print(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\ttarget\tmeasured (median)\tbaseline (same run)\tratio\tmet")
+	for _, r := range b.rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.figure, r.target, r.measured, r.baseline, r.ratio, r.pass)
+	}
+	tw.Flush()
+}
+
+func ensureVault(dir string, n int) error {
+	if _, err := os.Stat(filepath.Join(dir, ".obsidian")); err == nil {
+		return nil
+	}
+	os.RemoveAll(dir)
+	fmt.Fprintf(os.Stderr, "generating %d notes in %s\n", n, dir)
+	_, err := vaultgen.Generate(dir, vaultgen.Options{Notes: n, Seed: 1})
+	return err
+}
+
+func (b *bench) measure(dir string, n int) error {
+	fmt.Fprintf(os.Stderr, "measuring %d notes\n", n)
+	label := func(s string) string { return fmt.Sprintf("%s, %dk notes", s, n/1000) }
+
+	floor, err := readFloor(dir)
+	if err != nil {
+		return err
+	}
+	var colds, warms []time.Duration
+	var rss []int64
+	for range b.runs {
+		if err := os.RemoveAll(filepath.Join(dir, ".margin")); err != nil {
+			return err
+		}
+		d, kb, err := b.runStatus(dir)
+		if err != nil {
+			return err
+		}
+		colds, rss = append(colds, d), append(rss, kb)
+		d, _, err = b.runStatus(dir)
+		if err != nil {
+			return err
+		}
+		warms = append(warms, d)
+	}
+	cold := median(colds)
+	rate := float64(n) / cold.Seconds()
+	floorRate := float64(n) / floor.Seconds()
+	b.add(row{figure: label("cold index (process)"), target: "≥ 10000 notes/s",
+		measured: fmt.Sprintf("%.0f notes/s (%s)", rate, round(cold)),
+		baseline: fmt.Sprintf("read+parse floor %.0f notes/s", floorRate),
+		ratio:    fmt.Sprintf("%.2f× floor", rate/floorRate), pass: check(n < 10000 || rate >= 10000)})
+	warm := median(warms)
+	b.add(row{figure: label("warm restart (process)"), target: "≤ 0.1 s", measured: round(warm).String(), pass: check(n < 10000 || warm <= 100*time.Millisecond)})
+	peak := slices.Max(rss)
+	b.add(row{figure: label("peak RSS, cold index"), target: "≤ 100 MB", measured: fmt.Sprintf("%.1f MB", float64(peak)/1024), pass: check(n < 10000 || peak <= 100*1024)})
+
+	if err := b.search(dir, n, label); err != nil {
+		return err
+	}
+	if err := b.watchLatency(dir, label); err != nil {
+		return err
+	}
+	return b.statusRoundTrip(dir, label)
+}
+
+// readFloor is the cheapest cold scan possible: walk, read every file,
+// split the frontmatter and parse the markdown, with no index at all.
+func readFloor(dir string) (time.Duration, error) {
+	start := time.Now()
+	opts := note.Options{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != dir {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		note.Parse(p, data, opts)
+		return nil
+	})
+	return time.Since(start), err
+}
+
+// runStatus runs `margin status` (index, then count) as a user would and
+// returns its wall time and peak RSS in KiB.
+func (b *bench) runStatus(dir string) (time.Duration, int64, error) {
+	cmd := exec.Command(b.bin, "status", "--vault", dir)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, fmt.Errorf("margin status: %w", err)
+	}
+	d := time.Since(start)
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return d, ru.Maxrss, nil
+}
+
+// queries are searches a person runs, with frequent, medium and rare terms.
+var queries = []string{"bench", "sleep", "deadlift", "invoice", "meeting notes", "tired", "protein", "release", "physio", "chezmoi"}
+
+func (b *bench) search(dir string, n int, label func(string) string) error {
+	ctx := context.Background()
+	v, err := vault.Open(ctx, vault.Options{Dir: dir})
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	if _, err := v.Scan(ctx, nil); err != nil {
+		return err
+	}
+	const rounds = 30
+	var lat []time.Duration
+	for range rounds {
+		for _, q := range queries {
+			start := time.Now()
+			if _, err := v.Index().Search(ctx, index.Query{Text: q, Limit: 20}); err != nil {
+				return err
+			}
+			lat = append(lat, time.Since(start))
+		}
+	}
+	p50, p99 := percentile(lat, 50), percentile(lat, 99)
+
+	rg, err := exec.LookPath("rg")
+	var rgMedian time.Duration
+	if err == nil {
+		var rgLat []time.Duration
+		for range 3 {
+			for _, q := range queries {
+				cmd := exec.Command(rg, "-i", "-l", "-F", "--glob", "*.md", "--glob", "!.margin", q, dir)
+				cmd.Stdout = io.Discard
+				start := time.Now()
+				if err := cmd.Run(); err != nil {
+					if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+						return fmt.Errorf("rg: %w", err)
+					}
+				}
+				rgLat = append(rgLat, time.Since(start))
+			}
+		}
+		rgMedian = percentile(rgLat, 50)
+	}
+	r := row{figure: label("keyword search p50 / p99"), target: "≤ 2 ms / ≤ 10 ms, ≥ 25× rg",
+		measured: fmt.Sprintf("%s / %s", round(p50), round(p99)),
+		pass:     check(n < 10000 || (p50 <= 2*time.Millisecond && p99 <= 10*time.Millisecond))}
+	if rgMedian > 0 {
+		ratio := float64(rgMedian) / float64(p50)
+		r.baseline, r.ratio = "rg "+round(rgMedian).String(), fmt.Sprintf("%.0f× faster", ratio)
+		r.pass = check(n < 10000 || (p50 <= 2*time.Millisecond && p99 <= 10*time.Millisecond && ratio >= 25))
+	} else {
+		r.baseline = "rg not installed"
+	}
+	b.add(r)
+	return nil
+}
+
+// watchLatency measures a saved edit reaching a subscriber, minus the
+// debounce the spec allows.
+func (b *bench) watchLatency(dir string, label func(string) string) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const debounce = 150 * time.Millisecond
+	v, err := vault.Open(ctx, vault.Options{Dir: dir, Debounce: debounce})
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	target := "Inbox/bench-latency.md"
+	got := make(chan time.Time, 16)
+	v.Subscribe(func(cs []vault.Change) {
+		for _, c := range cs {
+			if c.Path == target {
+				got <- time.Now()
+			}
+		}
+	})
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	<-v.Ready()
+	os.MkdirAll(filepath.Join(dir, "Inbox"), 0o755)
+	var lat []time.Duration
+	for i := range 15 {
+		start := time.Now()
+		if err := os.WriteFile(filepath.Join(dir, target), fmt.Appendf(nil, "# latency\n\nsave %d\n", i), 0o644); err != nil {
+			return err
+		}
+		select {
+		case at := <-got:
+			lat = append(lat, at.Sub(start)-debounce)
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("save %d never reached the subscriber", i)
+		}
+	}
+	os.Remove(filepath.Join(dir, target))
+	cancel()
+	<-done
+	p50 := percentile(lat, 50)
+	b.add(row{figure: label("save → change delivered, minus debounce"), target: "≤ 50 ms (+ quiet period for agents)",
+		measured: round(p50).String(), pass: check(p50 <= 50*time.Millisecond)})
+	return nil
+}
+
+// statusRoundTrip times vault/status over stdio against `margin serve`.
+func (b *bench) statusRoundTrip(dir string, label func(string) string) error {
+	cmd := exec.Command(b.bin, "serve", "--vault", dir)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	r := bufio.NewReader(stdout)
+	id := 0
+	call := func(method string, params any) error {
+		id++
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		if _, err := stdin.Write(editortest.Frame(body)); err != nil {
+			return err
+		}
+		for {
+			reply, err := editortest.ReadFrame(r)
+			if err != nil {
+				return err
+			}
+			var m struct {
+				ID    *int            `json:"id"`
+				Error json.RawMessage `json:"error"`
+			}
+			json.Unmarshal(reply, &m)
+			if m.ID != nil && *m.ID == id {
+				if len(m.Error) > 0 {
+					return fmt.Errorf("%s: %s", method, m.Error)
+				}
+				return nil
+			}
+		}
+	}
+	if err := call("initialize", map[string]any{}); err != nil {
+		return err
+	}
+	if err := call("vault/status", nil); err != nil { // waits for the first scan
+		return err
+	}
+	var lat []time.Duration
+	for range 500 {
+		start := time.Now()
+		if err := call("vault/status", nil); err != nil {
+			return err
+		}
+		lat = append(lat, time.Since(start))
+	}
+	p50, p99 := percentile(lat, 50), percentile(lat, 99)
+	b.add(row{figure: label("vault/status round trip over stdio p50 / p99"), target: "p50 ≤ 1 ms",
+		measured: fmt.Sprintf("%s / %s", round(p50), round(p99)), pass: check(p50 <= time.Millisecond)})
+	return nil
+}
+
+func median(ds []time.Duration) time.Duration { return percentile(ds, 50) }
+
+func percentile(ds []time.Duration, p int) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))]
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
+
+func check(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
