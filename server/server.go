@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -25,6 +26,8 @@ type Options struct {
 	// Vault is opened from these options at initialize; Vault.Dir may be
 	// empty, in which case initialize's root decides.
 	Vault vault.Options
+	// LLM serves the agents' model calls; nil means no model (offline).
+	LLM *llm.Client
 	// MaxMessageSize caps one incoming message; larger ones are discarded.
 	MaxMessageSize int64
 	// Version is reported in serverInfo.

@@ -11,6 +11,7 @@ package vault
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,6 +83,7 @@ type Vault struct {
 	parse   note.Options
 	ignore  func(rel string, isDir bool) bool
 	root    *edit.Root
+	db      *sql.DB // the state database; the index and the agents' ledger share it
 	index   *index.Index
 	watcher *watch.Watcher // nil until Run
 
@@ -145,6 +147,7 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 		parse:  note.Options{Daily: daily, TaskFolders: opts.TaskFolders},
 		ignore: ignore,
 		root:   root,
+		db:     db,
 		index:  idx,
 		ready:  make(chan struct{}),
 	}
@@ -210,6 +213,13 @@ func (v *Vault) Close() error {
 
 // Root is the writer for everything margin puts into the vault.
 func (v *Vault) Root() *edit.Root { return v.root }
+
+// DB is margin's state database, for components that keep their own tables
+// in it (migrated with vault/store). The vault closes it.
+func (v *Vault) DB() *sql.DB { return v.db }
+
+// Options are the options the vault was opened with, defaults applied.
+func (v *Vault) Options() Options { return v.opts }
 
 // Index gives read access to the note index.
 func (v *Vault) Index() *index.Index { return v.index }

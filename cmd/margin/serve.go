@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server"
 )
 
@@ -23,8 +24,13 @@ editor's workspace root from initialize. Logs go to stderr.`,
 			}
 			opts := cfg.vaultOptions()
 			opts.Dir = expandHome(opts.Dir)
+			client, err := llm.New(cfg.LLM, llm.WithLogger(logger))
+			if err != nil {
+				return usageError(err)
+			}
 			s := server.New(server.Options{
 				Vault:          opts,
+				LLM:            client,
 				MaxMessageSize: cfg.Server.MaxMessageSize,
 				Version:        version,
 				Logger:         logger,
