@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 
+	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -104,6 +105,13 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
 	}
+	qopts := s.opts.Query
+	qopts.Logger = s.logger
+	engine, err := query.New(ctx, v, s.opts.LLM, qopts)
+	if err != nil {
+		v.Close()
+		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
+	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	closed := make(chan struct{})
 	go func() {
@@ -114,6 +122,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	}()
 	s.mu.Lock()
 	s.vault, s.stopVault, s.vaultClosed = v, stop, closed
+	s.query = engine
 	s.mu.Unlock()
 	return nil
 }

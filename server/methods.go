@@ -16,6 +16,12 @@ var methods = map[string]method{
 	"vault/coverage": reader((*Server).vaultCoverage),
 	"vault/search":   reader((*Server).vaultSearch),
 	"vault/rescan":   writer((*Server).vaultRescan),
+
+	// Query flows run as reads although a log writes: see server/query.go.
+	"query/ask":   reader((*Server).queryAsk),
+	"query/reply": reader((*Server).queryReply),
+	"log/append":  reader((*Server).logAppend),
+	"context/get": reader((*Server).contextGet),
 }
 
 // methodNames lists margin's own methods for initialize's capabilities.

@@ -16,6 +16,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/sourcegraph/jsonrpc2"
@@ -28,6 +29,8 @@ type Options struct {
 	Vault vault.Options
 	// LLM serves the agents' model calls; nil means no model (offline).
 	LLM *llm.Client
+	// Query configures the query and log flows (query/*, log/append).
+	Query query.Options
 	// MaxMessageSize caps one incoming message; larger ones are discarded.
 	MaxMessageSize int64
 	// Version is reported in serverInfo.
@@ -57,6 +60,7 @@ type Server struct {
 	mu          sync.Mutex // guards the fields below
 	state       lifecycle
 	vault       *vault.Vault
+	query       *query.Engine // set with vault
 	stopVault   context.CancelFunc
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	vaultClosed chan struct{}

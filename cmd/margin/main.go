@@ -105,6 +105,9 @@ func newRootCommand() *cobra.Command {
 		newStatusCommand(g),
 		newSearchCommand(g),
 		newDoctorCommand(g),
+		newAskCommand(g),
+		newLogCommand(g),
+		newImportCommand(g),
 	)
 	return root
 }

@@ -10,7 +10,8 @@ import (
 )
 
 func newServeCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var now nowFlag
+	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve an editor over stdio (JSON-RPC 2.0, LSP framing)",
 		Long: `serve speaks JSON-RPC 2.0 with LSP framing on stdin and stdout, for an editor
@@ -31,6 +32,7 @@ editor's workspace root from initialize. Logs go to stderr.`,
 			s := server.New(server.Options{
 				Vault:          opts,
 				LLM:            client,
+				Query:          cfg.queryOptions(now.t),
 				MaxMessageSize: cfg.Server.MaxMessageSize,
 				Version:        version,
 				Logger:         logger,
@@ -41,4 +43,6 @@ editor's workspace root from initialize. Logs go to stderr.`,
 			return nil
 		},
 	}
+	addNowFlag(cmd, &now)
+	return cmd
 }

@@ -1,0 +1,197 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// result turns a finished (or waiting) session into what the client sees.
+func (e *Engine) result(s *Session) Result {
+	r := Result{
+		SessionID:   s.ID,
+		Type:        s.Type,
+		Citations:   []Citation{},
+		Gaps:        []string{},
+		Questions:   []Question{},
+		Logged:      s.Logged,
+		Truncated:   s.Truncated,
+		Transitions: s.Transitions,
+	}
+	switch {
+	case s.State == StateWaitUser:
+		r.Status = StatusClarification
+		r.Answer = s.Explanation
+		r.Questions = s.Questions
+		return r
+	case s.Degraded != "" && (s.Type == InputQuery || s.Type == InputBoth):
+		r.Status = StatusDegraded
+		r.Answer, r.Citations = degradedAnswer(s)
+		r.Confidence = "none"
+		return r
+	case s.Degraded != "" && s.Logged != nil:
+		r.Status = StatusLogged
+		r.Answer = fmt.Sprintf("Logged to %s as ## %s, unparsed: %s.", s.Logged.Path, s.Logged.Heading, s.Degraded)
+		return r
+	case s.Draft == nil:
+		r.Status = StatusLogged
+		if s.Logged != nil {
+			r.Answer = fmt.Sprintf("Logged to %s as ## %s.", s.Logged.Path, s.Logged.Heading)
+		}
+		return r
+	}
+	r.Answer, r.Citations = validateCitations(s.Draft.Response, s.Draft.EvidenceCited, s.Entries)
+	r.Confidence = confidence(s.Draft.Confidence)
+	r.Status = StatusAnswered
+	if s.Partial {
+		r.Status = StatusPartial
+		r.Gaps = append(r.Gaps, s.openGaps()...)
+		if r.Confidence == "high" {
+			r.Confidence = "medium"
+		}
+	}
+	for _, g := range s.Draft.GapsDisclosed {
+		if g = strings.TrimSpace(g); g != "" && !containsFold(r.Gaps, g) {
+			r.Gaps = append(r.Gaps, g)
+		}
+	}
+	if s.NoData {
+		r.Confidence = "low"
+	}
+	return r
+}
+
+func confidence(c string) string {
+	switch c = strings.ToLower(strings.TrimSpace(c)); c {
+	case "high", "medium", "low":
+		return c
+	}
+	return "low"
+}
+
+var linkRE = regexp.MustCompile(`\[\[([^\[\]]+)\]\]`)
+
+// validateCitations keeps the citations that point at an entry the flow
+// actually retrieved and removes every other [[link]] from the answer: a
+// model can invent a plausible-looking entry, and a citation must never
+// send the user to something that does not say what the answer claims.
+// Citations come in the order the answer uses them, then the rest of the
+// cited evidence.
+func validateCitations(answer string, cited []string, entries []Entry) (string, []Citation) {
+	var out []Citation
+	seen := map[string]bool{}
+	add := func(en Entry) {
+		if !seen[en.key()] {
+			seen[en.key()] = true
+			out = append(out, Citation{Path: en.Path, Heading: en.Heading, Line: en.Line, Link: en.Link()})
+		}
+	}
+	find := func(link string) (Entry, bool) {
+		for _, en := range entries {
+			if sameLink(en, link) {
+				return en, true
+			}
+		}
+		return Entry{}, false
+	}
+	text := linkRE.ReplaceAllStringFunc(answer, func(m string) string {
+		if en, ok := find(m); ok {
+			add(en)
+			return en.Link()
+		}
+		return ""
+	})
+	for _, c := range cited {
+		if en, ok := find(c); ok {
+			add(en)
+		}
+	}
+	return tidy(text), out
+}
+
+var spaceBeforePunct = regexp.MustCompile(`[ \t]+([,.;:)])`)
+var doubleSpace = regexp.MustCompile(`[ \t]{2,}`)
+
+// tidy closes the gaps a removed link leaves.
+func tidy(s string) string {
+	s = strings.ReplaceAll(s, "()", "")
+	s = spaceBeforePunct.ReplaceAllString(s, "$1")
+	return strings.TrimSpace(doubleSpace.ReplaceAllString(s, " "))
+}
+
+// noDataAnswer says plainly that nothing was found, and where margin looked.
+func noDataAnswer(s *Session) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "I found nothing in your notes about this, so I can't answer %q from them.", s.Query)
+	if len(s.Attempts) > 0 {
+		b.WriteString(" I searched:")
+		for _, a := range s.Attempts {
+			fmt.Fprintf(&b, "\n- %s", a.Summary)
+		}
+	}
+	b.WriteString("\nIf you log it, I can answer next time.")
+	return b.String()
+}
+
+// degradedAnswer is the offline answer: the best retrieval hits, cited,
+// and a plain statement that no model read them.
+func degradedAnswer(s *Session) (string, []Citation) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No answer: %s, so no model read your notes. ", s.Degraded)
+	cites := []Citation{}
+	if len(s.Entries) == 0 {
+		b.WriteString("A plain search of your notes for the question's words found nothing.")
+		return b.String(), cites
+	}
+	const shown = 10
+	fmt.Fprintf(&b, "A plain search of your notes for the question's words found %d entries", len(s.Entries))
+	if len(s.Entries) > shown {
+		fmt.Fprintf(&b, "; the latest %d:", shown)
+	} else {
+		b.WriteString(":")
+	}
+	for _, en := range s.Entries[max(0, len(s.Entries)-shown):] {
+		fmt.Fprintf(&b, "\n- %s %s", en.Link(), firstLine(en.Text))
+		cites = append(cites, Citation{Path: en.Path, Heading: en.Heading, Line: en.Line, Link: en.Link()})
+	}
+	return b.String(), cites
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > 100 {
+		return string(r[:100]) + "…"
+	}
+	return s
+}
+
+// stepDegraded finishes without a model: a log input is still appended
+// (raw), a question gets the retrieval hits of its own words.
+func (e *Engine) stepDegraded(ctx context.Context, s *Session) (State, string, error) {
+	logging := s.ForceLog || s.Type == InputLog || s.Type == InputCorrection || s.Type == InputBoth
+	if logging && s.Logged == nil {
+		if s.Type == "" {
+			s.Type = InputLog
+		}
+		s.Parsed = nil
+		return StateStore, "storing the raw text unparsed", nil
+	}
+	if s.Type == "" {
+		s.Type = InputQuery
+	}
+	if s.Query == "" {
+		s.Query = s.Input
+	}
+	if len(s.Entries) == 0 || s.Logged != nil && len(s.Entries) == 1 {
+		r, err := e.retriever.Retrieve(ctx, []Instruction{fallbackInstruction(s.Query)}, s.active().Vocabulary, len(s.Attempts)+1)
+		if err != nil {
+			return "", "", fmt.Errorf("retrieving: %w", err)
+		}
+		s.Attempts = append(s.Attempts, r.Attempts...)
+		s.addEntries(r.Entries)
+		s.Truncated = s.Truncated || r.Truncated
+	}
+	s.Draft = nil
+	return StateComplete, fmt.Sprintf("%d entries found without a model", len(s.Entries)), nil
+}

@@ -1,0 +1,307 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/vault/edit"
+)
+
+// The global context (seed 003 §7.7): Margin/Context.md, a short markdown
+// memory the Observer keeps and every Planner and Analyzer reads. Items are
+// lines `- key: value (confidence, YYYY-MM-DD)` under the sections
+// Preferences, Patterns, Facts and Insights, so a person can read and edit
+// them; lines margin cannot read are kept as written.
+
+func (e *Engine) domainsFolder() string { return path.Join(e.v.Options().OutputFolder, "Domains") }
+
+// ContextPath is the vault path of the global context.
+func (e *Engine) ContextPath() string { return path.Join(e.v.Options().OutputFolder, "Context.md") }
+
+func (e *Engine) archivePath() string {
+	return path.Join(e.v.Options().OutputFolder, "Context Archive.md")
+}
+
+// Context returns the global context's path and content ("" when margin
+// has not written it yet).
+func (e *Engine) Context(ctx context.Context) (string, string, error) {
+	text, err := e.readContext()
+	return e.ContextPath(), text, err
+}
+
+func (e *Engine) readContext() (string, error) {
+	b, err := e.v.Root().ReadFile(e.ContextPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the global context: %w", err)
+	}
+	return string(b), nil
+}
+
+var categories = []struct{ name, heading string }{
+	{"preference", "Preferences"},
+	{"pattern", "Patterns"},
+	{"fact", "Facts"},
+	{"insight", "Insights"},
+}
+
+type contextItem struct {
+	Category   string
+	Key        string
+	Value      string
+	Confidence string
+	Date       string
+	Raw        string // a line margin could not read, kept verbatim
+}
+
+type globalContext struct {
+	Version int
+	Items   []contextItem
+}
+
+var (
+	itemRE    = regexp.MustCompile(`^- ([A-Za-z0-9_.-]+): (.*?) \((certain|likely|tentative)(?:, (\d{4}-\d{2}-\d{2}))?\)\s*$`)
+	versionRE = regexp.MustCompile(`(?m)^version:\s*(\d+)\s*$`)
+)
+
+func parseContext(text string) globalContext {
+	var gc globalContext
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	body := text
+	if rest, ok := strings.CutPrefix(text, "---\n"); ok {
+		if fm, b, ok := strings.Cut(rest, "\n---"); ok {
+			if m := versionRE.FindStringSubmatch(fm); m != nil {
+				gc.Version, _ = strconv.Atoi(m[1])
+			}
+			body = b
+		}
+	}
+	category := ""
+	for _, line := range strings.Split(body, "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			category = ""
+			for _, c := range categories {
+				if strings.HasPrefix(strings.ToLower(strings.TrimSpace(h)), strings.ToLower(c.heading)) {
+					category = c.name
+				}
+			}
+			continue
+		}
+		if category == "" || strings.TrimSpace(line) == "" {
+			continue
+		}
+		if m := itemRE.FindStringSubmatch(line); m != nil {
+			gc.Items = append(gc.Items, contextItem{Category: category, Key: m[1], Value: m[2], Confidence: m[3], Date: m[4]})
+		} else {
+			gc.Items = append(gc.Items, contextItem{Category: category, Raw: line})
+		}
+	}
+	return gc
+}
+
+func (gc globalContext) render(day string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\nmargin: context\nlast_updated: %s\nversion: %d\n---\n\n# Global Context\n", day, gc.Version)
+	for _, c := range categories {
+		fmt.Fprintf(&b, "\n## %s\n\n", c.heading)
+		n := 0
+		for _, it := range gc.Items {
+			if it.Category != c.name {
+				continue
+			}
+			n++
+			b.WriteString(it.line() + "\n")
+		}
+		if n == 0 {
+			b.WriteString("- (none yet)\n")
+		}
+	}
+	return b.String()
+}
+
+func (it contextItem) line() string {
+	if it.Raw != "" {
+		return it.Raw
+	}
+	if it.Date != "" {
+		return fmt.Sprintf("- %s: %s (%s, %s)", it.Key, it.Value, it.Confidence, it.Date)
+	}
+	return fmt.Sprintf("- %s: %s (%s)", it.Key, it.Value, it.Confidence)
+}
+
+// apply upserts updates by (category, key) and reports how many changed
+// something.
+func (gc *globalContext) apply(updates []ContextUpdate, day string) int {
+	n := 0
+	for _, u := range updates {
+		cat := strings.ToLower(strings.TrimSpace(u.Category))
+		if !slices.ContainsFunc(categories, func(c struct{ name, heading string }) bool { return c.name == cat }) {
+			continue
+		}
+		key := contextKey(u.Key)
+		value := strings.Join(strings.Fields(u.Value), " ")
+		conf := strings.ToLower(strings.TrimSpace(u.Confidence))
+		if conf != "certain" && conf != "likely" {
+			conf = "tentative"
+		}
+		if key == "" || value == "" {
+			continue
+		}
+		it := contextItem{Category: cat, Key: key, Value: value, Confidence: conf, Date: day}
+		i := slices.IndexFunc(gc.Items, func(x contextItem) bool { return x.Raw == "" && x.Category == cat && x.Key == key })
+		switch {
+		case i < 0:
+			gc.Items = append(gc.Items, it)
+		case gc.Items[i].Value == value && gc.Items[i].Confidence == conf:
+			continue
+		default:
+			gc.Items[i] = it
+		}
+		n++
+	}
+	return n
+}
+
+func contextKey(k string) string {
+	k = strings.ToLower(strings.TrimSpace(k))
+	k = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '.', r == '-':
+			return r
+		case r == ' ':
+			return '_'
+		}
+		return -1
+	}, k)
+	return k
+}
+
+// shrink moves items out until the rendered context fits maxTokens
+// (characters / 4, llm.EstimateTokens' ratio): first the oldest tentative
+// insights, then other tentative items, then likely insights. Certain
+// items and the user's own lines are never moved.
+func (gc *globalContext) shrink(maxTokens int, day string) []contextItem {
+	var moved []contextItem
+	tiers := []func(contextItem) bool{
+		func(it contextItem) bool { return it.Category == "insight" && it.Confidence == "tentative" },
+		func(it contextItem) bool { return it.Confidence == "tentative" },
+		func(it contextItem) bool { return it.Category == "insight" && it.Confidence == "likely" },
+	}
+	for _, movable := range tiers {
+		for (len(gc.render(day))+3)/4 > maxTokens {
+			oldest := -1
+			for i, it := range gc.Items {
+				if it.Raw == "" && movable(it) && (oldest < 0 || it.Date < gc.Items[oldest].Date) {
+					oldest = i
+				}
+			}
+			if oldest < 0 {
+				break
+			}
+			moved = append(moved, gc.Items[oldest])
+			gc.Items = slices.Delete(gc.Items, oldest, oldest+1)
+		}
+	}
+	return moved
+}
+
+// updateContext runs the Observer and writes what it learnt.
+func (e *Engine) updateContext(ctx context.Context, s *Session, trigger string) (int, error) {
+	obs, err := e.observe(ctx, s, s.active(), trigger, s.context)
+	if err != nil {
+		return 0, err
+	}
+	if !obs.ShouldUpdate || len(obs.Updates) == 0 {
+		return 0, nil
+	}
+	if trigger == triggerCorrection {
+		// What a user states in a correction is certain (seed §12.10 rule 5).
+		for i := range obs.Updates {
+			obs.Updates[i].Confidence = "certain"
+		}
+	}
+	return e.writeContext(ctx, obs.Updates)
+}
+
+// writeContext applies updates to Margin/Context.md with a compare-and-swap
+// write, re-reading and re-applying when the user edited it meanwhile.
+func (e *Engine) writeContext(ctx context.Context, updates []ContextUpdate) (int, error) {
+	day := e.opts.Now().Format(time.DateOnly)
+	p := e.ContextPath()
+	const attempts = 3
+	var err error
+	for range attempts {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		snap, rerr := e.v.Root().Read(p)
+		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return 0, fmt.Errorf("reading the global context: %w", rerr)
+		}
+		gc := parseContext(string(snap.Content))
+		n := gc.apply(updates, day)
+		if n == 0 {
+			return 0, nil
+		}
+		gc.Version++
+		moved := gc.shrink(e.opts.ContextMaxTokens, day)
+		if len(moved) > 0 {
+			if err := e.archive(ctx, moved, day); err != nil {
+				return 0, err
+			}
+		}
+		_, err = e.v.Root().Write(p, snap.Fingerprint, []byte(gc.render(day)))
+		if err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, edit.ErrConflict) {
+			return 0, fmt.Errorf("writing the global context: %w", err)
+		}
+	}
+	return 0, fmt.Errorf("writing the global context: it kept changing (%d attempts): %w", attempts, err)
+}
+
+// archive appends items moved out of the context to Margin/Context Archive.md.
+func (e *Engine) archive(ctx context.Context, items []contextItem, day string) error {
+	p := e.archivePath()
+	var lines strings.Builder
+	for _, it := range items {
+		fmt.Fprintf(&lines, "- %s archived — %s %s\n", day, it.Category, strings.TrimPrefix(it.line(), "- "))
+	}
+	var err error
+	for range 3 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		snap, rerr := e.v.Root().Read(p)
+		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			return fmt.Errorf("reading the context archive: %w", rerr)
+		}
+		content := snap.Content
+		if len(content) == 0 {
+			content = []byte("---\nmargin: context-archive\n---\n\n# Global Context Archive\n\nItems moved out of [[Context]] to keep it within its budget.\n\n")
+		}
+		out := append([]byte(nil), content...)
+		if out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		out = append(out, lines.String()...)
+		if _, err = e.v.Root().Write(p, snap.Fingerprint, out); err == nil {
+			return nil
+		}
+		if !errors.Is(err, edit.ErrConflict) {
+			return fmt.Errorf("writing the context archive: %w", err)
+		}
+	}
+	return fmt.Errorf("writing the context archive: %w", err)
+}

@@ -1,0 +1,401 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// The log side of the flow: PARSE extracts per-domain data, STORE appends
+// the raw text to the daily note and keeps the data by (note, entry).
+
+func (e *Engine) stepParse(ctx context.Context, s *Session) (State, string, error) {
+	var recent []Entry
+	if s.Type == InputCorrection {
+		var err error
+		if recent, err = e.recentEntries(ctx, s.At); err != nil {
+			return "", "", err
+		}
+	}
+	p, err := e.parse(ctx, s, s.active(), s.logText(), recent)
+	if err != nil {
+		return "", "", err
+	}
+	s.Parsed = &p
+	s.Significant = p.Significant
+	return StateStore, fmt.Sprintf("parsed %d domain(s)", len(p.DomainData)), nil
+}
+
+func (e *Engine) stepStore(ctx context.Context, s *Session) (State, string, error) {
+	correction := s.Type == InputCorrection
+	path, heading, key, err := e.appendEntry(ctx, s.At, s.logText(), correction)
+	if err != nil {
+		return "", "", err
+	}
+	s.Logged = &Logged{Path: path, Heading: heading}
+	if s.Parsed == nil {
+		s.Logged.Note = "stored unparsed: " + s.Degraded
+	} else {
+		data, uncertain := checkParsed(*s.Parsed, s.active().Schemas, s.logText())
+		s.Logged.Parsed, s.Logged.Uncertain = data, uncertain
+		if err := e.saveParsed(ctx, path, key, s.logText(), data, uncertain, ""); err != nil {
+			return "", "", err
+		}
+		if correction {
+			if err := e.applyCorrection(ctx, s, path+"#"+key); err != nil {
+				return "", "", err
+			}
+		}
+	}
+	// The new entry is evidence for the question that came with it, before
+	// the watcher has indexed it.
+	s.addEntries([]Entry{{Path: path, Heading: heading, Date: s.Today, Correction: correction, Text: s.logText(), Parsed: s.Logged.Parsed}})
+	why := "appended to " + path + " as ## " + heading
+	switch {
+	case s.Degraded != "" && s.Type == InputBoth:
+		return StateDegraded, why + " (unparsed); now the question, without a model", nil
+	case s.Degraded != "":
+		return StateComplete, why + " (unparsed)", nil
+	case s.Type == InputBoth:
+		return StateBuildContext, why + "; now the question", nil
+	}
+	return StateObserve, why, nil
+}
+
+// checkParsed keeps the Parser honest: a domain that was not asked for is
+// dropped, data that does not match its domain's log_schema is dropped, and
+// any number the text does not contain is removed as invented. Everything
+// removed is listed as uncertain, with what the Parser itself was unsure of.
+func checkParsed(p ParsedEntry, schemas map[string]json.RawMessage, raw string) (map[string]any, []string) {
+	data := map[string]any{}
+	uncertain := slices.Clone(p.UncertainFields)
+	numbers := numbersIn(raw)
+	for _, dd := range p.DomainData {
+		name := dd.Domain
+		schema, ok := schemaFor(schemas, name)
+		if !ok || len(dd.Data) == 0 {
+			continue
+		}
+		clean := map[string]any{}
+		for k, v := range dd.Data {
+			if invented(v, numbers) {
+				uncertain = append(uncertain, name+"."+k+" (not in the text)")
+				continue
+			}
+			clean[k] = v
+		}
+		if err := validate(schema, clean); err != nil {
+			uncertain = append(uncertain, name+" (does not match the domain's log_schema: "+err.Error()+")")
+			continue
+		}
+		if len(clean) > 0 {
+			data[name] = clean
+		}
+	}
+	return data, uncertain
+}
+
+func schemaFor(schemas map[string]json.RawMessage, name string) (json.RawMessage, bool) {
+	for k, v := range schemas {
+		if strings.EqualFold(k, strings.TrimSpace(name)) {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func validate(schema json.RawMessage, data map[string]any) error {
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return err
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return err
+	}
+	// Round-trip so the instance has JSON's types (float64, []any).
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	var inst any
+	if err := json.Unmarshal(b, &inst); err != nil {
+		return err
+	}
+	return r.Validate(inst)
+}
+
+var numberRE = regexp.MustCompile(`\d+(?:\.\d+)?`)
+
+func numbersIn(s string) map[float64]bool {
+	out := map[float64]bool{}
+	for _, m := range numberRE.FindAllString(s, -1) {
+		var f float64
+		if _, err := fmt.Sscan(m, &f); err == nil {
+			out[f] = true
+		}
+	}
+	return out
+}
+
+// invented reports a number (anywhere in v) that the raw text does not
+// contain. Words can be normalised by the vocabulary, numbers cannot.
+func invented(v any, numbers map[float64]bool) bool {
+	switch x := v.(type) {
+	case float64:
+		return !numbers[x]
+	case []any:
+		return slices.ContainsFunc(x, func(y any) bool { return invented(y, numbers) })
+	case map[string]any:
+		for _, y := range x {
+			if invented(y, numbers) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// appendEntry appends text to the daily note of at as `## HH:MM` (or
+// `## HH:MM [correction]`), creating the note from the vault's daily
+// template when it does not exist. A note the user edits meanwhile is
+// re-read and the append retried; nothing is ever overwritten. key is the
+// entry's name in the parsed-data table: the heading, numbered when the
+// note already has an entry with that heading.
+func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, correction bool) (path, heading, key string, err error) {
+	path = e.v.DailyFormat().Path(at)
+	heading = at.Format("15:04")
+	if correction {
+		heading += " [correction]"
+	}
+	const attempts = 3
+	for range attempts {
+		if err := ctx.Err(); err != nil {
+			return "", "", "", err
+		}
+		snap, rerr := e.v.Root().Read(path)
+		var base []byte
+		switch {
+		case rerr == nil:
+			base = snap.Content
+		case errors.Is(rerr, fs.ErrNotExist):
+			if base, err = e.newDailyNote(at); err != nil {
+				return "", "", "", err
+			}
+		default:
+			return "", "", "", fmt.Errorf("appending to %s: %w", path, rerr)
+		}
+		key = heading
+		if n := bytes.Count(append([]byte("\n"), base...), []byte("\n## "+heading+"\n")); n > 0 {
+			key = fmt.Sprintf("%s (%d)", heading, n+1)
+		}
+		out, aerr := edit.AppendSection(base, "## "+heading, text)
+		if aerr != nil {
+			return "", "", "", fmt.Errorf("appending to %s: %w", path, aerr)
+		}
+		_, err = e.v.Root().Write(path, snap.Fingerprint, out)
+		if err == nil {
+			return path, heading, key, nil
+		}
+		if !errors.Is(err, edit.ErrConflict) {
+			return "", "", "", fmt.Errorf("appending to %s: %w", path, err)
+		}
+	}
+	return "", "", "", fmt.Errorf("appending to %s: the note kept changing (%d attempts): %w", path, attempts, err)
+}
+
+// newDailyNote is the content of a new daily note: the vault's daily
+// template rendered as Obsidian would, or nothing.
+func (e *Engine) newDailyNote(at time.Time) ([]byte, error) {
+	tpl, err := e.v.DailyTemplate()
+	if err != nil || tpl == "" {
+		return nil, err
+	}
+	src, err := e.v.Root().ReadFile(tpl)
+	if errors.Is(err, fs.ErrNotExist) {
+		e.log.Warn("daily template not found", "template", tpl)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the daily template: %w", err)
+	}
+	title := strings.TrimSuffix(e.v.DailyFormat().Path(at), ".md")
+	if i := strings.LastIndex(title, "/"); i >= 0 {
+		title = title[i+1:]
+	}
+	return []byte(renderTemplate(string(src), at, title)), nil
+}
+
+var templateVarRE = regexp.MustCompile(`\{\{\s*(date|time|title)(?::([^}]*))?\s*\}\}`)
+
+// renderTemplate fills Obsidian's core template variables: {{date}},
+// {{time}}, {{title}} and {{date:FORMAT}} / {{time:FORMAT}} in moment.js
+// tokens. A format margin cannot read is left as written.
+func renderTemplate(src string, at time.Time, title string) string {
+	return templateVarRE.ReplaceAllStringFunc(src, func(m string) string {
+		sub := templateVarRE.FindStringSubmatch(m)
+		name, format := sub[1], strings.TrimSpace(sub[2])
+		if name == "title" {
+			return title
+		}
+		if format == "" {
+			format = map[string]string{"date": "YYYY-MM-DD", "time": "HH:mm"}[name]
+		}
+		layout, err := note.MomentToGoLayout(format)
+		if err != nil {
+			return m
+		}
+		return at.Format(layout)
+	})
+}
+
+// recentEntries are the entries a correction most likely targets: the last
+// twenty of the week up to at.
+func (e *Engine) recentEntries(ctx context.Context, at time.Time) ([]Entry, error) {
+	ems, err := e.v.Index().Entries(ctx, at.AddDate(0, 0, -7).Format(time.DateOnly), at.Format(time.DateOnly))
+	if err != nil {
+		return nil, fmt.Errorf("reading recent entries: %w", err)
+	}
+	ems = ems[max(0, len(ems)-20):]
+	out := make([]Entry, 0, len(ems))
+	for _, em := range ems {
+		out = append(out, Entry{Path: em.Path, Heading: em.Heading, Line: em.Line, Date: em.Date, Correction: em.Correction, Text: em.Text})
+	}
+	if err := e.attachParsed(ctx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// applyCorrection updates the parsed data of the entry a correction
+// targets. The target must be one of the recent entries the Parser was
+// shown; a link it made up is not followed.
+func (e *Engine) applyCorrection(ctx context.Context, s *Session, by string) error {
+	target := strings.TrimSpace(s.Parsed.TargetEntry)
+	recent, err := e.recentEntries(ctx, s.At)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(recent, func(en Entry) bool { return sameLink(en, target) })
+	if i < 0 {
+		s.Logged.Note = "could not tell which entry this corrects; the correction is logged, no earlier data was changed"
+		return nil
+	}
+	en := recent[i]
+	s.Logged.Corrects = en.Link()
+	// A delta may repeat values of the entry it corrects ("3x5" when only
+	// the weight changed), so both texts count as its source.
+	delta, uncertain := checkParsed(ParsedEntry{DomainData: s.Parsed.CorrectionDelta}, s.active().Schemas, s.logText()+"\n"+en.Text)
+	s.Logged.Uncertain = append(s.Logged.Uncertain, uncertain...)
+	for domain, d := range delta {
+		merged := map[string]any{}
+		if old, ok := en.Parsed[domain].(map[string]any); ok {
+			for k, v := range old {
+				merged[k] = v
+			}
+		}
+		for k, v := range d.(map[string]any) {
+			merged[k] = v
+		}
+		if err := e.saveParsed(ctx, en.Path, en.Heading, en.Text, map[string]any{domain: merged}, nil, by); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameLink matches a model's [[path#heading]] (with or without brackets
+// and .md) against an entry.
+func sameLink(en Entry, link string) bool {
+	p, h, ok := parseLink(link)
+	return ok && strings.EqualFold(p, strings.TrimSuffix(en.Path, ".md")) && strings.EqualFold(h, en.Heading)
+}
+
+func parseLink(link string) (path, heading string, ok bool) {
+	l := strings.TrimSpace(link)
+	l = strings.TrimPrefix(strings.TrimSuffix(l, "]]"), "[[")
+	if i := strings.Index(l, "|"); i >= 0 {
+		l = l[:i]
+	}
+	path, heading, _ = strings.Cut(l, "#")
+	path = strings.TrimSuffix(strings.TrimSpace(path), ".md")
+	return path, strings.TrimSpace(heading), path != ""
+}
+
+func (e *Engine) saveParsed(ctx context.Context, notePath, entry, raw string, data map[string]any, uncertain []string, correctedBy string) error {
+	now := e.opts.Now().UTC().Format(time.RFC3339)
+	u, _ := json.Marshal(nonNil(uncertain))
+	for domain, d := range data {
+		b, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("storing parsed data of %s#%s: %w", notePath, entry, err)
+		}
+		_, err = e.v.DB().ExecContext(ctx, `
+			INSERT INTO query_parsed (note, entry, domain, data, uncertain, raw, corrected_by, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (note, entry, domain) DO UPDATE SET data = excluded.data, corrected_by = excluded.corrected_by, updated = excluded.updated,
+				uncertain = CASE WHEN excluded.corrected_by = '' THEN excluded.uncertain ELSE uncertain END`,
+			notePath, entry, domain, string(b), string(u), raw, correctedBy, now)
+		if err != nil {
+			return fmt.Errorf("storing parsed data of %s#%s: %w", notePath, entry, err)
+		}
+	}
+	return nil
+}
+
+// ParsedData returns the stored data of one entry, by domain.
+func (e *Engine) ParsedData(ctx context.Context, notePath, entry string) (map[string]any, error) {
+	out := map[string]any{}
+	rows, err := e.v.DB().QueryContext(ctx, `SELECT domain, data FROM query_parsed WHERE note = ? AND entry = ?`, notePath, entry)
+	if err != nil {
+		return nil, fmt.Errorf("reading parsed data: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var domain, data string
+		if err := rows.Scan(&domain, &data); err != nil {
+			return nil, fmt.Errorf("reading parsed data: %w", err)
+		}
+		var v any
+		if json.Unmarshal([]byte(data), &v) == nil {
+			out[domain] = v
+		}
+	}
+	return out, rows.Err()
+}
+
+// attachParsed gives retrieved entries the data stored for them.
+func (e *Engine) attachParsed(ctx context.Context, entries []Entry) error {
+	for i := range entries {
+		if entries[i].Date == "" {
+			continue
+		}
+		d, err := e.ParsedData(ctx, entries[i].Path, entries[i].Heading)
+		if err != nil {
+			return err
+		}
+		if len(d) > 0 {
+			entries[i].Parsed = d
+		}
+	}
+	return nil
+}
+
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}

@@ -1,0 +1,347 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/margin-md/margin/vault/index"
+)
+
+// Retriever executes the Planner's instructions against the index. It
+// makes no model call: the Planner already decided what to look for, and
+// the index answers date ranges, globs, tags and keywords (with the domain
+// vocabulary as synonyms) in milliseconds.
+type Retriever struct {
+	Index *index.Index
+	// Read returns a vault file's content, to give a keyword hit in a
+	// non-daily note its whole section rather than a snippet.
+	Read func(path string) ([]byte, error)
+	// Exclude is a folder whose notes are never evidence (margin's own
+	// output folder: the global context is given to the agents separately).
+	Exclude    string
+	MaxEntries int
+}
+
+// Attempt records one executed instruction (seed 003 RetrievalAttempt).
+type Attempt struct {
+	Attempt     int         `json:"attempt"`
+	Strategy    string      `json:"strategy"`
+	Instruction Instruction `json:"instruction"`
+	Found       int         `json:"found"`
+	Summary     string      `json:"summary"`
+	Err         string      `json:"error,omitempty"`
+}
+
+// Retrieval is what a round of instructions found.
+type Retrieval struct {
+	Entries  []Entry
+	Attempts []Attempt
+	// Total counts distinct entries found before the cap.
+	Total     int
+	Truncated bool
+	Warnings  []string
+}
+
+var isoDay = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// Retrieve runs the instructions concurrently (the Planner asks for
+// several kinds of evidence at once), merges what they found without
+// duplicates, keeps at most MaxEntries in date order and says so when it
+// had to drop some. first numbers the attempts.
+func (r *Retriever) Retrieve(ctx context.Context, instructions []Instruction, vocab map[string]string, first int) (Retrieval, error) {
+	expand := expansion(vocab)
+	results := make([][]Entry, len(instructions))
+	attempts := make([]Attempt, len(instructions))
+	var wg sync.WaitGroup
+	for i, in := range instructions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entries, err := r.one(ctx, in, expand)
+			attempts[i] = Attempt{Attempt: first + i, Strategy: strategy(in), Instruction: in, Found: len(entries), Summary: summary(in)}
+			if err != nil {
+				attempts[i].Err = err.Error()
+			}
+			results[i] = entries
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Retrieval{}, err
+	}
+	var out Retrieval
+	out.Attempts = attempts
+	seen := map[string]bool{}
+	for i, entries := range results {
+		if attempts[i].Err != "" {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %s", attempts[i].Summary, attempts[i].Err))
+		} else if len(entries) == 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: nothing found", attempts[i].Summary))
+		}
+		for _, en := range entries {
+			if !seen[en.key()] {
+				seen[en.key()] = true
+				out.Entries = append(out.Entries, en)
+			}
+		}
+	}
+	sortEntries(out.Entries)
+	out.Total = len(out.Entries)
+	if r.MaxEntries > 0 && len(out.Entries) > r.MaxEntries {
+		out.Entries = out.Entries[len(out.Entries)-r.MaxEntries:]
+		out.Truncated = true
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d entries matched; kept the latest %d (query.max_entries)", out.Total, r.MaxEntries))
+	}
+	return out, nil
+}
+
+// sortEntries orders by date (undated notes first), then path and line.
+func sortEntries(es []Entry) {
+	sort.SliceStable(es, func(i, j int) bool {
+		a, b := es[i], es[j]
+		if a.Date != b.Date {
+			return a.Date < b.Date
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Line < b.Line
+	})
+}
+
+func strategy(in Instruction) string {
+	var parts []string
+	if len(in.Keywords) > 0 {
+		parts = append(parts, "keyword")
+	}
+	if in.From != "" || in.To != "" {
+		parts = append(parts, "date_range")
+	}
+	if in.Glob != "" {
+		parts = append(parts, "glob")
+	}
+	if len(in.Tags) > 0 {
+		parts = append(parts, "tags")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "+")
+}
+
+func summary(in Instruction) string {
+	var parts []string
+	if len(in.Keywords) > 0 {
+		parts = append(parts, fmt.Sprintf("keywords %q", in.Keywords))
+	}
+	if in.From != "" || in.To != "" {
+		parts = append(parts, fmt.Sprintf("%s..%s", in.From, in.To))
+	}
+	if in.Glob != "" {
+		parts = append(parts, "glob "+in.Glob)
+	}
+	if len(in.Tags) > 0 {
+		parts = append(parts, fmt.Sprintf("tags %v", in.Tags))
+	}
+	if in.Purpose != "" {
+		return in.Purpose + " (" + strings.Join(parts, ", ") + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+var errEmptyInstruction = errors.New("the instruction restricts nothing (no keywords, dates, glob or tags)")
+
+// one executes one instruction. Keywords are searched one by one as
+// phrases, so "bench press" does not match every "press"; without keywords
+// the date range, glob and tags list what they cover.
+func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][]string) ([]Entry, error) {
+	for _, d := range []string{in.From, in.To} {
+		if d != "" && !isoDay.MatchString(d) {
+			return nil, fmt.Errorf("date %q is not YYYY-MM-DD", d)
+		}
+	}
+	var keywords []string
+	for _, k := range in.Keywords {
+		if k = strings.TrimSpace(k); k != "" {
+			keywords = append(keywords, k)
+		}
+	}
+	// Fetch one more than the cap, so a truncated retrieval is noticed.
+	limit := r.MaxEntries + 1
+	if r.MaxEntries <= 0 {
+		limit = index.DefaultLimit
+	}
+	base := index.Query{From: in.From, To: in.To, Glob: in.Glob, Tags: in.Tags, Limit: limit}
+	var hits []index.Hit
+	switch {
+	case len(keywords) > 0:
+		for _, k := range keywords {
+			q := base
+			q.Text, q.Mode, q.Expand = k, index.ModePhrase, expand
+			hs, err := r.Index.Search(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			hits = append(hits, hs...)
+		}
+	case in.From != "" || in.To != "":
+		if in.Glob == "" && len(in.Tags) == 0 {
+			// Whole entries straight from the index: the common "what
+			// happened that week" instruction needs no second read.
+			ems, err := r.Index.Entries(ctx, in.From, in.To)
+			if err != nil {
+				return nil, err
+			}
+			out := make([]Entry, 0, len(ems))
+			for _, em := range ems {
+				out = append(out, Entry{Path: em.Path, Heading: em.Heading, Line: em.Line, Date: em.Date, Correction: em.Correction, Text: em.Text})
+			}
+			return out, nil
+		}
+		hs, err := r.Index.Search(ctx, base)
+		if err != nil {
+			return nil, err
+		}
+		hits = hs
+	case in.Glob != "" || len(in.Tags) > 0:
+		hs, err := r.Index.Search(ctx, base)
+		if err != nil {
+			return nil, err
+		}
+		hits = hs
+	default:
+		return nil, errEmptyInstruction
+	}
+	return r.entries(ctx, hits)
+}
+
+// entries turns hits into whole entries: daily entries from the index,
+// other sections from the file.
+func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, error) {
+	days := map[string]map[string]Entry{} // date → path#line → entry
+	files := map[string][]byte{}
+	var out []Entry
+	for _, h := range hits {
+		if r.excluded(h.Path) {
+			continue
+		}
+		if h.Date != "" {
+			byLine, ok := days[h.Date]
+			if !ok {
+				ems, err := r.Index.Entries(ctx, h.Date, h.Date)
+				if err != nil {
+					return nil, err
+				}
+				byLine = map[string]Entry{}
+				for _, em := range ems {
+					byLine[fmt.Sprintf("%s:%d", em.Path, em.Line)] = Entry{Path: em.Path, Heading: em.Heading, Line: em.Line, Date: em.Date, Correction: em.Correction, Text: em.Text}
+				}
+				days[h.Date] = byLine
+			}
+			if en, ok := byLine[fmt.Sprintf("%s:%d", h.Path, h.Line)]; ok {
+				out = append(out, en)
+				continue
+			}
+		}
+		en := Entry{Path: h.Path, Heading: h.Heading, Line: h.Line, Date: h.Date, Text: h.Snippet}
+		if r.Read != nil {
+			content, ok := files[h.Path]
+			if !ok {
+				if b, err := r.Read(h.Path); err == nil {
+					content = b
+				}
+				files[h.Path] = content
+			}
+			if t := sectionText(content, h.Line); t != "" {
+				en.Text = t
+			}
+		}
+		out = append(out, en)
+	}
+	return out, nil
+}
+
+func (r *Retriever) excluded(p string) bool {
+	ex := strings.Trim(r.Exclude, "/")
+	return ex != "" && (p == ex || strings.HasPrefix(p, ex+"/"))
+}
+
+// sectionText is the text of the section whose heading is on line (1-based),
+// up to the next heading of the same or a higher level, heading excluded;
+// for line 1 without a heading, the text up to the first heading.
+func sectionText(content []byte, line int) string {
+	if len(content) == 0 || line < 1 {
+		return ""
+	}
+	lines := strings.Split(strings.ReplaceAll(string(content), "\r\n", "\n"), "\n")
+	if line > len(lines) {
+		return ""
+	}
+	level := headingLevel(lines[line-1])
+	start := line
+	if level == 0 {
+		start = line - 1
+		level = 7
+	}
+	var body []string
+	for _, l := range lines[start:] {
+		if lv := headingLevel(l); lv > 0 && lv <= level {
+			break
+		}
+		body = append(body, l)
+	}
+	return strings.TrimSpace(strings.Join(body, "\n"))
+}
+
+func headingLevel(l string) int {
+	n := 0
+	for n < len(l) && l[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || (n < len(l) && l[n] != ' ' && l[n] != '\t') {
+		return 0
+	}
+	return n
+}
+
+// entriesText renders entries for a prompt, each under its link.
+func entriesText(entries []Entry) string {
+	text, _ := entriesTextCapped(entries, 0)
+	return text
+}
+
+// entriesTextCapped renders entries within budget characters (0: no cap).
+// Over budget it keeps the newest entries, which are last, and reports that
+// it left some out.
+func entriesTextCapped(entries []Entry, budget int) (string, bool) {
+	if len(entries) == 0 {
+		return "(no entries)", false
+	}
+	blocks := make([]string, len(entries))
+	for i, en := range entries {
+		var b strings.Builder
+		b.WriteString(en.Link())
+		if en.Date != "" {
+			fmt.Fprintf(&b, " (%s)", en.Date)
+		}
+		if en.Correction {
+			b.WriteString(" [correction]")
+		}
+		b.WriteString("\n" + en.Text + "\n")
+		if len(en.Parsed) > 0 {
+			fmt.Fprintf(&b, "parsed: %s\n", compactJSON(en.Parsed))
+		}
+		blocks[i] = b.String()
+	}
+	first, size := len(blocks), 0
+	for first > 0 && (budget <= 0 || size+len(blocks[first-1]) <= budget) {
+		first--
+		size += len(blocks[first])
+	}
+	return strings.TrimSpace(strings.Join(blocks[first:], "\n")), first > 0
+}

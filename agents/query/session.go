@@ -1,0 +1,247 @@
+package query
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/store"
+)
+
+// Session is the whole state of one input's flow (seed 003 §5.3). It is
+// saved in the state database after every request, so a session waiting
+// for clarification survives a restart and every transition can be read
+// back.
+type Session struct {
+	ID       string    `json:"id"`
+	Input    string    `json:"input"`
+	At       time.Time `json:"at"`    // when the input was given; a log entry's time
+	Today    string    `json:"today"` // At's day, what "last week" is relative to
+	ForceLog bool      `json:"forceLog,omitempty"`
+
+	Type             InputType `json:"type"`
+	Selected         []string  `json:"selected"`
+	Expanded         []string  `json:"expanded,omitempty"`
+	Pending          []string  `json:"pending,omitempty"`
+	CorrectionTarget string    `json:"correctionTarget,omitempty"`
+	LogPortion       string    `json:"logPortion,omitempty"`
+	Query            string    `json:"query,omitempty"`
+	QueryType        QueryType `json:"queryType,omitempty"`
+
+	Plan       *Plan       `json:"plan,omitempty"`
+	Attempts   []Attempt   `json:"attempts,omitempty"`
+	Entries    []Entry     `json:"entries,omitempty"`
+	Truncated  bool        `json:"truncated,omitempty"`
+	Analysis   *Analysis   `json:"analysis,omitempty"`
+	Draft      *Draft      `json:"draft,omitempty"`
+	Evaluation *Evaluation `json:"evaluation,omitempty"`
+	Feedback   []Feedback  `json:"feedback,omitempty"`
+	// Loops counts returns to PLAN (re-plans and re-evaluations), capped
+	// by Options.LoopMax.
+	Loops   int  `json:"loops"`
+	Partial bool `json:"partial,omitempty"`
+	NoData  bool `json:"noData,omitempty"`
+
+	Questions   []Question        `json:"questions,omitempty"`
+	Explanation string            `json:"explanation,omitempty"`
+	Asked       []string          `json:"asked,omitempty"`
+	Answers     map[string]string `json:"answers,omitempty"`
+	Declined    bool              `json:"declined,omitempty"`
+	Expires     time.Time         `json:"expires,omitzero"`
+
+	Parsed      *ParsedEntry `json:"parsed,omitempty"`
+	Logged      *Logged      `json:"logged,omitempty"`
+	Significant bool         `json:"significant,omitempty"`
+
+	Degraded     string       `json:"degraded,omitempty"`
+	State        State        `json:"state"`
+	Transitions  []Transition `json:"transitions"`
+	Calls        int          `json:"calls"`
+	PromptTokens int          `json:"promptTokens"`
+	Created      time.Time    `json:"created"`
+	Updated      time.Time    `json:"updated"`
+
+	// Read fresh for every request, never saved: see Engine.prepare.
+	domains []Domain
+	context string
+}
+
+func (s *Session) move(to State, why string, at time.Time) {
+	s.Transitions = append(s.Transitions, Transition{From: s.State, To: to, Why: why, At: at})
+	s.State = to
+}
+
+func (s *Session) active() Active { return combine(s.domains, s.Selected) }
+
+func (s *Session) weekday() string { return s.At.Weekday().String() }
+
+func (s *Session) logText() string {
+	if s.Type == InputBoth && s.LogPortion != "" {
+		return s.LogPortion
+	}
+	return s.Input
+}
+
+func (s *Session) addEntries(es []Entry) {
+	seen := make(map[string]bool, len(s.Entries))
+	for _, en := range s.Entries {
+		seen[en.key()] = true
+	}
+	for _, en := range es {
+		if !seen[en.key()] {
+			seen[en.key()] = true
+			s.Entries = append(s.Entries, en)
+		}
+	}
+	sortEntries(s.Entries)
+}
+
+// openGaps are what a partial answer must disclose: the analysis's critical
+// gaps, the evaluator's last objections, and what a declined question
+// would have filled.
+func (s *Session) openGaps() []string {
+	if !s.Partial {
+		return nil
+	}
+	var out []string
+	add := func(g string) {
+		if g = strings.TrimSpace(g); g != "" && !containsFold(out, g) {
+			out = append(out, g)
+		}
+	}
+	if s.Analysis != nil {
+		for _, g := range s.Analysis.GapsIdentified {
+			if g.critical() {
+				add(g.Description)
+			}
+		}
+	}
+	for _, f := range s.Feedback {
+		add(f.Issue)
+	}
+	if s.Declined {
+		for _, q := range s.Questions {
+			add(q.Gap)
+		}
+	}
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) entriesText(s *Session) string {
+	text, cut := entriesTextCapped(s.Entries, e.opts.PromptEntryTokens*4)
+	if cut {
+		s.Truncated = true
+	}
+	return text
+}
+
+// schema holds the query component's migration steps. Append, never edit.
+var schema = []string{`
+CREATE TABLE query_sessions (
+	id      TEXT PRIMARY KEY,
+	state   TEXT NOT NULL,
+	created TEXT NOT NULL,
+	updated TEXT NOT NULL,
+	expires TEXT,             -- RFC 3339; set while waiting for the user
+	data    TEXT NOT NULL     -- the Session as JSON
+);
+CREATE INDEX query_sessions_updated ON query_sessions(updated);
+
+-- Parsed data of logged entries, keyed by (note, entry heading, domain).
+-- It can be rebuilt by parsing the daily notes again.
+CREATE TABLE query_parsed (
+	note         TEXT NOT NULL,
+	entry        TEXT NOT NULL,
+	domain       TEXT NOT NULL,
+	data         TEXT NOT NULL,  -- JSON object
+	uncertain    TEXT NOT NULL,  -- JSON array of field names
+	raw          TEXT NOT NULL,
+	corrected_by TEXT NOT NULL DEFAULT '',
+	updated      TEXT NOT NULL,
+	PRIMARY KEY (note, entry, domain)
+) WITHOUT ROWID;
+`}
+
+func migrate(ctx context.Context, v *vault.Vault) error {
+	if err := store.Migrate(ctx, v.DB(), "query", schema); err != nil {
+		return fmt.Errorf("opening the query store: %w", err)
+	}
+	return nil
+}
+
+func newSessionID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("making a session id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func (e *Engine) saveSession(ctx context.Context, s *Session) error {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return fmt.Errorf("saving session %s: %w", s.ID, err)
+	}
+	var expires any
+	if s.State == StateWaitUser {
+		expires = s.Expires.UTC().Format(time.RFC3339Nano)
+	}
+	_, err = e.v.DB().ExecContext(ctx, `
+		INSERT INTO query_sessions (id, state, created, updated, expires, data) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated = excluded.updated, expires = excluded.expires, data = excluded.data`,
+		s.ID, string(s.State), s.Created.UTC().Format(time.RFC3339Nano), s.Updated.UTC().Format(time.RFC3339Nano), expires, string(data))
+	if err != nil {
+		return fmt.Errorf("saving session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// Session reads a saved session, for inspection of its transitions.
+func (e *Engine) Session(ctx context.Context, id string) (*Session, error) {
+	var data string
+	err := e.v.DB().QueryRowContext(ctx, `SELECT data FROM query_sessions WHERE id = ?`, id).Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no session %q: %w", id, ErrSessionNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", id, err)
+	}
+	var s Session
+	if err := json.Unmarshal([]byte(data), &s); err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", id, err)
+	}
+	return &s, nil
+}
+
+// loadSession reads a session that may still be answered: known and not
+// expired.
+func (e *Engine) loadSession(ctx context.Context, id string) (*Session, error) {
+	if strings.TrimSpace(id) == "" {
+		return nil, fmt.Errorf("no session id given: %w", ErrSessionNotFound)
+	}
+	s, err := e.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.State == StateWaitUser && !s.Expires.IsZero() && e.opts.Now().After(s.Expires) {
+		return nil, fmt.Errorf("session %s expired at %s (sessions last %s); ask again: %w",
+			id, s.Expires.Format(time.RFC3339), e.opts.SessionTTL, ErrSessionNotFound)
+	}
+	return s, nil
+}
