@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -126,8 +127,12 @@ func noDataAnswer(s *Session) string {
 	fmt.Fprintf(&b, "I found nothing in your notes about this, so I can't answer %q from them.", s.Query)
 	if len(s.Attempts) > 0 {
 		b.WriteString(" I searched:")
+		var listed []string
 		for _, a := range s.Attempts {
-			fmt.Fprintf(&b, "\n- %s", a.Summary)
+			if !slices.Contains(listed, a.Summary) {
+				listed = append(listed, a.Summary)
+				fmt.Fprintf(&b, "\n- %s", a.Summary)
+			}
 		}
 	}
 	b.WriteString("\nIf you log it, I can answer next time.")
