@@ -180,20 +180,29 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		close(results)
 	}()
 
+	// Writing is serial (one SQLite writer) and slower than parsing, so a
+	// writer goroutine commits one batch while the next is being parsed.
+	batches := make(chan []index.Update, 1)
+	written := make(chan error, 1)
+	go func() {
+		var (
+			err     error
+			applied int
+		)
+		for b := range batches {
+			if err == nil {
+				err = v.index.Apply(ctx, b)
+			}
+			applied += len(b)
+			done(applied)
+		}
+		written <- err
+	}()
+
 	var (
 		changes []Change
-		batch   []index.Update
-		applied int
-		werr    error
+		batch   = make([]index.Update, 0, scanBatch)
 	)
-	flush := func() {
-		if werr == nil && len(batch) > 0 {
-			werr = v.index.Apply(ctx, batch)
-		}
-		applied += len(batch)
-		batch = batch[:0]
-		done(applied)
-	}
 	for r := range results {
 		if r.change != nil {
 			changes = append(changes, *r.change)
@@ -211,10 +220,15 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		}
 		batch = append(batch, r.update)
 		if len(batch) >= scanBatch {
-			flush()
+			batches <- batch
+			batch = make([]index.Update, 0, scanBatch)
 		}
 	}
-	flush()
+	if len(batch) > 0 {
+		batches <- batch
+	}
+	close(batches)
+	werr := <-written
 	if err := ctx.Err(); err != nil {
 		return nil, counts, err
 	}

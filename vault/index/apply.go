@@ -106,6 +106,10 @@ func (ix *Index) Apply(ctx context.Context, batch []Update) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("applying index batch: committing: %w", err)
 	}
+	ix.mu.Lock()
+	ix.counts = nil
+	ix.gen++
+	ix.mu.Unlock()
 	return nil
 }
 

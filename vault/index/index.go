@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/margin-md/margin/vault/store"
 )
@@ -31,6 +32,14 @@ var ErrNotFound = errors.New("not in index")
 // reads see a consistent snapshot (WAL) while a batch is being written.
 type Index struct {
 	db *sql.DB
+
+	// counts caches Counts, which editors poll through vault/status and
+	// which costs a scan of two tables. Apply clears it. Another margin
+	// process writing the same database does not, but whatever it indexes
+	// this process's watcher sees and applies too.
+	mu     sync.Mutex // guards counts and gen
+	counts *Counts
+	gen    uint64 // bumped by every Apply, so a count read before it is not cached after it
 }
 
 // Open returns the index stored in db (opened with store.Open), creating or

@@ -357,13 +357,15 @@ func resolve(ctx context.Context, tx *sql.Tx, path string) (resolution, error) {
 	if err != nil {
 		return r, fmt.Errorf("resolving links: %w", err)
 	}
-	// ending counts the files whose key is k or ends in "/"+k.
+	// ending counts the files whose key is k or ends in "/"+k. Files margin
+	// writes do not count: a task's report and journal carry its name
+	// (SPEC §3.3) and would otherwise make every link to it by name ambiguous.
 	ending := func(k string) (int, error) {
 		var n int
-		q := `SELECT count(*) FROM files WHERE stem_key = ?`
+		q := `SELECT count(*) FROM files WHERE stem_key = ? AND kind <> 'margin'`
 		args := []any{k}
 		if strings.Contains(k, "/") {
-			q = `SELECT count(*) FROM files WHERE path_key = ? OR substr(path_key, -length(?) - 1) = '/' || ?`
+			q = `SELECT count(*) FROM files WHERE (path_key = ? OR substr(path_key, -length(?) - 1) = '/' || ?) AND kind <> 'margin'`
 			args = []any{k, k, k}
 		}
 		err := tx.QueryRowContext(ctx, q, args...).Scan(&n)
@@ -446,6 +448,12 @@ func (ix *Index) Coverage(ctx context.Context, state State) ([]FileState, error)
 
 // Counts counts notes by kind and files by state.
 func (ix *Index) Counts(ctx context.Context) (Counts, error) {
+	ix.mu.Lock()
+	cached, gen := ix.counts, ix.gen
+	ix.mu.Unlock()
+	if cached != nil {
+		return *cached, nil
+	}
 	var c Counts
 	err := ix.db.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM notes),
@@ -458,6 +466,11 @@ func (ix *Index) Counts(ctx context.Context) (Counts, error) {
 	if err != nil {
 		return c, fmt.Errorf("counting index: %w", err)
 	}
+	ix.mu.Lock()
+	if ix.gen == gen {
+		ix.counts = &c
+	}
+	ix.mu.Unlock()
 	return c, nil
 }
 
