@@ -112,16 +112,29 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 		v.Close()
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
 	}
+	// The agents subscribe before the vault runs, so they miss no change.
+	rt, err := s.openAgents(ctx, v)
+	if err != nil {
+		v.Close()
+		return err
+	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	closed := make(chan struct{})
+	closed, agentsDone := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(closed)
 		if err := v.Run(runCtx); err != nil && runCtx.Err() == nil {
 			s.logger.Error("vault stopped", "err", err)
 		}
 	}()
+	go func() {
+		defer close(agentsDone)
+		if err := rt.Run(runCtx); err != nil && runCtx.Err() == nil {
+			s.logger.Error("agents stopped", "err", err)
+		}
+	}()
 	s.mu.Lock()
 	s.vault, s.stopVault, s.vaultClosed = v, stop, closed
+	s.agents, s.agentsDone = rt, agentsDone
 	s.query = engine
 	s.mu.Unlock()
 	return nil
@@ -129,14 +142,18 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 
 func (s *Server) closeVault() {
 	s.mu.Lock()
-	v, stop, closed := s.vault, s.stopVault, s.vaultClosed
-	s.vault = nil
+	v, stop, closed, agentsDone := s.vault, s.stopVault, s.vaultClosed, s.agentsDone
+	s.vault, s.agents = nil, nil
 	s.mu.Unlock()
 	if v == nil {
 		return
 	}
 	stop()
+	<-agentsDone // the agents stop first: their wakes still write through the vault
 	<-closed
+	if s.opts.Ledger != nil {
+		s.opts.Ledger.Attach(nil)
+	}
 	if err := v.Close(); err != nil {
 		s.opts.Logger.Error("closing vault", "err", err)
 	}

@@ -17,6 +17,13 @@ var methods = map[string]method{
 	"vault/search":   reader((*Server).vaultSearch),
 	"vault/rescan":   writer((*Server).vaultRescan),
 
+	"agents/list":     reader((*Server).agentsList),
+	"agents/get":      reader((*Server).agentsGet),
+	"agents/create":   writer((*Server).agentsCreate),
+	"agents/control":  writer((*Server).agentsControl),
+	"agents/activity": reader((*Server).agentsActivity),
+	"reports/get":     reader((*Server).reportsGet),
+
 	// Query flows run as reads although a log writes: see server/query.go.
 	"query/ask":   reader((*Server).queryAsk),
 	"query/reply": reader((*Server).queryReply),

@@ -16,6 +16,8 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -29,6 +31,11 @@ type Options struct {
 	Vault vault.Options
 	// LLM serves the agents' model calls; nil means no model (offline).
 	LLM *llm.Client
+	// Agents configure the task agents of the vault.
+	Agents agents.Options
+	// Ledger, when set, is attached to the vault's ledger while a vault is
+	// open, so the model calls LLM records land in its state database.
+	Ledger *ledger.Slot
 	// Query configures the query and log flows (query/*, log/append).
 	Query query.Options
 	// MaxMessageSize caps one incoming message; larger ones are discarded.
@@ -64,6 +71,8 @@ type Server struct {
 	stopVault   context.CancelFunc
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	vaultClosed chan struct{}
+	agents      *agents.Runtime // nil until a vault is open
+	agentsDone  chan struct{}
 	applied     uint64        // state-changing messages finished
 	appliedNow  chan struct{} // closed and replaced whenever applied grows
 }

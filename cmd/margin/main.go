@@ -105,6 +105,8 @@ func newRootCommand() *cobra.Command {
 		newStatusCommand(g),
 		newSearchCommand(g),
 		newDoctorCommand(g),
+		newAgentsCommand(g),
+		newReportCommand(g),
 		newAskCommand(g),
 		newLogCommand(g),
 		newImportCommand(g),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server"
 )
@@ -25,13 +26,16 @@ editor's workspace root from initialize. Logs go to stderr.`,
 			}
 			opts := cfg.vaultOptions()
 			opts.Dir = expandHome(opts.Dir)
-			client, err := llm.New(cfg.LLM, llm.WithLogger(logger))
+			slot := &ledger.Slot{}
+			client, err := llm.New(cfg.LLM, llm.WithLogger(logger), llm.WithRecorder(slot))
 			if err != nil {
 				return usageError(err)
 			}
 			s := server.New(server.Options{
 				Vault:          opts,
 				LLM:            client,
+				Agents:         cfg.agentsOptions(),
+				Ledger:         slot,
 				Query:          cfg.queryOptions(now.t),
 				MaxMessageSize: cfg.Server.MaxMessageSize,
 				Version:        version,

@@ -1,0 +1,134 @@
+// Package ledger keeps margin's accounting of model calls in the state
+// database: one row per attempt at one provider (llm.Record), tagged with
+// the wake run or query session that made it, so a run's tokens and a
+// provider's failure rate can be read back.
+//
+// It owns the model_calls table and nothing else. It must not decide
+// anything about agents, runs or queries: callers tag their context with
+// WithScope and read totals back with Totals.
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/store"
+)
+
+// schema holds the migration steps of the ledger. Append, never edit.
+var schema = []string{`
+CREATE TABLE model_calls (
+	id                INTEGER PRIMARY KEY,
+	scope             TEXT    NOT NULL, -- "run:<id>", "query:<session>", or "" when untagged
+	time              TEXT    NOT NULL,
+	role              TEXT    NOT NULL,
+	provider          TEXT    NOT NULL,
+	model             TEXT    NOT NULL,
+	attempt           INTEGER NOT NULL,
+	fallback          INTEGER NOT NULL,
+	prompt_tokens     INTEGER NOT NULL,
+	completion_tokens INTEGER NOT NULL,
+	prompt_estimate   INTEGER NOT NULL,
+	truncated         INTEGER NOT NULL,
+	done_reason       TEXT    NOT NULL,
+	latency_ms        INTEGER NOT NULL,
+	outcome           TEXT    NOT NULL,
+	error             TEXT    NOT NULL
+);
+CREATE INDEX model_calls_scope ON model_calls(scope) WHERE scope <> '';
+`}
+
+// Ledger records model calls in the state database. It implements
+// llm.Recorder.
+type Ledger struct {
+	db  *sql.DB
+	log *slog.Logger
+}
+
+// Open migrates the ledger's table in db (the vault's state database) and
+// returns a ledger writing to it. logger hears write failures; nil discards.
+func Open(ctx context.Context, db *sql.DB, logger *slog.Logger) (*Ledger, error) {
+	if err := store.Migrate(ctx, db, "ledger", schema); err != nil {
+		return nil, fmt.Errorf("opening the ledger: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Ledger{db: db, log: logger}, nil
+}
+
+type scopeKey struct{}
+
+// WithScope tags every model call made with ctx, so Totals can sum them:
+// the agents use "run:<id>", the query flow "query:<session>".
+func WithScope(ctx context.Context, scope string) context.Context {
+	return context.WithValue(ctx, scopeKey{}, scope)
+}
+
+func scopeOf(ctx context.Context) string {
+	s, _ := ctx.Value(scopeKey{}).(string)
+	return s
+}
+
+// Record implements llm.Recorder. A failure to write is logged, never
+// returned: accounting must not fail a model call.
+func (l *Ledger) Record(ctx context.Context, r llm.Record) {
+	_, err := l.db.ExecContext(ctx, `INSERT INTO model_calls (scope, time, role, provider, model, attempt, fallback,
+		prompt_tokens, completion_tokens, prompt_estimate, truncated, done_reason, latency_ms, outcome, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		scopeOf(ctx), r.Time.UTC().Format(time.RFC3339Nano), r.Role, r.Provider, r.Model, r.Attempt, r.Fallback,
+		r.PromptTokens, r.CompletionTokens, r.PromptEstimate, r.Truncated, r.DoneReason, r.Latency.Milliseconds(), r.Outcome, r.Err)
+	if err != nil {
+		l.log.Warn("recording a model call", "err", err)
+	}
+}
+
+// Totals is what the calls of one scope cost.
+type Totals struct {
+	Calls            int `json:"calls"`
+	Failed           int `json:"failed"`
+	PromptTokens     int `json:"promptTokens"`
+	CompletionTokens int `json:"completionTokens"`
+}
+
+// Totals sums the calls recorded under scope.
+func (l *Ledger) Totals(ctx context.Context, scope string) (Totals, error) {
+	var t Totals
+	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(outcome <> 'ok'), 0),
+		COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0)
+		FROM model_calls WHERE scope = ?`, scope).Scan(&t.Calls, &t.Failed, &t.PromptTokens, &t.CompletionTokens)
+	if err != nil {
+		return t, fmt.Errorf("summing model calls of %s: %w", scope, err)
+	}
+	return t, nil
+}
+
+// Slot is an llm.Recorder that forwards to a Ledger once there is one. The
+// model client is built at startup, before an editor names the vault whose
+// state database holds the ledger; calls made before Attach are not recorded.
+type Slot struct {
+	mu sync.Mutex // guards to
+	to llm.Recorder
+}
+
+// Attach makes the slot forward to r; nil detaches it.
+func (s *Slot) Attach(r llm.Recorder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.to = r
+}
+
+// Record implements llm.Recorder.
+func (s *Slot) Record(ctx context.Context, r llm.Record) {
+	s.mu.Lock()
+	to := s.to
+	s.mu.Unlock()
+	if to != nil {
+		to.Record(ctx, r)
+	}
+}

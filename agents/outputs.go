@@ -1,0 +1,267 @@
+package agents
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Generators of a report besides a model id.
+const (
+	generatedOffline = "offline" // built from the task's structure without a model
+	generatedMargin  = "margin"  // margin's own notice (broken frontmatter)
+)
+
+// ReportPath is where the report on the task at taskPath lives (SPEC §3.3).
+func ReportPath(outputFolder, taskPath string) string {
+	return path.Join(outputFolder, "Reports", stem(taskPath)+".md")
+}
+
+// JournalPath is where the journal of the task at taskPath lives.
+func JournalPath(outputFolder, taskPath string) string {
+	return path.Join(outputFolder, "Journal", stem(taskPath)+".md")
+}
+
+func stem(p string) string {
+	base := path.Base(p)
+	return strings.TrimSuffix(base, path.Ext(base))
+}
+
+// taskLink is the task as a wikilink, without the extension, as Obsidian
+// writes links.
+func taskLink(taskPath string) string {
+	return "[[" + strings.TrimSuffix(taskPath, path.Ext(taskPath)) + "]]"
+}
+
+// Report is a report file as read back.
+type Report struct {
+	Path        string    `json:"path"`
+	Task        string    `json:"task"`
+	TLDR        string    `json:"tldr"`
+	Content     string    `json:"content"`
+	Updated     time.Time `json:"updated"`
+	GeneratedBy string    `json:"generatedBy"`
+	Template    string    `json:"template"`
+	Wake        int       `json:"wake"`
+
+	fingerprint edit.Fingerprint
+}
+
+// readReport reads a report file; ok is false when there is none.
+func readReport(root *edit.Root, p string) (Report, bool, error) {
+	snap, err := root.Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Report{Path: p}, false, nil
+	}
+	if err != nil {
+		return Report{}, false, err
+	}
+	n := note.Parse(p, snap.Content, note.Options{})
+	r := Report{Path: p, Content: strings.TrimSpace(string(snap.Content[n.BodyOffset:])), fingerprint: snap.Fingerprint}
+	if fm := n.Frontmatter; fm != nil {
+		r.TLDR = fm.String("tldr")
+		r.GeneratedBy = fm.String("generated_by")
+		r.Template = fm.String("template")
+		r.Task = strings.TrimSuffix(strings.TrimPrefix(fm.String("task"), "[["), "]]")
+		if v, ok := fm.Get("updated"); ok {
+			switch v := v.(type) {
+			case time.Time:
+				r.Updated = v
+			case string:
+				r.Updated, _ = time.Parse(time.RFC3339, v)
+			}
+		}
+		if v, ok := fm.Get("wake"); ok {
+			r.Wake, _ = v.(int)
+		}
+	}
+	if r.TLDR == "" {
+		// SPEC §3.3: a report without tldr shows its first paragraph.
+		r.TLDR = firstParagraph(r.Content)
+	}
+	return r, true, nil
+}
+
+func firstParagraph(s string) string {
+	for _, p := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n\n") {
+		if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "#") {
+			return oneLine(p)
+		}
+	}
+	return ""
+}
+
+// yamlString quotes s for YAML. A JSON string is a valid YAML
+// double-quoted scalar, and quoting every value keeps a tldr such as
+// "yes" or "2026-11-25" a string.
+func yamlString(s string) string {
+	b, _ := json.Marshal(s) // a string always marshals
+	return string(b)
+}
+
+// renderReport renders a report file (SPEC §3.3).
+func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, content string) []byte {
+	var b strings.Builder
+	b.WriteString("---\nmargin: report\n")
+	fmt.Fprintf(&b, "task: %s\n", yamlString(taskLink(taskPath)))
+	fmt.Fprintf(&b, "agent: %s\n", agent)
+	fmt.Fprintf(&b, "template: %s\n", yamlString(template))
+	fmt.Fprintf(&b, "updated: %s\n", updated.Format(time.RFC3339))
+	fmt.Fprintf(&b, "wake: %d\n", wake)
+	fmt.Fprintf(&b, "tldr: %s\n", yamlString(oneLine(tldr)))
+	fmt.Fprintf(&b, "generated_by: %s\n", yamlString(generatedBy))
+	b.WriteString("---\n")
+	b.WriteString(strings.TrimSpace(content))
+	b.WriteString("\n")
+	return []byte(b.String())
+}
+
+// journalLine is one journal entry (SPEC §3.3).
+func journalLine(at time.Time, text string) string {
+	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), oneLine(text))
+}
+
+// readJournal returns the journal's entry lines, oldest first.
+func readJournal(root *edit.Root, p string) ([]string, error) {
+	snap, err := root.Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, l := range strings.Split(string(snap.Content), "\n") {
+		if strings.HasPrefix(l, "- ") {
+			lines = append(lines, strings.TrimRight(l, "\r"))
+		}
+	}
+	return lines, nil
+}
+
+// casAttempts bounds the retries of an append racing a person's edits of
+// the same file: each retry re-reads, so it only fails under a stream of
+// saves, and then the observation is better lost than the edit.
+const casAttempts = 3
+
+// appendJournal appends lines to the journal, creating it when needed. It
+// only ever adds at the end, so an edit the person made is kept: a write
+// that finds the file changed reads it again and appends to that.
+func appendJournal(root *edit.Root, p, taskPath, agent string, lines []string) error {
+	var err error
+	for range casAttempts {
+		var snap edit.Snapshot
+		snap, err = root.Read(p)
+		var content string
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			content = fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", yamlString(taskLink(taskPath)), agent, stem(taskPath))
+			snap = edit.Snapshot{}
+		case err != nil:
+			return fmt.Errorf("appending to the journal: %w", err)
+		default:
+			content = string(snap.Content)
+			if content != "" && !strings.HasSuffix(content, "\n") {
+				content += "\n"
+			}
+		}
+		content += strings.Join(lines, "\n") + "\n"
+		if _, err = root.Write(p, snap.Fingerprint, []byte(content)); !errors.Is(err, edit.ErrConflict) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("appending to the journal: %w", err)
+	}
+	return nil
+}
+
+// offlineReport is the report margin writes without a model (SPEC §1.4):
+// the task's structure, nothing inferred.
+func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index.EntryMeta, why string) (tldr, content string) {
+	done, open, total := 0, []string{}, 0
+	for _, it := range checklist {
+		switch it.State {
+		case '-':
+			continue // cancelled items are not work left or done
+		case 'x', 'X':
+			done++
+		default:
+			open = append(open, it.Text)
+		}
+		total++
+	}
+	var facts []string
+	field := func(name, v string) {
+		if v != "" {
+			facts = append(facts, name+" "+v)
+		}
+	}
+	field("status", t.Status)
+	field("priority", t.Priority)
+	field("due", t.Due)
+	field("scheduled", t.Scheduled)
+	if t.Estimate > 0 {
+		field("estimate", formatMinutes(t.Estimate))
+	}
+	tldr = fmt.Sprintf("Offline summary (no model reachable): %d of %d checklist items done", done, total)
+	if len(facts) > 0 {
+		tldr += "; " + strings.Join(facts, ", ")
+	}
+	tldr += "."
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", oneLine(why))
+	b.WriteString("## Status\n\n")
+	if len(facts) == 0 {
+		b.WriteString("- no status, priority or dates set\n")
+	}
+	for _, f := range facts {
+		name, v, _ := strings.Cut(f, " ")
+		fmt.Fprintf(&b, "- **%s**: %s\n", name, v)
+	}
+	fmt.Fprintf(&b, "\n## Checklist progress\n\n%d of %d items done.\n", done, total)
+	if len(open) > 0 {
+		b.WriteString("\n## Open items\n\n")
+		for _, o := range open {
+			fmt.Fprintf(&b, "- [ ] %s\n", o)
+		}
+	}
+	if len(entries) > 0 {
+		b.WriteString("\n## Recent linked entries\n\n")
+		recent := entries[max(0, len(entries)-5):]
+		for i := len(recent) - 1; i >= 0; i-- {
+			e := recent[i]
+			fmt.Fprintf(&b, "- [[%s#%s|%s %s]] %s\n", strings.TrimSuffix(e.Path, path.Ext(e.Path)), e.Heading, e.Date, e.Time, firstLine(e.Text))
+		}
+	}
+	return tldr, b.String()
+}
+
+func formatMinutes(m int) string {
+	switch {
+	case m%60 == 0:
+		return fmt.Sprintf("%dh", m/60)
+	case m > 60:
+		return fmt.Sprintf("%dh%dm", m/60, m%60)
+	}
+	return fmt.Sprintf("%dm", m)
+}
+
+// brokenReport is the report on a task whose frontmatter does not parse:
+// the agent cannot trust any field, so it says what is wrong instead.
+func brokenReport(taskPath, problem string) (tldr, content string) {
+	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + oneLine(problem)
+	content = fmt.Sprintf("## The task note cannot be read\n\nThe YAML frontmatter of %s does not parse:\n\n```\n%s\n```\n\n"+
+		"Fix the frontmatter (between the two `---` lines) and save; the agent wakes again on the next change.\n",
+		taskLink(taskPath), strings.TrimSpace(problem))
+	return tldr, content
+}

@@ -1,0 +1,257 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+
+	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// wakeRequest is why a wake runs.
+type wakeRequest struct {
+	reason string
+	// force runs even when the state was processed already (a person
+	// asked) and even when the agent is dormant.
+	force bool
+}
+
+// wake is one wake in progress: the agent, the state it reads and the run
+// it records into.
+type wake struct {
+	rt       *Runtime
+	agent    Agent
+	template Template
+	key      RunKey
+	run      int64
+
+	taskSnap edit.Snapshot
+	task     *note.Note
+	entries  []index.EntryMeta
+	sources  []Source
+
+	report     Report
+	hasReport  bool
+	reportBase edit.Fingerprint // the report as this wake read it; writes compare-and-swap against it
+	modelName  string
+}
+
+func (w *wake) journalPath() string { return JournalPath(w.rt.outputFolder(), w.agent.Task) }
+func (w *wake) reportPath() string  { return ReportPath(w.rt.outputFolder(), w.agent.Task) }
+
+func (w *wake) modelID() string {
+	if w.modelName == "" {
+		return "unknown"
+	}
+	return w.modelName
+}
+
+// taskWritten records the wake's own write to the task note, so what the
+// agent is considered to have seen includes it.
+func (w *wake) taskWritten(content []byte, fp edit.Fingerprint) {
+	w.taskSnap = edit.Snapshot{Path: w.taskSnap.Path, Content: content, Fingerprint: fp}
+	w.sources[0] = taskSource(w.agent.Task, content)
+}
+
+// writeReport writes the report file. It never overwrites a report the
+// person edited after this wake read it: the write compares against the
+// report as read, and a conflict leaves their version for the next wake,
+// which shows it to the agent as the current report.
+func (w *wake) writeReport(ctx context.Context, tldr, content, generator string) error {
+	p := w.reportPath()
+	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, content)
+	fp, err := w.rt.v.Root().Write(p, w.reportBase, data)
+	if errors.Is(err, edit.ErrConflict) {
+		return fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
+	}
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	w.reportBase = fp
+	if err := w.rt.store.setReport(ctx, w.agent.ID, string(fp), generator); err != nil {
+		return err
+	}
+	w.rt.notify("margin/reportUpdated", map[string]string{"task": w.agent.Task, "path": p, "tldr": oneLine(tldr)})
+	return nil
+}
+
+// gather reads the wake's state: template, task note, linked entries,
+// current report. found is false when the task note is gone.
+func (w *wake) gather(ctx context.Context) (found bool, err error) {
+	rt := w.rt
+	if w.template, err = loadTemplate(rt.v.Root(), rt.outputFolder(), rt.now()); err != nil {
+		return false, err
+	}
+	w.taskSnap, err = rt.v.Root().Read(w.agent.Task)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the task: %w", err)
+	}
+	w.task = note.Parse(w.agent.Task, w.taskSnap.Content, note.Options{TaskFolders: rt.v.Options().TaskFolders})
+	w.entries, err = rt.v.Index().LinkedEntries(ctx, w.agent.Task)
+	if err != nil && !errors.Is(err, index.ErrNotFound) {
+		return false, err
+	}
+	w.sources = append([]Source{taskSource(w.agent.Task, w.taskSnap.Content)}, entrySources(w.entries)...)
+	if w.report, w.hasReport, err = readReport(rt.v.Root(), w.reportPath()); err != nil {
+		return false, fmt.Errorf("reading the report: %w", err)
+	}
+	w.reportBase = w.report.fingerprint
+	return true, nil
+}
+
+// execute runs the wake's work and says how it ended. The run row exists.
+func (w *wake) execute(ctx context.Context, reason string, seen map[string]Source) (runEnd, error) {
+	rt := w.rt
+	if w.task.FrontmatterError != "" {
+		tldr, content := brokenReport(w.agent.Task, w.task.FrontmatterError)
+		if err := w.writeReport(ctx, tldr, content, generatedMargin); err != nil {
+			return runEnd{status: RunFailed, detail: err.Error()}, nil
+		}
+		return runEnd{status: RunCompleted, detail: "the task's frontmatter does not parse; reported without a model"}, nil
+	}
+	if rt.model == nil {
+		return w.offline(ctx, "no model is configured")
+	}
+
+	wt := &wakeTools{w: w}
+	box, err := wt.toolbox()
+	if err != nil {
+		return runEnd{}, err
+	}
+	journal, err := readJournal(rt.v.Root(), w.journalPath())
+	if err != nil {
+		return runEnd{}, fmt.Errorf("reading the journal: %w", err)
+	}
+	req := llm.Request{Role: rt.opts.Role, System: systemPrompt(w.template), Tools: box.Specs()}
+	fixed := llm.EstimateTokens(req)
+	msg, _ := userMessage(wakeContext{
+		Now: rt.now(), Reason: reason, Task: w.sources[0], Entries: w.sources[1:], Seen: seen,
+		Report: reportBody(w), TLDR: w.report.TLDR, Journal: journal,
+		Budget: max(rt.opts.ContextTokens-fixed, 0),
+	})
+	req.Messages = []llm.Message{{Role: llm.RoleUser, Content: msg}}
+
+	rec := &recordingModel{w: w}
+	ctx = ledger.WithScope(ctx, "run:"+strconv.FormatInt(w.run, 10))
+	res, err := llm.RunTools(ctx, rec, req, box, llm.Loop{MaxTurns: rt.opts.MaxTurns, StopAfter: []string{"update_report"}})
+	rec.persist(ctx, res.Messages)
+	end := runEnd{turns: res.Turns, promptTokens: rec.prompt, completions: rec.completion}
+	switch {
+	case ctx.Err() != nil:
+		// Shutting down: the run stays "started" and is re-run under the
+		// same key at the next start, like after a crash.
+		return end, ctx.Err()
+	case errors.Is(err, llm.ErrUnavailable):
+		off, oerr := w.offline(ctx, err.Error())
+		off.turns, off.promptTokens, off.completions = end.turns, end.promptTokens, end.completions
+		return off, oerr
+	case err != nil:
+		end.status, end.detail = RunFailed, err.Error()
+	case !wt.reported:
+		end.status, end.detail = RunIncomplete, fmt.Sprintf("ended (%s after %d turns) without update_report; the previous report stands", res.Stop, res.Turns)
+	default:
+		end.status = RunCompleted
+	}
+	return end, nil
+}
+
+// reportBody is the report as the agent is shown it: the body, whoever
+// wrote it last (the agent, the offline writer, or the person).
+func reportBody(w *wake) string {
+	if !w.hasReport {
+		return ""
+	}
+	return w.report.Content
+}
+
+// offline writes the offline report and fails the run, so the wake is
+// retried when the backoff runs out. A report a model wrote is not
+// replaced: it says more than the task's structure, which the person can
+// read in the task itself.
+func (w *wake) offline(ctx context.Context, why string) (runEnd, error) {
+	end := runEnd{status: RunFailed, detail: "model unavailable: " + why}
+	if w.hasReport && w.report.GeneratedBy != generatedOffline && w.report.GeneratedBy != generatedMargin {
+		end.detail += "; the model's last report stands"
+		return end, nil
+	}
+	task := w.task.Task
+	if task == nil {
+		task = &note.Task{Title: w.task.Title}
+	}
+	tldr, content := offlineReport(task, w.task.Checklist, w.entries, llm.Fix(errors.New(why)))
+	if err := w.writeReport(ctx, tldr, content, generatedOffline); err != nil {
+		end.detail += "; " + err.Error()
+		return end, nil
+	}
+	end.detail += "; offline report written"
+	return end, nil
+}
+
+// recordingModel is the model as a wake sees it: every turn is persisted
+// as it happens (the prompt before the call, the reply after it), model
+// calls wait for the global concurrency limit, and tokens are counted.
+type recordingModel struct {
+	w          *wake
+	persisted  int // messages of the conversation already stored
+	prompt     int
+	completion int
+}
+
+func (m *recordingModel) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
+	m.persist(ctx, req.Messages)
+	rt := m.w.rt
+	select {
+	case rt.sem <- struct{}{}:
+	case <-ctx.Done():
+		return llm.Response{}, ctx.Err()
+	}
+	resp, err := rt.model.Chat(ctx, req)
+	<-rt.sem
+	if err != nil {
+		return resp, err
+	}
+	m.prompt += resp.Usage.PromptTokens
+	m.completion += resp.Usage.CompletionTokens
+	if resp.Model != "" {
+		m.w.modelName = resp.Model
+	}
+	m.persist(ctx, append(req.Messages, resp.Message))
+	return resp, nil
+}
+
+// persist stores the messages of the conversation not stored yet. A
+// failure is logged: the audit trail must not stop a wake.
+func (m *recordingModel) persist(ctx context.Context, msgs []llm.Message) {
+	for ; m.persisted < len(msgs); m.persisted++ {
+		lm := msgs[m.persisted]
+		msg := Message{Role: string(lm.Role), Content: lm.Content, ToolCallID: lm.ToolCallID, ToolName: lm.ToolName, Created: m.w.rt.now()}
+		if len(lm.ToolCalls) > 0 {
+			type call struct {
+				ID   string          `json:"id"`
+				Name string          `json:"name"`
+				Args json.RawMessage `json:"args"`
+			}
+			calls := make([]call, len(lm.ToolCalls))
+			for i, tc := range lm.ToolCalls {
+				calls[i] = call{tc.ID, tc.Name, tc.Args}
+				if !json.Valid(tc.Args) {
+					calls[i].Args, _ = json.Marshal(string(tc.Args))
+				}
+			}
+			msg.ToolCalls, _ = json.Marshal(calls) // RawMessages checked valid above
+		}
+		if err := m.w.rt.store.addMessage(context.WithoutCancel(ctx), m.w.agent.ID, m.w.run, msg); err != nil {
+			m.w.rt.log.Warn("recording a message", "agent", m.w.agent.ID, "err", err)
+		}
+	}
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/vault"
+)
+
+// agentsOptions turns agents.* into the agents' typed options.
+func (c Config) agentsOptions() agents.Options {
+	a := c.Agents
+	return agents.Options{
+		AutoCreate:     a.AutoCreate,
+		QuietPeriod:    a.QuietPeriod,
+		MaxWait:        a.MaxWait,
+		MaxTurns:       a.MaxTurns,
+		Concurrency:    a.Concurrency,
+		ContextTokens:  a.ContextTokens,
+		BackoffInitial: a.Backoff.Initial,
+		BackoffMax:     a.Backoff.Max,
+		DormantAfter:   a.DormantAfter,
+	}
+}
+
+func newAgentsCommand(g *globals) *cobra.Command {
+	var (
+		lifecycle string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "agents",
+		Short: "List the task agents and where each stands",
+		Long: `agents lists the task agents recorded in the vault's state database: their
+task, lifecycle, last and next wake, failures and pending proposals. Agents
+are created and woken by margin serve (agents.auto_create) or agents/create.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch agents.Lifecycle(lifecycle) {
+			case "", agents.Active, agents.Dormant, agents.Destroyed:
+			default:
+				return usageError(fmt.Errorf("--lifecycle must be active, dormant or destroyed, got %q", lifecycle))
+			}
+			cfg, logger, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			v, err := openScanned(cmd.Context(), cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			st, err := agents.OpenStore(cmd.Context(), v.DB())
+			if err != nil {
+				return err
+			}
+			list, err := st.Agents(cmd.Context(), agents.Lifecycle(lifecycle))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(cmd.ErrOrStderr(), "no agents yet: margin serve creates them (agents.auto_create) or agents/create does")
+				return nil
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tTASK\tLIFECYCLE\tLAST WAKE\tNEXT WAKE\tFAILURES\tPENDING")
+			for _, a := range list {
+				life := string(a.Lifecycle)
+				if a.DormantReason != "" {
+					life += " (" + firstWords(a.DormantReason, 6) + ")"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d\t%d\n", a.ID, a.Task, life, when(a.LastWake), when(a.NextWake), a.Failures, a.PendingChanges)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&lifecycle, "lifecycle", "", "only agents in this lifecycle (active, dormant, destroyed)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newReportCommand(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "report TASK",
+		Short: "Print the agent's report on a task",
+		Long: `report prints the report margin's agent keeps on a task note, from
+<output folder>/Reports/<task>.md. TASK is the task note's path in the vault,
+or its name.`,
+		Example: `  margin report "Tasks/Ship invoice export.md"
+  margin report "Ship invoice export"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, logger, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			v, err := openScanned(cmd.Context(), cfg, logger)
+			if err != nil {
+				return err
+			}
+			defer v.Close()
+			task, err := findTask(cmd, v, args[0])
+			if err != nil {
+				return err
+			}
+			rep, err := agents.ReadReport(v, task)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), rep)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%s — %s\n", task, rep.Path)
+			fmt.Fprintf(out, "updated %s by %s\n\nTLDR: %s\n\n%s\n", when(rep.Updated), rep.GeneratedBy, rep.TLDR, rep.Content)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// findTask resolves a task by path, or by name among the indexed tasks.
+func findTask(cmd *cobra.Command, v *vault.Vault, name string) (string, error) {
+	p, err := v.Path(name)
+	if err != nil {
+		return "", usageError(err)
+	}
+	tasks, err := v.Index().Tasks(cmd.Context())
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, t := range tasks {
+		stem := strings.TrimSuffix(t.Path[strings.LastIndexByte(t.Path, '/')+1:], ".md")
+		switch {
+		case t.Path == p || t.Path == p+".md":
+			return t.Path, nil
+		case strings.EqualFold(stem, name) || strings.EqualFold(t.Title, name):
+			matches = append(matches, t.Path)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		return matches[0], nil
+	case 0:
+		return "", fmt.Errorf("no task note %q: %w", name, vault.ErrNotFound)
+	}
+	return "", usageError(errors.New("several tasks are called " + name + ": " + strings.Join(matches, ", ") + "; give the path"))
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04")
+}
+
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		return strings.Join(f[:n], " ") + "…"
+	}
+	return s
+}
+

@@ -1,0 +1,235 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault"
+)
+
+// openAgents opens the task agents of v and the ledger of its model calls.
+func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtime, error) {
+	if s.opts.Ledger != nil {
+		l, err := ledger.Open(ctx, v.DB(), s.logger)
+		if err != nil {
+			return nil, err
+		}
+		s.opts.Ledger.Attach(l)
+	}
+	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
+	if s.opts.LLM != nil {
+		model = s.opts.LLM
+	}
+	opts := s.opts.Agents
+	opts.Logger = s.logger
+	opts.Notifier = agents.NotifyFunc(s.notify)
+	rt, err := agents.New(ctx, v, model, opts)
+	if err != nil {
+		return nil, fmt.Errorf("opening agents: %w", err)
+	}
+	return rt, nil
+}
+
+// agentsReady returns the agents once the vault's first scan is done.
+func (s *Server) agentsReady(ctx context.Context) (*agents.Runtime, *vault.Vault, error) {
+	v, err := s.openVaultReady(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	rt := s.agents
+	s.mu.Unlock()
+	if rt == nil {
+		return nil, nil, errNoVault
+	}
+	return rt, v, nil
+}
+
+type agentsListParams struct {
+	Lifecycle string `json:"lifecycle"`
+}
+
+type agentsListResult struct {
+	Agents []agents.Agent `json:"agents"`
+}
+
+func checkLifecycle(l string) error {
+	switch agents.Lifecycle(l) {
+	case "", agents.Active, agents.Dormant, agents.Destroyed:
+		return nil
+	}
+	return invalidParams("lifecycle", fmt.Sprintf("must be active, dormant or destroyed, got %q", l))
+}
+
+func (s *Server) agentsList(ctx context.Context, p *agentsListParams) (agentsListResult, error) {
+	if err := checkLifecycle(p.Lifecycle); err != nil {
+		return agentsListResult{}, err
+	}
+	rt, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return agentsListResult{}, err
+	}
+	list, err := rt.Store().Agents(ctx, agents.Lifecycle(p.Lifecycle))
+	return agentsListResult{Agents: list}, err
+}
+
+// agentRef names an agent by id or by its task's path.
+type agentRef struct {
+	ID   string `json:"id"`
+	Task string `json:"task"`
+}
+
+func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.Vault, ref agentRef) (agents.Agent, error) {
+	switch {
+	case ref.ID != "":
+		return rt.Store().Agent(ctx, ref.ID)
+	case ref.Task != "":
+		p, err := v.Path(ref.Task)
+		if err != nil {
+			return agents.Agent{}, err
+		}
+		return rt.Store().AgentForTask(ctx, p)
+	}
+	return agents.Agent{}, invalidParams("id", "id or task is required")
+}
+
+// agentDetail is agents/get's result: the agent, its queue state and a
+// summary of its report.
+type agentDetail struct {
+	agents.Agent
+	State  agents.WakeState `json:"state"`
+	Report *reportSummary   `json:"report"`
+}
+
+type reportSummary struct {
+	Path        string `json:"path"`
+	TLDR        string `json:"tldr"`
+	Updated     string `json:"updated"`
+	GeneratedBy string `json:"generatedBy"`
+	Template    string `json:"template"`
+}
+
+func (s *Server) detail(ctx context.Context, rt *agents.Runtime, a agents.Agent) (agentDetail, error) {
+	d := agentDetail{Agent: a, State: rt.WakeState(a.ID)}
+	rep, err := rt.Report(ctx, a.ID)
+	switch {
+	case err == nil:
+		d.Report = &reportSummary{Path: rep.Path, TLDR: rep.TLDR, GeneratedBy: rep.GeneratedBy, Template: rep.Template}
+		if !rep.Updated.IsZero() {
+			d.Report.Updated = rep.Updated.Format("2006-01-02T15:04:05Z07:00")
+		}
+	case !errors.Is(err, vault.ErrNotFound):
+		return d, err
+	}
+	return d, nil
+}
+
+func (s *Server) agentsGet(ctx context.Context, p *agentRef) (agentDetail, error) {
+	rt, v, err := s.agentsReady(ctx)
+	if err != nil {
+		return agentDetail{}, err
+	}
+	a, err := s.resolveAgent(ctx, rt, v, *p)
+	if err != nil {
+		return agentDetail{}, err
+	}
+	return s.detail(ctx, rt, a)
+}
+
+type agentsCreateParams struct {
+	Task string `json:"task"`
+}
+
+func (s *Server) agentsCreate(ctx context.Context, p *agentsCreateParams) (agentDetail, error) {
+	if p.Task == "" {
+		return agentDetail{}, invalidParams("task", "is required")
+	}
+	rt, v, err := s.agentsReady(ctx)
+	if err != nil {
+		return agentDetail{}, err
+	}
+	path, err := v.Path(p.Task)
+	if err != nil {
+		return agentDetail{}, err
+	}
+	a, err := rt.Create(ctx, path)
+	if errors.Is(err, agents.ErrNotATask) {
+		return agentDetail{}, invalidParams("task", err.Error())
+	}
+	if err != nil {
+		return agentDetail{}, err
+	}
+	return s.detail(ctx, rt, a)
+}
+
+type agentsControlParams struct {
+	ID     string `json:"id"`
+	Action string `json:"action"`
+}
+
+func (s *Server) agentsControl(ctx context.Context, p *agentsControlParams) (agentDetail, error) {
+	switch p.Action {
+	case "pause", "resume", "destroy", "wake":
+	default:
+		return agentDetail{}, invalidParams("action", fmt.Sprintf("must be pause, resume, destroy or wake, got %q", p.Action))
+	}
+	if p.ID == "" {
+		return agentDetail{}, invalidParams("id", "is required")
+	}
+	rt, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return agentDetail{}, err
+	}
+	a, err := rt.Control(ctx, p.ID, p.Action)
+	if err != nil {
+		return agentDetail{}, err
+	}
+	return s.detail(ctx, rt, a)
+}
+
+type agentsActivityParams struct {
+	ID    string `json:"id"`
+	Limit int    `json:"limit"`
+}
+
+func (s *Server) agentsActivity(ctx context.Context, p *agentsActivityParams) (agents.Activity, error) {
+	if p.ID == "" {
+		return agents.Activity{}, invalidParams("id", "is required")
+	}
+	if p.Limit < 0 || p.Limit > 1000 {
+		return agents.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
+	}
+	if p.Limit == 0 {
+		p.Limit = 50
+	}
+	rt, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return agents.Activity{}, err
+	}
+	if _, err := rt.Store().Agent(ctx, p.ID); err != nil {
+		return agents.Activity{}, err
+	}
+	return rt.Store().Activity(ctx, p.ID, p.Limit)
+}
+
+func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, error) {
+	rt, v, err := s.agentsReady(ctx)
+	if err != nil {
+		return agents.Report{}, err
+	}
+	if p.ID != "" {
+		return rt.Report(ctx, p.ID)
+	}
+	if p.Task == "" {
+		return agents.Report{}, invalidParams("task", "task or id is required")
+	}
+	path, err := v.Path(p.Task)
+	if err != nil {
+		return agents.Report{}, err
+	}
+	return agents.ReadReport(v, path)
+}
