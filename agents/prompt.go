@@ -107,7 +107,7 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 		b.WriteString("(none yet: this is your first report on this task)\n")
 	} else {
 		fmt.Fprintf(&b, "TLDR: %s\n\n", oneLine(w.TLDR))
-		b.WriteString(fenced("your current report", w.Report))
+		b.WriteString(fenced("data: your current report, as the person may have edited it", w.Report))
 	}
 
 	b.WriteString("\n## Journal\n\n")
@@ -147,7 +147,7 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 		// The agent read the whole note before and the diffs above show
 		// what changed; its fields and checklist are what it must not
 		// lose sight of.
-		b.WriteString(fenced("data: fields and checklist of the task note "+w.Task.ID, taskOutline(w.Task.Content)))
+		b.WriteString(fenced("data: fields and open checklist items of the task note "+w.Task.ID, taskOutline(w.Task.Content)))
 	}
 
 	b.WriteString("\n## Linked Entries\n\n")
@@ -197,11 +197,27 @@ func sourceDiffs(w wakeContext) string {
 	return b.String()
 }
 
+// diffLines splits text into lines that each end in a newline; unlike
+// difflib.SplitLines it adds no empty line after a final newline, which
+// would show as a spurious blank line in every diff.
+func diffLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}
+
 func unifiedDiff(id, old, new string) string {
 	// GetUnifiedDiffString fails only when writing to its strings.Builder
 	// does, which never happens.
 	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(old), B: difflib.SplitLines(new),
+		A: diffLines(old), B: diffLines(new),
 		FromFile: "before/" + id, ToFile: "now/" + id, Context: 2,
 	})
 	return d
@@ -240,8 +256,9 @@ func firstLine(s string) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// taskOutline is a task note's frontmatter and checklist lines: the state
-// an incremental wake needs without the prose it has read before.
+// taskOutline is a task note's frontmatter and open checklist lines: the
+// state an incremental wake acts on, without the prose and finished items
+// it has read before (the diffs show any change to them).
 func taskOutline(content string) string {
 	var b strings.Builder
 	lines := strings.SplitAfter(content, "\n")
@@ -256,11 +273,20 @@ func taskOutline(content string) string {
 			}
 		}
 	}
+	closed := 0
 	for ; i < len(lines); i++ {
 		t := strings.TrimSpace(lines[i])
-		if len(t) > 5 && (t[0] == '-' || t[0] == '*') && t[1] == ' ' && t[2] == '[' && t[4] == ']' {
-			b.WriteString(lines[i])
+		if len(t) <= 5 || (t[0] != '-' && t[0] != '*') || t[1] != ' ' || t[2] != '[' || t[4] != ']' {
+			continue
 		}
+		if t[3] == ' ' || t[3] == '/' {
+			b.WriteString(lines[i])
+		} else {
+			closed++
+		}
+	}
+	if closed > 0 {
+		fmt.Fprintf(&b, "(%d done or cancelled checklist items not shown)\n", closed)
 	}
 	return b.String()
 }

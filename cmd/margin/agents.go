@@ -173,4 +173,3 @@ func firstWords(s string, n int) string {
 	}
 	return s
 }
-

@@ -41,6 +41,7 @@ func main() {
 	sizes := flag.String("sizes", "1000,10000", "vault sizes in notes, comma separated (50000 is slow)")
 	work := flag.String("dir", "bench-vaults", "where generated vaults are kept between runs")
 	runs := flag.Int("runs", 5, "runs per process-level figure; the median is reported")
+	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -60,6 +61,11 @@ func main() {
 		}
 		if err := b.measure(dir, n); err != nil {
 			log.Fatalf("%d notes: %v", n, err)
+		}
+	}
+	if *sample != "" {
+		if err := b.agentFigures(*sample); err != nil {
+			log.Fatalf("task agent: %v", err)
 		}
 	}
 	b.print(os.Stdout)
