@@ -204,7 +204,7 @@ func TestBothInputLogsAndAnswers(t *testing.T) {
 		t.Errorf("citations %v: want the new entry and the old one", r.links())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "Daily/2026-11-22.md"))
-	if err != nil || !strings.Contains(string(b), "# Sunday, November 22") || !strings.HasSuffix(string(b), "## 09:00\nSlept 5 hours again.\n") {
+	if err != nil || !strings.Contains(string(b), "# Sunday, November 22") || !strings.HasSuffix(string(b), "## 09:00\nSleep: \n\nSlept 5 hours again.\n") {
 		t.Errorf("daily note = %q (%v)", b, err)
 	}
 }
@@ -270,7 +270,7 @@ func TestOfflineQueryAndLog(t *testing.T) {
 		t.Errorf("offline log = %+v", l)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "Daily/2026-11-22.md"))
-	if !strings.HasSuffix(string(b), "## 10:15\nWalked 5k in the rain.\n") {
+	if !strings.HasSuffix(string(b), "## 10:15\nSleep: \n\nWalked 5k in the rain.\n") {
 		t.Errorf("raw text not appended offline:\n%s", b)
 	}
 	for _, tc := range []struct {

@@ -41,7 +41,9 @@ type Options struct {
 	MaxEntries    int           // query.max_entries: entries one retrieval keeps (200)
 	ResponseStyle string        // query.response_style: concise or detailed
 	SessionTTL    time.Duration // query.session_ttl: how long a clarification waits (24h)
-	LoopMax       int           // llm.retry.loop_max: re-plan/re-evaluate rounds (2)
+	// LoopMax is llm.retry.loop_max, the re-plan/re-evaluate rounds of one
+	// query (2); negative means none.
+	LoopMax int
 	// ContextMaxTokens is context.max_tokens, the budget of Margin/Context.md.
 	ContextMaxTokens int
 	// PromptEntryTokens caps the retrieved text one prompt carries, so a
@@ -65,7 +67,10 @@ func (o *Options) setDefaults() {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = 24 * time.Hour
 	}
-	if o.LoopMax < 0 {
+	switch {
+	case o.LoopMax == 0:
+		o.LoopMax = 2
+	case o.LoopMax < 0:
 		o.LoopMax = 0
 	}
 	if o.ContextMaxTokens <= 0 {

@@ -304,7 +304,7 @@ func TestOffline(t *testing.T) {
 			t.Fatalf("result %+v logged %+v: want logged unparsed", r, r.Logged)
 		}
 		b, err := os.ReadFile(filepath.Join(v.Dir(), "Daily/2026-11-22.md"))
-		if err != nil || !strings.Contains(string(b), "## 18:00\nBench 3x5 @ 200\n") {
+		if err != nil || !strings.Contains(string(b), "## 18:00\nSleep: \n\nBench 3x5 @ 200\n") {
 			t.Errorf("daily note = %q, %v", b, err)
 		}
 	})
@@ -330,7 +330,7 @@ func TestLogParsesStoresAndCreatesTheNoteFromTheTemplate(t *testing.T) {
 		t.Fatalf("result %+v", r)
 	}
 	b, _ := os.ReadFile(filepath.Join(v.Dir(), "Daily/2026-11-22.md"))
-	if !strings.HasPrefix(string(b), "---\ntags: [daily]\n---\n# Sunday, November 22\n") || !strings.HasSuffix(string(b), "## 18:00\nBench 3x5 @ 200, new PR!\n") {
+	if !strings.HasPrefix(string(b), "---\ntags: [daily]\n---\n# Sunday, November 22\n") || !strings.HasSuffix(string(b), "## 18:00\nSleep: \n\nBench 3x5 @ 200, new PR!\n") {
 		t.Errorf("daily note not created from the template and appended:\n%s", b)
 	}
 	got, err := e.ParsedData(context.Background(), "Daily/2026-11-22.md", "18:00")
@@ -378,7 +378,7 @@ func TestCorrectionAppendsAndUpdatesParsedData(t *testing.T) {
 		t.Fatalf("result type %s logged %+v", r.Type, r.Logged)
 	}
 	b, _ := os.ReadFile(filepath.Join(v.Dir(), "Daily/2026-11-22.md"))
-	if !strings.Contains(string(b), "## 07:30\nBench 3x5 @ 85\n\n## 09:00 [correction]\nActually that was 185 not 85 pounds\n") {
+	if !strings.Contains(string(b), "## 07:30\nSleep: \n\nBench 3x5 @ 85\n\n## 09:00 [correction]\nActually that was 185 not 85 pounds\n") {
 		t.Errorf("correction not appended after the original, which must stay:\n%s", b)
 	}
 	got, _ := e.ParsedData(context.Background(), "Daily/2026-11-22.md", "07:30")
@@ -414,7 +414,7 @@ func TestBothLogsThenAnswers(t *testing.T) {
 		t.Errorf("path %s: want the log stored before the question is planned", got)
 	}
 	b, _ := os.ReadFile(filepath.Join(v.Dir(), "Daily/2026-11-22.md"))
-	if !strings.Contains(string(b), "## 09:00\nSlept 5 hours again.\n") || strings.Contains(string(b), "Why am I") {
+	if !strings.Contains(string(b), "## 09:00\nSleep: \n\nSlept 5 hours again.\n") || strings.Contains(string(b), "Why am I") {
 		t.Errorf("daily note must hold the log part only:\n%s", b)
 	}
 	for _, req := range fake.Requests() {

@@ -9,13 +9,13 @@ import (
 	"io/fs"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/margin-md/margin/vault/edit"
-	"github.com/margin-md/margin/vault/note"
 )
 
 // The log side of the flow: PARSE extracts per-domain data, STORE appends
@@ -186,7 +186,10 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 			return "", "", "", err
 		}
 		snap, rerr := e.v.Root().Read(path)
-		var base []byte
+		var (
+			base         []byte
+			fromTemplate bool
+		)
 		switch {
 		case rerr == nil:
 			base = snap.Content
@@ -194,14 +197,28 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 			if base, err = e.newDailyNote(at); err != nil {
 				return "", "", "", err
 			}
+			fromTemplate = len(base) > 0
 		default:
 			return "", "", "", fmt.Errorf("appending to %s: %w", path, rerr)
 		}
 		key = heading
-		if n := bytes.Count(append([]byte("\n"), base...), []byte("\n## "+heading+"\n")); n > 0 {
-			key = fmt.Sprintf("%s (%d)", heading, n+1)
+		n := bytes.Count(append([]byte("\n"), base...), []byte("\n## "+heading+"\n"))
+		var (
+			out  []byte
+			aerr error
+		)
+		if fromTemplate && n > 0 {
+			// The template's own `## {{time}}` entry was just rendered with
+			// this very time: the text goes under it, as if the user had
+			// opened the new note and typed, rather than into a second
+			// entry with the same heading.
+			out, aerr = edit.AppendUnderSection(base, "## "+heading, text)
+		} else {
+			if n > 0 {
+				key = fmt.Sprintf("%s (%d)", heading, n+1)
+			}
+			out, aerr = edit.AppendSection(base, "## "+heading, text)
 		}
-		out, aerr := edit.AppendSection(base, "## "+heading, text)
 		if aerr != nil {
 			return "", "", "", fmt.Errorf("appending to %s: %w", path, aerr)
 		}
@@ -253,12 +270,62 @@ func renderTemplate(src string, at time.Time, title string) string {
 		if format == "" {
 			format = map[string]string{"date": "YYYY-MM-DD", "time": "HH:mm"}[name]
 		}
-		layout, err := note.MomentToGoLayout(format)
-		if err != nil {
+		out, ok := formatMoment(format, at)
+		if !ok {
 			return m
 		}
-		return at.Format(layout)
+		return out
 	})
+}
+
+// momentTokens are the moment.js tokens templates use, as Go layouts.
+// note.MomentToGoLayout covers file names, which have no times; a template
+// has {{time:HH:mm}}.
+var momentTokens = map[string]string{
+	"YYYY": "2006", "YY": "06", "MMMM": "January", "MMM": "Jan", "MM": "01", "M": "1",
+	"DD": "02", "D": "2", "dddd": "Monday", "ddd": "Mon",
+	"HH": "15", "hh": "03", "h": "3", "mm": "04", "m": "4", "ss": "05", "s": "5", "A": "PM", "a": "pm",
+}
+
+// momentLetters are the letters moment.js reads as tokens; other letters
+// are literal text.
+const momentLetters = "AaDdEeGgHhkLlMmNQSsWwXxYyZz"
+
+// formatMoment formats at with a moment.js format: the tokens above,
+// [bracketed] literal text, anything else as written. It is false for a
+// format with a token it does not know, or an unclosed bracket.
+func formatMoment(format string, at time.Time) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(format); {
+		c := format[i]
+		switch {
+		case c == '[':
+			j := strings.IndexByte(format[i+1:], ']')
+			if j < 0 {
+				return "", false
+			}
+			b.WriteString(format[i+1 : i+1+j])
+			i += j + 2
+		case c == 'H' && (i+1 >= len(format) || format[i+1] != 'H'):
+			b.WriteString(strconv.Itoa(at.Hour()))
+			i++
+		case strings.IndexByte(momentLetters, c) >= 0:
+			j := i
+			for j < len(format) && format[j] == c {
+				j++
+			}
+			layout, ok := momentTokens[format[i:j]]
+			if !ok {
+				return "", false
+			}
+			b.WriteString(at.Format(layout))
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), true
 }
 
 // recentEntries are the entries a correction most likely targets: the last

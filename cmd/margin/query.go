@@ -28,6 +28,9 @@ func (c Config) queryOptions(now time.Time) query.Options {
 		LoopMax:          c.LLM.Retry.LoopMax,
 		ContextMaxTokens: c.Context.MaxTokens,
 	}
+	if o.LoopMax == 0 {
+		o.LoopMax = -1 // the engine reads 0 as "default"; the config means none
+	}
 	if !now.IsZero() {
 		o.Now = func() time.Time { return now }
 	}
@@ -283,11 +286,12 @@ func markdownFiles(dir string) ([]string, error) {
 // importFiles logs each file in turn; one that fails is reported and the
 // rest still go in, and the command fails at the end if any did.
 func importFiles(ctx context.Context, e *query.Engine, files []string, out io.Writer) error {
-	failed := 0
+	failed, skipped := 0, 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err == nil && strings.TrimSpace(string(data)) == "" {
 			fmt.Fprintf(out, "skipped %s: empty\n", f)
+			skipped++
 			continue
 		}
 		var fi os.FileInfo
@@ -307,7 +311,7 @@ func importFiles(ctx context.Context, e *query.Engine, files []string, out io.Wr
 			fmt.Fprintf(out, "logged %s → %s ## %s\n", f, res.Logged.Path, res.Logged.Heading)
 		}
 	}
-	fmt.Fprintf(out, "imported %d of %d files\n", len(files)-failed, len(files))
+	fmt.Fprintf(out, "imported %d of %d files (%d empty, %d failed)\n", len(files)-failed-skipped, len(files), skipped, failed)
 	if failed > 0 {
 		return fmt.Errorf("%d files failed", failed)
 	}

@@ -63,6 +63,9 @@ func main() {
 			log.Fatalf("%d notes: %v", n, err)
 		}
 	}
+	if err := b.queryCalls(); err != nil {
+		log.Fatalf("query calls: %v", err)
+	}
 	if *sample != "" {
 		if err := b.agentFigures(*sample); err != nil {
 			log.Fatalf("task agent: %v", err)

@@ -1,0 +1,213 @@
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/margin-md/margin/vault"
+)
+
+func openSample(t *testing.T) *vault.Vault {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS("../../testdata/vault")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.Open(context.Background(), vault.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	if _, err := v.Scan(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func linksOf(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Link())
+	}
+	return out
+}
+
+// TestRetriever runs instructions against the index of the sample vault:
+// no model is involved.
+func TestRetriever(t *testing.T) {
+	v := openSample(t)
+	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: "Margin", MaxEntries: 200}
+	vocab := map[string]string{"bp": "bench press", "bench": "bench press"}
+	for _, tc := range []struct {
+		name      string
+		in        Instruction
+		max       int
+		want      []string // links that must be found
+		not       []string // links that must not
+		count     int      // exact count, when > 0
+		truncated bool
+	}{
+		{name: "date range lists every entry of the week", in: Instruction{From: "2026-11-09", To: "2026-11-15"},
+			want: []string{"[[Daily/2026-11-13#18:15]]", "[[Daily/2026-11-15#20:00]]"}, count: 28},
+		{name: "keyword within dates", in: Instruction{From: "2026-11-09", To: "2026-11-15", Keywords: []string{"heavy"}},
+			want: []string{"[[Daily/2026-11-13#18:15]]"}, not: []string{"[[Daily/2026-11-13#07:15]]"}},
+		{name: "vocabulary expands bp to bench press", in: Instruction{From: "2026-11-13", To: "2026-11-13", Keywords: []string{"bp"}},
+			want: []string{"[[Daily/2026-11-13#18:15]]"}},
+		{name: "glob reaches reference notes with their section text", in: Instruction{Glob: "Reference/**", Keywords: []string{"heavy bench"}},
+			want: []string{"[[Reference/Training program#Rules]]"}},
+		{name: "tags", in: Instruction{From: "2026-11-09", To: "2026-11-15", Tags: []string{"sleep"}},
+			want: []string{"[[Daily/2026-11-13#07:15]]"}},
+		{name: "nothing about swimming", in: Instruction{Keywords: []string{"swim", "swimming", "pool", "laps"}}, count: -1},
+		{name: "max_entries truncates and says so", in: Instruction{From: "2026-10-26", To: "2026-11-21"}, max: 10, count: 10, truncated: true,
+			want: []string{"[[Daily/2026-11-21#20:00]]"}},
+		{name: "domain modules are not evidence", in: Instruction{Keywords: []string{"progressive overload"}}, count: -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rr := *r
+			if tc.max > 0 {
+				rr.MaxEntries = tc.max
+			}
+			got, err := rr.Retrieve(context.Background(), []Instruction{tc.in}, vocab, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			links := linksOf(got.Entries)
+			for _, w := range tc.want {
+				if !slices.Contains(links, w) {
+					t.Errorf("missing %s in %v", w, links)
+				}
+			}
+			for _, n := range tc.not {
+				if slices.Contains(links, n) {
+					t.Errorf("unexpected %s", n)
+				}
+			}
+			switch {
+			case tc.count > 0 && len(links) != tc.count:
+				t.Errorf("%d entries, want %d: %v", len(links), tc.count, links)
+			case tc.count < 0 && len(links) != 0:
+				t.Errorf("want nothing, got %v", links)
+			}
+			if got.Truncated != tc.truncated {
+				t.Errorf("truncated = %v, want %v (total %d)", got.Truncated, tc.truncated, got.Total)
+			}
+			if len(got.Attempts) != 1 || got.Attempts[0].Found != len(got.Entries) && !tc.truncated {
+				t.Errorf("attempts = %+v", got.Attempts)
+			}
+		})
+	}
+	t.Run("whole entry text, not a snippet", func(t *testing.T) {
+		got, err := r.Retrieve(context.Background(), []Instruction{{Glob: "Reference/**", Keywords: []string{"heavy bench"}}}, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range got.Entries {
+			if e.Heading == "Rules" && (strings.Contains(e.Text, "**") || !strings.Contains(e.Text, "Under 5 hours of sleep")) {
+				t.Errorf("Rules section text = %q", e.Text)
+			}
+		}
+	})
+	t.Run("several instructions run together and merge", func(t *testing.T) {
+		got, err := r.Retrieve(context.Background(), []Instruction{
+			{From: "2026-11-13", To: "2026-11-13", Keywords: []string{"bench"}},
+			{From: "2026-11-13", To: "2026-11-13", Keywords: []string{"slept"}},
+			{From: "2026-11-13", To: "2026-11-13", Keywords: []string{"bench"}},
+			{From: "13/11/2026"},
+		}, nil, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		links := linksOf(got.Entries)
+		if !slices.Contains(links, "[[Daily/2026-11-13#18:15]]") || !slices.Contains(links, "[[Daily/2026-11-13#07:15]]") || len(links) != 2 {
+			t.Errorf("merged = %v, want the two entries once each", links)
+		}
+		if len(got.Attempts) != 4 || got.Attempts[0].Attempt != 4 || got.Attempts[3].Err == "" {
+			t.Errorf("attempts = %+v: want four numbered from 4, the bad date reported", got.Attempts)
+		}
+	})
+}
+
+func TestValidateCitations(t *testing.T) {
+	entries := []Entry{
+		{Path: "Daily/2026-11-13.md", Heading: "18:15", Line: 20},
+		{Path: "Reference/Training program.md", Heading: "Rules", Line: 30},
+	}
+	for _, tc := range []struct {
+		name, answer string
+		cited        []string
+		wantText     string
+		wantLinks    []string
+	}{
+		{"kept", "Heavy on Friday [[Daily/2026-11-13#18:15]].", nil,
+			"Heavy on Friday [[Daily/2026-11-13#18:15]].", []string{"[[Daily/2026-11-13#18:15]]"}},
+		{"invented dropped", "Heavy on Friday [[Daily/2026-11-13#18:15]] and Saturday [[Daily/2026-11-14#09:00]].", nil,
+			"Heavy on Friday [[Daily/2026-11-13#18:15]] and Saturday.", []string{"[[Daily/2026-11-13#18:15]]"}},
+		{"spelled with .md and an alias", "See [[Daily/2026-11-13.md#18:15|Friday]].", nil,
+			"See [[Daily/2026-11-13#18:15]].", []string{"[[Daily/2026-11-13#18:15]]"}},
+		{"evidence list validated too", "Rule says so.", []string{"[[Reference/Training program#Rules]]", "[[Nowhere#x]]"},
+			"Rule says so.", []string{"[[Reference/Training program#Rules]]"}},
+		{"a real note that was not retrieved is dropped", "See [[Daily/2026-11-12#23:55]].", nil, "See.", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, cites := validateCitations(tc.answer, tc.cited, entries)
+			var links []string
+			for _, c := range cites {
+				links = append(links, c.Link)
+				if c.Line == 0 {
+					t.Errorf("citation %+v has no line", c)
+				}
+			}
+			if text != tc.wantText || !slices.Equal(links, tc.wantLinks) {
+				t.Errorf("got %q %v, want %q %v", text, links, tc.wantText, tc.wantLinks)
+			}
+		})
+	}
+}
+
+func TestGlobalContextBudgetArchivesTentativeInsights(t *testing.T) {
+	gc := parseContext("---\nmargin: context\nversion: 4\n---\n\n## Preferences\n\n- units: lbs (certain, 2026-10-01)\n- My own note, kept as written\n\n## Insights\n\n- old: an old hunch (tentative, 2026-10-02)\n")
+	if gc.Version != 4 || len(gc.Items) != 3 {
+		t.Fatalf("parsed %+v", gc)
+	}
+	var updates []ContextUpdate
+	for i := range 30 {
+		updates = append(updates, ContextUpdate{Category: "insight", Key: "hunch " + string(rune('a'+i%26)) + strings.Repeat("x", i/26), Value: strings.Repeat("a fairly long observation ", 3), Confidence: "tentative"})
+	}
+	gc.apply(updates, "2026-11-22")
+	moved := gc.shrink(200, "2026-11-22")
+	out := gc.render("2026-11-22")
+	if (len(out)+3)/4 > 200 {
+		t.Errorf("context is %d tokens, over the 200 budget", (len(out)+3)/4)
+	}
+	if len(moved) == 0 || moved[0].Key != "old" {
+		t.Errorf("moved %+v: want the oldest tentative insight first", moved)
+	}
+	for _, keep := range []string{"- units: lbs (certain, 2026-10-01)", "- My own note, kept as written", "version: 4"} {
+		if !strings.Contains(out, keep) {
+			t.Errorf("lost %q:\n%s", keep, out)
+		}
+	}
+}
+
+func TestRenderTemplate(t *testing.T) {
+	at := mustTime(t, "2026-11-22T18:05")
+	got := renderTemplate("# {{date:dddd, MMMM D}}\n{{title}} {{date}} {{time}} {{ time:HH:mm }} {{date:[unparsable}} {{time:h:mm A}} {{date:Qo}}\n", at, "2026-11-22")
+	want := "# Sunday, November 22\n2026-11-22 2026-11-22 18:05 18:05 {{date:[unparsable}} 6:05 PM {{date:Qo}}\n"
+	if got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.ParseInLocation("2006-01-02T15:04", s, time.Local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
