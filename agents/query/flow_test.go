@@ -501,3 +501,55 @@ func TestCancellationStopsTheFlow(t *testing.T) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestDomainExpansion: a planner asking for an available domain, and an
+// analysis with a gap outside the loaded expertise, each load the domain
+// and re-plan with it; a request for a domain that does not exist or is
+// loaded already changes nothing, so expansion cannot loop.
+func TestDomainExpansion(t *testing.T) {
+	gapOutside := querytest.Gap("how the late deploy affected sleep", "contextual", true)
+	gapOutside["outside_current_expertise"], gapOutside["suspected_domain"] = true, "Work"
+	expand := querytest.Plan("insight", querytest.Instr("bench", "2026-11-13", "2026-11-13", "bench"))
+	expand["domain_expansion_request"], expand["next_action"] = []string{"Work", "Knitting"}, "expand_domain"
+	for _, tc := range []struct {
+		name     string
+		replies  querytest.Replies
+		wantPath string
+	}{
+		{"planner asks", querytest.Replies{
+			"router":      {querytest.Route("query", "Strength training")},
+			"planner":     {expand, querytest.Plan("insight", querytest.Instr("bench", "2026-11-13", "2026-11-13", "bench"))},
+			"analyzer":    {querytest.Analysis(true, nil, nil)},
+			"synthesizer": {querytest.Draft("ok", "medium")},
+			"evaluator":   {querytest.Eval(true)},
+		}, "BUILD_CONTEXT PLAN EXPAND_DOMAIN BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"},
+		{"analyzer gap outside expertise", querytest.Replies{
+			"router":      {querytest.Route("query", "Strength training")},
+			"planner":     {querytest.Plan("insight", querytest.Instr("bench", "2026-11-13", "2026-11-13", "bench"))},
+			"analyzer":    {querytest.Analysis(false, nil, nil, gapOutside), querytest.Analysis(true, nil, nil)},
+			"synthesizer": {querytest.Draft("ok", "medium")},
+			"evaluator":   {querytest.Eval(true)},
+		}, "BUILD_CONTEXT PLAN RETRIEVE ANALYZE EXPAND_DOMAIN BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := sampleVault(t)
+			fake, _, client := fakeModel(t, tc.replies)
+			r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), "Why was Friday's bench heavy?", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := states(r); got != tc.wantPath {
+				t.Errorf("path =\n  %s\nwant\n  %s", got, tc.wantPath)
+			}
+			plans := 0
+			for _, req := range fake.Requests() {
+				if querytest.RoleOf(req) == "planner" {
+					plans++
+					if plans == 2 && !strings.Contains(querytest.System(req), "### Work") {
+						t.Errorf("the re-plan's system prompt lacks the Work domain's expertise")
+					}
+				}
+			}
+		})
+	}
+}
