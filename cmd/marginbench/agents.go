@@ -146,6 +146,6 @@ func (b *bench) agentFigures(sample string) error {
 	b.add(row{figure: "sample vault: incremental wake prompt (one-line change) / full-context, 22 linked entries",
 		target: "≤ 30%", measured: fmt.Sprintf("%d vs %d tokens (wake message)", user(incremental), user(full)),
 		baseline: fmt.Sprintf("whole prompt %d vs %d tokens (system + tools are a cached prefix)", llm.EstimateTokens(incremental), llm.EstimateTokens(full)),
-		ratio: fmt.Sprintf("%.0f%%", ratio*100), pass: check(ratio <= 0.30)})
+		ratio:    fmt.Sprintf("%.0f%%", ratio*100), pass: check(ratio <= 0.30)})
 	return nil
 }
