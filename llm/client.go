@@ -181,3 +181,9 @@ func (c *Client) record(ctx context.Context, r Record, resp Response, err error)
 		c.recorder.Record(context.WithoutCancel(ctx), r)
 	}
 }
+
+// Resolve is the provider and model that serve role under the client's
+// configuration; see [Config.Resolve].
+func (c *Client) Resolve(role string) (provider, model string, err error) {
+	return c.cfg.Resolve(role)
+}

@@ -18,11 +18,12 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 		if err != nil {
 			return nil, err
 		}
-		s.opts.Ledger.Attach(l)
+		s.opts.Ledger.Attach(recorders{l, &s.model})
 	}
 	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
 	if s.opts.LLM != nil {
 		model = s.opts.LLM
+		go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM)
 	}
 	opts := s.opts.Agents
 	opts.Logger = s.logger

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
 )
 
@@ -330,4 +331,51 @@ func TestOpenDocumentsAreTracked(t *testing.T) {
 	if len(st.OpenNotes) != 0 {
 		t.Errorf("open notes after didClose = %v, want none", st.OpenNotes)
 	}
+}
+
+func TestStatusReportsModelAndAgents(t *testing.T) {
+	type fullStatus struct {
+		Model struct {
+			Provider, Model, Error string
+			Reachable              bool
+			Checked                time.Time
+		}
+		Agents struct{ Active, Dormant, Queued, Running int }
+	}
+	waitProbe := func(e *editortest.Editor) fullStatus {
+		t.Helper()
+		deadline := time.Now().Add(editortest.Timeout)
+		for {
+			var st fullStatus
+			e.MustCall("vault/status", nil, &st)
+			if !st.Model.Checked.IsZero() {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the model was never probed: %+v", st)
+			}
+			time.Sleep(20 * time.Millisecond) // polling a state
+		}
+	}
+
+	t.Run("reachable", func(t *testing.T) {
+		ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+		ollama.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{Status: 500, Error: "not in this test"} })
+		e, _ := start(t, "OLLAMA_HOST="+ollama.URL, "MARGIN_AGENTS_AUTO_CREATE=false")
+		st := waitProbe(e)
+		if st.Model.Provider != "ollama" || st.Model.Model != "qwen2.5:7b" || !st.Model.Reachable || st.Model.Error != "" {
+			t.Errorf("model status %+v, want ollama qwen2.5:7b reachable", st.Model)
+		}
+		if st.Agents.Active != 0 {
+			t.Errorf("agents %+v with auto_create off, want none", st.Agents)
+		}
+	})
+
+	t.Run("unreachable", func(t *testing.T) {
+		e, _ := start(t, "OLLAMA_HOST=http://127.0.0.1:1", "MARGIN_AGENTS_AUTO_CREATE=false")
+		st := waitProbe(e)
+		if st.Model.Reachable || !strings.Contains(st.Model.Error, "ollama serve") {
+			t.Errorf("model status %+v, want unreachable with advice", st.Model)
+		}
+	})
 }

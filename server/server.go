@@ -50,8 +50,9 @@ type Server struct {
 	opts   Options
 	logger *slog.Logger // logs to stderr and, once connected, to window/logMessage
 
-	conn *jsonrpc2.Conn
-	docs documents
+	conn  *jsonrpc2.Conn
+	docs  documents
+	model modelWatch
 	// connected is closed once conn and logger are set: the connection's
 	// read loop starts inside jsonrpc2.NewConn, before Serve can set them.
 	connected chan struct{}

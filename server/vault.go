@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 )
@@ -13,7 +14,9 @@ type statusResult struct {
 	vault.Status
 	// OpenNotes are the notes open in the editor, whose buffers margin
 	// treats as their truth.
-	OpenNotes []string `json:"openNotes"`
+	OpenNotes []string      `json:"openNotes"`
+	Model     modelStatus   `json:"model"`
+	Agents    agents.Counts `json:"agents"`
 }
 
 func (s *Server) vaultStatus(ctx context.Context, _ *empty) (statusResult, error) {
@@ -22,7 +25,19 @@ func (s *Server) vaultStatus(ctx context.Context, _ *empty) (statusResult, error
 		return statusResult{}, err
 	}
 	st, err := v.Status(ctx)
-	return statusResult{Status: st, OpenNotes: s.docs.paths()}, err
+	if err != nil {
+		return statusResult{}, err
+	}
+	res := statusResult{Status: st, OpenNotes: s.docs.paths(), Model: s.model.get()}
+	s.mu.Lock()
+	rt := s.agents
+	s.mu.Unlock()
+	if rt != nil {
+		if res.Agents, err = rt.Counts(ctx); err != nil {
+			return statusResult{}, err
+		}
+	}
+	return res, nil
 }
 
 type coverageParams struct {

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/margin-md/margin/llm"
+)
+
+// modelStatus is what vault/status says about the model that serves the
+// task agents.
+type modelStatus struct {
+	Provider  string    `json:"provider"`
+	Model     string    `json:"model"`
+	Reachable bool      `json:"reachable"`
+	Checked   time.Time `json:"checked,omitzero"` // zero until a probe or a call has answered
+	Error     string    `json:"error,omitempty"`
+}
+
+// modelWatch keeps modelStatus from a probe at start and from the outcome
+// of every model call since, so vault/status never waits on the network.
+// It implements llm.Recorder.
+type modelWatch struct {
+	mu     sync.Mutex // guards status
+	status modelStatus
+}
+
+// probeTimeout bounds the start-up probe: a model server that takes longer
+// to list its models is as good as unreachable for an editor waiting on it.
+const probeTimeout = 5 * time.Second
+
+func (w *modelWatch) probe(ctx context.Context, client *llm.Client) {
+	provider, model, err := client.Resolve("task")
+	w.mu.Lock()
+	w.status.Provider, w.status.Model = provider, model
+	if err != nil {
+		w.status.Error = err.Error()
+	}
+	w.mu.Unlock()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	h := client.Probe(ctx, provider)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.status.Checked = time.Now()
+	w.status.Reachable = h.Err == nil && h.Reachable
+	w.status.Error = ""
+	switch {
+	case h.Err != nil:
+		w.status.Error = h.Err.Error()
+	case len(h.Missing) > 0:
+		w.status.Error = "models not pulled: " + h.Fix
+	}
+}
+
+// Record implements llm.Recorder: a call that reached the server proves it
+// reachable, one that could not connect proves the opposite.
+func (w *modelWatch) Record(_ context.Context, r llm.Record) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r.Provider != w.status.Provider {
+		return
+	}
+	switch llm.Class(r.Outcome) {
+	case llm.ErrUnreachable, llm.ErrTimeout:
+		w.status.Reachable, w.status.Error = false, r.Err
+	case "ok":
+		w.status.Reachable, w.status.Error = true, ""
+	default:
+		w.status.Reachable = true
+	}
+	w.status.Checked = r.Time
+}
+
+func (w *modelWatch) get() modelStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.status
+}
+
+// recorders hands each model-call record to all of them.
+type recorders []llm.Recorder
+
+// Record implements llm.Recorder.
+func (rs recorders) Record(ctx context.Context, r llm.Record) {
+	for _, rec := range rs {
+		rec.Record(ctx, r)
+	}
+}
