@@ -360,7 +360,9 @@ func TestStatusReportsModelAndAgents(t *testing.T) {
 
 	t.Run("reachable", func(t *testing.T) {
 		ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
-		ollama.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{Status: 500, Error: "not in this test"} })
+		ollama.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+			return llmtest.Reply{Status: 500, Error: "not in this test"}
+		})
 		e, _ := start(t, "OLLAMA_HOST="+ollama.URL, "MARGIN_AGENTS_AUTO_CREATE=false")
 		st := waitProbe(e)
 		if st.Model.Provider != "ollama" || st.Model.Model != "qwen2.5:7b" || !st.Model.Reachable || st.Model.Error != "" {
