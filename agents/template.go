@@ -1,6 +1,8 @@
 package agents
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -10,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/adrg/frontmatter"
+	"gopkg.in/yaml.v3"
+
 	"github.com/margin-md/margin/vault/edit"
-	"github.com/margin-md/margin/vault/note"
 )
 
 // templateName is the task agent's template (SPEC §3.3, §4.4).
@@ -121,25 +125,28 @@ func loadTemplate(root *edit.Root, outputFolder string, now time.Time) (Template
 	return parseTemplate(active, snap.Content)
 }
 
-// parseTemplate reads a template file: version from the frontmatter,
-// directives from its `## ` sections.
+// templateHeader is the frontmatter of a template file, decoded into its
+// types so that a hand-edited version with, say, `version: two` is refused
+// with a clear error rather than read as version 0.
+type templateHeader struct {
+	Name    string `yaml:"name"`
+	Version int    `yaml:"version"`
+}
+
+// yamlFrontmatter reads `---` fenced YAML with yaml.v3, as the rest of
+// margin does (adrg/frontmatter's default is yaml.v2).
+var yamlFrontmatter = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
+
+// parseTemplate reads a template file: name and version from the
+// frontmatter, directives from its `## ` sections.
 func parseTemplate(p string, content []byte) (Template, error) {
-	n := note.Parse(p, content, note.Options{})
-	if n.FrontmatterError != "" {
-		return Template{}, fmt.Errorf("template %s: broken frontmatter: %s", p, n.FrontmatterError)
+	var h templateHeader
+	body, err := frontmatter.Parse(bytes.NewReader(content), &h, yamlFrontmatter)
+	if err != nil {
+		return Template{}, fmt.Errorf("template %s: broken frontmatter: %w", p, err)
 	}
-	t := Template{Name: templateName, Version: 1}
-	if n.Frontmatter != nil {
-		if name := n.Frontmatter.String("name"); name != "" {
-			t.Name = name
-		}
-		if v, ok := n.Frontmatter.Get("version"); ok {
-			if i, ok := v.(int); ok {
-				t.Version = i
-			}
-		}
-	}
-	sections := markdownSections(string(content[n.BodyOffset:]))
+	t := Template{Name: cmp.Or(h.Name, templateName), Version: cmp.Or(h.Version, 1)}
+	sections := markdownSections(string(body))
 	t.General = sections["general directive"]
 	t.Report = sections["report directive"]
 	t.Legacy = sections["directives"]
