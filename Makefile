@@ -24,12 +24,15 @@ $(STATICCHECK):
 	GOBIN=$(CURDIR)/$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 # demo runs margin's main job on a fresh copy of testdata/vault: index it,
-# report what it found, and search it.
+# search it, ask it a question and log a line (answered by a model when
+# Ollama runs, else honestly degraded), and check what is missing.
 demo: build
 	rm -rf $(DEMO_VAULT) && cp -r testdata/vault $(DEMO_VAULT)
 	$(BIN)/margin status --vault $(DEMO_VAULT)
 	$(BIN)/margin search --vault $(DEMO_VAULT) "bench press"
 	$(BIN)/margin search --vault $(DEMO_VAULT) --from 2026-11-09 --to 2026-11-15 sleep
+	$(BIN)/margin ask --vault $(DEMO_VAULT) "Why did my bench press feel heavy last week?"
+	$(BIN)/margin log --vault $(DEMO_VAULT) "Slept 8h, bench 3x5 @ 195 felt easy"
 	$(BIN)/margin doctor --vault $(DEMO_VAULT) || true
 
 test: lint unit fuzz

@@ -86,7 +86,11 @@ type CallError struct {
 
 func (e *CallError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s", e.Provider, e.Model, e.Class.Error())
+	b.WriteString(e.Provider)
+	if e.Model != "" { // a probe of the server names no model
+		b.WriteString(" " + e.Model)
+	}
+	fmt.Fprintf(&b, ": %s", e.Class.Error())
 	if e.Err != nil {
 		fmt.Fprintf(&b, ": %v", e.Err)
 	}

@@ -195,7 +195,11 @@ func printResult(w io.Writer, r query.Result) {
 	if r.Logged != nil {
 		fmt.Fprintf(w, "\nlogged: %s ## %s\n", r.Logged.Path, r.Logged.Heading)
 	}
-	fmt.Fprintf(w, "\n[%s, confidence %s, session %s]\n", r.Status, r.Confidence, r.SessionID)
+	if r.Confidence != "" {
+		fmt.Fprintf(w, "\n[%s, confidence %s, session %s]\n", r.Status, r.Confidence, r.SessionID)
+	} else {
+		fmt.Fprintf(w, "\n[%s, session %s]\n", r.Status, r.SessionID)
+	}
 }
 
 func newLogCommand(g *globals) *cobra.Command {
