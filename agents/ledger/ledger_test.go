@@ -1,0 +1,56 @@
+package ledger
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/store"
+)
+
+func TestTotalsSumTheCallsOfOneScope(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := Open(ctx, db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Records reach the ledger through a Slot, as they do in margin serve;
+	// before Attach they are dropped, not held.
+	var slot Slot
+	call := func(scope, outcome string, prompt, completion int) {
+		slot.Record(WithScope(ctx, scope), llm.Record{Time: time.Now(), Role: "task", Provider: "ollama",
+			Model: "qwen2.5:7b", PromptTokens: prompt, CompletionTokens: completion, Outcome: outcome})
+	}
+	call("run:1", "ok", 999, 999)
+	slot.Attach(l)
+	call("run:1", "ok", 1200, 80)
+	call("run:1", string(llm.ErrTimeout), 0, 0)
+	call("run:1", "ok", 300, 40)
+	call("run:2", "ok", 50, 5)
+
+	for _, tc := range []struct {
+		scope string
+		want  Totals
+	}{
+		{"run:1", Totals{Calls: 3, Failed: 1, PromptTokens: 1500, CompletionTokens: 120}},
+		{"run:2", Totals{Calls: 1, PromptTokens: 50, CompletionTokens: 5}},
+		{"run:3", Totals{}},
+	} {
+		got, err := l.Totals(ctx, tc.scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("Totals(%s) = %+v, want %+v", tc.scope, got, tc.want)
+		}
+	}
+}
