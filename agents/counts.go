@@ -1,0 +1,27 @@
+package agents
+
+import (
+	"context"
+	"fmt"
+)
+
+// lifecycleCounts counts agents by lifecycle in the database. vault/status
+// asks for it on every call, so it reads one index, not every agent's row
+// with its pending changes.
+func (s *Store) lifecycleCounts(ctx context.Context) (map[Lifecycle]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT lifecycle, COUNT(*) FROM agents GROUP BY lifecycle`)
+	if err != nil {
+		return nil, fmt.Errorf("counting agents: %w", err)
+	}
+	defer rows.Close()
+	out := map[Lifecycle]int{}
+	for rows.Next() {
+		var l Lifecycle
+		var n int
+		if err := rows.Scan(&l, &n); err != nil {
+			return nil, fmt.Errorf("counting agents: %w", err)
+		}
+		out[l] = n
+	}
+	return out, rows.Err()
+}
