@@ -44,9 +44,11 @@ type Change struct {
 // Removed reports whether the note is gone.
 func (c Change) Removed() bool { return c.New.IsZero() }
 
-// scanBatch bounds how many parsed notes are held before they are written,
-// which bounds memory on large vaults.
-const scanBatch = 1000
+// scanBatch is how many parsed notes go to the index in one transaction.
+// A scan holds up to three batches (one being written, one queued, one being
+// filled): 1000 put peak RSS at ~95 MB on 10k notes; 500 costs a few percent
+// of speed and keeps well under the 100 MB target.
+const scanBatch = 500
 
 // Scan walks the whole vault and brings the index in line with it. Files
 // whose size and mtime match the index are not read; files whose content
