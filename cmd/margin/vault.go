@@ -17,6 +17,16 @@ import (
 	"github.com/margin-md/margin/vault/index"
 )
 
+// openVault is what every in-process command starts with: read the
+// configuration, open the vault and bring its index up to date.
+func (g *globals) openVault(cmd *cobra.Command) (*vault.Vault, error) {
+	cfg, logger, err := g.load(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return openScanned(cmd.Context(), cfg, logger)
+}
+
 // openScanned opens the vault in-process and brings its index up to date,
 // drawing progress on stderr when it is a terminal.
 func openScanned(ctx context.Context, cfg Config, logger *slog.Logger) (*vault.Vault, error) {
@@ -58,11 +68,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 		Short: "Index the vault and show what margin sees in it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			v, err := openScanned(cmd.Context(), cfg, logger)
+			v, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
@@ -116,11 +122,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 			default:
 				return usageError(fmt.Errorf("--mode must be all, any or phrase, got %q", mode))
 			}
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			v, err := openScanned(cmd.Context(), cfg, logger)
+			v, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
