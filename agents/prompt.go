@@ -67,7 +67,7 @@ type wakeContext struct {
 	Report    string // current report body, "" when there is none
 	TLDR      string
 	Journal   []string // journal lines, oldest first
-	Decisions []string // recent decisions with reasons (change sets, issue 6)
+	Decisions []string // recent decisions with reasons, oldest first
 	// Budget is the token budget of the user message (agents.context_tokens
 	// minus the system prompt and tool schemas).
 	Budget int

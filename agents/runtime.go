@@ -11,8 +11,9 @@
 //
 // It must not import the server: it tells the client things through a
 // Notifier. It writes into the vault only through vault/edit's Root, and
-// into a person's task note only for set_task_language; every other
-// change to a task is recorded as a proposal and never applied here.
+// into a person's task note only for set_task_language and for change set
+// items a person confirmed (through the Editor when the note is open);
+// every other change to a task waits in a change set for a person.
 package agents
 
 import (
@@ -23,6 +24,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/margin-md/margin/llm"
@@ -53,10 +55,18 @@ type Options struct {
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
 	DormantAfter   int
+	// MaxItems caps the items of one change set (10 by default); more
+	// go into a further set.
+	MaxItems int
+	// ExpireAfter is how long a change set stays open (7 days by default).
+	ExpireAfter time.Duration
 	// Role is the llm role the task agents use; "task" by default.
 	Role     string
 	Notifier Notifier
-	Logger   *slog.Logger
+	// Editor edits the notes open in the editor; nil when there is none
+	// (the command line), and every apply then writes the file.
+	Editor Editor
+	Logger *slog.Logger
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
 }
@@ -89,6 +99,12 @@ func (o *Options) setDefaults() {
 	if o.Role == "" {
 		o.Role = "task"
 	}
+	if o.MaxItems <= 0 {
+		o.MaxItems = 10
+	}
+	if o.ExpireAfter <= 0 {
+		o.ExpireAfter = 7 * 24 * time.Hour
+	}
 	if o.Notifier == nil {
 		o.Notifier = NotifyFunc(func(string, any) {})
 	}
@@ -115,6 +131,12 @@ type Runtime struct {
 	kicks    chan kick     // wakes asked for through the API
 	changed  chan struct{} // a batch of vault changes is waiting in batches
 	done     chan struct{} // closed when Run returns
+	running  atomic.Bool   // Run is routing kicks
+
+	// decideMu serialises decisions, routing and expiry, so a decision
+	// racing another (or a new wake's change set) never applies an item
+	// twice or decides a superseded one.
+	decideMu sync.Mutex
 
 	mu      sync.Mutex // guards the fields below
 	batches [][]vault.Change
@@ -219,14 +241,22 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	r.running.Store(true)
+	defer r.running.Store(false)
 	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("reconciling agents with the vault", "err", err)
 	}
+	expiry := time.NewTicker(expiryCheck(r.opts.ExpireAfter))
+	defer expiry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			r.stopTimers()
 			return nil
+		case <-expiry.C:
+			if err := r.expireDue(ctx); err != nil && ctx.Err() == nil {
+				r.log.Error("expiring change sets", "err", err)
+			}
 		case k := <-r.kicks:
 			r.schedule(k)
 		case <-r.changed:
@@ -398,7 +428,10 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 	if err := r.store.setTaskFingerprint(ctx, a.ID, string(w.taskSnap.Fingerprint)); err != nil {
 		return time.Time{}, err
 	}
-	w.key = runKey(a.ID, w.template.ID(), w.sources, nil)
+	if w.decisions, err = r.store.Decisions(ctx, DecisionFilter{Agent: a.ID, Limit: recentDecisions}); err != nil {
+		return time.Time{}, err
+	}
+	w.key = runKey(a.ID, w.template.ID(), w.sources, decisionKeys(w.decisions))
 
 	prev, interrupted, err := r.store.interrupted(ctx, a.ID)
 	if err != nil {
@@ -422,7 +455,7 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 		if req.force {
 			// A wake someone asked for is its own state: the same notes
 			// with a new request.
-			w.key = runKey(a.ID, w.template.ID(), w.sources, []string{"request@" + stamp(r.now())})
+			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+stamp(r.now())))
 		} else if done, err := r.store.completedKey(ctx, a.ID, string(w.key)); err != nil {
 			return time.Time{}, err
 		} else if done {
@@ -445,8 +478,13 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 		}
 		end = runEnd{status: RunFailed, detail: err.Error()}
 	}
+	// Proposals reach the person however the wake ended: each was
+	// validated and recorded when the model made it.
+	if err := r.routeProposals(context.WithoutCancel(ctx), w.agent, w.run, w.task); err != nil {
+		r.log.Error("routing proposals to a change set", "agent", a.ID, "err", err)
+	}
 	if end.status == RunCompleted {
-		end.settledKey = string(runKey(a.ID, w.template.ID(), w.sources, nil))
+		end.settledKey = string(runKey(a.ID, w.template.ID(), w.sources, decisionKeys(w.decisions)))
 	}
 	finishCtx := context.WithoutCancel(ctx)
 	if err := r.store.finishRun(finishCtx, a.ID, w.run, end, w.sources, w.template.Label(), r.now()); err != nil {
@@ -580,6 +618,13 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 
 	wake := map[string]string{} // agent → reason
 	for _, c := range changes {
+		if r.isChangeSetFile(c.Path) && !c.Own && !c.Removed() {
+			// Plain-text approval: the person ticked or rejected items.
+			if err := r.onChangeSetFile(ctx, c.Path); err != nil {
+				r.log.Error("reading decisions from a change set file", "path", c.Path, "err", err)
+			}
+			continue
+		}
 		if r.isOutput(c.Path) {
 			continue
 		}

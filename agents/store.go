@@ -129,6 +129,55 @@ CREATE TABLE proposals (
 	created_at   TEXT    NOT NULL
 );
 CREATE INDEX proposals_agent ON proposals(agent_id, status);
+`, `
+-- Change sets: a wake's proposals routed to a person (proposals.status
+-- becomes 'routed'). The file under Margin/Changes shows them; these rows
+-- are the truth the file is checked against.
+CREATE TABLE change_sets (
+	id          TEXT    PRIMARY KEY,
+	agent_id    TEXT    NOT NULL,
+	task        TEXT    NOT NULL, -- the task path when proposed; applying uses the agent's current one
+	run_id      INTEGER NOT NULL,
+	path        TEXT    NOT NULL UNIQUE,
+	status      TEXT    NOT NULL,
+	created_at  TEXT    NOT NULL,
+	expires_at  TEXT    NOT NULL,
+	fingerprint TEXT    NOT NULL DEFAULT '' -- the file as margin last wrote it
+);
+CREATE INDEX change_sets_agent ON change_sets(agent_id, status);
+
+CREATE TABLE change_items (
+	set_id     TEXT    NOT NULL,
+	item       TEXT    NOT NULL, -- block id: c1, c2, ...
+	seq        INTEGER NOT NULL,
+	tool       TEXT    NOT NULL,
+	args       TEXT    NOT NULL,
+	summary    TEXT    NOT NULL,
+	base       TEXT    NOT NULL,
+	field      TEXT    NOT NULL, -- what it targets: a newer proposal for it supersedes this one
+	status     TEXT    NOT NULL,
+	reason     TEXT    NOT NULL DEFAULT '',
+	detail     TEXT    NOT NULL DEFAULT '',
+	decided_at TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (set_id, item)
+) WITHOUT ROWID;
+
+-- The decisions ledger: every verdict a person gave, fed back to the agent.
+CREATE TABLE decisions (
+	id         INTEGER PRIMARY KEY,
+	agent_id   TEXT    NOT NULL,
+	task       TEXT    NOT NULL,
+	set_id     TEXT    NOT NULL,
+	item       TEXT    NOT NULL,
+	tool       TEXT    NOT NULL,
+	summary    TEXT    NOT NULL,
+	verdict    TEXT    NOT NULL,
+	reason     TEXT    NOT NULL DEFAULT '',
+	outcome    TEXT    NOT NULL,
+	created_at TEXT    NOT NULL
+);
+CREATE INDEX decisions_agent ON decisions(agent_id, id);
+CREATE INDEX decisions_task ON decisions(task, id);
 `}
 
 // Agent is one task agent as stored.
@@ -224,7 +273,8 @@ func newAgentID() string {
 
 const agentColumns = `a.id, a.task, a.task_fingerprint, a.lifecycle, a.dormant_reason, a.created_at, a.last_wake, a.next_wake,
 	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator,
-	(SELECT COUNT(*) FROM proposals p WHERE p.agent_id = a.id AND p.status = 'pending')`
+	(SELECT COUNT(*) FROM change_items i JOIN change_sets s ON s.id = i.set_id
+		WHERE s.agent_id = a.id AND s.status IN ('pending', 'partially-resolved') AND i.status IN ('pending', 'deferred'))`
 
 func scanAgent(row interface{ Scan(...any) error }) (Agent, error) {
 	var a Agent

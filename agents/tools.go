@@ -410,7 +410,7 @@ func (wt *wakeTools) propose(ctx context.Context, d deferredTool, args json.RawM
 		return dropped, nil
 	}
 	for i := range items {
-		items[i].Base = string(w.taskSnap.Fingerprint)
+		items[i].Base = itemBase(w.task, explodedTool(d.name), items[i].Args)
 	}
 	return wt.effect(ctx, d.name, args, true, func() (string, string, []proposal, error) {
 		result := fmt.Sprintf("proposed %d change(s) for the person to approve: %s", len(items), summaries(items))

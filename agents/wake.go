@@ -41,6 +41,29 @@ type wake struct {
 	hasReport  bool
 	reportBase edit.Fingerprint // the report as this wake read it; writes compare-and-swap against it
 	modelName  string
+	decisions  []Decision // the agent's recent decisions, newest first
+}
+
+// recentDecisions is how many decisions a wake shows the agent (SPEC §4.1).
+const recentDecisions = 20
+
+// decisionKeys names the decisions a wake shows, for its run key: a new
+// decision is a new state for the agent to process.
+func decisionKeys(ds []Decision) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = "decision:" + strconv.FormatInt(d.ID, 10)
+	}
+	return out
+}
+
+// decisionLines are the decisions as the prompt shows them, oldest first.
+func decisionLines(ds []Decision) []string {
+	out := make([]string, 0, len(ds))
+	for i := len(ds) - 1; i >= 0; i-- {
+		out = append(out, ds[i].promptLine())
+	}
+	return out
 }
 
 func (w *wake) journalPath() string { return JournalPath(w.rt.outputFolder(), w.agent.Task) }
@@ -136,7 +159,7 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 	fixed := llm.EstimateTokens(req)
 	msg, _ := userMessage(wakeContext{
 		Now: rt.now(), Reason: reason, Task: w.sources[0], Entries: w.sources[1:], Seen: seen,
-		Report: reportBody(w), TLDR: w.report.TLDR, Journal: journal,
+		Report: reportBody(w), TLDR: w.report.TLDR, Journal: journal, Decisions: decisionLines(w.decisions),
 		Budget: max(rt.opts.ContextTokens-fixed, 0),
 	})
 	req.Messages = []llm.Message{{Role: llm.RoleUser, Content: msg}}

@@ -24,6 +24,14 @@ var methods = map[string]method{
 	"agents/activity": reader((*Server).agentsActivity),
 	"reports/get":     reader((*Server).reportsGet),
 
+	"changes/list": reader((*Server).changesList),
+	// Decisions run in order with the edits that precede them, and the
+	// serial queue is free to wait for a workspace/applyEdit answer: it
+	// is not the connection's read loop.
+	"changes/decide":     writer((*Server).changesDecide),
+	"changes/confirmAll": writer((*Server).changesConfirmAll),
+	"decisions/list":     reader((*Server).decisionsList),
+
 	// Query flows run as reads although a log writes: see server/query.go.
 	"query/ask":   reader((*Server).queryAsk),
 	"query/reply": reader((*Server).queryReply),

@@ -26,6 +26,8 @@ func (c Config) agentsOptions() agents.Options {
 		BackoffInitial: a.Backoff.Initial,
 		BackoffMax:     a.Backoff.Max,
 		DormantAfter:   a.DormantAfter,
+		MaxItems:       a.ChangeSet.MaxItems,
+		ExpireAfter:    a.ChangeSet.ExpireAfter,
 	}
 }
 

@@ -81,11 +81,14 @@ type Editor struct {
 	stdin  io.WriteCloser
 	Stderr *bytes.Buffer
 
+	wmu sync.Mutex // guards writes to stdin: answers and requests come from different goroutines
+
 	mu       sync.Mutex // guards the fields below
 	nextID   int
 	pending  map[string]chan Message
 	received []Message // every notification and server request, in order
 	changed  chan struct{}
+	answers  map[string]func(params json.RawMessage) (any, *RPCError) // server → client requests, by method
 	closed   bool
 	exitErr  error
 	exited   chan struct{}
@@ -193,6 +196,11 @@ func (e *Editor) read(stdout io.Reader) {
 			}
 		} else {
 			e.received = append(e.received, m)
+			if answer := e.answers[m.Method]; answer != nil && len(m.ID) > 0 {
+				// Answered off the read loop, as an editor does: the
+				// answer may take a while and must not hold up reading.
+				go e.answer(m, answer)
+			}
 		}
 		close(e.changed)
 		e.changed = make(chan struct{})
@@ -206,6 +214,37 @@ func (e *Editor) read(stdout io.Reader) {
 	e.changed = make(chan struct{})
 	e.mu.Unlock()
 	close(e.exited)
+}
+
+// OnRequest makes the editor answer the server's requests of method (such
+// as workspace/applyEdit) with what answer returns: a result, or an error
+// reply. Requests without an answer are only recorded, as before.
+func (e *Editor) OnRequest(method string, answer func(params json.RawMessage) (result any, err *RPCError)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.answers == nil {
+		e.answers = make(map[string]func(json.RawMessage) (any, *RPCError))
+	}
+	e.answers[method] = answer
+}
+
+func (e *Editor) answer(m Message, answer func(json.RawMessage) (any, *RPCError)) {
+	result, rpcErr := answer(m.Params)
+	reply := map[string]any{"jsonrpc": "2.0", "id": m.ID}
+	if rpcErr != nil {
+		reply["error"] = rpcErr
+	} else {
+		reply["result"] = result
+	}
+	body, err := json.Marshal(reply)
+	if err != nil {
+		e.t.Errorf("encoding the answer to %s: %v", m.Method, err)
+		return
+	}
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
+	// An error means the server has exited: there is no one to answer.
+	e.stdin.Write(Frame(body))
 }
 
 // ReadFrame reads one LSP-framed message body.
@@ -244,6 +283,8 @@ func Frame(body []byte) []byte {
 // SendRaw writes bytes to the server's stdin as they are.
 func (e *Editor) SendRaw(b []byte) {
 	e.t.Helper()
+	e.wmu.Lock()
+	defer e.wmu.Unlock()
 	if _, err := e.stdin.Write(b); err != nil {
 		e.t.Fatalf("writing to margin: %v", err)
 	}

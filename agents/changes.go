@@ -1,0 +1,439 @@
+package agents
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Change set statuses (SPEC §3.3).
+const (
+	SetPending    = "pending"
+	SetPartial    = "partially-resolved"
+	SetResolved   = "resolved"
+	SetExpired    = "expired"
+	SetSuperseded = "superseded"
+)
+
+// Change item statuses. An item is open while pending or deferred.
+const (
+	ItemPending    = "pending"
+	ItemConfirmed  = "confirmed" // confirmed and applied to the task note
+	ItemRejected   = "rejected"
+	ItemDeferred   = "deferred"
+	ItemStale      = "stale"      // confirmed, but its target changed since it was proposed: not applied
+	ItemSuperseded = "superseded" // a newer wake proposed a value for the same field
+	ItemExpired    = "expired"
+)
+
+// Verdicts a person gives an item.
+const (
+	Confirmed = "confirmed"
+	Rejected  = "rejected"
+	Deferred  = "deferred"
+)
+
+// ChangeSet is one wake's proposals to a person (SPEC §3.3, §4.2).
+type ChangeSet struct {
+	ID      string       `json:"id"`
+	Agent   string       `json:"agent"`
+	Task    string       `json:"task"`
+	Run     int64        `json:"run"`
+	Path    string       `json:"path"`
+	Status  string       `json:"status"`
+	Created time.Time    `json:"created"`
+	Expires time.Time    `json:"expires"`
+	Items   []ChangeItem `json:"items"`
+
+	fingerprint string // the file as margin last wrote it
+}
+
+// ChangeItem is one proposed change to the task note.
+type ChangeItem struct {
+	ID      string          `json:"id"` // the block id in the file: c1, c2, ...
+	Tool    string          `json:"tool"`
+	Args    json.RawMessage `json:"args"`
+	Summary string          `json:"summary"`
+	Status  string          `json:"status"`
+	// Base fingerprints the field or checklist line the item targets as it
+	// was when proposed; applying re-checks it.
+	Base   string `json:"base"`
+	Reason string `json:"reason,omitempty"`
+	// Detail explains a status margin chose (stale, not applied).
+	Detail  string    `json:"detail,omitempty"`
+	Decided time.Time `json:"decided,omitzero"`
+
+	field string // what the item targets, for superseding
+}
+
+func (it ChangeItem) open() bool { return it.Status == ItemPending || it.Status == ItemDeferred }
+
+// Decision is one verdict on one item, as the ledger keeps it.
+type Decision struct {
+	ID        int64     `json:"id"`
+	Agent     string    `json:"agent"`
+	Task      string    `json:"task"`
+	ChangeSet string    `json:"changeSet"`
+	Item      string    `json:"item"`
+	Tool      string    `json:"tool"`
+	Summary   string    `json:"summary"`
+	Verdict   string    `json:"verdict"`
+	Reason    string    `json:"reason,omitempty"`
+	Outcome   string    `json:"outcome"` // the item's status after the decision
+	Created   time.Time `json:"created"`
+}
+
+// promptLine is the decision as the agent reads it in Recent User Decisions.
+func (d Decision) promptLine() string {
+	s := fmt.Sprintf("%s %s: %s (%s)", d.Created.Format("2006-01-02"), d.Verdict, d.Summary, d.Tool)
+	if d.Outcome == ItemStale {
+		s += " — not applied: the task had changed since the proposal"
+	}
+	if d.Reason != "" {
+		s += " — reason: " + d.Reason
+	}
+	return s
+}
+
+// ItemDecision is a person's verdict on one item of a change set.
+type ItemDecision struct {
+	Item    string `json:"item"`
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// explodedTool is the name a checklist item of a batch tool goes by: the
+// seed's singular tools, so each item is decided and learned from alone.
+func explodedTool(tool string) string {
+	switch tool {
+	case "add_multiple_checklist_items":
+		return "add_checklist_item"
+	case "update_checklist_items":
+		return "update_checklist_item"
+	}
+	return tool
+}
+
+// target says what an item changes: a key for superseding and the current
+// value of that target in the task note, which its base fingerprints.
+func target(n *note.Note, tool string, args json.RawMessage) (field, value string) {
+	switch tool {
+	case "add_checklist_item":
+		var a newItem
+		json.Unmarshal(args, &a) // validated when proposed
+		present := slices.ContainsFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Title) })
+		return tool + ":" + strings.ToLower(a.Title), strconv.FormatBool(present)
+	case "update_checklist_item":
+		var a itemUpdate
+		json.Unmarshal(args, &a)
+		if i := slices.IndexFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Text) }); i >= 0 {
+			return tool + ":" + strings.ToLower(a.Text), strings.TrimSpace(n.Checklist[i].Raw)
+		}
+		return tool + ":" + strings.ToLower(a.Text), ""
+	case "set_task_title":
+		return tool, n.Title
+	case "set_task_status":
+		return tool, taskField(n, func(t *note.Task) string { return t.Status })
+	case "update_task_estimate":
+		return tool, taskField(n, func(t *note.Task) string { return strconv.Itoa(t.Estimate) })
+	case "update_task_due_date":
+		return tool, taskField(n, func(t *note.Task) string { return t.Due })
+	case "update_task_priority":
+		return tool, taskField(n, func(t *note.Task) string { return t.Priority })
+	case "assign_task_labels":
+		return tool, taskField(n, func(t *note.Task) string { return strings.Join(t.Labels, ",") })
+	}
+	return tool, ""
+}
+
+// itemBase fingerprints an item's target. It covers only that field or
+// line, so applying one item of a set does not make its siblings stale.
+func itemBase(n *note.Note, tool string, args json.RawMessage) string {
+	field, value := target(n, tool, args)
+	sum := sha256.Sum256([]byte(field + "\x00" + value))
+	return hex.EncodeToString(sum[:6])
+}
+
+// applyItem splices one confirmed item into the task note's content with a
+// minimal diff. It returns stale (with why) when the item's target is no
+// longer what it was proposed against.
+func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string) (out []byte, stale string, err error) {
+	n := note.Parse(taskPath, src, note.Options{TaskFolders: taskFolders})
+	if n.FrontmatterError != "" {
+		return nil, "", fmt.Errorf("the task's frontmatter does not parse: %s", n.FrontmatterError)
+	}
+	if itemBase(n, it.Tool, it.Args) != it.Base {
+		_, value := target(n, it.Tool, it.Args)
+		if value == "" && strings.HasPrefix(it.Tool, "update_checklist") {
+			return nil, "the checklist line it targets is gone from the task", nil
+		}
+		return nil, "the task's " + fieldName(it.Tool) + " changed since it was proposed", nil
+	}
+	frontmatter := func(key string, value any) ([]byte, string, error) {
+		out, err := edit.SetFrontmatter(src, key, value)
+		return out, "", err
+	}
+	switch it.Tool {
+	case "set_task_title":
+		var a titleArgs
+		json.Unmarshal(it.Args, &a)
+		return frontmatter("title", a.Title)
+	case "set_task_status":
+		var a statusArgs
+		json.Unmarshal(it.Args, &a)
+		return frontmatter("status", a.Status)
+	case "update_task_estimate":
+		var a estimateArgs
+		json.Unmarshal(it.Args, &a)
+		return frontmatter("estimate", a.Estimate)
+	case "update_task_due_date":
+		var a dueArgs
+		json.Unmarshal(it.Args, &a)
+		return frontmatter("due", a.DueDate)
+	case "update_task_priority":
+		var a priorityArgs
+		json.Unmarshal(it.Args, &a)
+		return frontmatter("priority", a.Priority)
+	case "assign_task_labels":
+		var a labelArgs
+		json.Unmarshal(it.Args, &a)
+		var tags []string
+		if n.Frontmatter != nil {
+			tags = n.Frontmatter.Strings("tags")
+		}
+		for _, l := range a.Labels {
+			if !slices.ContainsFunc(tags, func(x string) bool { return strings.EqualFold(x, l) }) {
+				tags = append(tags, l)
+			}
+		}
+		return frontmatter("tags", tags)
+	case "add_checklist_item":
+		var a newItem
+		json.Unmarshal(it.Args, &a)
+		out, err := edit.AppendUnderSection(src, "Checklist", "- [ ] "+oneLine(a.Title))
+		return out, "", err
+	case "update_checklist_item":
+		var a itemUpdate
+		json.Unmarshal(it.Args, &a)
+		i := slices.IndexFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Text) })
+		c := n.Checklist[i] // the base check found it
+		_, after, _ := strings.Cut(c.Raw, "]")
+		state := ' '
+		if a.Done {
+			state = 'x'
+		}
+		out, err := edit.SetCheckbox(src, c.Line, after, state)
+		return out, "", err
+	}
+	return nil, "", fmt.Errorf("unknown tool %q", it.Tool)
+}
+
+func fieldName(tool string) string {
+	switch tool {
+	case "set_task_title":
+		return "title"
+	case "set_task_status":
+		return "status"
+	case "update_task_estimate":
+		return "estimate"
+	case "update_task_due_date":
+		return "due date"
+	case "update_task_priority":
+		return "priority"
+	case "assign_task_labels":
+		return "labels"
+	}
+	return "checklist"
+}
+
+// setStatus is what a set's items make of it.
+func setStatus(items []ChangeItem) string {
+	open, superseded := 0, 0
+	for _, it := range items {
+		switch {
+		case it.open():
+			open++
+		case it.Status == ItemSuperseded:
+			superseded++
+		}
+	}
+	switch {
+	case superseded == len(items):
+		return SetSuperseded
+	case open == len(items):
+		return SetPending
+	case open > 0:
+		return SetPartial
+	}
+	return SetResolved
+}
+
+func newChangeSetID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ChangeSetPath is where a change set's file lives (SPEC §3.3).
+func ChangeSetPath(outputFolder, taskPath string, created time.Time, id string) string {
+	return path.Join(outputFolder, "Changes", stem(taskPath), created.Format("2006-01-02-1504")+"-"+id+".md")
+}
+
+// itemYAML is an item in the file's frontmatter, keys in SPEC order.
+type itemYAML struct {
+	ID      string         `yaml:"id"`
+	Tool    string         `yaml:"tool"`
+	Args    map[string]any `yaml:"args"`
+	Summary string         `yaml:"summary"`
+	Status  string         `yaml:"status"`
+	Base    string         `yaml:"base"`
+}
+
+func itemsYAML(items []ChangeItem) []itemYAML {
+	out := make([]itemYAML, len(items))
+	for i, it := range items {
+		var args map[string]any
+		json.Unmarshal(it.Args, &args) // stored from valid JSON objects
+		out[i] = itemYAML{ID: it.ID, Tool: it.Tool, Args: args, Summary: it.Summary, Status: it.Status, Base: it.Base}
+	}
+	return out
+}
+
+// itemLine is an item's checkbox line in the file.
+func itemLine(it ChangeItem) string {
+	summary := oneLine(it.Summary)
+	d := it.Decided.Format("2006-01-02")
+	switch it.Status {
+	case ItemConfirmed:
+		return fmt.Sprintf("- [x] %s ✅ %s ^%s", summary, d, it.ID)
+	case ItemRejected:
+		if r := oneLine(it.Reason); r != "" {
+			return fmt.Sprintf("- [-] %s ❌ %s — %s ^%s", summary, d, r, it.ID)
+		}
+		return fmt.Sprintf("- [-] %s ❌ %s ^%s", summary, d, it.ID)
+	case ItemStale:
+		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, oneLine(it.Detail), it.ID)
+	case ItemSuperseded, ItemExpired:
+		return fmt.Sprintf("- [-] %s — %s ^%s", summary, it.Status, it.ID)
+	}
+	return fmt.Sprintf("- [ ] %s ^%s", summary, it.ID)
+}
+
+// renderChangeSet renders a new change set file.
+func renderChangeSet(cs ChangeSet) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString("---\nmargin: changeset\n")
+	fmt.Fprintf(&b, "id: %s\n", yamlString(cs.ID))
+	fmt.Fprintf(&b, "task: %s\n", yamlString(taskLink(cs.Task)))
+	fmt.Fprintf(&b, "agent: %s\n", cs.Agent)
+	fmt.Fprintf(&b, "run: %d\n", cs.Run)
+	fmt.Fprintf(&b, "status: %s\n", cs.Status)
+	fmt.Fprintf(&b, "created: %s\n", cs.Created.Format(time.RFC3339))
+	fmt.Fprintf(&b, "expires: %s\n", cs.Expires.Format(time.RFC3339))
+	b.WriteString("items: []\n---\n")
+	b.WriteString("Tick `[x]` to apply a change, or write `[-]` to reject it (text after ` — ` is your reason), then save.\n\n")
+	for _, it := range cs.Items {
+		b.WriteString(itemLine(it) + "\n")
+	}
+	// The items list goes in through the splicer, so a new file and an
+	// updated one render it the same way.
+	return edit.SetFrontmatter([]byte(b.String()), "items", itemsYAML(cs.Items))
+}
+
+// updateChangeSetFile rewrites the statuses in a change set file a person
+// may have edited: the frontmatter's status and items are spliced and each
+// decided item's line is replaced, found by its block id; everything else
+// in the file stays as they wrote it. A line they deleted stays deleted.
+func updateChangeSetFile(src []byte, cs ChangeSet) ([]byte, error) {
+	out, err := edit.SetFrontmatter(src, "status", cs.Status)
+	if err != nil {
+		return nil, err
+	}
+	if out, err = edit.SetFrontmatter(out, "items", itemsYAML(cs.Items)); err != nil {
+		return nil, err
+	}
+	n := note.Parse(cs.Path, out, note.Options{})
+	for _, c := range n.Checklist {
+		i := slices.IndexFunc(cs.Items, func(it ChangeItem) bool { return it.ID == c.BlockID })
+		if i < 0 {
+			continue
+		}
+		want := itemLine(cs.Items[i])
+		if cs.Items[i].Status == ItemPending || strings.TrimSpace(c.Raw) == want {
+			continue
+		}
+		if out, err = edit.ReplaceLine(out, c.Line, c.Raw, want); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// fileDecisions reads the verdicts a person wrote into a change set file:
+// `[x]` confirms, `[-]` rejects (text after " — " is the reason). A line
+// counts only when its block id names an open item and its text still
+// starts with the item's summary, so a half-typed or reworded line, or one
+// pasted under another id, decides nothing. An id on two lines with
+// different marks is ambiguous and decides nothing either.
+func fileDecisions(src []byte, cs ChangeSet) (decisions []ItemDecision, ignored []string) {
+	n := note.Parse(cs.Path, src, note.Options{})
+	byItem := map[string]*ItemDecision{}
+	conflict := map[string]bool{}
+	var order []string
+	for _, c := range n.Checklist {
+		i := slices.IndexFunc(cs.Items, func(it ChangeItem) bool { return it.ID == c.BlockID })
+		if i < 0 || !cs.Items[i].open() {
+			continue
+		}
+		it := cs.Items[i]
+		var d ItemDecision
+		switch c.State {
+		case 'x', 'X':
+			d = ItemDecision{Item: it.ID, Verdict: Confirmed}
+		case '-':
+			d = ItemDecision{Item: it.ID, Verdict: Rejected}
+		default:
+			continue
+		}
+		summary := oneLine(it.Summary)
+		text := oneLine(c.Text)
+		switch {
+		case text == summary:
+		case strings.HasPrefix(text, summary+" — "):
+			if d.Verdict != Rejected {
+				ignored = append(ignored, fmt.Sprintf("%s: a reason only goes with a rejection", it.ID))
+				continue
+			}
+			d.Reason = strings.TrimSpace(strings.TrimPrefix(text, summary+" — "))
+		default:
+			ignored = append(ignored, fmt.Sprintf("%s: the line no longer reads %q", it.ID, summary))
+			continue
+		}
+		if prev, ok := byItem[it.ID]; ok {
+			if *prev != d {
+				conflict[it.ID] = true
+			}
+			continue
+		}
+		byItem[it.ID] = &d
+		order = append(order, it.ID)
+	}
+	for _, id := range order {
+		if conflict[id] {
+			ignored = append(ignored, fmt.Sprintf("%s: two lines say different things", id))
+			continue
+		}
+		decisions = append(decisions, *byItem[id])
+	}
+	return decisions, ignored
+}

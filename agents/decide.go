@@ -1,0 +1,420 @@
+package agents
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Editor is the editor a person has notes open in (the server implements
+// it). An open note's buffer is the truth, so a change to it goes through
+// the editor, never to disk (SPEC §1.2).
+type Editor interface {
+	// Open returns the buffer of the note at path when it is open.
+	Open(path string) (text string, version int, ok bool)
+	// ApplyEdit asks the editor to make the buffer of version read
+	// newText; applied is false when the editor refused.
+	ApplyEdit(ctx context.Context, path string, version int, newText string) (applied bool, err error)
+}
+
+// ErrBadVerdict refuses a verdict other than confirmed, rejected or deferred.
+var ErrBadVerdict = errors.New("unknown verdict")
+
+// routeProposals turns the agent's proposals not yet in a change set into
+// change sets of at most MaxItems items each (SPEC §4.2), writes their
+// files and tells the client. A newer proposal for a field supersedes the
+// open item an older set has for it.
+func (r *Runtime) routeProposals(ctx context.Context, a Agent, run int64, task *note.Note) error {
+	r.decideMu.Lock()
+	defer r.decideMu.Unlock()
+	ps, err := r.store.pendingProposals(ctx, a.ID)
+	if err != nil || len(ps) == 0 {
+		return err
+	}
+	var items []ChangeItem
+	ids := make([]int64, 0, len(ps))
+	for _, p := range ps {
+		ids = append(ids, p.id)
+		tool := explodedTool(p.tool)
+		field, _ := target(task, tool, p.args)
+		// Within one wake the model's last word on a field stands.
+		for i := range items {
+			if items[i].field == field {
+				items = append(items[:i], items[i+1:]...)
+				break
+			}
+		}
+		items = append(items, ChangeItem{Tool: tool, Args: p.args, Summary: p.summary, Base: p.base, Status: ItemPending, field: field})
+	}
+	now := r.now()
+	var sets []ChangeSet
+	for len(items) > 0 {
+		n := min(len(items), r.opts.MaxItems)
+		chunk := items[:n:n]
+		items = items[n:]
+		for i := range chunk {
+			chunk[i].ID = "c" + strconv.Itoa(i+1)
+		}
+		id := newChangeSetID()
+		sets = append(sets, ChangeSet{ID: id, Agent: a.ID, Task: a.Task, Run: run, Status: SetPending,
+			Path: ChangeSetPath(r.outputFolder(), a.Task, now, id), Created: now, Expires: now.Add(r.opts.ExpireAfter), Items: chunk})
+	}
+	older, err := r.store.addChangeSets(ctx, sets, ids, now)
+	if err != nil {
+		return err
+	}
+	for _, cs := range sets {
+		data, err := renderChangeSet(cs)
+		if err != nil {
+			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
+		}
+		fp, err := r.v.Root().Create(cs.Path, data)
+		if err != nil {
+			return fmt.Errorf("writing change set %s: %w", cs.ID, err)
+		}
+		if err := r.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+			return err
+		}
+		r.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+	}
+	for _, id := range older {
+		cs, err := r.store.ChangeSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		r.writeSetFile(ctx, cs)
+	}
+	return nil
+}
+
+// Decide records a person's verdicts on items of a change set and applies
+// the confirmed ones. It is the one path every way of deciding ends in:
+// changes/decide, changes/confirmAll, the command line and the change set
+// file. A verdict on an item that is decided already changes nothing, so
+// the same decision twice applies nothing twice. A decision wakes the
+// agent (coalesced like any change); applying does not.
+func (r *Runtime) Decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, error) {
+	cs, changed, err := r.decide(ctx, id, decisions)
+	if err != nil || !changed {
+		return cs, err
+	}
+	if r.running.Load() {
+		// Not running (the command line): the decision is in the next
+		// wake's run key, so the server's startup wake picks it up.
+		if err := r.kick(ctx, kick{agent: cs.Agent, reason: "decision on a change set", mode: coalesce}); err != nil {
+			r.log.Warn("waking the agent after a decision", "agent", cs.Agent, "err", err)
+		}
+	}
+	return cs, nil
+}
+
+// ConfirmAll confirms every open item of a change set.
+func (r *Runtime) ConfirmAll(ctx context.Context, id string) (ChangeSet, error) {
+	cs, err := r.store.ChangeSet(ctx, id)
+	if err != nil {
+		return cs, err
+	}
+	var ds []ItemDecision
+	for _, it := range cs.Items {
+		if it.open() {
+			ds = append(ds, ItemDecision{Item: it.ID, Verdict: Confirmed})
+		}
+	}
+	return r.Decide(ctx, id, ds)
+}
+
+// ChangeSets lists change sets after expiring those due.
+func (r *Runtime) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet, error) {
+	if err := r.expireDue(ctx); err != nil {
+		return nil, err
+	}
+	return r.store.ChangeSets(ctx, f)
+}
+
+func (r *Runtime) decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, bool, error) {
+	r.decideMu.Lock()
+	defer r.decideMu.Unlock()
+	if err := r.expireLocked(ctx); err != nil {
+		return ChangeSet{}, false, err
+	}
+	cs, err := r.store.ChangeSet(ctx, id)
+	if err != nil {
+		return cs, false, err
+	}
+	for _, d := range decisions {
+		switch d.Verdict {
+		case Confirmed, Rejected, Deferred:
+		default:
+			return cs, false, fmt.Errorf("item %s: %w %q: want confirmed, rejected or deferred", d.Item, ErrBadVerdict, d.Verdict)
+		}
+		if !hasItem(cs, d.Item) {
+			return cs, false, fmt.Errorf("%w: no item %s in %s", ErrChangeSetNotFound, d.Item, id)
+		}
+	}
+	a, err := r.store.Agent(ctx, cs.Agent)
+	if err != nil {
+		return cs, false, err
+	}
+	now := r.now()
+	before := make([]ChangeItem, len(cs.Items))
+	copy(before, cs.Items)
+	var confirm []int
+	seen := map[string]bool{} // an item named twice in one request is decided once
+	for _, d := range decisions {
+		i := itemIndex(cs, d.Item)
+		it := &cs.Items[i]
+		if seen[it.ID] || !it.open() || d.Verdict == Deferred && it.Status == ItemDeferred {
+			continue
+		}
+		seen[it.ID] = true
+		it.Decided, it.Detail = now, ""
+		switch d.Verdict {
+		case Rejected:
+			it.Status, it.Reason = ItemRejected, oneLine(d.Reason)
+		case Deferred:
+			it.Status = ItemDeferred
+		case Confirmed:
+			confirm = append(confirm, i)
+		}
+	}
+	if len(confirm) > 0 {
+		if err := r.applyConfirmed(ctx, a.Task, cs.Items, confirm); err != nil {
+			return cs, false, fmt.Errorf("applying change set %s: %w", id, err)
+		}
+	}
+	var decided []ChangeItem
+	var ledger []Decision
+	for i, it := range cs.Items {
+		if it.Status == before[i].Status && it.Detail == before[i].Detail {
+			continue
+		}
+		decided = append(decided, it)
+		if it.Status == before[i].Status {
+			continue // not applied (a refusal or a conflict): the item stays open, explained
+		}
+		verdict := it.Status
+		if it.Status == ItemStale {
+			verdict = Confirmed
+		}
+		ledger = append(ledger, Decision{Agent: a.ID, Task: a.Task, ChangeSet: cs.ID, Item: it.ID, Tool: it.Tool,
+			Summary: it.Summary, Verdict: verdict, Reason: it.Reason, Outcome: it.Status, Created: now})
+	}
+	if len(decided) == 0 {
+		return cs, false, nil
+	}
+	if err := r.store.recordDecisions(ctx, cs, decided, ledger); err != nil {
+		return cs, false, err
+	}
+	if cs, err = r.store.ChangeSet(ctx, id); err != nil {
+		return cs, false, err
+	}
+	r.writeSetFile(ctx, cs)
+	for _, it := range decided {
+		r.notify("margin/changeApplied", map[string]any{"id": cs.ID, "item": it.ID, "status": it.Status, "detail": it.Detail})
+	}
+	return cs, len(ledger) > 0, nil
+}
+
+func hasItem(cs ChangeSet, id string) bool { return itemIndex(cs, id) >= 0 }
+
+func itemIndex(cs ChangeSet, id string) int {
+	for i, it := range cs.Items {
+		if it.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// applyConfirmed re-validates and applies the confirmed items to the task
+// note in one edit: through the editor when the note is open there, else a
+// compare-and-swap write. An item whose target changed becomes stale; an
+// edit the editor refuses, or that loses a race with a person's save,
+// leaves its items pending with the reason in Detail.
+func (r *Runtime) applyConfirmed(ctx context.Context, task string, items []ChangeItem, confirm []int) error {
+	var (
+		src     []byte
+		base    edit.Fingerprint
+		version int
+		open    bool
+	)
+	if r.opts.Editor != nil {
+		var text string
+		if text, version, open = r.opts.Editor.Open(task); open {
+			src = []byte(text)
+		}
+	}
+	if !open {
+		snap, err := r.v.Root().Read(task)
+		if errors.Is(err, fs.ErrNotExist) {
+			for _, i := range confirm {
+				items[i].Status, items[i].Detail = ItemStale, "the task note "+task+" is gone"
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		src, base = snap.Content, snap.Fingerprint
+	}
+	cur := src
+	var applied []int
+	for _, i := range confirm {
+		out, stale, err := applyItem(task, cur, items[i], r.v.Options().TaskFolders)
+		switch {
+		case err != nil:
+			items[i].Detail = "not applied: " + err.Error()
+		case stale != "":
+			items[i].Status, items[i].Detail = ItemStale, stale
+		default:
+			cur = out
+			applied = append(applied, i)
+		}
+	}
+	notApplied := func(why string) {
+		for _, i := range applied {
+			items[i].Detail = "not applied: " + why
+		}
+	}
+	switch {
+	case len(applied) == 0 || bytes.Equal(cur, src):
+	case open:
+		ok, err := r.opts.Editor.ApplyEdit(ctx, task, version, string(cur))
+		if err != nil {
+			notApplied("the editor did not apply the edit: " + err.Error())
+			return nil
+		}
+		if !ok {
+			notApplied("the editor refused the edit; the item stays pending")
+			return nil
+		}
+	default:
+		if _, err := r.v.Root().Write(task, base, cur); errors.Is(err, edit.ErrConflict) {
+			notApplied("the task changed on disk while it was being applied; decide again")
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	for _, i := range applied {
+		items[i].Status = ItemConfirmed
+	}
+	return nil
+}
+
+// writeSetFile brings a change set's file in line with its statuses. A
+// file the person damaged (its frontmatter no longer parses) is left as
+// they wrote it: their text matters more than margin's view of it, and
+// the database still has every decision.
+func (r *Runtime) writeSetFile(ctx context.Context, cs ChangeSet) {
+	for attempt := 0; attempt < 2; attempt++ {
+		snap, err := r.v.Root().Read(cs.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return // deleted by hand: the decisions stand in the database
+		}
+		if err != nil {
+			r.log.Warn("reading a change set file", "path", cs.Path, "err", err)
+			return
+		}
+		out, err := updateChangeSetFile(snap.Content, cs)
+		if err != nil {
+			r.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
+			return
+		}
+		if bytes.Equal(out, snap.Content) {
+			return
+		}
+		fp, err := r.v.Root().Write(cs.Path, snap.Fingerprint, out)
+		if errors.Is(err, edit.ErrConflict) {
+			continue // saved again meanwhile: splice into that version
+		}
+		if err != nil {
+			r.log.Warn("writing a change set file", "path", cs.Path, "err", err)
+			return
+		}
+		if err := r.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+			r.log.Warn("recording a change set file", "path", cs.Path, "err", err)
+		}
+		return
+	}
+}
+
+// expireDue expires the open change sets whose time is up (SPEC §4.2).
+func (r *Runtime) expireDue(ctx context.Context) error {
+	r.decideMu.Lock()
+	defer r.decideMu.Unlock()
+	return r.expireLocked(ctx)
+}
+
+func (r *Runtime) expireLocked(ctx context.Context) error {
+	now := r.now()
+	ids, err := r.store.expiring(ctx, now)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := r.store.expire(ctx, id, now); err != nil {
+			return err
+		}
+		cs, err := r.store.ChangeSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		r.writeSetFile(ctx, cs)
+	}
+	return nil
+}
+
+// expiryCheck is how often Run looks for expired change sets: often enough
+// that a set expires close to its time, capped so a week-long expiry does
+// not mean a check a week late.
+func expiryCheck(expireAfter time.Duration) time.Duration {
+	return min(max(expireAfter/4, 10*time.Millisecond), time.Minute)
+}
+
+// isChangeSetFile reports whether p is a change set file.
+func (r *Runtime) isChangeSetFile(p string) bool {
+	dir := path.Join(strings.Trim(path.Clean("/"+r.outputFolder()), "/"), "Changes") + "/"
+	return strings.HasPrefix(p, dir) && path.Ext(p) == ".md"
+}
+
+// onChangeSetFile reads the verdicts a person wrote into a change set file
+// and decides them. It runs on Run's goroutine, so it schedules the wake
+// itself rather than through kick.
+func (r *Runtime) onChangeSetFile(ctx context.Context, p string) error {
+	cs, ok, err := r.store.changeSetAt(ctx, p)
+	if err != nil || !ok {
+		return err
+	}
+	snap, err := r.v.Root().Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading change set %s: %w", cs.ID, err)
+	}
+	ds, ignored := fileDecisions(snap.Content, cs)
+	for _, why := range ignored {
+		r.log.Info("a line of a change set file decides nothing", "path", p, "why", why)
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	cs, changed, err := r.decide(ctx, cs.ID, ds)
+	if err != nil {
+		return err
+	}
+	if changed {
+		r.schedule(kick{agent: cs.Agent, reason: "decision on a change set", mode: coalesce})
+	}
+	return nil
+}

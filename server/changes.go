@@ -1,0 +1,204 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/margin-md/margin/agents"
+)
+
+// editor implements agents.Editor: an open note's buffer and version come
+// from didOpen/didChange, and an edit goes to the client as
+// workspace/applyEdit with that version.
+type editor struct{ s *Server }
+
+// Open implements agents.Editor.
+func (e editor) Open(path string) (string, int, bool) {
+	e.s.docs.mu.Lock()
+	defer e.s.docs.mu.Unlock()
+	doc, ok := e.s.docs.open[path]
+	if !ok {
+		return "", 0, false
+	}
+	return doc.Text, doc.Version, true
+}
+
+type position struct {
+	Line      int `json:"line"`
+	Character int `json:"character"`
+}
+
+type textEdit struct {
+	Range struct {
+		Start position `json:"start"`
+		End   position `json:"end"`
+	} `json:"range"`
+	NewText string `json:"newText"`
+}
+
+type applyEditParams struct {
+	Label string `json:"label"`
+	Edit  struct {
+		DocumentChanges []struct {
+			TextDocument versionedTextDocument `json:"textDocument"`
+			Edits        []textEdit            `json:"edits"`
+		} `json:"documentChanges"`
+	} `json:"edit"`
+}
+
+// ApplyEdit implements agents.Editor. It never runs inside Handle (the
+// agents call it from a request's goroutine or their own), so waiting for
+// the client's answer cannot block the read loop.
+func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText string) (bool, error) {
+	e.s.docs.mu.Lock()
+	doc, ok := e.s.docs.open[path]
+	var uri, old string
+	if ok {
+		uri, old = doc.URI, doc.Text
+	}
+	e.s.docs.mu.Unlock()
+	if !ok {
+		return false, fmt.Errorf("%s is no longer open in the editor", path)
+	}
+	var p applyEditParams
+	p.Label = "margin: apply confirmed change"
+	p.Edit.DocumentChanges = make([]struct {
+		TextDocument versionedTextDocument `json:"textDocument"`
+		Edits        []textEdit            `json:"edits"`
+	}, 1)
+	p.Edit.DocumentChanges[0].TextDocument = versionedTextDocument{URI: uri, Version: version}
+	p.Edit.DocumentChanges[0].Edits = []textEdit{lineEdit(old, newText)}
+	var res struct {
+		Applied       bool   `json:"applied"`
+		FailureReason string `json:"failureReason"`
+	}
+	if err := e.s.conn.Call(ctx, "workspace/applyEdit", p, &res); err != nil {
+		return false, fmt.Errorf("workspace/applyEdit: %w", err)
+	}
+	if !res.Applied && res.FailureReason != "" {
+		e.s.logger.Info("the editor refused an edit", "path", path, "reason", res.FailureReason)
+	}
+	return res.Applied, nil
+}
+
+// lineEdit is the smallest whole-line edit that turns old into new: the
+// lines both share at the start and the end stay out of it. Whole lines
+// keep positions clear of UTF-16 column arithmetic.
+func lineEdit(old, new string) textEdit {
+	a, b := strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n")
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	var e textEdit
+	e.Range.Start = position{Line: pre}
+	e.Range.End = position{Line: len(a) - suf}
+	e.NewText = strings.Join(b[pre:len(b)-suf], "")
+	return e
+}
+
+type changesListParams struct {
+	Task   string `json:"task"`
+	Status string `json:"status"`
+}
+
+type changesListResult struct {
+	ChangeSets []agents.ChangeSet `json:"changeSets"`
+}
+
+func (s *Server) changesList(ctx context.Context, p *changesListParams) (changesListResult, error) {
+	switch p.Status {
+	case "", "all", agents.SetPending, agents.SetPartial, agents.SetResolved, agents.SetExpired, agents.SetSuperseded:
+	default:
+		return changesListResult{}, invalidParams("status", fmt.Sprintf("must be pending, partially-resolved, resolved, expired, superseded or all, got %q", p.Status))
+	}
+	rt, v, err := s.agentsReady(ctx)
+	if err != nil {
+		return changesListResult{}, err
+	}
+	f := agents.ChangeSetFilter{Status: p.Status}
+	if p.Task != "" {
+		if f.Task, err = v.Path(p.Task); err != nil {
+			return changesListResult{}, err
+		}
+	}
+	sets, err := rt.ChangeSets(ctx, f)
+	return changesListResult{ChangeSets: sets}, err
+}
+
+type changesDecideParams struct {
+	ID        string                `json:"id"`
+	Decisions []agents.ItemDecision `json:"decisions"`
+}
+
+func (s *Server) changesDecide(ctx context.Context, p *changesDecideParams) (agents.ChangeSet, error) {
+	if p.ID == "" {
+		return agents.ChangeSet{}, invalidParams("id", "is required")
+	}
+	if len(p.Decisions) == 0 {
+		return agents.ChangeSet{}, invalidParams("decisions", "at least one decision is required")
+	}
+	for i, d := range p.Decisions {
+		if d.Item == "" {
+			return agents.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
+		}
+	}
+	rt, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return agents.ChangeSet{}, err
+	}
+	cs, err := rt.Decide(ctx, p.ID, p.Decisions)
+	if errors.Is(err, agents.ErrBadVerdict) {
+		return cs, invalidParams("decisions.verdict", err.Error())
+	}
+	return cs, err
+}
+
+type changesConfirmAllParams struct {
+	ID string `json:"id"`
+}
+
+func (s *Server) changesConfirmAll(ctx context.Context, p *changesConfirmAllParams) (agents.ChangeSet, error) {
+	if p.ID == "" {
+		return agents.ChangeSet{}, invalidParams("id", "is required")
+	}
+	rt, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return agents.ChangeSet{}, err
+	}
+	return rt.ConfirmAll(ctx, p.ID)
+}
+
+type decisionsListParams struct {
+	Agent string `json:"agent"`
+	Task  string `json:"task"`
+	Limit int    `json:"limit"`
+}
+
+type decisionsListResult struct {
+	Decisions []agents.Decision `json:"decisions"`
+}
+
+func (s *Server) decisionsList(ctx context.Context, p *decisionsListParams) (decisionsListResult, error) {
+	if p.Limit < 0 || p.Limit > 1000 {
+		return decisionsListResult{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
+	}
+	rt, v, err := s.agentsReady(ctx)
+	if err != nil {
+		return decisionsListResult{}, err
+	}
+	f := agents.DecisionFilter{Agent: p.Agent, Limit: p.Limit}
+	if p.Task != "" {
+		if f.Task, err = v.Path(p.Task); err != nil {
+			return decisionsListResult{}, err
+		}
+	}
+	ds, err := rt.Store().Decisions(ctx, f)
+	return decisionsListResult{Decisions: ds}, err
+}
