@@ -27,6 +27,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/margin-md/margin/agents"
 )
 
 // version is set by the build (-ldflags "-X main.version=...").
@@ -107,6 +109,9 @@ func newRootCommand() *cobra.Command {
 		newDoctorCommand(g),
 		newAgentsCommand(g),
 		newReportCommand(g),
+		newChangesCommand(g),
+		newDecideCommand(g, agents.Confirmed),
+		newDecideCommand(g, agents.Rejected),
 		newAskCommand(g),
 		newLogCommand(g),
 		newImportCommand(g),
