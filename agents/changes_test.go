@@ -13,7 +13,7 @@ import (
 
 const shipPath = "Tasks/Ship invoice export.md"
 
-func shipTask(t *testing.T) []byte {
+func shipTask(t testing.TB) []byte {
 	t.Helper()
 	b, err := os.ReadFile("../testdata/vault/" + shipPath)
 	if err != nil {
@@ -23,7 +23,7 @@ func shipTask(t *testing.T) []byte {
 }
 
 // sampleSet is a change set proposed against the sample task.
-func sampleSet(t *testing.T) ChangeSet {
+func sampleSet(t testing.TB) ChangeSet {
 	t.Helper()
 	n := note.Parse(shipPath, shipTask(t), note.Options{})
 	created := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
@@ -211,4 +211,30 @@ func TestSetStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzChangeSetFile feeds arbitrary edits of a change set file to the
+// plain-text approval: it must never panic, decide only items of the set
+// with a known verdict, and never decide an item twice.
+func FuzzChangeSetFile(f *testing.F) {
+	cs := sampleSet(f)
+	src, err := renderChangeSet(cs)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(src))
+	f.Add(strings.Replace(string(src), "- [ ] Set estimate to 2h ^c1", "- [-] Set estimate to 2h — no ^c1\n- [x] Set estimate to 2h ^c1", 1))
+	f.Add("---\nmargin: [\n---\n- [x] ^c1\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		ds, _ := fileDecisions([]byte(text), cs)
+		seen := map[string]bool{}
+		for _, d := range ds {
+			if seen[d.Item] || !hasItem(cs, d.Item) || d.Verdict != Confirmed && d.Verdict != Rejected {
+				t.Fatalf("bad decision %+v from %q", d, text)
+			}
+			seen[d.Item] = true
+		}
+		// Rewriting either succeeds or leaves the file alone.
+		updateChangeSetFile([]byte(text), cs)
+	})
 }

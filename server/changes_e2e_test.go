@@ -301,3 +301,94 @@ func TestChangeSetExpires(t *testing.T) {
 		t.Errorf("confirming an expired set: %+v, want it left expired", got)
 	}
 }
+
+func TestChangeSetsSplitAtMaxItemsAndSupersede(t *testing.T) {
+	fake := llmtest.NewOllama(t, taskModel)
+	var mu sync.Mutex
+	calls := 0
+	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": "QA left.", "content": "## Left\n- QA\n"}}
+		if n == 1 {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+				{Name: "update_task_estimate", Args: map[string]any{"estimate": "2h"}},
+				{Name: "update_task_priority", Args: map[string]any{"priority": "P0"}},
+				{Name: "add_multiple_checklist_items", Args: map[string]any{"items": []map[string]string{{"title": "Write the changelog"}}}},
+				report,
+			}}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "update_task_estimate", Args: map[string]any{"estimate": "3h"}}, report}}
+	})
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, agentEnv(fake.URL, "MARGIN_AGENTS_CHANGESET_MAX_ITEMS=2"))
+	e.Initialize(dir)
+	a := createAgent(t, e, shipTask)
+	var first, second changeSet
+	json.Unmarshal(waitNth(e, "the first set", "margin/changeSetCreated", 1, nil), &first)
+	json.Unmarshal(waitNth(e, "the further set", "margin/changeSetCreated", 2, nil), &second)
+	if len(first.Items) != 2 || len(second.Items) != 1 || second.Items[0].ID != "c1" || second.Items[0].Tool != "add_checklist_item" {
+		t.Fatalf("sets = %+v and %+v, want 2 items then 1", first, second)
+	}
+	waitWakes(t, e, a.ID, 1)
+
+	e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
+	var third changeSet
+	json.Unmarshal(waitNth(e, "the newer estimate", "margin/changeSetCreated", 3, nil), &third)
+	waitWakes(t, e, a.ID, 2)
+	var list struct{ ChangeSets []changeSet }
+	e.MustCall("changes/list", map[string]any{"status": "all"}, &list)
+	byID := map[string]changeSet{}
+	for _, cs := range list.ChangeSets {
+		byID[cs.ID] = cs
+	}
+	if old := byID[first.ID]; itemStatus(old, "c1") != "superseded" || itemStatus(old, "c2") != "pending" || old.Status != "partially-resolved" {
+		t.Errorf("the older set after a newer estimate: %+v, want c1 superseded, c2 still pending", old)
+	}
+	if !strings.Contains(readFile(t, dir, first.Path), "- [-] Set estimate to 2h — superseded ^c1") {
+		t.Errorf("older change set file:\n%s", readFile(t, dir, first.Path))
+	}
+	if err := e.Call("changes/decide", map[string]any{"id": first.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(readFile(t, dir, shipTask), "estimate: 2h") {
+		t.Error("a superseded item was applied")
+	}
+}
+
+func TestChangeSetFileEditedBadly(t *testing.T) {
+	e, _, dir, _, cs := proposed(t)
+	orig := readFile(t, dir, cs.Path)
+	taskBefore := readFile(t, dir, shipTask)
+
+	// Nonsense with a half-typed tick decides nothing.
+	writeFile(t, dir, cs.Path, "{{{ not a change set\n- [x] Set estim ^c1\n")
+	// Then: the frontmatter damaged, c1 reworded, c2 ticked, c3 twice with
+	// different marks. Only c2 is a decision.
+	damaged := strings.NewReplacer(
+		"margin: changeset\n", "margin: [changeset\n",
+		"- [ ] Set estimate to 2h ^c1", "- [x] Set estimate to 4h ^c1",
+		`- [ ] Add checklist item "Announce the export to Acme" ^c2`, `- [x] Add checklist item "Announce the export to Acme" ^c2`,
+		`- [ ] Add checklist item "Write the changelog" ^c3`, "- [x] Add checklist item \"Write the changelog\" ^c3\n- [-] Add checklist item \"Write the changelog\" ^c3",
+	).Replace(orig)
+	writeFile(t, dir, cs.Path, damaged)
+	var ca struct{ ID, Item, Status string }
+	json.Unmarshal(waitNth(e, "c2 applied", "margin/changeApplied", 1, nil), &ca)
+	if ca.Item != "c2" || ca.Status != "confirmed" {
+		t.Fatalf("changeApplied = %+v, want c2 confirmed", ca)
+	}
+	added, removed := changedLines(taskBefore, readFile(t, dir, shipTask))
+	if !slices.Equal(added, []string{"- [ ] Announce the export to Acme"}) || len(removed) != 0 {
+		t.Errorf("task diff: +%q -%q, want only c2's line", added, removed)
+	}
+	if got := readFile(t, dir, cs.Path); got != damaged {
+		t.Errorf("a change set file with damaged frontmatter was rewritten; the person's text must stay:\n%s", got)
+	}
+	var list struct{ ChangeSets []changeSet }
+	e.MustCall("changes/list", map[string]any{"task": shipTask}, &list)
+	if len(list.ChangeSets) != 1 || itemStatus(list.ChangeSets[0], "c1") != "pending" || itemStatus(list.ChangeSets[0], "c3") != "pending" {
+		t.Errorf("after the bad edits: %+v, want c1 and c3 still pending", list.ChangeSets)
+	}
+}
