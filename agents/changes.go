@@ -172,6 +172,11 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string)
 	if n.FrontmatterError != "" {
 		return nil, "", fmt.Errorf("the task's frontmatter does not parse: %s", n.FrontmatterError)
 	}
+	if inEffect(n, it) {
+		// Already so (the person made the change by hand, or an apply
+		// that crashed before recording it): confirmed with nothing to write.
+		return src, "", nil
+	}
 	if itemBase(n, it.Tool, it.Args) != it.Base {
 		_, value := target(n, it.Tool, it.Args)
 		if value == "" && strings.HasPrefix(it.Tool, "update_checklist") {
@@ -236,6 +241,25 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string)
 		return out, "", err
 	}
 	return nil, "", fmt.Errorf("unknown tool %q", it.Tool)
+}
+
+// inEffect reports whether the task already reads as the item would make
+// it, by the same no-op test proposals pass when the model makes them.
+func inEffect(n *note.Note, it ChangeItem) bool {
+	name, args := it.Tool, it.Args
+	switch it.Tool {
+	case "add_checklist_item":
+		name, args = "add_multiple_checklist_items", json.RawMessage(`{"items":[`+string(it.Args)+`]}`)
+	case "update_checklist_item":
+		name, args = "update_checklist_items", json.RawMessage(`{"items":[`+string(it.Args)+`]}`)
+	}
+	for _, d := range deferredTools() {
+		if d.name == name {
+			items, unchanged, err := d.items(n, args)
+			return err == nil && len(items) == 0 && len(unchanged) > 0
+		}
+	}
+	return false
 }
 
 func fieldName(tool string) string {

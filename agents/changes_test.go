@@ -142,6 +142,12 @@ func TestApplyItem(t *testing.T) {
 				return strings.Replace(s, "- [ ] Support docs page [due:: 2026-11-30]\n", "", 1)
 			},
 			wantStale: "the checklist line it targets is gone from the task"},
+		{name: "already so by hand: confirmed without a change", item: cs.Items[0],
+			edit: func(s string) string { return strings.Replace(s, "estimate: 1d", "estimate: 120m", 1) }},
+		{name: "checklist item already checked: no change", item: cs.Items[2],
+			edit: func(s string) string {
+				return strings.Replace(s, "- [ ] Support docs page", "- [x] Support docs page", 1)
+			}},
 		{name: "another field edited: still applies", item: cs.Items[0],
 			edit:     func(s string) string { return strings.Replace(s, "priority: P1", "priority: P0", 1) },
 			wantDiff: []string{"priority: P0", "estimate: 2h"}},
@@ -159,6 +165,12 @@ func TestApplyItem(t *testing.T) {
 				t.Fatalf("stale = %q, want %q", stale, tc.wantStale)
 			}
 			if stale != "" {
+				return
+			}
+			if tc.wantDiff == nil {
+				if string(out) != cur {
+					t.Errorf("an item already in effect changed the note:\n%s", out)
+				}
 				return
 			}
 			orig := strings.Split(string(src), "\n")

@@ -100,6 +100,10 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 		}
 	}
 
+	if got := waitWakes(t, e, a.ID, 1); got.PendingChanges != 3 {
+		t.Errorf("pendingChanges = %d, want 3", got.PendingChanges)
+	}
+
 	taskBefore := readFile(t, dir, shipTask)
 	writeFile(t, dir, cs.Path, strings.Replace(file, "- [ ] Set estimate to 2h ^c1", "- [x] Set estimate to 2h ^c1", 1))
 	applied := waitNth(e, "c1 applied", "margin/changeApplied", 1, nil)
@@ -121,7 +125,9 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 
 	// The decision wakes the agent; margin's own write of the task, which
 	// lands inside the same quiet period, adds no reason of its own.
-	waitWakes(t, e, a.ID, 2)
+	if got := waitWakes(t, e, a.ID, 2); got.PendingChanges != 2 {
+		t.Errorf("pendingChanges after one decision = %d, want 2", got.PendingChanges)
+	}
 	var act activity
 	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	if len(act.Runs) != 2 || act.Runs[0].Reason != "decision on a change set" {
