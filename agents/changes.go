@@ -156,6 +156,32 @@ func target(n *note.Note, tool string, args json.RawMessage) (field, value strin
 	return tool, ""
 }
 
+// proposedAlready reports whether an open item makes the same change, so
+// a wake that repeats a proposal the person has not decided yet adds
+// nothing (and does not supersede it with itself).
+func proposedAlready(open []ChangeItem, n *note.Note, tool string, args json.RawMessage) bool {
+	field, _ := target(n, tool, args)
+	want := changeArgs(args)
+	for _, it := range open {
+		if it.field == field && changeArgs(it.Args) == want {
+			return true
+		}
+	}
+	return false
+}
+
+// changeArgs is the canonical form of a change's arguments without its
+// human summary, which words the same change differently.
+func changeArgs(args json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) != nil {
+		return string(args)
+	}
+	delete(m, "human_summary")
+	b, _ := json.Marshal(m) // decoded from JSON, so it encodes
+	return string(b)
+}
+
 // itemBase fingerprints an item's target. It covers only that field or
 // line, so applying one item of a set does not make its siblings stale.
 func itemBase(n *note.Note, tool string, args json.RawMessage) string {

@@ -144,6 +144,27 @@ func scanItems(ctx context.Context, q execQuerier, id string) ([]ChangeItem, err
 	return items, rows.Err()
 }
 
+// openItems returns the agent's items still waiting for a decision.
+func (s *Store) openItems(ctx context.Context, agent string) ([]ChangeItem, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT i.field, i.args FROM change_items i JOIN change_sets s ON s.id = i.set_id
+		WHERE s.agent_id = ? AND s.status IN ('pending', 'partially-resolved') AND i.status IN ('pending', 'deferred')`, agent)
+	if err != nil {
+		return nil, fmt.Errorf("reading the open items of agent %s: %w", agent, err)
+	}
+	defer rows.Close()
+	var out []ChangeItem
+	for rows.Next() {
+		var it ChangeItem
+		var args string
+		if err := rows.Scan(&it.field, &args); err != nil {
+			return nil, fmt.Errorf("reading the open items of agent %s: %w", agent, err)
+		}
+		it.Args = json.RawMessage(args)
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
 const setColumns = `id, agent_id, task, run_id, path, status, created_at, expires_at, fingerprint`
 
 func scanSet(row interface{ Scan(...any) error }) (ChangeSet, error) {

@@ -402,10 +402,26 @@ func (wt *wakeTools) propose(ctx context.Context, d deferredTool, args json.RawM
 	if err != nil {
 		return "", err
 	}
-	dropped := ""
-	if len(unchanged) > 0 {
-		dropped = "dropped, because it would change nothing: " + strings.Join(unchanged, "; ")
+	open, err := w.rt.store.openItems(ctx, w.agent.ID)
+	if err != nil {
+		return "", err
 	}
+	var waiting []string
+	items = slices.DeleteFunc(items, func(p proposal) bool {
+		if proposedAlready(open, w.task, explodedTool(d.name), p.Args) {
+			waiting = append(waiting, p.Summary)
+			return true
+		}
+		return false
+	})
+	var drops []string
+	if len(unchanged) > 0 {
+		drops = append(drops, "dropped, because it would change nothing: "+strings.Join(unchanged, "; "))
+	}
+	if len(waiting) > 0 {
+		drops = append(drops, "dropped, because it is proposed already and waits for the person's decision: "+strings.Join(waiting, "; "))
+	}
+	dropped := strings.Join(drops, "; ")
 	if len(items) == 0 {
 		return dropped, nil
 	}

@@ -398,3 +398,35 @@ func TestChangeSetFileEditedBadly(t *testing.T) {
 		t.Errorf("after the bad edits: %+v, want c1 and c3 still pending", list.ChangeSets)
 	}
 }
+
+func TestChangeSetRepeatedProposalWaitsForTheFirst(t *testing.T) {
+	fake := llmtest.NewOllama(t, taskModel)
+	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+			{Name: "update_task_estimate", Args: map[string]any{"estimate": "2h", "human_summary": "Estimate 2h"}},
+			{Name: "update_report", Args: map[string]any{"tldr": "QA left.", "content": "## Left\n- QA\n"}},
+		}}
+	})
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, agentEnv(fake.URL))
+	e.Initialize(dir)
+	a := createAgent(t, e, shipTask)
+	waitWakes(t, e, a.ID, 1)
+	e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
+	waitWakes(t, e, a.ID, 2)
+
+	var list struct{ ChangeSets []changeSet }
+	e.MustCall("changes/list", map[string]any{"status": "all"}, &list)
+	if len(list.ChangeSets) != 1 || itemStatus(list.ChangeSets[0], "c1") != "pending" {
+		t.Errorf("change sets = %+v, want the first one, still pending", list.ChangeSets)
+	}
+	var act activity
+	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
+	told := false
+	for _, m := range act.Messages {
+		told = told || m.Role == "tool" && m.ToolName == "update_task_estimate" && strings.Contains(m.Content, "proposed already and waits for the person's decision")
+	}
+	if !told {
+		t.Errorf("the model was not told its repeat proposal waits: %+v", act.Messages)
+	}
+}
