@@ -311,11 +311,28 @@ func (r *Runtime) applyConfirmed(ctx context.Context, task string, items []Chang
 	return nil
 }
 
-// writeSetFile brings a change set's file in line with its statuses. A
+// writeSetFile brings a change set's file in line with its statuses,
+// through the editor when the file is open there. A
 // file the person damaged (its frontmatter no longer parses) is left as
 // they wrote it: their text matters more than margin's view of it, and
 // the database still has every decision.
 func (r *Runtime) writeSetFile(ctx context.Context, cs ChangeSet) {
+	if r.opts.Editor != nil {
+		if text, version, open := r.opts.Editor.Open(cs.Path); open {
+			out, err := updateChangeSetFile([]byte(text), cs)
+			if err != nil {
+				r.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
+				return
+			}
+			if string(out) == text {
+				return
+			}
+			if applied, err := r.opts.Editor.ApplyEdit(ctx, cs.Path, version, string(out)); err != nil || !applied {
+				r.log.Warn("the editor did not take the change set's new statuses; the database has them", "path", cs.Path, "err", err)
+			}
+			return
+		}
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		snap, err := r.v.Root().Read(cs.Path)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -401,6 +418,12 @@ func (r *Runtime) onChangeSetFile(ctx context.Context, p string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("reading change set %s: %w", cs.ID, err)
+	}
+	if string(snap.Fingerprint) == cs.fingerprint {
+		// The version margin wrote: nothing of the person's to read. (Own
+		// writes are remembered in memory only; after a restart a rescan
+		// can report margin's last write as a change.)
+		return nil
 	}
 	ds, ignored := fileDecisions(snap.Content, cs)
 	for _, why := range ignored {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/margin-md/margin/agents"
 )
@@ -48,6 +49,11 @@ type applyEditParams struct {
 	} `json:"edit"`
 }
 
+// applyEditTimeout bounds the wait for the editor's answer: an editor may
+// ask the person before applying, but one that never answers must not hold
+// up the agents (a change set file is decided on their goroutine).
+const applyEditTimeout = 2 * time.Minute
+
 // ApplyEdit implements agents.Editor. It never runs inside Handle (the
 // agents call it from a request's goroutine or their own), so waiting for
 // the client's answer cannot block the read loop.
@@ -74,6 +80,8 @@ func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason"`
 	}
+	ctx, cancel := context.WithTimeout(ctx, applyEditTimeout)
+	defer cancel()
 	if err := e.s.conn.Call(ctx, "workspace/applyEdit", p, &res); err != nil {
 		return false, fmt.Errorf("workspace/applyEdit: %w", err)
 	}

@@ -241,6 +241,8 @@ func TestChangeSetOpenDocumentGoesThroughApplyEdit(t *testing.T) {
 			text := readFile(t, dir, shipTask)
 			uri := "file://" + dir + "/" + shipTask
 			e.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 4, "languageId": "markdown", "text": text}})
+			setText := readFile(t, dir, cs.Path)
+			e.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + cs.Path, "version": 1, "languageId": "markdown", "text": setText}})
 
 			var got changeSet
 			e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, &got)
@@ -250,13 +252,22 @@ func TestChangeSetOpenDocumentGoesThroughApplyEdit(t *testing.T) {
 			if !tc.applied && !strings.Contains(got.Items[0].Detail, "refused") {
 				t.Errorf("a refusal is not explained: %q", got.Items[0].Detail)
 			}
-			if readFile(t, dir, shipTask) != text {
-				t.Error("the open note was written on disk")
+			if readFile(t, dir, shipTask) != text || readFile(t, dir, cs.Path) != setText {
+				t.Error("an open note was written on disk")
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if len(edits) != 1 {
-				t.Fatalf("applyEdit requests = %d, want 1", len(edits))
+			// The task's edit; when it was applied, the open change set
+			// file's statuses follow through the editor too.
+			want := 1
+			if tc.applied {
+				want = 2
+			}
+			if len(edits) != want {
+				t.Fatalf("applyEdit requests = %d, want %d", len(edits), want)
+			}
+			if tc.applied && !strings.Contains(string(edits[1]), "- [x] Set estimate to 2h ✅ ") {
+				t.Errorf("change set file edit = %s, want c1's line ticked with its date", edits[1])
 			}
 			var p struct {
 				Edit struct {
