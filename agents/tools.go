@@ -248,7 +248,9 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 type proposal struct {
 	Args    json.RawMessage
 	Summary string
-	Base    string
+	// Base fingerprints only what the item targets (itemBase), so
+	// applying one item of a set does not make its siblings stale.
+	Base string
 }
 
 // deferredTool is a tool whose calls become proposals (SPEC §4.1): the
