@@ -71,4 +71,25 @@ func TestChangesApproveAndRejectCommands(t *testing.T) {
 	if out, _, _ := runMargin(t, nil, "changes", "--vault", vault, "--status", "all"); !strings.Contains(out, id) || !strings.Contains(out, "rejected") {
 		t.Errorf("changes --status all: %s", out)
 	}
+
+	// The decisions and the applied estimate are state the agent has not
+	// seen: the next serve wakes it at startup, and the prompt carries
+	// the reason given on the command line.
+	calls := len(fake.Requests())
+	e = editortest.Start(t, []string{"OLLAMA_HOST=" + fake.URL, "MARGIN_AGENTS_AUTO_CREATE=false", "XDG_CONFIG_HOME=" + t.TempDir()})
+	e.Initialize(vault)
+	e.WaitFor("the wake after the decisions", func(m editortest.Message) bool { return m.Method == "margin/reportUpdated" })
+	reqs := fake.Requests()
+	if len(reqs) <= calls {
+		t.Fatal("no wake after the command-line decisions")
+	}
+	var prompt string
+	for _, m := range reqs[calls].Messages {
+		if m.Role == "user" {
+			prompt = m.Content
+		}
+	}
+	if !strings.Contains(prompt, "rejected: Set priority to P0 (update_task_priority) — reason: P1 is right") {
+		t.Errorf("the wake after the decisions does not show the rejection:\n%s", prompt)
+	}
 }
