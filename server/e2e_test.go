@@ -87,7 +87,9 @@ func TestRootFromInitializationOptions(t *testing.T) {
 }
 
 func TestCoverageAccountsForEveryFile(t *testing.T) {
-	e, dir := start(t)
+	// No agents: their startup wakes write reports and templates (and
+	// temp files beside them) while the test walks the vault.
+	e, dir := start(t, "MARGIN_AGENTS_AUTO_CREATE=false")
 	var cov struct {
 		Files []struct{ Path, State, Reason string } `json:"files"`
 	}
