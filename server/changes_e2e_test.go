@@ -188,6 +188,21 @@ func TestChangeSetRejectionReachesTheNextWake(t *testing.T) {
 	if err := e.Call("changes/confirmAll", map[string]any{"id": "nope"}, nil); err == nil || err.Code != -33000 {
 		t.Errorf("confirmAll of an unknown set: %v, want -33000", err)
 	}
+
+	// An editor's button runs the same decision through executeCommand.
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "margin.confirm", "arguments": []string{cs.ID, "c2"}}, &got)
+	if itemStatus(got, "c2") != "confirmed" {
+		t.Errorf("margin.confirm c2: %+v", got)
+	}
+	for _, p := range []map[string]any{
+		{"command": "margin.launch", "arguments": []string{cs.ID}},
+		{"command": "margin.confirm", "arguments": []string{cs.ID}},
+		{"command": "margin.reject", "arguments": []any{cs.ID, 3}},
+	} {
+		if err := e.Call("workspace/executeCommand", p, nil); err == nil || err.Code != -32602 {
+			t.Errorf("executeCommand %v: %v, want -32602", p, err)
+		}
+	}
 }
 
 func TestChangeSetStaleItemIsNotApplied(t *testing.T) {

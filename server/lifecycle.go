@@ -29,7 +29,10 @@ type serverInfo struct {
 }
 
 type capabilities struct {
-	TextDocumentSync textDocumentSync `json:"textDocumentSync"`
+	TextDocumentSync       textDocumentSync `json:"textDocumentSync"`
+	ExecuteCommandProvider struct {
+		Commands []string `json:"commands"`
+	} `json:"executeCommandProvider"`
 	// Experimental lists margin's own methods so a plugin can feature-detect.
 	Experimental struct {
 		Margin []string `json:"margin"`
@@ -75,6 +78,7 @@ func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 	res.Capabilities.TextDocumentSync.OpenClose = true
 	res.Capabilities.TextDocumentSync.Change = 1
 	res.Capabilities.TextDocumentSync.Save.IncludeText = true
+	res.Capabilities.ExecuteCommandProvider.Commands = editorCommands
 	res.Capabilities.Experimental.Margin = methodNames()
 	return res, nil
 }

@@ -1,6 +1,9 @@
 package server
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // methods maps every method margin serves (besides initialize, exit and
 // $/cancelRequest, which Handle routes itself) to its handler.
@@ -32,6 +35,8 @@ var methods = map[string]method{
 	"changes/confirmAll": writer((*Server).changesConfirmAll),
 	"decisions/list":     reader((*Server).decisionsList),
 
+	"workspace/executeCommand": reader((*Server).executeCommand),
+
 	// Query flows run as reads although a log writes: see server/query.go.
 	"query/ask":   reader((*Server).queryAsk),
 	"query/reply": reader((*Server).queryReply),
@@ -43,7 +48,8 @@ var methods = map[string]method{
 func methodNames() []string {
 	var names []string
 	for name := range methods {
-		if !slices.Contains([]string{"initialized", "shutdown"}, name) && name[:min(len(name), 13)] != "textDocument/" {
+		// LSP's own methods are announced by their capabilities.
+		if !slices.Contains([]string{"initialized", "shutdown"}, name) && !strings.HasPrefix(name, "textDocument/") && !strings.HasPrefix(name, "workspace/") {
 			names = append(names, name)
 		}
 	}

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/margin-md/margin/agents"
+)
+
+// editorCommands are the commands workspace/executeCommand runs (SPEC §6):
+// the buttons an editor plugin shows (code lenses, code actions) call them.
+var editorCommands = []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.wake", "margin.ask"}
+
+type executeCommandParams struct {
+	Command   string            `json:"command"`
+	Arguments []json.RawMessage `json:"arguments"`
+}
+
+// stringArgs decodes the command's arguments as strings, n required and
+// up to max.
+func (p *executeCommandParams) stringArgs(n, max int, names string) ([]string, error) {
+	if len(p.Arguments) < n || len(p.Arguments) > max {
+		return nil, invalidParams("arguments", fmt.Sprintf("%s takes %s", p.Command, names))
+	}
+	out := make([]string, len(p.Arguments))
+	for i, raw := range p.Arguments {
+		if err := json.Unmarshal(raw, &out[i]); err != nil || out[i] == "" && i < n {
+			return nil, invalidParams(fmt.Sprintf("arguments[%d]", i), fmt.Sprintf("%s takes %s", p.Command, names))
+		}
+	}
+	return out, nil
+}
+
+// executeCommand runs as a read, like the query methods: margin.ask may
+// take several model calls and must not hold up document sync. Decisions
+// still see every edit sent before them (reads wait for earlier state
+// changes) and are serialised by the agents.
+func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (any, error) {
+	switch p.Command {
+	case "margin.confirm", "margin.reject":
+		args, err := p.stringArgs(2, 3, "[changeSetId, itemId] (and for margin.reject an optional reason)")
+		if err != nil {
+			return nil, err
+		}
+		d := agents.ItemDecision{Item: args[1], Verdict: agents.Confirmed}
+		if p.Command == "margin.reject" {
+			d.Verdict = agents.Rejected
+			if len(args) == 3 {
+				d.Reason = args[2]
+			}
+		}
+		return s.changesDecide(ctx, &changesDecideParams{ID: args[0], Decisions: []agents.ItemDecision{d}})
+	case "margin.confirmAll":
+		args, err := p.stringArgs(1, 1, "[changeSetId]")
+		if err != nil {
+			return nil, err
+		}
+		return s.changesConfirmAll(ctx, &changesConfirmAllParams{ID: args[0]})
+	case "margin.wake":
+		args, err := p.stringArgs(1, 1, "[agentId]")
+		if err != nil {
+			return nil, err
+		}
+		return s.agentsControl(ctx, &agentsControlParams{ID: args[0], Action: "wake"})
+	case "margin.ask":
+		args, err := p.stringArgs(1, 1, "[question]")
+		if err != nil {
+			return nil, err
+		}
+		return s.queryAsk(ctx, &askParams{Text: args[0]})
+	}
+	return nil, invalidParams("command", fmt.Sprintf("unknown command %q; margin runs %v", p.Command, editorCommands))
+}
