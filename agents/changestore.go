@@ -188,7 +188,8 @@ func (s *Store) ChangeSet(ctx context.Context, id string) (ChangeSet, error) {
 	return cs, err
 }
 
-func (s *Store) changeSetAt(ctx context.Context, path string) (ChangeSet, bool, error) {
+// ChangeSetAt returns the change set whose file is at path; ok is false for none.
+func (s *Store) ChangeSetAt(ctx context.Context, path string) (ChangeSet, bool, error) {
 	var id string
 	err := s.db.QueryRowContext(ctx, `SELECT id FROM change_sets WHERE path = ?`, path).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -408,7 +408,7 @@ func (r *Runtime) isChangeSetFile(p string) bool {
 // and decides them. It runs on Run's goroutine, so it schedules the wake
 // itself rather than through kick.
 func (r *Runtime) onChangeSetFile(ctx context.Context, p string) error {
-	cs, ok, err := r.store.changeSetAt(ctx, p)
+	cs, ok, err := r.store.ChangeSetAt(ctx, p)
 	if err != nil || !ok {
 		return err
 	}

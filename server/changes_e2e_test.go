@@ -103,6 +103,22 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 	if got := waitWakes(t, e, a.ID, 1); got.PendingChanges != 3 {
 		t.Errorf("pendingChanges = %d, want 3", got.PendingChanges)
 	}
+	var lenses []struct {
+		Range struct{ Start struct{ Line int } }
+		Command struct {
+			Title, Command string
+			Arguments      []string
+		}
+	}
+	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + cs.Path}}, &lenses)
+	if len(lenses) != 6 || lenses[0].Command.Command != "margin.confirm" || lenses[1].Command.Command != "margin.reject" ||
+		lenses[5].Command.Arguments[1] != "c3" || !strings.HasPrefix(strings.Split(file, "\n")[lenses[0].Range.Start.Line], "- [ ] Set estimate") {
+		t.Errorf("change set lenses = %+v, want Apply and Reject on each item's line", lenses)
+	}
+	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + shipTask}}, &lenses)
+	if len(lenses) != 2 || lenses[0].Command.Title != "TLDR: QA and docs left." || lenses[1].Command.Title != "3 suggested changes — apply all" {
+		t.Errorf("task lenses = %+v, want the TLDR and the open change set", lenses)
+	}
 
 	taskBefore := readFile(t, dir, shipTask)
 	writeFile(t, dir, cs.Path, strings.Replace(file, "- [ ] Set estimate to 2h ^c1", "- [x] Set estimate to 2h ^c1", 1))

@@ -30,6 +30,7 @@ type serverInfo struct {
 
 type capabilities struct {
 	TextDocumentSync       textDocumentSync `json:"textDocumentSync"`
+	CodeLensProvider       struct{}         `json:"codeLensProvider"`
 	ExecuteCommandProvider struct {
 		Commands []string `json:"commands"`
 	} `json:"executeCommandProvider"`

@@ -36,6 +36,7 @@ var methods = map[string]method{
 	"decisions/list":     reader((*Server).decisionsList),
 
 	"workspace/executeCommand": reader((*Server).executeCommand),
+	"textDocument/codeLens":    reader((*Server).codeLens),
 
 	// Query flows run as reads although a log writes: see server/query.go.
 	"query/ask":   reader((*Server).queryAsk),

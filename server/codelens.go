@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/note"
+)
+
+type codeLensParams struct {
+	TextDocument struct {
+		URI string `json:"uri"`
+	} `json:"textDocument"`
+}
+
+type command struct {
+	Title     string `json:"title"`
+	Command   string `json:"command"`
+	Arguments []any  `json:"arguments,omitempty"`
+}
+
+type codeLens struct {
+	Range struct {
+		Start position `json:"start"`
+		End   position `json:"end"`
+	} `json:"range"`
+	Command command `json:"command"`
+}
+
+func lensAt(line int, c command) codeLens {
+	var l codeLens
+	l.Range.Start, l.Range.End = position{Line: line}, position{Line: line}
+	l.Command = c
+	return l
+}
+
+// codeLens shows a task note's TLDR and its open change sets, and an
+// Apply and a Reject on each open item of a change set file (SPEC §6).
+func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, error) {
+	path, err := s.uriPath(p.TextDocument.URI)
+	if err != nil {
+		return nil, err
+	}
+	rt, v, err := s.agentsReady(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lenses := []codeLens{}
+	cs, ok, err := rt.Store().ChangeSetAt(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		text, err := s.documentText(v, path)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range note.Parse(path, text, note.Options{}).Checklist {
+			for _, it := range cs.Items {
+				if it.ID != c.BlockID || it.Status != agents.ItemPending && it.Status != agents.ItemDeferred {
+					continue
+				}
+				lenses = append(lenses,
+					lensAt(c.Line-1, command{Title: "Apply", Command: "margin.confirm", Arguments: []any{cs.ID, it.ID}}),
+					lensAt(c.Line-1, command{Title: "Reject", Command: "margin.reject", Arguments: []any{cs.ID, it.ID}}))
+			}
+		}
+		return lenses, nil
+	}
+	a, err := rt.Store().AgentForTask(ctx, path)
+	if errors.Is(err, vault.ErrNotFound) {
+		return lenses, nil // not a task with an agent: nothing to show
+	}
+	if err != nil {
+		return nil, err
+	}
+	if rep, err := rt.Report(ctx, a.ID); err == nil && rep.TLDR != "" {
+		lenses = append(lenses, lensAt(0, command{Title: "TLDR: " + rep.TLDR, Command: "margin.wake", Arguments: []any{a.ID}}))
+	}
+	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
+	if err != nil {
+		return nil, err
+	}
+	for _, cs := range sets {
+		open := 0
+		for _, it := range cs.Items {
+			if it.Status == agents.ItemPending || it.Status == agents.ItemDeferred {
+				open++
+			}
+		}
+		lenses = append(lenses, lensAt(0, command{Title: fmt.Sprintf("%d suggested changes — apply all", open), Command: "margin.confirmAll", Arguments: []any{cs.ID}}))
+	}
+	return lenses, nil
+}
+
+// documentText is the note as the person sees it: the editor's buffer when
+// it is open, else the file.
+func (s *Server) documentText(v *vault.Vault, path string) ([]byte, error) {
+	if text, _, ok := (editor{s}).Open(path); ok {
+		return []byte(text), nil
+	}
+	snap, err := v.Root().Read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, vault.ErrNotFound)
+	}
+	return snap.Content, err
+}
