@@ -104,7 +104,7 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 		t.Errorf("pendingChanges = %d, want 3", got.PendingChanges)
 	}
 	var lenses []struct {
-		Range struct{ Start struct{ Line int } }
+		Range   struct{ Start struct{ Line int } }
 		Command struct {
 			Title, Command string
 			Arguments      []string
