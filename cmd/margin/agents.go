@@ -49,11 +49,7 @@ are created and woken by margin serve (agents.auto_create) or agents/create.`,
 			default:
 				return usageError(fmt.Errorf("--lifecycle must be active, dormant or destroyed, got %q", lifecycle))
 			}
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			v, err := openScanned(cmd.Context(), cfg, logger)
+			v, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
@@ -102,11 +98,7 @@ or its name.`,
   margin report "Ship invoice export"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			v, err := openScanned(cmd.Context(), cfg, logger)
+			v, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
