@@ -18,24 +18,6 @@ import (
 	"github.com/margin-md/margin/vault"
 )
 
-// sampleVault copies testdata/vault and indexes it.
-func sampleVault(t *testing.T) *vault.Vault {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "vault")
-	if err := os.CopyFS(dir, os.DirFS("../../testdata/vault")); err != nil {
-		t.Fatal(err)
-	}
-	v, err := vault.Open(context.Background(), vault.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	if _, err := v.Scan(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // fakeModel starts a fake Ollama answering by role and a client for it.
 func fakeModel(t *testing.T, replies querytest.Replies) (*llmtest.Ollama, *querytest.Model, *llm.Client) {
 	t.Helper()
@@ -93,7 +75,7 @@ func TestScenarios(t *testing.T) {
 	}
 	for _, sc := range querytest.Scenarios() {
 		t.Run(sc.Name, func(t *testing.T) {
-			v := sampleVault(t)
+			v := querytest.SampleVault(t)
 			fake, m, client := fakeModel(t, sc.Replies)
 			e := engine(t, v, client, querytest.Now)
 			r, err := e.Ask(context.Background(), sc.Input, nil)
@@ -123,7 +105,7 @@ func TestScenarios(t *testing.T) {
 
 func TestNoDataSaysSoAndInventsNothing(t *testing.T) {
 	sc := scenario(t, "no data")
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	fake, m, client := fakeModel(t, sc.Replies)
 	r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil)
 	if err != nil {
@@ -165,7 +147,7 @@ func scenario(t *testing.T, name string) querytest.Scenario {
 // planner knows today's date and the domain vocabulary.
 func TestAgentsAreGivenWhatTheyNeed(t *testing.T) {
 	sc := scenario(t, "insight")
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	fake, _, client := fakeModel(t, sc.Replies)
 	if _, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil); err != nil {
 		t.Fatal(err)
@@ -215,7 +197,7 @@ func TestAgentsAreGivenWhatTheyNeed(t *testing.T) {
 
 func TestInsightUpdatesGlobalContext(t *testing.T) {
 	sc := scenario(t, "insight")
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	_, _, client := fakeModel(t, sc.Replies)
 	e := engine(t, v, client, querytest.Now)
 	if _, err := e.Ask(context.Background(), sc.Input, nil); err != nil {
@@ -233,7 +215,7 @@ func TestInsightUpdatesGlobalContext(t *testing.T) {
 }
 
 func TestLoopMaxGivesPartialAnswerWithGaps(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	fake, _, client := fakeModel(t, querytest.Replies{
 		"router":      {querytest.Route("query", "Strength training")},
 		"planner":     {querytest.Plan("insight", querytest.Instr("bench", "2026-11-09", "2026-11-15", "bench"))},
@@ -260,7 +242,7 @@ func TestLoopMaxGivesPartialAnswerWithGaps(t *testing.T) {
 }
 
 func TestMalformedOutputDegrades(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	_, _, client := fakeModel(t, querytest.Replies{
 		"router":  {querytest.Route("query", "Strength training")},
 		"planner": {"this is not JSON at all"},
@@ -275,7 +257,7 @@ func TestMalformedOutputDegrades(t *testing.T) {
 }
 
 func TestOffline(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	cfg := llm.DefaultConfig()
 	p := cfg.Providers[llm.KindOllama]
 	p.APIBase = "http://127.0.0.1:1" // nothing listens there
@@ -311,7 +293,7 @@ func TestOffline(t *testing.T) {
 }
 
 func TestLogParsesStoresAndCreatesTheNoteFromTheTemplate(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	_, _, client := fakeModel(t, querytest.Replies{
 		"router": {querytest.Route("log", "Strength training")},
 		"parser": {querytest.Parse("Strength training", map[string]any{
@@ -352,7 +334,7 @@ func TestLogParsesStoresAndCreatesTheNoteFromTheTemplate(t *testing.T) {
 }
 
 func TestCorrectionAppendsAndUpdatesParsedData(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	_, m, client := fakeModel(t, querytest.Replies{
 		"router": {querytest.Route("log", "Strength training")},
 		"parser": {querytest.Parse("Strength training", map[string]any{"exercises": []any{map[string]any{"name": "bench press", "weight_lbs": 85, "sets": 3, "reps": 5}}}, false)},
@@ -394,7 +376,7 @@ func TestCorrectionAppendsAndUpdatesParsedData(t *testing.T) {
 func toJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestBothLogsThenAnswers(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	fake, _, client := fakeModel(t, querytest.Replies{
 		"router":      {querytest.RouteBoth("Slept 5 hours again.", "Why am I always tired?", "Work")},
 		"parser":      {querytest.Parse("General", map[string]any{"sleep_hours": 5}, false)},
@@ -425,7 +407,7 @@ func TestBothLogsThenAnswers(t *testing.T) {
 }
 
 func TestClarificationSurvivesRestartAndExpires(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	replies := querytest.Replies{
 		"router":      {querytest.Route("query", "Strength training")},
 		"planner":     {querytest.PlanClarify("insight", "How stressed were you on Friday?")},
@@ -469,7 +451,7 @@ func TestClarificationSurvivesRestartAndExpires(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	e := engine(t, v, nil, querytest.Now)
 	for _, tc := range []struct {
 		name, text string
@@ -487,7 +469,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestCancellationStopsTheFlow(t *testing.T) {
-	v := sampleVault(t)
+	v := querytest.SampleVault(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, _, client := fakeModel(t, querytest.Replies{
 		"router": {querytest.Route("query")},
@@ -532,7 +514,7 @@ func TestDomainExpansion(t *testing.T) {
 		}, "BUILD_CONTEXT PLAN RETRIEVE ANALYZE EXPAND_DOMAIN BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := sampleVault(t)
+			v := querytest.SampleVault(t)
 			fake, _, client := fakeModel(t, tc.replies)
 			r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), "Why was Friday's bench heavy?", nil)
 			if err != nil {

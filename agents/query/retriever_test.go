@@ -2,32 +2,13 @@ package query
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/agents/query/querytest"
 )
-
-func openSample(t *testing.T) *vault.Vault {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "vault")
-	if err := os.CopyFS(dir, os.DirFS("../../testdata/vault")); err != nil {
-		t.Fatal(err)
-	}
-	v, err := vault.Open(context.Background(), vault.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	if _, err := v.Scan(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
 
 func linksOf(es []Entry) []string {
 	var out []string
@@ -40,7 +21,7 @@ func linksOf(es []Entry) []string {
 // TestRetriever runs instructions against the index of the sample vault:
 // no model is involved.
 func TestRetriever(t *testing.T) {
-	v := openSample(t)
+	v := querytest.SampleVault(t)
 	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: "Margin", MaxEntries: 200}
 	vocab := map[string]string{"bp": "bench press", "bench": "bench press"}
 	for _, tc := range []struct {

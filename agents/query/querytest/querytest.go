@@ -9,12 +9,18 @@
 package querytest
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/margin-md/margin/llm/llmtest"
+	"github.com/margin-md/margin/vault"
 )
 
 // roleMarkers are the opening words of each agent's system prompt.
@@ -125,3 +131,24 @@ var Now = time.Date(2026, 11, 22, 9, 0, 0, 0, time.Local)
 
 // NowFlag is Now as margin's hidden --now flag takes it.
 const NowFlag = "2026-11-22T09:00"
+
+// SampleVault copies testdata/vault into a temporary directory and indexes
+// it; it is closed when the test ends.
+func SampleVault(t testing.TB) *vault.Vault {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "vault")
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := vault.Open(context.Background(), vault.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	if _, err := v.Scan(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
