@@ -121,7 +121,7 @@ func (v *Vault) apply(ctx context.Context, changes []watch.Change) error {
 	updates := make([]index.Update, 0, len(paths))
 	var out []Change
 	for _, p := range paths {
-		if isEditorTemp(p) || v.ignore(p, false) && isMarkdown(p) {
+		if !v.isContent(p) {
 			continue
 		}
 		u, c := v.examine(p, known[p])

@@ -86,9 +86,7 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 			}
 			return nil
 		}
-		if isEditorTemp(rel) || v.ignore(rel, false) && isMarkdown(rel) {
-			// Not vault content: editor swap files, margin's temp files,
-			// notes the user told margin to ignore.
+		if !v.isContent(rel) {
 			return nil
 		}
 		seen[rel] = true
@@ -287,6 +285,14 @@ func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) 
 		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
 	}
 	return u, &Change{Path: rel, Kind: n.Kind, Old: old, New: fp, Own: v.root.IsOwnWrite(rel, fp)}
+}
+
+// isContent reports whether a file belongs to the vault's content, which
+// the index accounts for (indexed, skipped or failed). Editor swap files,
+// margin's temp files and notes the user told margin to ignore do not; the
+// scan and the watcher's batches must agree on this.
+func (v *Vault) isContent(rel string) bool {
+	return !isEditorTemp(rel) && !(isMarkdown(rel) && v.ignore(rel, false))
 }
 
 func isMarkdown(rel string) bool {
