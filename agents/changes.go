@@ -127,6 +127,9 @@ func explodedTool(tool string) string {
 // target says what an item changes: a key for superseding and the current
 // value of that target in the task note, which its base fingerprints.
 func target(n *note.Note, tool string, args json.RawMessage) (field, value string) {
+	if ft, ok := fieldTools[tool]; ok {
+		return tool, ft.current(n)
+	}
 	switch tool {
 	case "add_checklist_item":
 		var a newItem
@@ -140,16 +143,6 @@ func target(n *note.Note, tool string, args json.RawMessage) (field, value strin
 			return tool + ":" + strings.ToLower(a.Text), strings.TrimSpace(n.Checklist[i].Raw)
 		}
 		return tool + ":" + strings.ToLower(a.Text), ""
-	case "set_task_title":
-		return tool, n.Title
-	case "set_task_status":
-		return tool, taskField(n, func(t *note.Task) string { return t.Status })
-	case "update_task_estimate":
-		return tool, taskField(n, func(t *note.Task) string { return strconv.Itoa(t.Estimate) })
-	case "update_task_due_date":
-		return tool, taskField(n, func(t *note.Task) string { return t.Due })
-	case "update_task_priority":
-		return tool, taskField(n, func(t *note.Task) string { return t.Priority })
 	case "assign_task_labels":
 		return tool, taskField(n, func(t *note.Task) string { return strings.Join(t.Labels, ",") })
 	}
@@ -214,27 +207,10 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string)
 		out, err := edit.SetFrontmatter(src, key, value)
 		return out, "", err
 	}
+	if ft, ok := fieldTools[it.Tool]; ok {
+		return frontmatter(ft.key, ft.value(it.Args))
+	}
 	switch it.Tool {
-	case "set_task_title":
-		var a titleArgs
-		json.Unmarshal(it.Args, &a)
-		return frontmatter("title", a.Title)
-	case "set_task_status":
-		var a statusArgs
-		json.Unmarshal(it.Args, &a)
-		return frontmatter("status", a.Status)
-	case "update_task_estimate":
-		var a estimateArgs
-		json.Unmarshal(it.Args, &a)
-		return frontmatter("estimate", a.Estimate)
-	case "update_task_due_date":
-		var a dueArgs
-		json.Unmarshal(it.Args, &a)
-		return frontmatter("due", a.DueDate)
-	case "update_task_priority":
-		var a priorityArgs
-		json.Unmarshal(it.Args, &a)
-		return frontmatter("priority", a.Priority)
 	case "assign_task_labels":
 		var a labelArgs
 		json.Unmarshal(it.Args, &a)
@@ -289,21 +265,46 @@ func inEffect(n *note.Note, it ChangeItem) bool {
 }
 
 func fieldName(tool string) string {
-	switch tool {
-	case "set_task_title":
-		return "title"
-	case "set_task_status":
-		return "status"
-	case "update_task_estimate":
-		return "estimate"
-	case "update_task_due_date":
-		return "due date"
-	case "update_task_priority":
-		return "priority"
-	case "assign_task_labels":
+	if ft, ok := fieldTools[tool]; ok {
+		return ft.label
+	}
+	if tool == "assign_task_labels" {
 		return "labels"
 	}
 	return "checklist"
+}
+
+// fieldTool is a deferred tool that sets one frontmatter field of the task
+// to the string in one argument. What differs between them is only data,
+// kept here so that proposing, fingerprinting and applying agree.
+type fieldTool struct {
+	key   string // the frontmatter key it sets
+	arg   string // the argument that carries the new value
+	label string // what a person calls the field, in explanations
+	// current is the field's value in the note now; an item's base
+	// fingerprints it.
+	current func(*note.Note) string
+}
+
+var fieldTools = map[string]fieldTool{
+	"set_task_title":       {key: "title", arg: "title", label: "title", current: func(n *note.Note) string { return n.Title }},
+	"set_task_status":      {key: "status", arg: "status", label: "status", current: ofTask(func(t *note.Task) string { return t.Status })},
+	"update_task_estimate": {key: "estimate", arg: "estimate", label: "estimate", current: ofTask(func(t *note.Task) string { return strconv.Itoa(t.Estimate) })},
+	"update_task_due_date": {key: "due", arg: "due_date", label: "due date", current: ofTask(func(t *note.Task) string { return t.Due })},
+	"update_task_priority": {key: "priority", arg: "priority", label: "priority", current: ofTask(func(t *note.Task) string { return t.Priority })},
+}
+
+// value is the new value an item's arguments carry (validated against the
+// tool's schema when the model proposed it).
+func (ft fieldTool) value(args json.RawMessage) string {
+	var a map[string]any
+	json.Unmarshal(args, &a)
+	v, _ := a[ft.arg].(string)
+	return v
+}
+
+func ofTask(f func(*note.Task) string) func(*note.Note) string {
+	return func(n *note.Note) string { return taskField(n, f) }
 }
 
 // setStatus is what a set's items make of it.

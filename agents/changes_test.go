@@ -271,3 +271,24 @@ func TestDecisionPromptLines(t *testing.T) {
 		t.Error("decisions do not change the run key")
 	}
 }
+
+// TestFieldToolsMatchTheirSchemas keeps the field-tool table honest: each
+// entry names a deferred tool whose schema has the argument it reads.
+func TestFieldToolsMatchTheirSchemas(t *testing.T) {
+	schemas := map[string][]string{}
+	for _, d := range deferredTools() {
+		for name := range d.schema.Properties {
+			schemas[d.name] = append(schemas[d.name], name)
+		}
+	}
+	for tool, ft := range fieldTools {
+		props, ok := schemas[tool]
+		if !ok {
+			t.Errorf("%s is in fieldTools but is not a deferred tool", tool)
+			continue
+		}
+		if !slices.Contains(props, ft.arg) {
+			t.Errorf("%s reads argument %q; its schema has %v", tool, ft.arg, props)
+		}
+	}
+}
