@@ -673,16 +673,13 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 		}
 		// A daily note: wake the agents whose task one of its entries
 		// links now, or linked at their last wake.
+		readers, err := r.readersOf(ctx, c.Path)
+		if err != nil {
+			return err
+		}
 		for i := range agents {
 			a := &agents[i]
-			if a.Lifecycle != Active || wake[a.ID] != "" {
-				continue
-			}
-			hit, err := r.readsNote(ctx, a, c.Path)
-			if err != nil {
-				return err
-			}
-			if hit {
+			if a.Lifecycle == Active && wake[a.ID] == "" && (readers.agents[a.ID] || readers.tasks[a.Task]) {
 				wake[a.ID] = "linked entry changed"
 			}
 		}
@@ -707,28 +704,29 @@ func (r *Runtime) taskMissing(changes []vault.Change, a *Agent) bool {
 	return false
 }
 
-// readsNote reports whether the agent reads an entry of the note at p: one
-// of its entries links the task now, or did at the agent's last wake.
-func (r *Runtime) readsNote(ctx context.Context, a *Agent, p string) (bool, error) {
-	seen, err := r.store.sources(ctx, a.ID)
+// noteReaders are the agents that read entries of one note: by id those
+// that read one at their last wake, by task those whose task it links now.
+type noteReaders struct {
+	agents map[string]bool
+	tasks  map[string]bool
+}
+
+// readersOf finds who reads the note at p with two queries, however many
+// agents there are.
+func (r *Runtime) readersOf(ctx context.Context, p string) (noteReaders, error) {
+	ids, err := r.store.readersOf(ctx, p)
 	if err != nil {
-		return false, err
+		return noteReaders{}, err
 	}
-	for id := range seen {
-		if strings.HasPrefix(id, p+"#") {
-			return true, nil
-		}
-	}
-	entries, err := r.v.Index().LinkedEntries(ctx, a.Task)
+	tasks := map[string]bool{}
+	linked, err := r.v.Index().LinkedTasks(ctx, p) // a removed note links nothing
 	if err != nil {
-		return false, nil // the task is not indexed (gone or failed): its own change handles it
+		return noteReaders{}, err
 	}
-	for _, e := range entries {
-		if e.Path == p {
-			return true, nil
-		}
+	for _, t := range linked {
+		tasks[t] = true
 	}
-	return false, nil
+	return noteReaders{agents: ids, tasks: tasks}, nil
 }
 
 // reconcile brings the agents in line with the vault at startup: renames

@@ -419,6 +419,26 @@ func (s *Store) sources(ctx context.Context, id string) (map[string]Source, erro
 	return out, rows.Err()
 }
 
+// readersOf returns the agents that read an entry of the note at path at
+// their last wake (their sources include one of its entries).
+func (s *Store) readersOf(ctx context.Context, path string) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT agent_id FROM agent_sources
+		WHERE substr(source, 1, length(?) + 1) = ? || '#'`, path, path)
+	if err != nil {
+		return nil, fmt.Errorf("finding the agents that read %s: %w", path, err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("finding the agents that read %s: %w", path, err)
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
 // completedKey reports whether a run of the agent with this key completed.
 func (s *Store) completedKey(ctx context.Context, agent, key string) (bool, error) {
 	var n int

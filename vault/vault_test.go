@@ -249,3 +249,65 @@ func TestOversizeAndBinaryNotesAreSkipped(t *testing.T) {
 		t.Errorf("skipped = %v, want huge.md over the size cap and binary.md binary", reasons)
 	}
 }
+
+// TestLinkedTasksIsTheReverseOfLinkedEntries checks the one-pass lookup
+// against the per-task one over the whole sample vault, whose links use
+// names, paths, aliases, headings and markdown links.
+func TestLinkedTasksIsTheReverseOfLinkedEntries(t *testing.T) {
+	ctx := context.Background()
+	v := open(t, sampleVault(t))
+	if _, err := v.Scan(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := v.Index().Tasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]bool{} // daily note → tasks its entries link
+	pairs := 0
+	for _, task := range tasks {
+		entries, err := v.Index().LinkedEntries(ctx, task.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if want[e.Path] == nil {
+				want[e.Path] = map[string]bool{}
+			}
+			if !want[e.Path][task.Path] {
+				pairs++
+			}
+			want[e.Path][task.Path] = true
+		}
+	}
+	if pairs < 10 {
+		t.Fatalf("only %d note→task links in the sample vault; the test would prove little", pairs)
+	}
+	days, err := v.Index().Search(ctx, index.Query{Glob: "Daily/*.md", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range days {
+		if seen[d.Path] {
+			continue
+		}
+		seen[d.Path] = true
+		got, err := v.Index().LinkedTasks(ctx, d.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want[d.Path]) {
+			t.Errorf("%s: LinkedTasks = %v, LinkedEntries says %v", d.Path, got, want[d.Path])
+			continue
+		}
+		for _, task := range got {
+			if !want[d.Path][task] {
+				t.Errorf("%s: LinkedTasks has %s, which LinkedEntries does not", d.Path, task)
+			}
+		}
+	}
+	if len(seen) < 20 {
+		t.Errorf("checked %d daily notes, want all of the sample vault's", len(seen))
+	}
+}

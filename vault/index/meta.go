@@ -305,6 +305,59 @@ func (ix *Index) LinkedEntries(ctx context.Context, taskPath string) ([]EntryMet
 	return es, nil
 }
 
+// LinkedTasks returns the task notes that entries of the note at path link,
+// by the same rules as LinkedEntries: a task is in the list exactly when one
+// of this note's entries is in the task's LinkedEntries. It answers "whose
+// agent reads this note" in one pass over the note's links, where asking
+// every task would cost a query per task.
+func (ix *Index) LinkedTasks(ctx context.Context, path string) ([]string, error) {
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("listing tasks linked from %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	// Candidates: tasks an entry link's key could name by path, path ending
+	// or alias. resolve then applies the tie rules to each.
+	var candidates []string
+	err = collect(ctx, tx, `SELECT DISTINCT t.path FROM links l
+		JOIN files src ON src.id = l.file_id
+		JOIN sections s ON s.id = l.section_id AND s.time IS NOT NULL
+		JOIN notes n ON n.kind = 'task'
+		JOIN files t ON t.id = n.file_id AND t.id <> src.id
+		WHERE src.path = ? AND (t.path_key IN (l.target_key, l.rel_key)
+			OR substr(t.path_key, -length(l.target_key) - 1) = '/' || l.target_key
+			OR EXISTS (SELECT 1 FROM aliases a WHERE a.file_id = t.id AND a.alias_key = l.target_key))
+		ORDER BY t.path`, []any{path}, func(r *sql.Rows) error {
+		var p string
+		err := r.Scan(&p)
+		candidates = append(candidates, p)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing tasks linked from %s: %w", path, err)
+	}
+	var out []string
+	for _, task := range candidates {
+		r, err := resolve(ctx, tx, task)
+		if err != nil {
+			return nil, fmt.Errorf("listing tasks linked from %s: %w", path, err)
+		}
+		cond, args := r.cond()
+		var linked bool
+		err = tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM links l
+			JOIN files src ON src.id = l.file_id
+			JOIN sections s ON s.id = l.section_id AND s.time IS NOT NULL
+			WHERE src.path = ? AND `+cond+`)`, append([]any{path}, args...)...).Scan(&linked)
+		if err != nil {
+			return nil, fmt.Errorf("listing tasks linked from %s: %w", path, err)
+		}
+		if linked {
+			out = append(out, task)
+		}
+	}
+	return out, nil
+}
+
 // Backlinks returns the links from other notes that resolve to the note at
 // path (see resolve for how), by linking path and line.
 func (ix *Index) Backlinks(ctx context.Context, path string) ([]Backlink, error) {
