@@ -292,6 +292,10 @@ func TestProgressForWorkDoneToken(t *testing.T) {
 	if st.LastRescan.IsZero() || st.RescanWhy == "" {
 		t.Errorf("status after rescan = %+v, want lastRescan and its reason", st)
 	}
+	e.WaitFor("margin/indexStatus for the rescan, with its reason", func(m editortest.Message) bool {
+		return m.Method == "margin/indexStatus" && strings.Contains(string(m.Params), `"kind":"rescan"`) &&
+			strings.Contains(string(m.Params), "requested by the client")
+	})
 	e.WaitFor("window/logMessage about the rescan", func(m editortest.Message) bool {
 		return m.Method == "window/logMessage" && strings.Contains(string(m.Params), "rescan")
 	})
