@@ -1,6 +1,7 @@
 // Command fakeollama is the model of the editor plugins' tests: llmtest's
-// fake Ollama server, scripted so that the first task wake proposes a change
-// set and every later call only writes a report. It prints its URL on the
+// fake Ollama server, scripted so that the first wake of the agent of
+// Tasks/Ship invoice export.md proposes a change set (its estimate, 2h) and
+// every other call only writes a report. It prints its URL on the
 // first line of stdout and serves until stdin closes, so a test that starts
 // it cannot leave it running.
 package main
@@ -10,6 +11,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -33,11 +35,11 @@ func main() {
 	fake := llmtest.NewOllama(program{}, model)
 	var mu sync.Mutex
 	proposed := false
-	fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
 		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": "QA and docs left.", "content": "## Left\n- QA\n"}}
 		mu.Lock()
-		first := !proposed
-		proposed = true
+		first := !proposed && forTask(r, "Tasks/Ship invoice export.md")
+		proposed = proposed || first
 		mu.Unlock()
 		if !first {
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{report}}
@@ -49,4 +51,15 @@ func main() {
 	})
 	fmt.Println(fake.URL)
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// forTask tells whether a request is a wake of the given task's agent: its
+// prompt holds the task note, labelled with its path.
+func forTask(r llmtest.OllamaRequest, task string) bool {
+	for _, m := range r.Messages {
+		if m.Role == "user" && strings.Contains(m.Content, "the task note "+task+"]") {
+			return true
+		}
+	}
+	return false
 }
