@@ -141,5 +141,5 @@ if not ok then
   io.stderr:write("FAIL: " .. err .. "\n")
   vim.cmd("cquit 1")
 end
-io.stdout:write("neovim: ok\n")
+io.stdout:write("\nneovim: ok\n")
 vim.cmd("qall!")
