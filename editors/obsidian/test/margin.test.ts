@@ -11,7 +11,7 @@ import { Margin, PendingChange } from '../src/margin';
 
 const root = resolve(__dirname, '../../..');
 
-test('pending changes are listed and applied; reports and answers come back', async (t) => {
+test('pending changes are listed and applied; reports and answers come back', { timeout: 60000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'margin-obsidian-'));
   const vault = join(dir, 'vault');
   cpSync(join(root, 'testdata/vault'), vault, { recursive: true });

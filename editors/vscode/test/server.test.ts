@@ -34,6 +34,10 @@ interface LineEdit {
   newText: string;
 }
 
+interface ApplyEditParams {
+  edit: { documentChanges: { textDocument: { uri: string; version: number }; edits: LineEdit[] }[] };
+}
+
 // applyEdits applies whole-line edits (the only kind margin sends) to text.
 function applyEdits(text: string, edits: LineEdit[]): string {
   const lines = text.split(/(?<=\n)/);
@@ -61,6 +65,9 @@ async function waitFor<T>(what: string, get: () => Promise<T | undefined>, ms = 
   throw new Error(`timed out waiting for ${what}; server stderr:\n${stderr.join('')}`);
 }
 
+// Each step fails on its own rather than hanging until test.sh's timeout.
+const limit = { timeout: 60000 };
+
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'margin-vscode-'));
   vault = join(dir, 'vault');
@@ -77,7 +84,7 @@ before(async () => {
 
   // What VS Code answers: it applies an edit to an open document and sends
   // the new text back as a didChange.
-  conn.onRequest('workspace/applyEdit', (p: { edit: { documentChanges: { textDocument: { uri: string; version: number }; edits: LineEdit[] }[] } }): { applied: boolean; failureReason?: string } => {
+  conn.onRequest('workspace/applyEdit', (p: ApplyEditParams): { applied: boolean; failureReason?: string } => {
     for (const change of p.edit.documentChanges) {
       const doc = docs.get(change.textDocument.uri);
       if (!doc || doc.version !== change.textDocument.version) {
@@ -106,7 +113,7 @@ before(async () => {
   assert.ok([undefined, 'utf-16'].includes(init.capabilities.positionEncoding), `positionEncoding ${init.capabilities.positionEncoding}`);
   assert.ok(init.capabilities.executeCommandProvider.commands.includes('margin.ask'));
   conn.sendNotification('initialized', {});
-});
+}, limit);
 
 after(async () => {
   if (conn) {
@@ -117,14 +124,14 @@ after(async () => {
   await new Promise((ok) => (server?.exitCode !== null ? ok(null) : server.once('exit', ok)));
   conn?.dispose();
   rmSync(dir, { recursive: true, force: true });
-});
+}, limit);
 
 interface Lens {
   range: { start: { line: number } };
   command: { title: string; command: string; arguments: unknown[] };
 }
 
-test('a proposed change is listed, shown as lenses and applied by its Apply lens', async () => {
+test('a proposed change is listed, shown as lenses and applied by its Apply lens', limit, async () => {
   await conn.sendRequest('agents/create', { task });
   const [p] = await waitFor('the proposed change', async () => {
     const pending = await margin.pendingChanges(conn);
@@ -149,7 +156,7 @@ test('a proposed change is listed, shown as lenses and applied by its Apply lens
   assert.deepEqual(await margin.pendingChanges(conn), []);
 });
 
-test('margin.ask answers with citations that link into the vault', async () => {
+test('margin.ask answers with citations that link into the vault', limit, async () => {
   const question = 'bench press';
   const answer = await margin.ask(conn, question);
   assert.ok(answer.citations?.length, `citations of ${JSON.stringify(answer)}`);

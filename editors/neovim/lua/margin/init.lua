@@ -40,13 +40,18 @@ local function request(method, params, done)
     notify("not running: open a note of " .. config.vault, vim.log.levels.WARN)
     return
   end
-  client.request(method, params, function(err, result)
+  local function handler(err, result)
     if err then
       notify(method .. ": " .. err.message, vim.log.levels.ERROR)
       return
     end
     done(result)
-  end)
+  end
+  if vim.fn.has("nvim-0.11") == 1 then -- where client.request is deprecated
+    client:request(method, params, handler)
+  else
+    client.request(method, params, handler)
+  end
 end
 
 local function command(name, args, done)
