@@ -15,9 +15,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const bin = vscode.workspace.getConfiguration('margin').get<string>('path', 'margin');
   const serverOptions: ServerOptions = { command: bin, args: margin.serverArgs };
   const clientOptions: LanguageClientOptions = {
-    documentSelector: margin.documentSelector(vault),
+    ...margin.clientOptions(vault),
     workspaceFolder: folder,
-    initializationOptions: margin.initializationOptions(vault),
     middleware: {
       // margin.ask is the server's command, which the client registers; run
       // from the palette it has no question yet, so ask for one first.

@@ -4,14 +4,15 @@
 /** The server's arguments after the binary (setting margin.path). */
 export const serverArgs = ['serve'];
 
-/** initializationOptions: the vault is the workspace folder. */
-export function initializationOptions(vault: string): { vault: string } {
-  return { vault };
-}
-
-/** The notes margin serves: markdown files inside the vault. */
-export function documentSelector(vault: string): { scheme: string; language: string; pattern: string }[] {
-  return [{ scheme: 'file', language: 'markdown', pattern: `${vault}/**/*.md` }];
+/**
+ * The language client's options for a vault (the workspace folder): the
+ * markdown files inside it, and the vault for initialize.
+ */
+export function clientOptions(vault: string) {
+  return {
+    documentSelector: [{ scheme: 'file', language: 'markdown', pattern: `${vault}/**/*.md` }],
+    initializationOptions: { vault },
+  };
 }
 
 /** A connection to margin: LanguageClient in VS Code, a MessageConnection in tests. */

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 import * as margin from '../src/protocol';
-import { initializeParams } from './initialize';
+import { initializeParams } from './languageclient';
 
 const root = resolve(__dirname, '../../../..');
 const bin = process.env.MARGIN_BIN ?? join(root, 'bin/margin');
@@ -107,7 +107,7 @@ before(async () => {
 
   const init = await conn.sendRequest<{ capabilities: { positionEncoding?: string; executeCommandProvider: { commands: string[] } } }>(
     'initialize',
-    initializeParams(vault),
+    await initializeParams(vault),
   );
   // vscode-languageclient refuses a server that picks another encoding.
   assert.ok([undefined, 'utf-16'].includes(init.capabilities.positionEncoding), `positionEncoding ${init.capabilities.positionEncoding}`);
