@@ -1,7 +1,8 @@
 # margin — build, test, benchmark.
 #
 #   make demo    build margin and run it on a copy of the sample vault
-#   make test    gofmt, go vet, staticcheck, go test -race, short fuzz runs
+#   make test    gofmt, go vet, staticcheck, go test -race, short fuzz runs,
+#                and the editor plugins' tests (editors/test.sh)
 #   make bench   performance figures of SPEC §9 (needs ripgrep for the comparison)
 
 GO          ?= go
@@ -13,7 +14,7 @@ DEMO_VAULT  ?= $(CURDIR)/.demo-vault
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build demo test lint unit fuzz bench clean
+.PHONY: all build demo test lint unit fuzz editors bench clean
 
 all: build
 
@@ -35,7 +36,7 @@ demo: build
 	$(BIN)/margin log --vault $(DEMO_VAULT) "Slept 8h, bench 3x5 @ 195 felt easy"
 	$(BIN)/margin doctor --vault $(DEMO_VAULT) || true
 
-test: lint unit fuzz
+test: lint unit fuzz editors
 
 lint: $(STATICCHECK)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -56,6 +57,11 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg > /tmp/margin-fuzz.log 2>&1 || { cat /tmp/margin-fuzz.log; exit 1; }; \
 	  done; \
 	done
+
+# editors tests the Neovim, VS Code and Obsidian plugins against bin/margin
+# (needs nvim and npm; editors/test.sh installs them when missing).
+editors: build
+	bash editors/test.sh
 
 bench: build
 	$(GO) run ./cmd/marginbench -bin $(BIN)/margin $(BENCHFLAGS)

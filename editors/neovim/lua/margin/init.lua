@@ -1,0 +1,210 @@
+-- margin for Neovim: starts `margin serve` for the markdown notes of one
+-- vault and adds :MarginAsk, :MarginChanges, :MarginApprove and :MarginReport.
+-- Works on Neovim 0.7 (Debian 12) and later.
+local M = {}
+
+local config = { cmd = { "margin", "serve" } }
+local client_id
+
+local function notify(msg, level)
+  vim.notify("margin: " .. msg, level or vim.log.levels.INFO)
+end
+
+-- in_vault tells whether an absolute path lies inside the vault.
+local function in_vault(path)
+  return path ~= "" and path:sub(1, #config.vault + 1) == config.vault .. "/"
+end
+
+local function attach(bufnr)
+  local conf = {
+    name = "margin",
+    cmd = config.cmd,
+    root_dir = config.vault,
+    init_options = { vault = config.vault },
+  }
+  if vim.lsp.start then -- 0.8+: reuses the running client of this root
+    client_id = vim.lsp.start(conf, { bufnr = bufnr })
+    return
+  end
+  if not (client_id and vim.lsp.get_client_by_id(client_id)) then
+    client_id = vim.lsp.start_client(conf)
+  end
+  vim.lsp.buf_attach_client(bufnr, client_id)
+end
+
+-- request sends a margin method to the vault's server and hands the result
+-- to done; errors are shown, not passed on.
+local function request(method, params, done)
+  local client = client_id and vim.lsp.get_client_by_id(client_id)
+  if not client then
+    notify("not running: open a note of " .. config.vault, vim.log.levels.WARN)
+    return
+  end
+  local function handler(err, result)
+    if err then
+      notify(method .. ": " .. err.message, vim.log.levels.ERROR)
+      return
+    end
+    done(result)
+  end
+  if vim.fn.has("nvim-0.11") == 1 then -- where client.request is deprecated
+    client:request(method, params, handler)
+  else
+    client.request(method, params, handler)
+  end
+end
+
+local function command(name, args, done)
+  request("workspace/executeCommand", { command = name, arguments = args }, done)
+end
+
+-- item_line is the 1-based line of a change set item in its file (its
+-- block id ends the line), or 1.
+local function item_line(file, item)
+  local ok, lines = pcall(vim.fn.readfile, file)
+  for i, l in ipairs(ok and lines or {}) do
+    if l:match("%^" .. item .. "$") then
+      return i
+    end
+  end
+  return 1
+end
+
+-- ask shows the answer to a question, with its citations as path:line
+-- lines that gF opens, in a scratch window.
+function M.ask(text)
+  command("margin.ask", { text }, function(res)
+    local lines = vim.split(res.answer or "", "\n")
+    for _, q in ipairs(res.questions or {}) do
+      table.insert(lines, "? " .. q.question .. " " .. table.concat(q.options or {}, " / "))
+    end
+    if res.citations and #res.citations > 0 then
+      vim.list_extend(lines, { "", "Sources:" })
+      for _, c in ipairs(res.citations) do
+        table.insert(lines, string.format("%s:%d  %s", c.path, c.line, c.heading or ""))
+      end
+    end
+    table.insert(lines, "")
+    table.insert(lines, "(" .. res.status .. ")")
+    vim.cmd("botright new")
+    local buf = vim.api.nvim_get_current_buf()
+    vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
+    vim.bo[buf].path = config.vault -- citations are vault-relative
+    vim.api.nvim_buf_set_name(buf, "margin://answer/" .. buf)
+    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+    vim.bo[buf].modifiable = false
+  end)
+end
+
+-- changes puts every open item of every open change set in the quickfix list.
+function M.changes()
+  request("changes/list", vim.empty_dict(), function(res)
+    local items = {}
+    for _, cs in ipairs(res.changeSets) do
+      local file = config.vault .. "/" .. cs.path
+      for _, it in ipairs(cs.items) do
+        if it.status == "pending" or it.status == "deferred" then
+          table.insert(items, {
+            filename = file,
+            lnum = item_line(file, it.id),
+            text = string.format("%s: %s [%s %s]", cs.task, it.summary, cs.id, it.id),
+          })
+        end
+      end
+    end
+    vim.fn.setqflist({}, " ", { title = "margin changes", items = items })
+    vim.cmd("copen")
+  end)
+end
+
+-- approve confirms every open item of the change set set_id, or without it
+-- the item under the cursor in a change set file: the target of the Apply
+-- lens the server puts on that line.
+function M.approve(set_id)
+  local function report(cs)
+    local done = {}
+    for _, it in ipairs(cs.items) do
+      table.insert(done, it.id .. " " .. it.status .. (it.detail and (" (" .. it.detail .. ")") or ""))
+    end
+    notify(cs.task .. ": " .. table.concat(done, ", "))
+  end
+  if set_id and set_id ~= "" then
+    command("margin.confirmAll", { set_id }, report)
+    return
+  end
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local params = { textDocument = { uri = vim.uri_from_bufnr(0) } }
+  request("textDocument/codeLens", params, function(lenses)
+    for _, l in ipairs(lenses or {}) do
+      if l.range.start.line == line and l.command.command == "margin.confirm" then
+        command(l.command.command, l.command.arguments, report)
+        return
+      end
+    end
+    notify("no open change on this line", vim.log.levels.WARN)
+  end)
+end
+
+-- report opens the report of the task note in the current buffer.
+function M.report()
+  request("reports/get", { task = vim.api.nvim_buf_get_name(0) }, function(rep)
+    vim.cmd("edit " .. vim.fn.fnameescape(config.vault .. "/" .. rep.path))
+  end)
+end
+
+-- setup{vault = dir, cmd = {...}}: vault defaults to the folder holding
+-- .obsidian above the current directory.
+function M.setup(opts)
+  config = vim.tbl_extend("force", config, opts or {})
+  local vault = config.vault
+  if not vault then
+    local marker = vim.fn.finddir(".obsidian", ".;")
+    if marker == "" then
+      notify("no vault: pass setup{vault = ...}", vim.log.levels.ERROR)
+      return
+    end
+    vault = vim.fn.fnamemodify(marker, ":p:h:h")
+  end
+  config.vault = (vim.fn.resolve(vim.fn.fnamemodify(vim.fn.expand(vault), ":p")):gsub("/$", ""))
+
+  local group = vim.api.nvim_create_augroup("margin", { clear = true })
+  vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
+    group = group,
+    pattern = "*.md",
+    callback = function(ev)
+      if in_vault(vim.fn.resolve(vim.api.nvim_buf_get_name(ev.buf))) then
+        attach(ev.buf)
+      end
+    end,
+  })
+  -- Lenses show the TLDR, the suggested changes and Apply/Reject; run one
+  -- with vim.lsp.codelens.run().
+  vim.api.nvim_create_autocmd({ "BufEnter", "BufWritePost", "InsertLeave" }, {
+    group = group,
+    pattern = "*.md",
+    callback = function(ev)
+      if client_id and vim.lsp.buf_is_attached(ev.buf, client_id) then
+        vim.lsp.codelens.refresh()
+      end
+    end,
+  })
+
+  vim.api.nvim_create_user_command("MarginAsk", function(c)
+    if c.args ~= "" then
+      M.ask(c.args)
+      return
+    end
+    vim.ui.input({ prompt = "Ask margin: " }, function(text)
+      if text and text ~= "" then
+        M.ask(text)
+      end
+    end)
+  end, { nargs = "*" })
+  vim.api.nvim_create_user_command("MarginChanges", M.changes, {})
+  vim.api.nvim_create_user_command("MarginApprove", function(c)
+    M.approve(c.args)
+  end, { nargs = "?" })
+  vim.api.nvim_create_user_command("MarginReport", M.report, {})
+end
+
+return M

@@ -1,0 +1,145 @@
+-- Headless test of the Neovim plugin against the real margin binary:
+--   MARGIN_BIN=bin/margin MARGIN_FAKE_OLLAMA=bin/fakeollama \
+--   nvim --headless -u NONE -i NONE --cmd "set rtp+=editors/neovim" \
+--     -c "luafile editors/neovim/test/margin_test.lua"
+-- A task agent proposes a change set (scripted by fakeollama); the test reads
+-- the Apply lens on its item, approves it with :MarginApprove and sees the
+-- task note change on disk. It exits non-zero on the first failed check.
+
+local function wait(what, cond, ms)
+  if not vim.wait(ms or 20000, cond, 50) then
+    error("timed out waiting for " .. what, 2)
+  end
+end
+
+local function check(ok, what)
+  if not ok then
+    error("check failed: " .. what, 2)
+  end
+end
+
+local function read(path)
+  local ok, lines = pcall(vim.fn.readfile, path)
+  return ok and table.concat(lines, "\n") or ""
+end
+
+local fake_job
+local function run()
+  local root = vim.fn.getcwd()
+  local vault = vim.fn.tempname() .. "-vault"
+  vim.fn.system({ "cp", "-r", root .. "/testdata/vault", vault })
+  check(vim.v.shell_error == 0, "copying testdata/vault")
+
+  -- The fake model serves until its stdin closes: when this test ends.
+  local url
+  fake_job = vim.fn.jobstart({ os.getenv("MARGIN_FAKE_OLLAMA") }, {
+    on_stdout = function(_, data)
+      url = url or (data[1] ~= "" and data[1] or nil)
+    end,
+  })
+  wait("fakeollama's URL", function()
+    return url ~= nil
+  end)
+  vim.env.OLLAMA_HOST = url
+  vim.env.MARGIN_AGENTS_AUTO_CREATE = "false" -- one agent, created below
+  vim.env.MARGIN_AGENTS_QUIET_PERIOD = "250ms"
+  vim.env.MARGIN_WATCH_DEBOUNCE = "30ms"
+  vim.env.MARGIN_LLM_RETRY_LLM_RETRY = "0"
+
+  local margin = require("margin")
+  margin.setup({ cmd = { os.getenv("MARGIN_BIN"), "serve" }, vault = vault })
+
+  local task = vault .. "/Tasks/Ship invoice export.md"
+  vim.cmd("edit " .. vim.fn.fnameescape(task))
+  local client
+  wait("the margin client to start", function()
+    client = vim.lsp.get_active_clients()[1]
+    return client ~= nil and client.initialized == true
+  end)
+  check(client.name == "margin", "the client is margin's")
+  check(vim.lsp.buf_is_attached(0, client.id), "the task note is attached")
+
+  -- The agent's first wake proposes the estimate as a change set file.
+  local created = client.request_sync("agents/create", { task = "Tasks/Ship invoice export.md" }, 10000)
+  check(created and created.result and created.result.id, "agents/create: " .. vim.inspect(created))
+  local setfile
+  wait("the change set file", function()
+    setfile = vim.fn.glob(vault .. "/Margin/Changes/Ship invoice export/*.md")
+    return setfile ~= ""
+  end)
+
+  -- :MarginChanges lists the item at its line of the change set file.
+  vim.cmd("MarginChanges")
+  local qf
+  wait("the quickfix list", function()
+    qf = vim.fn.getqflist()
+    return #qf > 0
+  end)
+  check(#qf == 1 and qf[1].text:find("Set estimate to 2h", 1, true), "quickfix: " .. vim.inspect(qf))
+  check(vim.fn.bufname(qf[1].bufnr) == setfile, "quickfix file " .. vim.fn.bufname(qf[1].bufnr))
+  check(vim.fn.readfile(setfile)[qf[1].lnum]:find("- [ ] Set estimate to 2h ^c1", 1, true), "quickfix line " .. qf[1].lnum)
+
+  -- The change set file shows Apply and Reject on the item's line.
+  vim.cmd("cclose | edit " .. vim.fn.fnameescape(setfile))
+  vim.api.nvim_win_set_cursor(0, { qf[1].lnum, 0 })
+  local buf = vim.api.nvim_get_current_buf()
+  wait("the change set's code lenses", function()
+    if #vim.lsp.codelens.get(buf) == 0 then
+      vim.lsp.codelens.refresh()
+      vim.wait(200)
+    end
+    return #vim.lsp.codelens.get(buf) > 0
+  end)
+  local titles = {}
+  for _, l in ipairs(vim.lsp.codelens.get(buf)) do
+    check(l.range.start.line == qf[1].lnum - 1, "lens on line " .. l.range.start.line)
+    table.insert(titles, l.command.title .. "=" .. l.command.command)
+  end
+  check(table.concat(titles, " ") == "Apply=margin.confirm Reject=margin.reject", "lenses: " .. table.concat(titles, " "))
+
+  -- :MarginApprove runs the Apply lens under the cursor. The task note is
+  -- closed, so margin changes it on disk; the change set file is open, so
+  -- its tick arrives as an edit of the buffer (workspace/applyEdit).
+  vim.cmd("bwipeout " .. vim.fn.bufnr(task))
+  check(read(task):find("\nestimate: 1d\n", 1, true), "the task starts at 1d")
+  vim.cmd("MarginApprove")
+  wait("the estimate on disk", function()
+    return read(task):find("\nestimate: 2h\n", 1, true) ~= nil
+  end)
+  wait("the ticked item in the buffer", function()
+    return vim.api.nvim_buf_get_lines(buf, qf[1].lnum - 1, qf[1].lnum, false)[1]:find("- [x] Set estimate to 2h", 1, true) ~= nil
+  end)
+  vim.cmd("write")
+
+  -- :MarginReport opens the report the wake wrote.
+  vim.cmd("edit " .. vim.fn.fnameescape(task))
+  vim.cmd("MarginReport")
+  wait("the report buffer", function()
+    return vim.api.nvim_buf_get_name(0) == vault .. "/Margin/Reports/Ship invoice export.md"
+  end)
+  check(read(vim.api.nvim_buf_get_name(0)):find("QA and docs left.", 1, true), "the report has the TLDR")
+
+  -- :MarginAsk shows an answer with its citations.
+  vim.cmd("MarginAsk bench press")
+  wait("the answer window", function()
+    return vim.api.nvim_buf_get_name(0):find("margin://answer/", 1, true) ~= nil
+  end)
+  local answer = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  check(answer:find("\nSources:\n", 1, true) and answer:find("%.md:%d+"), "answer with citations:\n" .. answer)
+
+  client.stop()
+  wait("the server to stop", function()
+    return client.is_stopped()
+  end)
+end
+
+local ok, err = xpcall(run, debug.traceback)
+if fake_job then
+  vim.fn.jobstop(fake_job)
+end
+if not ok then
+  io.stderr:write("FAIL: " .. err .. "\n")
+  vim.cmd("cquit 1")
+end
+io.stdout:write("\nneovim: ok\n")
+vim.cmd("qall!")

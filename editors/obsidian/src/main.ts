@@ -1,0 +1,200 @@
+// The margin plugin: runs margin serve for this vault, shows the open task's
+// TLDR in the status bar, lists pending changes with Apply/Reject, and asks.
+import { App, FileSystemAdapter, ItemView, Modal, Notice, Plugin, PluginSettingTab, Setting, TFile, WorkspaceLeaf } from 'obsidian';
+import { Answer, Margin, changeNotifications } from './margin';
+
+const CHANGES_VIEW = 'margin-changes';
+
+interface Settings {
+  path: string;
+}
+
+export default class MarginPlugin extends Plugin {
+  settings: Settings = { path: 'margin' };
+  margin: Margin | null = null;
+  private status!: HTMLElement;
+
+  async onload(): Promise<void> {
+    this.settings = Object.assign(this.settings, await this.loadData());
+    this.addSettingTab(new MarginSettings(this.app, this));
+    this.status = this.addStatusBarItem();
+    this.registerView(CHANGES_VIEW, (leaf) => new ChangesView(leaf, this));
+    this.addCommand({ id: 'ask', name: 'Ask', callback: () => new AskModal(this.app, this).open() });
+    this.addCommand({ id: 'changes', name: 'Show pending changes', callback: () => this.showChanges() });
+    this.registerEvent(this.app.workspace.on('file-open', () => this.showTLDR()));
+    this.app.workspace.onLayoutReady(() => this.startServer());
+  }
+
+  async onunload(): Promise<void> {
+    await this.margin?.stop();
+  }
+
+  async startServer(): Promise<void> {
+    const adapter = this.app.vault.adapter;
+    if (!(adapter instanceof FileSystemAdapter)) {
+      new Notice('margin: needs a vault on disk (desktop)');
+      return;
+    }
+    await this.margin?.stop();
+    this.margin = null;
+    try {
+      this.margin = await Margin.start(this.settings.path, adapter.getBasePath());
+    } catch (e) {
+      new Notice(`margin: could not start ${this.settings.path}: ${e}`);
+      return;
+    }
+    this.margin.onNotification('margin/reportUpdated', () => this.showTLDR());
+    for (const method of changeNotifications) {
+      this.margin.onNotification(method, () => this.refreshChanges());
+    }
+    this.showTLDR();
+  }
+
+  async showTLDR(): Promise<void> {
+    const file = this.app.workspace.getActiveFile();
+    const report = file && this.margin ? await this.margin.report(file.path) : null;
+    this.status.setText(report?.tldr ? `TLDR: ${report.tldr}` : '');
+  }
+
+  async showChanges(): Promise<void> {
+    let leaf = this.app.workspace.getLeavesOfType(CHANGES_VIEW)[0];
+    if (!leaf) {
+      leaf = this.app.workspace.getRightLeaf(false)!;
+      await leaf.setViewState({ type: CHANGES_VIEW, active: true });
+    }
+    this.app.workspace.revealLeaf(leaf);
+  }
+
+  refreshChanges(): void {
+    for (const leaf of this.app.workspace.getLeavesOfType(CHANGES_VIEW)) {
+      (leaf.view as ChangesView).refresh();
+    }
+  }
+
+  open(path: string, line?: number): void {
+    const file = this.app.vault.getAbstractFileByPath(path);
+    if (file instanceof TFile) {
+      this.app.workspace.getLeaf(false).openFile(file, line ? { eState: { line: line - 1 } } : {});
+    }
+  }
+}
+
+class ChangesView extends ItemView {
+  constructor(
+    leaf: WorkspaceLeaf,
+    private readonly plugin: MarginPlugin,
+  ) {
+    super(leaf);
+  }
+
+  getViewType(): string {
+    return CHANGES_VIEW;
+  }
+
+  getDisplayText(): string {
+    return 'Pending changes';
+  }
+
+  getIcon(): string {
+    return 'list-checks';
+  }
+
+  async onOpen(): Promise<void> {
+    await this.refresh();
+  }
+
+  async refresh(): Promise<void> {
+    const margin = this.plugin.margin;
+    const pending = margin ? await margin.pendingChanges() : [];
+    const el = this.contentEl;
+    el.empty();
+    el.createEl('h4', { text: 'Pending changes' });
+    if (!margin) {
+      el.createEl('p', { text: 'margin is not running.' });
+      return;
+    }
+    if (pending.length === 0) {
+      el.createEl('p', { text: 'Nothing to decide.' });
+    }
+    for (const p of pending) {
+      const row = el.createDiv({ cls: 'margin-change' });
+      row.createEl('a', { text: p.set.task.replace(/\.md$/, '') }).onclick = () => this.plugin.open(p.set.task);
+      row.createEl('p', { text: p.item.summary });
+      for (const [label, verdict] of [['Apply', 'confirmed'], ['Reject', 'rejected']] as const) {
+        row.createEl('button', { text: label }).onclick = async () => {
+          const item = await margin.decide(p, verdict);
+          new Notice(`margin: ${p.item.summary}: ${item.status}${item.detail ? ` (${item.detail})` : ''}`);
+          await this.refresh();
+        };
+      }
+    }
+  }
+}
+
+class AskModal extends Modal {
+  constructor(
+    app: App,
+    private readonly plugin: MarginPlugin,
+  ) {
+    super(app);
+  }
+
+  onOpen(): void {
+    this.titleEl.setText('Ask margin');
+    const input = this.contentEl.createEl('input', { type: 'text', placeholder: 'Why did my bench feel heavy last week?' });
+    input.style.width = '100%';
+    const out = this.contentEl.createDiv();
+    input.onkeydown = async (ev) => {
+      if (ev.key !== 'Enter' || !input.value.trim() || !this.plugin.margin) {
+        return;
+      }
+      out.setText('…');
+      try {
+        this.show(out, await this.plugin.margin.ask(input.value.trim()));
+      } catch (e) {
+        out.setText(`margin: ${e}`);
+      }
+    };
+    input.focus();
+  }
+
+  // show writes the answer and its citations, each a link to the cited line.
+  private show(out: HTMLElement, a: Answer): void {
+    out.empty();
+    out.createEl('p', { text: a.answer });
+    for (const q of a.questions ?? []) {
+      out.createEl('p', { text: `${q.question} ${q.options?.join(' / ') ?? ''}` });
+    }
+    const list = out.createEl('ul');
+    for (const c of a.citations ?? []) {
+      list.createEl('li').createEl('a', { text: `${c.path}${c.heading ? ' › ' + c.heading : ''}` }).onclick = () => {
+        this.plugin.open(c.path, c.line);
+        this.close();
+      };
+    }
+    out.createEl('small', { text: a.status });
+  }
+}
+
+class MarginSettings extends PluginSettingTab {
+  constructor(
+    app: App,
+    private readonly plugin: MarginPlugin,
+  ) {
+    super(app, plugin);
+  }
+
+  display(): void {
+    this.containerEl.empty();
+    new Setting(this.containerEl)
+      .setName('margin binary')
+      .setDesc('A name on PATH or an absolute path; margin restarts when it changes.')
+      .addText((t) =>
+        t.setValue(this.plugin.settings.path).onChange(async (v) => {
+          this.plugin.settings.path = v.trim() || 'margin';
+          await this.plugin.saveData(this.plugin.settings);
+          await this.plugin.startServer();
+        }),
+      );
+  }
+}

@@ -1,0 +1,107 @@
+// margin serve and what the plugin asks of it, without Obsidian: the Node
+// test drives the real server through this module.
+import { ChildProcess, spawn } from 'child_process';
+import { pathToFileURL } from 'url';
+import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
+
+export interface Citation {
+  path: string;
+  heading: string;
+  line: number;
+}
+
+export interface Answer {
+  status: string;
+  answer: string;
+  citations: Citation[] | null;
+  questions: { id: string; question: string; options: string[] | null }[] | null;
+}
+
+export interface Report {
+  path: string;
+  tldr: string;
+}
+
+export interface ChangeItem {
+  id: string;
+  summary: string;
+  status: string;
+  detail?: string;
+}
+
+export interface ChangeSet {
+  id: string;
+  task: string;
+  path: string;
+  items: ChangeItem[];
+}
+
+export interface PendingChange {
+  set: ChangeSet;
+  item: ChangeItem;
+}
+
+/** Server → plugin notifications the plugin redraws on. */
+export const changeNotifications = ['margin/changeSetCreated', 'margin/changeApplied'];
+
+export class Margin {
+  private constructor(
+    private readonly proc: ChildProcess,
+    private readonly conn: MessageConnection,
+  ) {}
+
+  /** start runs `bin serve` on the vault and initializes it. */
+  static async start(bin: string, vault: string, env: NodeJS.ProcessEnv = process.env): Promise<Margin> {
+    const proc = spawn(bin, ['serve'], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const conn = createMessageConnection(new StreamMessageReader(proc.stdout!), new StreamMessageWriter(proc.stdin!));
+    // Obsidian does not tell margin which notes are open, so margin writes
+    // files itself and never needs an editor's edit; refuse any, honestly.
+    conn.onRequest('workspace/applyEdit', () => ({ applied: false, failureReason: 'the Obsidian plugin does not edit notes' }));
+    conn.onRequest('workspace/configuration', (p: { items: unknown[] }) => p.items.map(() => null));
+    conn.listen();
+    const spawned = new Promise<never>((_, fail) => proc.once('error', fail));
+    const uri = pathToFileURL(vault).href;
+    await Promise.race([
+      spawned,
+      conn.sendRequest('initialize', { processId: process.pid, clientInfo: { name: 'Obsidian' }, rootUri: uri, capabilities: {}, initializationOptions: { vault } }),
+    ]);
+    conn.sendNotification('initialized', {});
+    return new Margin(proc, conn);
+  }
+
+  onNotification(method: string, handle: (params: unknown) => void): void {
+    this.conn.onNotification(method, handle);
+  }
+
+  /** report is the report of a task note (vault-relative path), or null when it has none. */
+  async report(task: string): Promise<Report | null> {
+    return this.conn.sendRequest<Report>('reports/get', { task }).catch(() => null);
+  }
+
+  /** pendingChanges are the items still waiting for a decision, newest change set first. */
+  async pendingChanges(): Promise<PendingChange[]> {
+    const res = await this.conn.sendRequest<{ changeSets: ChangeSet[] }>('changes/list', {});
+    return res.changeSets.flatMap((set) =>
+      set.items.filter((item) => item.status === 'pending' || item.status === 'deferred').map((item) => ({ set, item })),
+    );
+  }
+
+  /** decide applies or rejects one item; it returns the item as decided (stale when its target changed). */
+  async decide(p: PendingChange, verdict: 'confirmed' | 'rejected'): Promise<ChangeItem> {
+    const set = await this.conn.sendRequest<ChangeSet>('changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict }] });
+    return set.items.find((i) => i.id === p.item.id) ?? p.item;
+  }
+
+  ask(text: string): Promise<Answer> {
+    return this.conn.sendRequest<Answer>('query/ask', { text });
+  }
+
+  /** stop ends the server as LSP asks: shutdown, then exit. */
+  async stop(): Promise<void> {
+    const exited = new Promise((ok) => (this.proc.exitCode !== null ? ok(null) : this.proc.once('exit', ok)));
+    await this.conn.sendRequest('shutdown').catch(() => undefined);
+    this.conn.sendNotification('exit');
+    await exited;
+    this.conn.dispose();
+  }
+}

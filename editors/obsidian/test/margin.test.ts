@@ -1,0 +1,53 @@
+// The plugin's protocol module against the real margin binary, with
+// bin/fakeollama as the model that proposes one change.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+import { Margin, PendingChange } from '../src/margin';
+
+const root = resolve(__dirname, '../../..');
+
+test('pending changes are listed and applied; reports and answers come back', { timeout: 60000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'margin-obsidian-'));
+  const vault = join(dir, 'vault');
+  cpSync(join(root, 'testdata/vault'), vault, { recursive: true });
+  const fake = spawn(process.env.MARGIN_FAKE_OLLAMA ?? join(root, 'bin/fakeollama'), [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => {
+    fake.stdin.end(); // fakeollama serves until its stdin closes
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const url: string = await new Promise((ok) => createInterface({ input: fake.stdout }).once('line', ok));
+  const margin = await Margin.start(process.env.MARGIN_BIN ?? join(root, 'bin/margin'), vault, {
+    ...process.env,
+    OLLAMA_HOST: url,
+    MARGIN_AGENTS_AUTO_CREATE: 'true', // as a person runs it: every task gets an agent
+    MARGIN_AGENTS_QUIET_PERIOD: '250ms',
+    MARGIN_LLM_RETRY_LLM_RETRY: '0',
+  });
+  t.after(() => margin.stop());
+
+  let pending: PendingChange[] = [];
+  for (const end = Date.now() + 30000; pending.length === 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    pending = await margin.pendingChanges();
+  }
+  assert.equal(pending.length, 1, 'the change fakeollama proposes');
+  const [p] = pending;
+  assert.equal(p.set.task, 'Tasks/Ship invoice export.md');
+  assert.equal(p.item.summary, 'Set estimate to 2h');
+
+  assert.match(readFileSync(join(vault, p.set.task), 'utf8'), /\nestimate: 1d\n/);
+  assert.equal((await margin.decide(p, 'confirmed')).status, 'confirmed');
+  assert.match(readFileSync(join(vault, p.set.task), 'utf8'), /\nestimate: 2h\n/);
+  assert.deepEqual(await margin.pendingChanges(), []);
+
+  const report = await margin.report(p.set.task);
+  assert.ok(report?.tldr, `report of ${p.set.task}: ${JSON.stringify(report)}`);
+  assert.equal(await margin.report('Daily/2026-11-21.md'), null, 'a daily note has no report');
+
+  const answer = await margin.ask('bench press');
+  assert.ok(answer.citations?.length, JSON.stringify(answer));
+});

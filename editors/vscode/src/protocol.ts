@@ -1,0 +1,108 @@
+// What the extension says to margin serve, apart from VS Code: the tests
+// drive the real server with these same functions over vscode-jsonrpc.
+
+/** The server's arguments after the binary (setting margin.path). */
+export const serverArgs = ['serve'];
+
+/**
+ * The language client's options for a vault (the workspace folder): the
+ * markdown files inside it, and the vault for initialize.
+ */
+export function clientOptions(vault: string) {
+  return {
+    documentSelector: [{ scheme: 'file', language: 'markdown', pattern: `${vault}/**/*.md` }],
+    initializationOptions: { vault },
+  };
+}
+
+/** A connection to margin: LanguageClient in VS Code, a MessageConnection in tests. */
+export interface Requester {
+  sendRequest<R>(method: string, params: unknown): Promise<R>;
+}
+
+export interface Citation {
+  path: string;
+  heading: string;
+  line: number;
+  link: string;
+}
+
+export interface Answer {
+  sessionId: string;
+  status: 'answered' | 'needs_clarification' | 'partial' | 'degraded' | 'logged';
+  answer: string;
+  citations: Citation[] | null;
+  questions: { id: string; question: string; options: string[] | null }[] | null;
+}
+
+export interface ChangeItem {
+  id: string;
+  tool: string;
+  summary: string;
+  status: string;
+  detail?: string;
+}
+
+export interface ChangeSet {
+  id: string;
+  task: string;
+  path: string;
+  status: string;
+  items: ChangeItem[];
+}
+
+/** One open item of a change set, as a list in the editor shows it. */
+export interface PendingChange {
+  set: ChangeSet;
+  item: ChangeItem;
+}
+
+export type Verdict = 'confirmed' | 'rejected';
+
+export function executeCommand<R>(c: Requester, command: string, args: unknown[]): Promise<R> {
+  return c.sendRequest<R>('workspace/executeCommand', { command, arguments: args });
+}
+
+export function ask(c: Requester, text: string): Promise<Answer> {
+  return executeCommand<Answer>(c, 'margin.ask', [text]);
+}
+
+const open = new Set(['pending', 'deferred']);
+
+/** The items still waiting for a decision, newest change set first. */
+export async function pendingChanges(c: Requester): Promise<PendingChange[]> {
+  const res = await c.sendRequest<{ changeSets: ChangeSet[] }>('changes/list', {});
+  return res.changeSets.flatMap((set) => set.items.filter((item) => open.has(item.status)).map((item) => ({ set, item })));
+}
+
+/** decide confirms or rejects one item and returns the change set after applying. */
+export function decide(c: Requester, p: PendingChange, verdict: Verdict, reason?: string): Promise<ChangeSet> {
+  return c.sendRequest<ChangeSet>('changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict, reason }] });
+}
+
+/** The item's outcome in words, e.g. "confirmed" or "stale (the estimate changed since)". */
+export function outcome(set: ChangeSet, item: string): string {
+  const it = set.items.find((i) => i.id === item);
+  return it ? it.status + (it.detail ? ` (${it.detail})` : '') : 'unknown';
+}
+
+/**
+ * answerMarkdown renders an answer as a markdown document whose citations
+ * link to the cited line (file URI with #L, which VS Code opens there).
+ */
+export function answerMarkdown(question: string, a: Answer, vaultUri: string): string {
+  const out = [`# ${question}`, '', a.answer, ''];
+  for (const q of a.questions ?? []) {
+    out.push(`- ${q.question}${q.options?.length ? ` (${q.options.join(' / ')})` : ''}`);
+  }
+  if (a.citations?.length) {
+    out.push('## Sources', '');
+    for (const c of a.citations) {
+      const uri = `${vaultUri}/${c.path.split('/').map(encodeURIComponent).join('/')}#L${c.line}`;
+      out.push(`- [${c.path}${c.heading ? ' › ' + c.heading : ''}](${uri})`);
+    }
+    out.push('');
+  }
+  out.push(`_${a.status}_`);
+  return out.join('\n');
+}

@@ -1,0 +1,166 @@
+// Drives the real margin binary the way the extension does: the same
+// initialize params, requests shaped by src/protocol.ts, and the answers
+// VS Code gives to the server's own requests. A fake Ollama (bin/fakeollama)
+// makes the task agent propose one change set.
+import assert from 'node:assert/strict';
+import { ChildProcess, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
+import * as margin from '../src/protocol';
+import { initializeParams } from './languageclient';
+
+const root = resolve(__dirname, '../../../..');
+const bin = process.env.MARGIN_BIN ?? join(root, 'bin/margin');
+const fakeBin = process.env.MARGIN_FAKE_OLLAMA ?? join(root, 'bin/fakeollama');
+const task = 'Tasks/Ship invoice export.md';
+
+let dir: string;
+let vault: string;
+let fake: ChildProcess;
+let server: ChildProcess;
+let conn: MessageConnection;
+const stderr: string[] = [];
+
+/** The documents "open in VS Code": what didOpen/didChange told the server. */
+const docs = new Map<string, { version: number; text: string }>();
+
+interface LineEdit {
+  range: { start: { line: number }; end: { line: number } };
+  newText: string;
+}
+
+interface ApplyEditParams {
+  edit: { documentChanges: { textDocument: { uri: string; version: number }; edits: LineEdit[] }[] };
+}
+
+// applyEdits applies whole-line edits (the only kind margin sends) to text.
+function applyEdits(text: string, edits: LineEdit[]): string {
+  const lines = text.split(/(?<=\n)/);
+  for (const e of [...edits].sort((a, b) => b.range.start.line - a.range.start.line)) {
+    lines.splice(e.range.start.line, e.range.end.line - e.range.start.line, e.newText);
+  }
+  return lines.join('');
+}
+
+function openDoc(rel: string): string {
+  const uri = pathToFileURL(join(vault, rel)).href;
+  const text = readFileSync(join(vault, rel), 'utf8');
+  docs.set(uri, { version: 1, text });
+  conn.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'markdown', version: 1, text } });
+  return uri;
+}
+
+async function waitFor<T>(what: string, get: () => Promise<T | undefined>, ms = 20000): Promise<T> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    const v = await get();
+    if (v !== undefined) {
+      return v;
+    }
+  }
+  throw new Error(`timed out waiting for ${what}; server stderr:\n${stderr.join('')}`);
+}
+
+// Each step fails on its own rather than hanging until test.sh's timeout.
+const limit = { timeout: 60000 };
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'margin-vscode-'));
+  vault = join(dir, 'vault');
+  cpSync(join(root, 'testdata/vault'), vault, { recursive: true });
+
+  fake = spawn(fakeBin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const url: string = await new Promise((ok) => createInterface({ input: fake.stdout! }).once('line', ok));
+
+  server = spawn(bin, margin.serverArgs, {
+    env: { ...process.env, OLLAMA_HOST: url, MARGIN_AGENTS_AUTO_CREATE: 'false', MARGIN_AGENTS_QUIET_PERIOD: '250ms', MARGIN_WATCH_DEBOUNCE: '30ms', MARGIN_LLM_RETRY_LLM_RETRY: '0' },
+  });
+  server.stderr!.on('data', (b: Buffer) => stderr.push(b.toString()));
+  conn = createMessageConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
+
+  // What VS Code answers: it applies an edit to an open document and sends
+  // the new text back as a didChange.
+  conn.onRequest('workspace/applyEdit', (p: ApplyEditParams): { applied: boolean; failureReason?: string } => {
+    for (const change of p.edit.documentChanges) {
+      const doc = docs.get(change.textDocument.uri);
+      if (!doc || doc.version !== change.textDocument.version) {
+        return { applied: false, failureReason: `${change.textDocument.uri} is not at version ${change.textDocument.version}` };
+      }
+      doc.text = applyEdits(doc.text, change.edits);
+      doc.version++;
+      conn.sendNotification('textDocument/didChange', {
+        textDocument: { uri: change.textDocument.uri, version: doc.version },
+        contentChanges: [{ text: doc.text }],
+      });
+    }
+    return { applied: true };
+  });
+  conn.onRequest('workspace/configuration', (p: { items: unknown[] }) => p.items.map(() => null));
+  for (const method of ['client/registerCapability', 'client/unregisterCapability', 'window/workDoneProgress/create', 'workspace/codeLens/refresh']) {
+    conn.onRequest(method, () => null);
+  }
+  conn.listen();
+
+  const init = await conn.sendRequest<{ capabilities: { positionEncoding?: string; executeCommandProvider: { commands: string[] } } }>(
+    'initialize',
+    await initializeParams(vault),
+  );
+  // vscode-languageclient refuses a server that picks another encoding.
+  assert.ok([undefined, 'utf-16'].includes(init.capabilities.positionEncoding), `positionEncoding ${init.capabilities.positionEncoding}`);
+  assert.ok(init.capabilities.executeCommandProvider.commands.includes('margin.ask'));
+  conn.sendNotification('initialized', {});
+}, limit);
+
+after(async () => {
+  if (conn) {
+    await conn.sendRequest('shutdown').catch(() => undefined);
+    conn.sendNotification('exit');
+  }
+  fake?.stdin?.end(); // fakeollama serves until its stdin closes
+  await new Promise((ok) => (server?.exitCode !== null ? ok(null) : server.once('exit', ok)));
+  conn?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+}, limit);
+
+interface Lens {
+  range: { start: { line: number } };
+  command: { title: string; command: string; arguments: unknown[] };
+}
+
+test('a proposed change is listed, shown as lenses and applied by its Apply lens', limit, async () => {
+  await conn.sendRequest('agents/create', { task });
+  const [p] = await waitFor('the proposed change', async () => {
+    const pending = await margin.pendingChanges(conn);
+    return pending.length > 0 ? pending : undefined;
+  });
+  assert.equal(p.set.task, task);
+  assert.equal(p.item.summary, 'Set estimate to 2h');
+
+  // The person opens the change set file: Apply and Reject on the item's line.
+  const uri = openDoc(p.set.path);
+  const lenses = await conn.sendRequest<Lens[]>('textDocument/codeLens', { textDocument: { uri } });
+  assert.deepEqual(lenses.map((l) => `${l.command.title}=${l.command.command}`), ['Apply=margin.confirm', 'Reject=margin.reject']);
+  const line = docs.get(uri)!.text.split('\n')[lenses[0].range.start.line];
+  assert.match(line, /^- \[ \] Set estimate to 2h \^c1$/);
+
+  // Clicking Apply: vscode-languageclient sends the lens's command as is.
+  assert.match(readFileSync(join(vault, task), 'utf8'), /\nestimate: 1d\n/);
+  const set = await margin.executeCommand<margin.ChangeSet>(conn, lenses[0].command.command, lenses[0].command.arguments);
+  assert.equal(margin.outcome(set, p.item.id), 'confirmed');
+  assert.match(readFileSync(join(vault, task), 'utf8'), /\nestimate: 2h\n/, 'the task note on disk');
+  assert.match(docs.get(uri)!.text, /\n- \[x\] Set estimate to 2h /, 'the open change set file, edited through workspace/applyEdit');
+  assert.deepEqual(await margin.pendingChanges(conn), []);
+});
+
+test('margin.ask answers with citations that link into the vault', limit, async () => {
+  const question = 'bench press';
+  const answer = await margin.ask(conn, question);
+  assert.ok(answer.citations?.length, `citations of ${JSON.stringify(answer)}`);
+  const md = margin.answerMarkdown(question, answer, pathToFileURL(vault).href);
+  const c = answer.citations![0];
+  assert.ok(md.includes(`](${pathToFileURL(join(vault, c.path)).href}#L${c.line})`), md);
+});
