@@ -224,6 +224,23 @@ func TestInvalidParamsNameTheField(t *testing.T) {
 	}
 }
 
+// Neovim 0.7 encodes an empty Lua table as `[]`; it must read as no params.
+func TestEmptyArrayParamsAreNoParams(t *testing.T) {
+	e, _ := start(t)
+	var list struct {
+		ChangeSets []any `json:"changeSets"`
+	}
+	if err := e.Call("changes/list", []any{}, &list); err != nil {
+		t.Fatalf("changes/list with [] = %v, want the open change sets", err)
+	}
+	if err := e.Call("changes/list", []any{"pending"}, nil); err == nil || err.Code != -32602 {
+		t.Errorf("changes/list with [\"pending\"] = %v, want -32602", err)
+	}
+	if err := e.Call("vault/search", []any{}, nil); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "query") {
+		t.Errorf("vault/search with [] = %v, want -32602 naming query", err)
+	}
+}
+
 func TestRequestBeforeInitialize(t *testing.T) {
 	e := editortest.Start(t, nil)
 	err := e.Call("vault/status", nil, nil)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,9 +40,14 @@ func (e *paramError) Error() string { return fmt.Sprintf("invalid params: %s: %s
 func invalidParams(field, problem string) error { return &paramError{field, problem} }
 
 // decodeParams unmarshals params, turning JSON type errors into errors that
-// name the offending field.
+// name the offending field. An empty array counts as no params: Lua clients
+// (Neovim 0.7) cannot tell an empty object from an empty list and send `[]`.
 func decodeParams(raw *json.RawMessage, v any) error {
-	if raw == nil || string(*raw) == "null" {
+	if raw == nil {
+		return nil
+	}
+	switch string(bytes.TrimSpace(*raw)) {
+	case "null", "[]":
 		return nil
 	}
 	if err := json.Unmarshal(*raw, v); err != nil {
