@@ -34,9 +34,13 @@ Rules:
 
 // systemPrompt is scaffold + general directive + report directive (seed
 // 000 §2.1): the same bytes on every wake of every agent with this
-// template, so the model server reuses its KV cache.
+// template, so the model server reuses its KV cache. An empty report
+// directive takes the default; a template without a general directive is
+// legacy and its single directives field is used as it is, followed by
+// the default report format (which margin's scaffold, unlike the seed's,
+// never carried).
 func systemPrompt(t Template) string {
-	if t.General == "" && t.Report == "" {
+	if t.IsLegacy() {
 		return llm.SystemPrompt(
 			llm.PromptPart{Text: scaffold},
 			llm.PromptPart{Heading: "Your Personality & Directives", Text: t.Legacy},

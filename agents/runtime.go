@@ -119,12 +119,13 @@ func (o *Options) setDefaults() {
 // Runtime runs the task agents of one vault. Create it before the vault
 // runs (so no change is missed), then call Run.
 type Runtime struct {
-	v     *vault.Vault
-	store *Store
-	model llm.Model // nil: no model, every wake writes the offline report
-	opts  Options
-	log   *slog.Logger
-	sem   chan struct{} // the global limit on concurrent model calls
+	v         *vault.Vault
+	store     *Store
+	templates *Templates
+	model     llm.Model // nil: no model, every wake writes the offline report
+	opts      Options
+	log       *slog.Logger
+	sem       chan struct{} // the global limit on concurrent model calls
 
 	due      chan string   // an agent whose wake is due (timers send here)
 	finished chan ended    // a wake ended
@@ -188,7 +189,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		return nil, err
 	}
 	r := &Runtime{
-		v: v, store: st, model: model, opts: opts, log: opts.Logger,
+		v: v, store: st, templates: NewTemplates(v, opts), model: model, opts: opts, log: opts.Logger,
 		sem:      make(chan struct{}, opts.Concurrency),
 		due:      make(chan string),
 		finished: make(chan ended),
@@ -204,6 +205,9 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 
 // Store gives read access to the agents' records.
 func (r *Runtime) Store() *Store { return r.store }
+
+// Templates is the vault's template library the agents run from.
+func (r *Runtime) Templates() *Templates { return r.templates }
 
 func (r *Runtime) now() time.Time       { return r.opts.Now() }
 func (r *Runtime) outputFolder() string { return r.v.Options().OutputFolder }
@@ -243,6 +247,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer wg.Wait()
 	r.running.Store(true)
 	defer r.running.Store(false)
+	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("seeding legacy templates", "err", err)
+	}
 	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("reconciling agents with the vault", "err", err)
 	}
@@ -626,6 +633,11 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 			continue
 		}
 		if r.isOutput(c.Path) {
+			if !c.Own {
+				// A person saved a template: a new version, or a
+				// problem reported while the previous stays active.
+				r.templates.onEdit(ctx, c.Path)
+			}
 			continue
 		}
 		if a := byTask[c.Path]; a != nil {
