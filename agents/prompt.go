@@ -218,11 +218,14 @@ func diffLines(s string) []string {
 }
 
 func unifiedDiff(id, old, new string) string {
+	return unifiedDiffNamed("before/"+id, "now/"+id, old, new, 2)
+}
+
+func unifiedDiffNamed(from, to, old, new string, context int) string {
 	// GetUnifiedDiffString fails only when writing to its strings.Builder
 	// does, which never happens.
 	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: diffLines(old), B: diffLines(new),
-		FromFile: "before/" + id, ToFile: "now/" + id, Context: 2,
+		A: diffLines(old), B: diffLines(new), FromFile: from, ToFile: to, Context: context,
 	})
 	return d
 }

@@ -122,6 +122,7 @@ type Runtime struct {
 	v         *vault.Vault
 	store     *Store
 	templates *Templates
+	evolution *Evolution
 	model     llm.Model // nil: no model, every wake writes the offline report
 	opts      Options
 	log       *slog.Logger
@@ -199,6 +200,9 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		queues:   map[string]*wakeQueue{},
 		skipped:  map[string]int{},
 	}
+	if r.evolution, err = NewEvolution(ctx, v, r.templates, model, opts); err != nil {
+		return nil, err
+	}
 	v.Subscribe(r.onBatch)
 	return r, nil
 }
@@ -208,6 +212,9 @@ func (r *Runtime) Store() *Store { return r.store }
 
 // Templates is the vault's template library the agents run from.
 func (r *Runtime) Templates() *Templates { return r.templates }
+
+// Evolution runs the evolution sessions of the vault's templates.
+func (r *Runtime) Evolution() *Evolution { return r.evolution }
 
 func (r *Runtime) now() time.Time       { return r.opts.Now() }
 func (r *Runtime) outputFolder() string { return r.v.Options().OutputFolder }
