@@ -258,7 +258,8 @@ func (e *Evolution) run(ctx context.Context, s *Session, target Template) (Turn,
 	if msg == "" {
 		msg = fmt.Sprintf("The evolution agent ended (%s) without a proposal or a message; send it a message to go on.", res.Stop)
 	}
-	return Turn{SessionID: s.ID, Message: msg, Proposal: proposed, Path: s.Path, Metrics: s.Metrics}, nil
+	// The proposal to decide is the latest, whichever turn made it.
+	return Turn{SessionID: s.ID, Message: msg, Proposal: s.Proposal, Path: s.Path, Metrics: s.Metrics}, nil
 }
 
 // Approve makes the session's proposal the template's new active version.

@@ -217,8 +217,8 @@ type templateHeader struct {
 // margin does (adrg/frontmatter's default is yaml.v2).
 var yamlFrontmatter = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
 
-// errBadTemplate marks a template file that does not parse or say enough.
-var errBadTemplate = errors.New("invalid template")
+// ErrInvalidTemplate marks a template file that does not parse or say enough.
+var ErrInvalidTemplate = errors.New("invalid template")
 
 // parseTemplate reads a template file: header from the frontmatter,
 // directives from its `## ` sections. Missing keys take the defaults of the
@@ -227,7 +227,7 @@ func parseTemplate(p string, content []byte) (Template, error) {
 	var h templateHeader
 	body, err := frontmatter.Parse(bytes.NewReader(content), &h, yamlFrontmatter)
 	if err != nil {
-		return Template{}, fmt.Errorf("%w %s: broken frontmatter: %v", errBadTemplate, p, err)
+		return Template{}, fmt.Errorf("%w %s: broken frontmatter: %v", ErrInvalidTemplate, p, err)
 	}
 	t := Template{Name: h.Name, Kind: h.Kind, Version: h.Version, Status: h.Status, AuthoredBy: h.AuthoredBy,
 		Tier: h.Tier, Model: h.Model, Depth: h.Depth, Path: p}
@@ -251,17 +251,17 @@ func parseTemplate(p string, content []byte) (Template, error) {
 	}
 	switch {
 	case h.Margin != "" && h.Margin != "template":
-		return Template{}, fmt.Errorf("%w %s: margin: %q, want template", errBadTemplate, p, h.Margin)
+		return Template{}, fmt.Errorf("%w %s: margin: %q, want template", ErrInvalidTemplate, p, h.Margin)
 	case t.Kind != KindTask && t.Kind != KindImprover:
-		return Template{}, fmt.Errorf("%w %s: kind %q, want %s or %s", errBadTemplate, p, t.Kind, KindTask, KindImprover)
+		return Template{}, fmt.Errorf("%w %s: kind %q, want %s or %s", ErrInvalidTemplate, p, t.Kind, KindTask, KindImprover)
 	case t.Status != StatusActive && t.Status != StatusArchived:
-		return Template{}, fmt.Errorf("%w %s: status %q, want active or archived", errBadTemplate, p, t.Status)
+		return Template{}, fmt.Errorf("%w %s: status %q, want active or archived", ErrInvalidTemplate, p, t.Status)
 	case t.AuthoredBy != BySeed && t.AuthoredBy != ByUser && t.AuthoredBy != ByEvolution:
-		return Template{}, fmt.Errorf("%w %s: authored_by %q, want seed, user or evolution", errBadTemplate, p, t.AuthoredBy)
+		return Template{}, fmt.Errorf("%w %s: authored_by %q, want seed, user or evolution", ErrInvalidTemplate, p, t.AuthoredBy)
 	}
 	if h.Created != "" {
 		if t.Created, err = parseCreated(h.Created); err != nil {
-			return Template{}, fmt.Errorf("%w %s: created %q: want YYYY-MM-DD or an RFC 3339 time", errBadTemplate, p, h.Created)
+			return Template{}, fmt.Errorf("%w %s: created %q: want YYYY-MM-DD or an RFC 3339 time", ErrInvalidTemplate, p, h.Created)
 		}
 	}
 	sections := markdownSections(string(body))
@@ -270,9 +270,9 @@ func parseTemplate(p string, content []byte) (Template, error) {
 	t.Legacy = sections["directives"]
 	switch {
 	case t.General == "" && t.Report == "" && t.Legacy == "":
-		return Template{}, fmt.Errorf("%w %s has no ## General Directive, ## Report Directive or ## Directives section", errBadTemplate, p)
+		return Template{}, fmt.Errorf("%w %s has no ## General Directive, ## Report Directive or ## Directives section", ErrInvalidTemplate, p)
 	case t.General == "" && t.Legacy == "":
-		return Template{}, fmt.Errorf("%w %s has a ## Report Directive but no ## General Directive", errBadTemplate, p)
+		return Template{}, fmt.Errorf("%w %s has a ## Report Directive but no ## General Directive", ErrInvalidTemplate, p)
 	}
 	return t, nil
 }

@@ -26,6 +26,8 @@ var (
 	ErrTemplateNotFound = fmt.Errorf("template %w", vault.ErrNotFound)
 	ErrBadTemplateName  = errors.New("invalid template name")
 	ErrBadDirectives    = errors.New("invalid directives")
+	ErrEmptyGeneral     = fmt.Errorf("%w: the general directive is empty", ErrBadDirectives)
+	ErrEmptyReport      = fmt.Errorf("%w: the report directive is empty", ErrBadDirectives)
 )
 
 // templateNameRE keeps a name one file name inside the Templates folder.
@@ -378,9 +380,9 @@ func (l *Templates) save(name, general, report, who string, depth int) (Template
 	general, report = strings.TrimSpace(general), strings.TrimSpace(report)
 	switch {
 	case general == "":
-		return Template{}, fmt.Errorf("%w: the general directive is empty", ErrBadDirectives)
+		return Template{}, ErrEmptyGeneral
 	case report == "":
-		return Template{}, fmt.Errorf("%w: the report directive is empty", ErrBadDirectives)
+		return Template{}, ErrEmptyReport
 	}
 	st, err := l.sync(name)
 	if err != nil {
