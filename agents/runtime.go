@@ -254,11 +254,13 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer wg.Wait()
 	r.running.Store(true)
 	defer r.running.Store(false)
-	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("seeding legacy templates", "err", err)
-	}
 	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("reconciling agents with the vault", "err", err)
+	}
+	// Before the loop starts no wake can run, so every wake sees the
+	// seeded templates.
+	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("seeding legacy templates", "err", err)
 	}
 	expiry := time.NewTicker(expiryCheck(r.opts.ExpireAfter))
 	defer expiry.Stop()
