@@ -178,7 +178,8 @@ func (s evolveSession) interact(turn agents.Turn, in io.Reader) error {
 			fmt.Fprint(s.out, "\n[r]eject, [q]uit leaving it open, or type a message: ")
 		}
 		if !lines.Scan() {
-			fmt.Fprintln(s.out)
+			// End of input (or /dev/null, which passes for a terminal).
+			fmt.Fprintf(s.out, "\nsession %s stays open (%s)\n", turn.SessionID, turn.Path)
 			return lines.Err()
 		}
 		answer := strings.TrimSpace(lines.Text())
