@@ -129,7 +129,28 @@ type Evolution struct {
 	model     llm.Model
 	opts      Options
 
-	mu sync.Mutex // one step of one session at a time: a send and an approve must not interleave
+	// One step of one session at a time: a send and an approve of it must
+	// not interleave. Sessions do not wait for each other, so approving
+	// one never waits for another's model calls.
+	mu       sync.Mutex // guards sessions
+	sessions map[string]*sync.Mutex
+	naming   sync.Mutex // a new session's file name and row, together
+}
+
+// lock locks one session and returns its unlock.
+func (e *Evolution) lock(id string) func() {
+	e.mu.Lock()
+	if e.sessions == nil {
+		e.sessions = map[string]*sync.Mutex{}
+	}
+	m := e.sessions[id]
+	if m == nil {
+		m = &sync.Mutex{}
+		e.sessions[id] = m
+	}
+	e.mu.Unlock()
+	m.Lock()
+	return m.Unlock
 }
 
 // NewEvolution opens evolution sessions on v's state database. model may
@@ -156,8 +177,6 @@ func (e *Evolution) now() time.Time { return e.opts.Now() }
 // Start opens a session on the template's active version and runs the
 // evolution agent on its context.
 func (e *Evolution) Start(ctx context.Context, name string) (Turn, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	target, err := e.templates.Active(ctx, name)
 	if err != nil {
 		return Turn{}, err
@@ -179,10 +198,14 @@ func (e *Evolution) Start(ctx context.Context, name string) (Turn, error) {
 	now := e.now()
 	s := &Session{
 		ID: newSessionID(), Template: name, BaseVersion: target.Version, Status: SessionOpen,
-		Path: e.sessionPath(name, now), Context: text, Metrics: metrics,
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}, Created: now, Updated: now,
+		Context: text, Metrics: metrics, Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}, Created: now, Updated: now,
 	}
-	if err := e.insert(ctx, s); err != nil {
+	defer e.lock(s.ID)()
+	e.naming.Lock()
+	s.Path = e.sessionPath(name, now)
+	err = e.insert(ctx, s)
+	e.naming.Unlock()
+	if err != nil {
 		return Turn{}, err
 	}
 	return e.run(ctx, s, target)
@@ -200,8 +223,7 @@ func checkDepth(t Template) error {
 
 // Send continues the conversation with the person's message.
 func (e *Evolution) Send(ctx context.Context, id, text string) (Turn, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.lock(id)()
 	s, err := e.Session(ctx, id)
 	if err != nil {
 		return Turn{}, err
@@ -264,8 +286,7 @@ func (e *Evolution) run(ctx context.Context, s *Session, target Template) (Turn,
 
 // Approve makes the session's proposal the template's new active version.
 func (e *Evolution) Approve(ctx context.Context, id string) (Template, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.lock(id)()
 	s, err := e.Session(ctx, id)
 	if err != nil {
 		return Template{}, err
@@ -286,8 +307,7 @@ func (e *Evolution) Approve(ctx context.Context, id string) (Template, error) {
 
 // Reject closes the session without a new version, recording why.
 func (e *Evolution) Reject(ctx context.Context, id, reason string) (Session, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	defer e.lock(id)()
 	s, err := e.Session(ctx, id)
 	if err != nil {
 		return Session{}, err
@@ -315,7 +335,7 @@ func (l *Templates) evolve(name string, base int, p Proposal) (Template, error) 
 		return Template{}, err
 	}
 	depth := 0
-	if st.cur.Kind == KindImprover && name == improverName {
+	if st.cur.Kind == KindImprover {
 		depth = st.cur.Depth + 1
 	}
 	return l.save(name, p.General, p.Report, ByEvolution, depth)
