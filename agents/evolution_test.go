@@ -303,3 +303,44 @@ func TestEvolutionSessionFileGolden(t *testing.T) {
 	}
 	golden(t, "evolution_session.golden", string(renderSession(s)))
 }
+
+func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {
+	ctx := context.Background()
+	f := newEvolutionFixture(t)
+	// A hand-written legacy template without a date: the context says so.
+	if _, err := f.v.Root().Create("Margin/Templates/task-agent.md", []byte("---\nmargin: template\n---\n## Directives\n\nBe kind.\n")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.evo.Start(ctx, templateName) // the script is empty: the model fails
+	if err == nil || !strings.Contains(err.Error(), "script ran out") {
+		t.Fatalf("start with a failing model: %v", err)
+	}
+	sessions, err := f.evo.Sessions(ctx, templateName, 10)
+	if err != nil || len(sessions) != 1 || sessions[0].Status != SessionOpen || sessions[0].Proposal != nil {
+		t.Fatalf("sessions = %+v, %v; want the one, open, without a proposal", sessions, err)
+	}
+	for _, want := range []string{"## Current Directives (v1, legacy: one field for both)\n\nBe kind.", "- v1 — active, authored by user, date unknown"} {
+		if !strings.Contains(sessions[0].Context, want) {
+			t.Errorf("context lacks %q:\n%s", want, sessions[0].Context)
+		}
+	}
+	// A proposal for a legacy template is diffed against its directives
+	// and approved as a split version.
+	f.model.replies = []llm.Message{proposeCall("Be kind and brief.", "Done, Next.", "Brevity.")}
+	turn, err := f.evo.Send(ctx, sessions[0].ID, "try again")
+	if err != nil || turn.Proposal == nil || !strings.Contains(turn.Proposal.GeneralDiff, "-Be kind.\n+Be kind and brief.") {
+		t.Fatalf("send: %+v, %v", turn, err)
+	}
+	v2, err := f.evo.Approve(ctx, turn.SessionID)
+	if err != nil || v2.IsLegacy() || v2.Report != "Done, Next." {
+		t.Errorf("approve: %+v, %v", v2, err)
+	}
+
+	noModel, err := NewEvolution(ctx, f.v, f.lib, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := noModel.Start(ctx, templateName); !errors.Is(err, llm.ErrUnavailable) {
+		t.Errorf("start without a model: %v, want llm.ErrUnavailable", err)
+	}
+}

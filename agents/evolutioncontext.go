@@ -162,7 +162,7 @@ const (
 func (e *Evolution) context(ctx context.Context, t Template, m Metrics) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Evolution of template %s\n\nKind: %s. Active version: %d (authored by %s, %s).\n",
-		t.Name, t.Kind, t.Version, t.AuthoredBy, t.Created.UTC().Format("2006-01-02 15:04"))
+		t.Name, t.Kind, t.Version, t.AuthoredBy, minuteOf(t.Created))
 	if t.IsLegacy() {
 		fmt.Fprintf(&b, "\n## Current Directives (v%d, legacy: one field for both)\n\n%s\n", t.Version, t.Legacy)
 	} else {
@@ -180,7 +180,7 @@ func (e *Evolution) context(ctx context.Context, t Template, m Metrics) (string,
 	b.WriteString("\n## Version History\n\n")
 	for i := len(versions) - 1; i >= 0; i-- {
 		v := versions[i]
-		fmt.Fprintf(&b, "- v%d — %s, authored by %s, %s\n", v.Version, v.Status, v.AuthoredBy, v.Created.UTC().Format("2006-01-02 15:04"))
+		fmt.Fprintf(&b, "- v%d — %s, authored by %s, %s\n", v.Version, v.Status, v.AuthoredBy, minuteOf(v.Created))
 	}
 
 	if t.Kind == KindTask {
@@ -285,6 +285,15 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		b.WriteString("(none)\n")
 	}
 	return nil
+}
+
+// minuteOf is a time as the context shows it; a template written by hand
+// may not say when.
+func minuteOf(t time.Time) string {
+	if t.IsZero() {
+		return "date unknown"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
 }
 
 // sessionNote is an earlier session in one line: how it ended and why.
