@@ -258,6 +258,10 @@ func parseTemplate(p string, content []byte) (Template, error) {
 		return Template{}, fmt.Errorf("%w %s: status %q, want active or archived", ErrInvalidTemplate, p, t.Status)
 	case t.AuthoredBy != BySeed && t.AuthoredBy != ByUser && t.AuthoredBy != ByEvolution:
 		return Template{}, fmt.Errorf("%w %s: authored_by %q, want seed, user or evolution", ErrInvalidTemplate, p, t.AuthoredBy)
+	case t.Tier != "" && t.Tier != "low" && t.Tier != "medium" && t.Tier != "high":
+		return Template{}, fmt.Errorf("%w %s: tier %q, want low, medium or high", ErrInvalidTemplate, p, t.Tier)
+	case t.Depth < 0:
+		return Template{}, fmt.Errorf("%w %s: depth %d, want 0 or more", ErrInvalidTemplate, p, t.Depth)
 	}
 	if h.Created != "" {
 		if t.Created, err = parseCreated(h.Created); err != nil {

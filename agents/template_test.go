@@ -3,6 +3,7 @@ package agents
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +54,7 @@ func TestParseTemplate(t *testing.T) {
 		{name: "unknown status", content: "---\nstatus: draft\n---\n## Directives\nx\n", err: `status "draft"`},
 		{name: "unknown author", content: "---\nauthored_by: bob\n---\n## Directives\nx\n", err: `authored_by "bob"`},
 		{name: "unknown kind", content: "---\nkind: query\n---\n## Directives\nx\n", err: `kind "query"`},
+		{name: "unknown tier", content: "---\ntier: huge\n---\n## Directives\nx\n", err: `tier "huge"`},
 		{name: "bad created", content: "---\ncreated: yesterday\n---\n## Directives\nx\n", err: `created "yesterday"`},
 		{name: "another kind of margin file", content: "---\nmargin: report\n---\n## Directives\nx\n", err: "want template"},
 	} {
@@ -290,5 +292,20 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 	if err != nil || len(list) != 2 || list[0].Name != templateName || list[1].Name != improverName {
 		b, _ := json.Marshal(list)
 		t.Errorf("list = %s, %v", b, err)
+	}
+}
+
+func TestBrokenTemplateWithoutVersionsIsReported(t *testing.T) {
+	ctx := context.Background()
+	l, dir, problems := library(t)
+	write(t, dir, "Margin/Templates/task-agent.md", "---\nversion: x\n---\n## Directives\nBe kind.\n")
+	if _, err := l.Active(ctx, templateName); !errors.Is(err, ErrInvalidTemplate) {
+		t.Fatalf("active: %v, want ErrInvalidTemplate", err)
+	}
+	if len(*problems) != 1 || (*problems)[0].Active != 0 {
+		t.Errorf("problems = %+v, want one with no version to fall back on", *problems)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Margin/Templates/task-agent")); !os.IsNotExist(err) {
+		t.Errorf("a version was recorded from a broken file (err %v)", err)
 	}
 }

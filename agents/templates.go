@@ -78,7 +78,8 @@ func checkName(name string) error {
 
 // TemplateProblem is what margin/templateProblem tells the client: the
 // active file of a template does not parse, so the version before it
-// stays active.
+// stays active (Active is 0 when there is none, and the template's
+// agents fail their wakes until the file is fixed).
 type TemplateProblem struct {
 	Name    string `json:"name"`
 	Path    string `json:"path"`
@@ -170,16 +171,16 @@ func (l *Templates) sync(name string) (templateState, error) {
 			}
 			t := Template{Name: name, Kind: bi.kind, Version: 1, Status: StatusActive, AuthoredBy: BySeed,
 				Created: l.now(), General: bi.general, Report: bi.report}
-			if st.cur, err = l.activate(t, nil, ""); err != nil {
+			if _, err := l.activate(t, nil, ""); err != nil {
 				return st, err
 			}
-			st.versions = []Template{st.cur}
 			return l.sync(name) // read back what was written
 		}
 		// A template written before margin kept versions: the file as
 		// it is becomes the version it names.
 		t, err := parseTemplate(active, st.file.Content)
 		if err != nil {
+			l.reportProblem(name, st, err) // no earlier version to fall back on
 			return st, err
 		}
 		vp := l.versionPath(name, t.Version)
