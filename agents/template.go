@@ -173,7 +173,7 @@ func renderTemplate(t Template) []byte {
 	if bi, ok := builtins[t.Name]; ok {
 		title = bi.title
 	}
-	fmt.Fprintf(&b, "# %s\n\nEdit the directives below and save: margin keeps the edit as a new version\n(every version is in `Templates/%s/`), and agents use it from their next wake.\n", title, t.Name)
+	fmt.Fprintf(&b, "# %s\n\nEdit the directives below and save: margin keeps the edit as a new version\n(every version is in the `%s/` folder beside this file), and agents use it\nfrom their next wake.\n", title, t.Name)
 	if t.Legacy != "" {
 		fmt.Fprintf(&b, "\n## Directives\n\n%s\n", t.Legacy)
 	}
