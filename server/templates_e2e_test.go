@@ -103,9 +103,14 @@ func TestTemplatesLegacySeedAndHandEdits(t *testing.T) {
 	// A hand edit is picked up as v3, authored by the user.
 	edited := strings.Replace(readFile(t, dir, activeTemplate), "You are upbeat and call people by their first names.", "You are dry and precise.", 1)
 	writeFile(t, dir, activeTemplate, edited)
-	var v3 templateInfo
-	poll(t, "the hand edit recorded", func() bool { v3 = getTemplate(t, e); return v3.Version == 3 })
-	if v3.AuthoredBy != "user" || !strings.Contains(v3.General, "You are dry and precise.") {
+	// Picked up on save, by the watcher: nothing else reads the template
+	// until the file says v3 (vault/status only paces the loop).
+	poll(t, "the hand edit recorded on save", func() bool {
+		e.MustCall("vault/status", nil, nil)
+		return strings.Contains(readFile(t, dir, activeTemplate), "version: 3\nstatus: active\nauthored_by: user\n")
+	})
+	v3 := getTemplate(t, e)
+	if v3.Version != 3 || v3.AuthoredBy != "user" || !strings.Contains(v3.General, "You are dry and precise.") {
 		t.Errorf("v3 = %+v", v3)
 	}
 
