@@ -34,9 +34,13 @@ Rules:
 
 // systemPrompt is scaffold + general directive + report directive (seed
 // 000 §2.1): the same bytes on every wake of every agent with this
-// template, so the model server reuses its KV cache.
+// template, so the model server reuses its KV cache. An empty report
+// directive takes the default; a template without a general directive is
+// legacy and its single directives field is used as it is, followed by
+// the default report format (which margin's scaffold, unlike the seed's,
+// never carried).
 func systemPrompt(t Template) string {
-	if t.General == "" && t.Report == "" {
+	if t.IsLegacy() {
 		return llm.SystemPrompt(
 			llm.PromptPart{Text: scaffold},
 			llm.PromptPart{Heading: "Your Personality & Directives", Text: t.Legacy},
@@ -214,11 +218,14 @@ func diffLines(s string) []string {
 }
 
 func unifiedDiff(id, old, new string) string {
+	return unifiedDiffNamed("before/"+id, "now/"+id, old, new, 2)
+}
+
+func unifiedDiffNamed(from, to, old, new string, context int) string {
 	// GetUnifiedDiffString fails only when writing to its strings.Builder
 	// does, which never happens.
 	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: diffLines(old), B: diffLines(new),
-		FromFile: "before/" + id, ToFile: "now/" + id, Context: 2,
+		A: diffLines(old), B: diffLines(new), FromFile: from, ToFile: to, Context: context,
 	})
 	return d
 }

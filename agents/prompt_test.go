@@ -100,13 +100,13 @@ func TestFencedCannotBeClosedByContent(t *testing.T) {
 }
 
 func TestSystemPromptIsStableAndSplit(t *testing.T) {
-	tmpl, err := parseTemplate("Margin/Templates/task-agent.md", []byte(seedTemplate(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))))
+	tmpl, err := parseTemplate("Margin/Templates/task-agent.md", renderTemplate(seeded(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sys := systemPrompt(tmpl)
 	golden(t, "system_prompt.golden", sys)
-	crlf, err := parseTemplate("x.md", []byte(strings.ReplaceAll(seedTemplate(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)), "\n", "\r\n")))
+	crlf, err := parseTemplate("x.md", []byte(strings.ReplaceAll(string(renderTemplate(seeded(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)))), "\n", "\r\n")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -119,12 +119,14 @@ func (o *Options) setDefaults() {
 // Runtime runs the task agents of one vault. Create it before the vault
 // runs (so no change is missed), then call Run.
 type Runtime struct {
-	v     *vault.Vault
-	store *Store
-	model llm.Model // nil: no model, every wake writes the offline report
-	opts  Options
-	log   *slog.Logger
-	sem   chan struct{} // the global limit on concurrent model calls
+	v         *vault.Vault
+	store     *Store
+	templates *Templates
+	evolution *Evolution
+	model     llm.Model // nil: no model, every wake writes the offline report
+	opts      Options
+	log       *slog.Logger
+	sem       chan struct{} // the global limit on concurrent model calls
 
 	due      chan string   // an agent whose wake is due (timers send here)
 	finished chan ended    // a wake ended
@@ -188,7 +190,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		return nil, err
 	}
 	r := &Runtime{
-		v: v, store: st, model: model, opts: opts, log: opts.Logger,
+		v: v, store: st, templates: NewTemplates(v, opts), model: model, opts: opts, log: opts.Logger,
 		sem:      make(chan struct{}, opts.Concurrency),
 		due:      make(chan string),
 		finished: make(chan ended),
@@ -198,12 +200,21 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		queues:   map[string]*wakeQueue{},
 		skipped:  map[string]int{},
 	}
+	if r.evolution, err = NewEvolution(ctx, v, r.templates, model, opts); err != nil {
+		return nil, err
+	}
 	v.Subscribe(r.onBatch)
 	return r, nil
 }
 
 // Store gives read access to the agents' records.
 func (r *Runtime) Store() *Store { return r.store }
+
+// Templates is the vault's template library the agents run from.
+func (r *Runtime) Templates() *Templates { return r.templates }
+
+// Evolution runs the evolution sessions of the vault's templates.
+func (r *Runtime) Evolution() *Evolution { return r.evolution }
 
 func (r *Runtime) now() time.Time       { return r.opts.Now() }
 func (r *Runtime) outputFolder() string { return r.v.Options().OutputFolder }
@@ -245,6 +256,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer r.running.Store(false)
 	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("reconciling agents with the vault", "err", err)
+	}
+	// Before the loop starts no wake can run, so every wake sees the
+	// seeded templates.
+	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("seeding legacy templates", "err", err)
 	}
 	expiry := time.NewTicker(expiryCheck(r.opts.ExpireAfter))
 	defer expiry.Stop()
@@ -626,6 +642,11 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 			continue
 		}
 		if r.isOutput(c.Path) {
+			if !c.Own {
+				// A person saved a template: a new version, or a
+				// problem reported while the previous stays active.
+				r.templates.onEdit(ctx, c.Path)
+			}
 			continue
 		}
 		if a := byTask[c.Path]; a != nil {

@@ -109,7 +109,7 @@ func (w *wake) writeReport(ctx context.Context, tldr, content, generator string)
 // current report. found is false when the task note is gone.
 func (w *wake) gather(ctx context.Context) (found bool, err error) {
 	rt := w.rt
-	if w.template, err = loadTemplate(rt.v.Root(), rt.outputFolder(), rt.now()); err != nil {
+	if w.template, err = rt.templates.Active(ctx, templateName); err != nil {
 		return false, err
 	}
 	w.taskSnap, err = rt.v.Root().Read(w.agent.Task)

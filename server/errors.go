@@ -28,6 +28,7 @@ const (
 	CodeOutsideVault     = -33004 // a path resolves outside the vault
 	CodeNoVault          = -33005 // no vault is open (initialize had no root)
 	CodeInvalidNote      = -33006 // the note cannot be parsed (e.g. broken frontmatter)
+	CodeRefused          = -33007 // refused as things stand: a closed evolution session, no proposal yet, the evolution depth limit
 )
 
 // paramError is an invalid-params error naming the bad field.

@@ -43,6 +43,17 @@ var methods = map[string]method{
 	"query/reply": reader((*Server).queryReply),
 	"log/append":  reader((*Server).logAppend),
 	"context/get": reader((*Server).contextGet),
+
+	"templates/list":     reader((*Server).templatesList),
+	"templates/get":      reader((*Server).templatesGet),
+	"templates/versions": reader((*Server).templatesVersions),
+	"templates/save":     writer((*Server).templatesSave),
+	"templates/rollback": writer((*Server).templatesRollback),
+	// The evolution agent's model calls run as reads: see server/templates.go.
+	"evolution/start":   reader((*Server).evolutionStart),
+	"evolution/send":    reader((*Server).evolutionSend),
+	"evolution/approve": writer((*Server).evolutionApprove),
+	"evolution/reject":  writer((*Server).evolutionReject),
 }
 
 // methodNames lists margin's own methods for initialize's capabilities.

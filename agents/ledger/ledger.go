@@ -108,6 +108,20 @@ func (l *Ledger) Totals(ctx context.Context, scope string) (Totals, error) {
 	return t, nil
 }
 
+// TotalsWithPrefix sums the calls of every scope that starts with prefix:
+// "run:" is every wake of every task agent, "evolution:" every evolution
+// session.
+func (l *Ledger) TotalsWithPrefix(ctx context.Context, prefix string) (Totals, error) {
+	var t Totals
+	err := l.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(outcome <> 'ok'), 0),
+		COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0)
+		FROM model_calls WHERE substr(scope, 1, length(?1)) = ?1 AND scope <> ''`, prefix).Scan(&t.Calls, &t.Failed, &t.PromptTokens, &t.CompletionTokens)
+	if err != nil {
+		return t, fmt.Errorf("summing model calls of %s*: %w", prefix, err)
+	}
+	return t, nil
+}
+
 // Slot is an llm.Recorder that forwards to a Ledger once there is one. The
 // model client is built at startup, before an editor names the vault whose
 // state database holds the ledger; calls made before Attach are not recorded.

@@ -36,6 +36,8 @@ func TestTotalsSumTheCallsOfOneScope(t *testing.T) {
 	call("run:1", string(llm.ErrTimeout), 0, 0)
 	call("run:1", "ok", 300, 40)
 	call("run:2", "ok", 50, 5)
+	call("evolution:ab12", "ok", 700, 70)
+	call("", "ok", 1, 1)
 
 	for _, tc := range []struct {
 		scope string
@@ -51,6 +53,22 @@ func TestTotalsSumTheCallsOfOneScope(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("Totals(%s) = %+v, want %+v", tc.scope, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		prefix string
+		want   Totals
+	}{
+		{"run:", Totals{Calls: 4, Failed: 1, PromptTokens: 1550, CompletionTokens: 125}},
+		{"evolution:", Totals{Calls: 1, PromptTokens: 700, CompletionTokens: 70}},
+		{"query:", Totals{}},
+	} {
+		got, err := l.TotalsWithPrefix(ctx, tc.prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("TotalsWithPrefix(%s) = %+v, want %+v", tc.prefix, got, tc.want)
 		}
 	}
 }

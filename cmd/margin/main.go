@@ -115,6 +115,7 @@ func newRootCommand() *cobra.Command {
 		newAskCommand(g),
 		newLogCommand(g),
 		newImportCommand(g),
+		newEvolveCommand(g),
 	)
 	return root
 }

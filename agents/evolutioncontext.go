@@ -1,0 +1,402 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault"
+)
+
+// Metrics is how a template's agents did (seed 000 §4), from the state
+// database: wake runs, the ledger's model calls and the decisions ledger.
+// For the improver the "wakes" are evolution sessions and its "tool" is
+// propose_directives, confirmed by approval.
+type Metrics struct {
+	Agents           int         `json:"agents"`
+	Wakes            int         `json:"wakes"`
+	Completed        int         `json:"completed"`
+	Incomplete       int         `json:"incomplete"`
+	Failed           int         `json:"failed"`
+	ModelCalls       int         `json:"modelCalls"`
+	FailedCalls      int         `json:"failedCalls"`
+	PromptTokens     int         `json:"promptTokens"`
+	CompletionTokens int         `json:"completionTokens"`
+	Tools            []ToolRate  `json:"tools"`
+	Rejections       []Rejection `json:"rejections"`
+}
+
+// ToolRate is how people decided one tool's proposals.
+type ToolRate struct {
+	Tool      string `json:"tool"`
+	Confirmed int    `json:"confirmed"`
+	Rejected  int    `json:"rejected"`
+	Deferred  int    `json:"deferred"`
+}
+
+// ConfirmRate is confirmed / (confirmed + rejected), in percent; -1 when
+// nothing was decided either way.
+func (r ToolRate) ConfirmRate() int {
+	if r.Confirmed+r.Rejected == 0 {
+		return -1
+	}
+	return r.Confirmed * 100 / (r.Confirmed + r.Rejected)
+}
+
+// Rejection is one rejected proposal and the person's reason.
+type Rejection struct {
+	Tool    string    `json:"tool"`
+	Summary string    `json:"summary"`
+	Reason  string    `json:"reason"`
+	Date    time.Time `json:"date"`
+}
+
+// recentRejections is how many rejection reasons the context shows.
+const recentRejections = 10
+
+func (e *Evolution) metrics(ctx context.Context, t Template) (Metrics, error) {
+	var m Metrics
+	prefix := "run:"
+	if t.Kind == KindImprover {
+		prefix = "evolution:"
+		err := e.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(status = 'approved'), 0), COALESCE(SUM(status = 'open'), 0),
+			COALESCE(SUM(status = 'rejected'), 0) FROM evolution_sessions`).Scan(&m.Wakes, &m.Completed, &m.Incomplete, &m.Failed)
+		if err != nil {
+			return m, fmt.Errorf("counting evolution sessions: %w", err)
+		}
+		if m.Completed+m.Failed > 0 {
+			m.Tools = []ToolRate{{Tool: "propose_directives", Confirmed: m.Completed, Rejected: m.Failed}}
+		}
+		rows, err := e.db.QueryContext(ctx, `SELECT template, base_version, reason, updated_at FROM evolution_sessions
+			WHERE status = 'rejected' AND reason <> '' ORDER BY updated_at DESC, rowid DESC LIMIT ?`, recentRejections)
+		if err != nil {
+			return m, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r Rejection
+			var name, at string
+			var v int
+			if err := rows.Scan(&name, &v, &r.Reason, &at); err != nil {
+				return m, err
+			}
+			r.Tool, r.Summary, r.Date = "propose_directives", fmt.Sprintf("new directives for %s@%d", name, v), unstamp(at)
+			m.Rejections = append(m.Rejections, r)
+		}
+		if err := rows.Err(); err != nil {
+			return m, err
+		}
+	} else if err := e.taskMetrics(ctx, &m); err != nil {
+		return m, err
+	}
+	tot, err := e.ledger.TotalsWithPrefix(ctx, prefix)
+	if err != nil {
+		return m, err
+	}
+	m.ModelCalls, m.FailedCalls, m.PromptTokens, m.CompletionTokens = tot.Calls, tot.Failed, tot.PromptTokens, tot.CompletionTokens
+	return m, nil
+}
+
+// taskMetrics counts the task agents' wakes and decisions: every task
+// agent runs the task-agent template.
+func (e *Evolution) taskMetrics(ctx context.Context, m *Metrics) error {
+	err := e.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE lifecycle <> 'destroyed'`).Scan(&m.Agents)
+	if err != nil {
+		return fmt.Errorf("counting agents: %w", err)
+	}
+	err = e.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(status = 'completed'), 0), COALESCE(SUM(status = 'incomplete'), 0),
+		COALESCE(SUM(status = 'failed'), 0) FROM wake_runs`).Scan(&m.Wakes, &m.Completed, &m.Incomplete, &m.Failed)
+	if err != nil {
+		return fmt.Errorf("counting wakes: %w", err)
+	}
+	rows, err := e.db.QueryContext(ctx, `SELECT tool, COALESCE(SUM(verdict = 'confirmed'), 0), COALESCE(SUM(verdict = 'rejected'), 0),
+		COALESCE(SUM(verdict = 'deferred'), 0) FROM decisions GROUP BY tool ORDER BY tool`)
+	if err != nil {
+		return fmt.Errorf("counting decisions: %w", err)
+	}
+	for rows.Next() {
+		var r ToolRate
+		if err := rows.Scan(&r.Tool, &r.Confirmed, &r.Rejected, &r.Deferred); err != nil {
+			rows.Close()
+			return err
+		}
+		m.Tools = append(m.Tools, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows, err = e.db.QueryContext(ctx, `SELECT tool, summary, reason, created_at FROM decisions
+		WHERE verdict = 'rejected' AND reason <> '' ORDER BY id DESC LIMIT ?`, recentRejections)
+	if err != nil {
+		return fmt.Errorf("reading rejections: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r Rejection
+		var at string
+		if err := rows.Scan(&r.Tool, &r.Summary, &r.Reason, &at); err != nil {
+			return err
+		}
+		r.Date = unstamp(at)
+		m.Rejections = append(m.Rejections, r)
+	}
+	return rows.Err()
+}
+
+// How much of the agents' outputs the context shows.
+const (
+	contextReports      = 5    // the most recently woken agents' reports
+	contextReportChars  = 1500 // of each report's body
+	contextObservations = 5    // journal lines per agent
+	contextNotes        = 10   // earlier sessions
+)
+
+// context is the first message of a session (seed 000 §4): both
+// directives separately with their version, the metrics, the version
+// history, the agents' recent reports and observations, and the notes of
+// earlier sessions.
+func (e *Evolution) context(ctx context.Context, t Template, m Metrics) (string, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Evolution of template %s\n\nKind: %s. Active version: %d (authored by %s, %s).\n",
+		t.Name, t.Kind, t.Version, t.AuthoredBy, minuteOf(t.Created))
+	if t.IsLegacy() {
+		fmt.Fprintf(&b, "\n## Current Directives (v%d, legacy: one field for both)\n\n%s\n", t.Version, t.Legacy)
+	} else {
+		fmt.Fprintf(&b, "\n## Current General Directive (v%d)\n\n%s\n", t.Version, t.General)
+		fmt.Fprintf(&b, "\n## Current Report Directive (v%d)\n\n%s\n", t.Version, t.Report)
+	}
+
+	b.WriteString("\n## Performance Metrics\n\n")
+	writeMetrics(&b, t.Kind, m)
+
+	versions, err := e.templates.Versions(ctx, t.Name)
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("\n## Version History\n\n")
+	for i := len(versions) - 1; i >= 0; i-- {
+		v := versions[i]
+		fmt.Fprintf(&b, "- v%d — %s, authored by %s, %s\n", v.Version, v.Status, v.AuthoredBy, minuteOf(v.Created))
+	}
+
+	if t.Kind == KindTask {
+		if err := e.writeOutputs(ctx, &b); err != nil {
+			return "", err
+		}
+	}
+
+	b.WriteString("\n## Evolution Notes\n\n")
+	past, err := e.Sessions(ctx, t.Name, contextNotes)
+	if err != nil {
+		return "", err
+	}
+	if len(past) == 0 {
+		b.WriteString("(no earlier sessions)\n")
+	}
+	for _, s := range past {
+		fmt.Fprintf(&b, "- %s, from v%d: %s\n", s.Created.UTC().Format("2006-01-02 15:04"), s.BaseVersion, sessionNote(s))
+	}
+	b.WriteString("\nWeigh the evidence, then propose improved directives with propose_directives, or ask the person a question first if the evidence is too thin to act on.\n")
+	return b.String(), nil
+}
+
+func writeMetrics(b *strings.Builder, kind string, m Metrics) {
+	if kind == KindImprover {
+		fmt.Fprintf(b, "- Evolution sessions: %d (%d approved, %d rejected, %d open)\n", m.Wakes, m.Completed, m.Failed, m.Incomplete)
+	} else {
+		fmt.Fprintf(b, "- Agents: %d\n- Wakes: %d (%d completed, %d incomplete, %d failed)\n", m.Agents, m.Wakes, m.Completed, m.Incomplete, m.Failed)
+	}
+	fmt.Fprintf(b, "- Model calls: %d (%d failed); tokens: %d prompt, %d completion\n", m.ModelCalls, m.FailedCalls, m.PromptTokens, m.CompletionTokens)
+	if len(m.Tools) == 0 {
+		b.WriteString("- Proposals decided: none yet\n")
+	} else {
+		b.WriteString("- Proposals decided, by tool:\n")
+		for _, r := range m.Tools {
+			rate := "no confirm or reject yet"
+			if p := r.ConfirmRate(); p >= 0 {
+				rate = fmt.Sprintf("%d%% confirmed", p)
+			}
+			fmt.Fprintf(b, "  - %s: %d confirmed, %d rejected, %d deferred (%s)\n", r.Tool, r.Confirmed, r.Rejected, r.Deferred, rate)
+		}
+	}
+	if len(m.Rejections) > 0 {
+		b.WriteString("- Rejection reasons, newest first:\n")
+		for _, r := range m.Rejections {
+			fmt.Fprintf(b, "  - %s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), r.Tool, oneLine(r.Summary), oneLine(r.Reason))
+		}
+	}
+}
+
+// writeOutputs adds the recent reports and observations of the task agents.
+func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error {
+	rows, err := e.db.QueryContext(ctx, `SELECT task FROM agents WHERE lifecycle <> 'destroyed' AND last_wake <> ''
+		ORDER BY last_wake DESC LIMIT ?`, contextReports)
+	if err != nil {
+		return fmt.Errorf("reading recent agents: %w", err)
+	}
+	var tasks []string
+	for rows.Next() {
+		var task string
+		if err := rows.Scan(&task); err != nil {
+			rows.Close()
+			return err
+		}
+		tasks = append(tasks, task)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	b.WriteString("\n## Instance Reports\n\n")
+	if len(tasks) == 0 {
+		b.WriteString("(no agent has woken yet)\n")
+	}
+	for _, task := range tasks {
+		rep, err := ReadReport(e.v, task)
+		if errors.Is(err, vault.ErrNotFound) {
+			fmt.Fprintf(b, "- %s: no report yet\n", task)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		body := rep.Content
+		if r := []rune(body); len(r) > contextReportChars {
+			body = string(r[:contextReportChars]) + "\n…(cut)"
+		}
+		b.WriteString(fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", task, rep.GeneratedBy, oneLine(rep.TLDR)), body))
+	}
+	b.WriteString("\n## Instance Observations\n\n")
+	none := true
+	for _, task := range tasks {
+		lines, err := readJournal(e.v.Root(), JournalPath(e.v.Options().OutputFolder, task))
+		if err != nil || len(lines) == 0 {
+			continue
+		}
+		none = false
+		lines = lines[max(0, len(lines)-contextObservations):]
+		b.WriteString(fenced("data: latest observations on "+task, strings.Join(lines, "\n")))
+	}
+	if none {
+		b.WriteString("(none)\n")
+	}
+	return nil
+}
+
+// minuteOf is a time as the context shows it; a template written by hand
+// may not say when.
+func minuteOf(t time.Time) string {
+	if t.IsZero() {
+		return "date unknown"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// sessionNote is an earlier session in one line: how it ended and why.
+func sessionNote(s Session) string {
+	switch s.Status {
+	case SessionApproved:
+		why := ""
+		if s.Proposal != nil {
+			why = " — " + oneLine(s.Proposal.Rationale)
+		}
+		return fmt.Sprintf("approved as v%d%s", s.ResultVersion, why)
+	case SessionRejected:
+		if s.Reason == "" {
+			return "rejected, no reason given"
+		}
+		return "rejected — " + s.Reason
+	}
+	if s.Proposal != nil {
+		return "left open with a proposal — " + oneLine(s.Proposal.Rationale)
+	}
+	return "left open without a proposal"
+}
+
+// renderSession renders a session's file (SPEC §3.3): the context it was
+// given, the conversation, the proposal with a diff of each directive,
+// and the outcome.
+func renderSession(s Session) []byte {
+	var b strings.Builder
+	b.WriteString("---\nmargin: evolution\n")
+	fmt.Fprintf(&b, "template: %s\n", yamlName(s.Template))
+	fmt.Fprintf(&b, "session: %s\n", s.ID)
+	fmt.Fprintf(&b, "base_version: %d\n", s.BaseVersion)
+	fmt.Fprintf(&b, "status: %s\n", s.Status)
+	fmt.Fprintf(&b, "created: %s\n", s.Created.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "updated: %s\n", s.Updated.UTC().Format(time.RFC3339))
+	if s.ResultVersion > 0 {
+		fmt.Fprintf(&b, "result_version: %d\n", s.ResultVersion)
+	}
+	b.WriteString("---\n")
+	fmt.Fprintf(&b, "# Evolution of %s from v%d\n\n## Outcome\n\n", s.Template, s.BaseVersion)
+	switch s.Status {
+	case SessionApproved:
+		fmt.Fprintf(&b, "Approved %s: version %d is active, and agents use it from their next wake.\n", s.Updated.UTC().Format("2006-01-02 15:04"), s.ResultVersion)
+	case SessionRejected:
+		reason := s.Reason
+		if reason == "" {
+			reason = "no reason given"
+		}
+		fmt.Fprintf(&b, "Rejected %s: %s\n", s.Updated.UTC().Format("2006-01-02 15:04"), reason)
+	default:
+		b.WriteString("Open: approve or reject the proposal (`margin evolve`, or evolution/approve and evolution/reject).\n")
+	}
+
+	b.WriteString("\n## Proposal\n\n")
+	if p := s.Proposal; p == nil {
+		b.WriteString("(none yet)\n")
+	} else {
+		fmt.Fprintf(&b, "%s\n", p.Rationale)
+		for _, d := range []struct{ title, diff string }{{"General Directive", p.GeneralDiff}, {"Report Directive", p.ReportDiff}} {
+			fmt.Fprintf(&b, "\n### %s\n\n", d.title)
+			if d.diff == "" {
+				b.WriteString("(unchanged)\n")
+			} else {
+				b.WriteString(codeBlock("diff", d.diff))
+			}
+		}
+	}
+
+	b.WriteString("\n## Conversation\n")
+	for i, m := range s.Messages {
+		switch {
+		case i == 0 || m.Role == llm.RoleTool:
+			// The context is below; tool results are margin's own words.
+		case m.Role == llm.RoleUser:
+			fmt.Fprintf(&b, "\n**You:** %s\n", strings.TrimSpace(m.Content))
+		default:
+			text := strings.TrimSpace(m.Content)
+			for _, tc := range m.ToolCalls {
+				text = strings.TrimSpace(text + "\n\n_called " + tc.Name + "_")
+			}
+			fmt.Fprintf(&b, "\n**Evolution agent:** %s\n", text)
+		}
+	}
+	if len(s.Messages) <= 1 {
+		b.WriteString("\n(nothing said yet)\n")
+	}
+
+	b.WriteString("\n## Context\n\nWhat the evolution agent was shown first:\n\n")
+	b.WriteString(codeBlock("markdown", s.Context))
+	return []byte(b.String())
+}
+
+// codeBlock fences text in a block longer than any backtick run in it.
+func codeBlock(lang, text string) string {
+	longest, run := 0, 0
+	for _, r := range text {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
+}
