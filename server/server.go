@@ -67,6 +67,8 @@ type Server struct {
 
 	mu          sync.Mutex // guards the fields below
 	state       lifecycle
+	client      clientCapabilities // set at initialize
+	encoding    positionEncoding   // negotiated at initialize
 	vault       *vault.Vault
 	query       *query.Engine // set with vault
 	stopVault   context.CancelFunc
