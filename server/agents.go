@@ -27,7 +27,7 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 	}
 	opts := s.opts.Agents
 	opts.Logger = s.logger
-	opts.Notifier = agents.NotifyFunc(s.notify)
+	opts.Notifier = agents.NotifyFunc(s.agentNotify)
 	opts.Editor = editor{s}
 	rt, err := agents.New(ctx, v, model, opts)
 	if err != nil {

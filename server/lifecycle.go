@@ -25,6 +25,16 @@ type clientCapabilities struct {
 	General struct {
 		PositionEncodings []string `json:"positionEncodings"`
 	} `json:"general"`
+	Workspace struct {
+		CodeLens struct {
+			RefreshSupport bool `json:"refreshSupport"`
+		} `json:"codeLens"`
+	} `json:"workspace"`
+	Window struct {
+		ShowDocument struct {
+			Support bool `json:"support"`
+		} `json:"showDocument"`
+	} `json:"window"`
 }
 
 type initializeResult struct {
@@ -41,6 +51,7 @@ type capabilities struct {
 	PositionEncoding       positionEncoding `json:"positionEncoding"`
 	TextDocumentSync       textDocumentSync `json:"textDocumentSync"`
 	CodeLensProvider       struct{}         `json:"codeLensProvider"`
+	HoverProvider          bool             `json:"hoverProvider"`
 	ExecuteCommandProvider struct {
 		Commands []string `json:"commands"`
 	} `json:"executeCommandProvider"`
@@ -89,6 +100,7 @@ func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 	var res initializeResult
 	res.ServerInfo = serverInfo{Name: "margin", Version: s.opts.Version}
 	res.Capabilities.PositionEncoding = s.encoding
+	res.Capabilities.HoverProvider = true
 	res.Capabilities.TextDocumentSync.OpenClose = true
 	res.Capabilities.TextDocumentSync.Change = 2
 	res.Capabilities.TextDocumentSync.Save.IncludeText = true
