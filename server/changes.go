@@ -69,7 +69,7 @@ func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText
 		return false, fmt.Errorf("%s is no longer open in the editor", path)
 	}
 	var p applyEditParams
-	p.Label = "margin: apply confirmed change"
+	p.Label = "margin: edit " + path
 	p.Edit.DocumentChanges = make([]struct {
 		TextDocument versionedTextDocument `json:"textDocument"`
 		Edits        []textEdit            `json:"edits"`

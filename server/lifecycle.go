@@ -137,6 +137,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	}
 	qopts := s.opts.Query
 	qopts.Logger = s.logger
+	qopts.Editor = editor{s}
 	engine, err := query.New(ctx, v, s.opts.LLM, qopts)
 	if err != nil {
 		v.Close()

@@ -168,12 +168,16 @@ func invented(v any, numbers map[float64]bool) bool {
 	return false
 }
 
+// ErrEditorRefused is the editor saying no to an edit of a note open in it.
+var ErrEditorRefused = errors.New("the editor refused the edit of the open note")
+
 // appendEntry appends text to the daily note of at as `## HH:MM` (or
 // `## HH:MM [correction]`), creating the note from the vault's daily
-// template when it does not exist. A note the user edits meanwhile is
-// re-read and the append retried; nothing is ever overwritten. key is the
-// entry's name in the parsed-data table: the heading, numbered when the
-// note already has an entry with that heading.
+// template when it does not exist. A note open in the editor is edited
+// there (workspace/applyEdit); a refusal writes nothing. A note the user
+// edits on disk meanwhile is re-read and the append retried; nothing is
+// ever overwritten. key is the entry's name in the parsed-data table: the
+// heading, numbered when the note already has an entry with that heading.
 func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, correction bool) (path, heading, key string, err error) {
 	path = e.v.DailyFormat().Path(at)
 	heading = at.Format("15:04")
@@ -185,12 +189,24 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 		if err := ctx.Err(); err != nil {
 			return "", "", "", err
 		}
-		snap, rerr := e.v.Root().Read(path)
 		var (
+			snap         edit.Snapshot
+			rerr         error
+			buffer       string
+			version      int
+			open         bool
 			base         []byte
 			fromTemplate bool
 		)
+		if e.opts.Editor != nil {
+			buffer, version, open = e.opts.Editor.Open(path)
+		}
+		if !open {
+			snap, rerr = e.v.Root().Read(path)
+		}
 		switch {
+		case open:
+			base = []byte(buffer)
 		case rerr == nil:
 			base = snap.Content
 		case errors.Is(rerr, fs.ErrNotExist):
@@ -221,6 +237,16 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 		}
 		if aerr != nil {
 			return "", "", "", fmt.Errorf("appending to %s: %w", path, aerr)
+		}
+		if open {
+			applied, err := e.opts.Editor.ApplyEdit(ctx, path, version, string(out))
+			if err != nil {
+				return "", "", "", fmt.Errorf("appending to %s, open in the editor: %w; nothing was written", path, err)
+			}
+			if !applied {
+				return "", "", "", fmt.Errorf("appending to %s: %w; nothing was written", path, ErrEditorRefused)
+			}
+			return path, heading, key, nil
 		}
 		_, err = e.v.Root().Write(path, snap.Fingerprint, out)
 		if err == nil {
