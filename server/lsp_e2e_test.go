@@ -376,3 +376,54 @@ func TestCodeLensRefresh(t *testing.T) {
 		})
 	}
 }
+
+// TestEditorCommands runs each command margin advertises the way an
+// editor does, most of them from the lens that carries them.
+func TestEditorCommands(t *testing.T) {
+	e, _, dir, a, cs := proposed(t)
+	find := func(ls []lens, title string, args ...any) lens {
+		t.Helper()
+		for _, l := range ls {
+			if l.Command.Title == title && (args == nil || slices.Equal(l.Command.Arguments, args)) {
+				return l
+			}
+		}
+		t.Fatalf("no %q lens with %v in %+v", title, args, ls)
+		return lens{}
+	}
+
+	var got changeSet
+	run(t, e, find(lensesOf(t, e, dir, cs.Path), "Reject", cs.ID, "c2"), &got)
+	if itemStatus(got, "c2") != "rejected" {
+		t.Errorf("after Reject on c2: %+v", got)
+	}
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "margin.reject", "arguments": []string{cs.ID, "c3", "the changelog is automatic"}}, &got)
+	if itemStatus(got, "c3") != "rejected" || got.Items[2].Reason != "the changelog is automatic" {
+		t.Errorf("margin.reject with a reason: %+v", got)
+	}
+	run(t, e, find(lensesOf(t, e, dir, shipTask), "Apply all"), &got)
+	if itemStatus(got, "c1") != "confirmed" || got.Status != "resolved" {
+		t.Errorf("after Apply all: %+v, want c1 confirmed and the set resolved", got)
+	}
+	if !strings.Contains(readFile(t, dir, shipTask), "\nestimate: 2h\n") {
+		t.Error("Apply all did not apply c1 to the task")
+	}
+
+	run(t, e, find(lensesOf(t, e, dir, shipTask), "TLDR: QA and docs left."), nil)
+	poll(t, "a requested wake to finish", func() bool {
+		var act activity
+		e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
+		for _, r := range act.Runs {
+			if strings.Contains(r.Reason, "requested") && !r.Finished.IsZero() {
+				return true
+			}
+		}
+		return false
+	})
+
+	var ans struct{ SessionID, Status, Answer string }
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "margin.ask", "arguments": []string{"When is the invoice export due?"}}, &ans)
+	if ans.SessionID == "" || ans.Status == "" {
+		t.Errorf("margin.ask = %+v, want a query/ask result", ans)
+	}
+}
