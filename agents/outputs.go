@@ -64,8 +64,16 @@ func readReport(root *edit.Root, p string) (Report, bool, error) {
 	if err != nil {
 		return Report{}, false, err
 	}
-	n := note.Parse(p, snap.Content, note.Options{})
-	r := Report{Path: p, Content: strings.TrimSpace(string(snap.Content[n.BodyOffset:])), fingerprint: snap.Fingerprint}
+	r := ParseReport(p, snap.Content)
+	r.fingerprint = snap.Fingerprint
+	return r, true, nil
+}
+
+// ParseReport reads a report from its text (the file, or an editor's
+// buffer of it).
+func ParseReport(p string, content []byte) Report {
+	n := note.Parse(p, content, note.Options{})
+	r := Report{Path: p, Content: strings.TrimSpace(string(content[n.BodyOffset:]))}
 	if fm := n.Frontmatter; fm != nil {
 		r.TLDR = fm.String("tldr")
 		r.GeneratedBy = fm.String("generated_by")
@@ -87,7 +95,7 @@ func readReport(root *edit.Root, p string) (Report, bool, error) {
 		// SPEC §3.3: a report without tldr shows its first paragraph.
 		r.TLDR = firstParagraph(r.Content)
 	}
-	return r, true, nil
+	return r
 }
 
 func firstParagraph(s string) string {

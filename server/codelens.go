@@ -91,7 +91,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 		return lenses, nil
 	}
 	top := lineRange(src, 0, enc)
-	if rep, err := rt.Report(ctx, a.ID); err == nil && rep.TLDR != "" {
+	if rep, err := s.taskReport(v, path); err == nil && rep.TLDR != "" {
 		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + rep.TLDR, Command: "margin.wake", Arguments: []any{a.ID}}})
 	}
 	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
@@ -121,4 +121,14 @@ func (s *Server) documentText(v *vault.Vault, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, vault.ErrNotFound)
 	}
 	return snap.Content, err
+}
+
+// taskReport is the report on a task as the person sees it: the editor's
+// buffer when the report is open there, else the file.
+func (s *Server) taskReport(v *vault.Vault, task string) (agents.Report, error) {
+	p := agents.ReportPath(v.Options().OutputFolder, task)
+	if text, _, ok := (editor{s}).Open(p); ok {
+		return agents.ParseReport(p, []byte(text)), nil
+	}
+	return agents.ReadReport(v, task)
 }

@@ -198,6 +198,19 @@ func TestHoverOnTaskLinks(t *testing.T) {
 	if h := hoverAt(1, start+3); h == nil || h.Range.Start != (lspPos{1, start + 3}) {
 		t.Errorf("hover on the moved link = %+v, want it starting at character %d", h, start+3)
 	}
+
+	// A report open in the editor is read from its buffer too.
+	report := readFile(t, dir, shipReport)
+	if !strings.Contains(report, "QA and docs left.") {
+		t.Fatalf("report:\n%s", report)
+	}
+	openNote(e, dir, shipReport, 1, strings.Replace(report, "QA and docs left.", "Typed, not saved.", 1))
+	if h := hoverAt(1, start+3); h == nil || !strings.Contains(h.Contents.Value, "Typed, not saved.") {
+		t.Errorf("hover with the report open = %+v, want the buffer's TLDR", h)
+	}
+	if ls := lensesOf(t, e, dir, shipTask); len(ls) == 0 || ls[0].Command.Title != "TLDR: Typed, not saved." {
+		t.Errorf("task lenses with the report open = %+v, want the buffer's TLDR", ls)
+	}
 }
 
 func TestCodeLensApplyEditsTheTask(t *testing.T) {
