@@ -115,9 +115,12 @@ func (d *documents) change(path string, version int, changes []contentChange, en
 		}
 		start, end := enc.offsetOf(text, c.Range.Start), enc.offsetOf(text, c.Range.End)
 		if end < start {
-			// The buffer stays as it was: a wrong guess at the editor's
-			// text would later turn into a wrong edit of it.
-			return invalidParams(fmt.Sprintf("contentChanges[%d].range", i), "ends before it starts")
+			// margin no longer knows the buffer, and a wrong guess at it
+			// would turn into a wrong edit of it: forget it until the
+			// editor opens the note again (until then the file is read,
+			// and written compare-and-swap).
+			delete(d.open, path)
+			return invalidParams(fmt.Sprintf("contentChanges[%d].range", i), "ends before it starts; margin reads the file until the note is opened again")
 		}
 		text = text[:start] + c.Text + text[end:]
 	}
