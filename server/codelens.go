@@ -128,7 +128,11 @@ func (s *Server) documentText(v *vault.Vault, path string) ([]byte, error) {
 func (s *Server) taskReport(v *vault.Vault, task string) (agents.Report, error) {
 	p := agents.ReportPath(v.Options().OutputFolder, task)
 	if text, _, ok := (editor{s}).Open(p); ok {
-		return agents.ParseReport(p, []byte(text)), nil
+		rep := agents.ParseReport(p, []byte(text))
+		if rep.Task == "" {
+			rep.Task = task
+		}
+		return rep, nil
 	}
 	return agents.ReadReport(v, task)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
@@ -113,6 +114,80 @@ func TestLogAppendOnAnOpenNoteGoesThroughTheEditor(t *testing.T) {
 			}
 			if err == nil || err.Code != -33001 || !strings.Contains(err.Message, "refused") || !strings.Contains(err.Message, "nothing was written") {
 				t.Errorf("log/append refused by the editor: %v, want -33001 saying nothing was written", err)
+			}
+		})
+	}
+}
+
+func TestReportOpenInTheEditorIsWrittenThroughIt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		applied bool
+	}{
+		{"editor applies", true},
+		{"editor refuses", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := llmtest.NewOllama(t, taskModel)
+			reportingModel(fake)
+			dir := editortest.SampleVault(t)
+			e := editortest.Start(t, agentEnv(fake.URL))
+			e.Initialize(dir)
+			edits := editorAnswering(e, tc.applied)
+			a := createAgent(t, e, shipTask)
+			waitWakes(t, e, a.ID, 1)
+
+			disk := readFile(t, dir, shipReport)
+			buffer := disk + "\nUnsaved: Dana says 🚀 Friday.\n"
+			openNote(e, dir, shipReport, 3, buffer)
+			e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
+			// A refused report is a wake that did not publish: it ends
+			// failed, to be retried.
+			var act struct {
+				Runs []struct {
+					ID             int64
+					Reason, Status string
+					Finished       time.Time
+				}
+				Messages []struct {
+					Run                     int64
+					Role, Content, ToolName string
+				}
+			}
+			poll(t, "the requested wake to end", func() bool {
+				e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
+				return len(act.Runs) > 0 && act.Runs[0].Reason == "requested" && !act.Runs[0].Finished.IsZero()
+			})
+
+			if readFile(t, dir, shipReport) != disk {
+				t.Error("the open report was written on disk")
+			}
+			reqs := edits()
+			if len(reqs) == 0 || tc.applied && len(reqs) != 1 {
+				t.Fatalf("%d applyEdit requests, want one (or one a turn when refused)", len(reqs))
+			}
+			for _, r := range reqs {
+				if dc := r.Edit.DocumentChanges[0]; dc.TextDocument.URI != uriOf(dir, shipReport) || dc.TextDocument.Version != 3 {
+					t.Errorf("applyEdit of %s version %d, want the report at version 3", dc.TextDocument.URI, dc.TextDocument.Version)
+				}
+			}
+			if got := applyLineEdits(t, buffer, reqs[0]); !strings.Contains(got, "wake: 2\n") || strings.Contains(got, "Unsaved:") {
+				t.Errorf("the editor's report after the edit:\n%s\nwant the second wake's report", got)
+			}
+			// The agent was shown the report as the person sees it.
+			reqsToModel := fake.Requests()
+			if msg := userMessage(reqsToModel[len(reqsToModel)-1]); !strings.Contains(msg, "Unsaved: Dana says 🚀 Friday.") {
+				t.Errorf("the wake's prompt lacks the buffer's report:\n%s", msg)
+			}
+			var result string
+			for _, m := range act.Messages {
+				if m.Run == act.Runs[0].ID && m.Role == "tool" && m.ToolName == "update_report" {
+					result = m.Content
+				}
+			}
+			if tc.applied && (!strings.Contains(result, "report published") || act.Runs[0].Status != "completed") ||
+				!tc.applied && !(strings.Contains(result, "refused") && strings.Contains(result, "nothing was written")) {
+				t.Errorf("the model was told %q", result)
 			}
 		})
 	}
