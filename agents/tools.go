@@ -211,7 +211,7 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 		if len(lines) == 0 {
 			return "", "", nil, errors.New("every observation is blank")
 		}
-		if err := appendJournal(w.rt.v.Root(), w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
+		if err := appendJournal(ctx, w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
 		}
 		return "applied", fmt.Sprintf("recorded %d observation(s) in the journal", len(lines)), nil, nil

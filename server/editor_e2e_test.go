@@ -119,7 +119,7 @@ func TestLogAppendOnAnOpenNoteGoesThroughTheEditor(t *testing.T) {
 	}
 }
 
-func TestReportOpenInTheEditorIsWrittenThroughIt(t *testing.T) {
+func TestReportAndJournalOpenInTheEditorAreWrittenThroughIt(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		applied bool
@@ -140,6 +140,8 @@ func TestReportOpenInTheEditorIsWrittenThroughIt(t *testing.T) {
 			disk := readFile(t, dir, shipReport)
 			buffer := disk + "\nUnsaved: Dana says 🚀 Friday.\n"
 			openNote(e, dir, shipReport, 3, buffer)
+			journal := readFile(t, dir, shipJourn)
+			openNote(e, dir, shipJourn, 8, journal)
 			e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
 			// A refused report is a wake that did not publish: it ends
 			// failed, to be retried.
@@ -159,20 +161,28 @@ func TestReportOpenInTheEditorIsWrittenThroughIt(t *testing.T) {
 				return len(act.Runs) > 0 && act.Runs[0].Reason == "requested" && !act.Runs[0].Finished.IsZero()
 			})
 
-			if readFile(t, dir, shipReport) != disk {
-				t.Error("the open report was written on disk")
+			if readFile(t, dir, shipReport) != disk || readFile(t, dir, shipJourn) != journal {
+				t.Error("the open report or journal was written on disk")
 			}
-			reqs := edits()
-			if len(reqs) == 0 || tc.applied && len(reqs) != 1 {
-				t.Fatalf("%d applyEdit requests, want one (or one a turn when refused)", len(reqs))
-			}
-			for _, r := range reqs {
-				if dc := r.Edit.DocumentChanges[0]; dc.TextDocument.URI != uriOf(dir, shipReport) || dc.TextDocument.Version != 3 {
-					t.Errorf("applyEdit of %s version %d, want the report at version 3", dc.TextDocument.URI, dc.TextDocument.Version)
+			var reports, journals []applyEditRequest
+			for _, r := range edits() {
+				switch dc := r.Edit.DocumentChanges[0]; {
+				case dc.TextDocument.URI == uriOf(dir, shipReport) && dc.TextDocument.Version == 3:
+					reports = append(reports, r)
+				case dc.TextDocument.URI == uriOf(dir, shipJourn) && dc.TextDocument.Version == 8:
+					journals = append(journals, r)
+				default:
+					t.Errorf("applyEdit of %s version %d, want the report at 3 or the journal at 8", dc.TextDocument.URI, dc.TextDocument.Version)
 				}
 			}
-			if got := applyLineEdits(t, buffer, reqs[0]); !strings.Contains(got, "wake: 2\n") || strings.Contains(got, "Unsaved:") {
+			if len(reports) == 0 || len(journals) == 0 || tc.applied && (len(reports) != 1 || len(journals) != 1) {
+				t.Fatalf("%d report and %d journal edits, want one each (or one a turn when refused)", len(reports), len(journals))
+			}
+			if got := applyLineEdits(t, buffer, reports[0]); !strings.Contains(got, "wake: 2\n") || strings.Contains(got, "Unsaved:") {
 				t.Errorf("the editor's report after the edit:\n%s\nwant the second wake's report", got)
+			}
+			if got := applyLineEdits(t, journal, journals[0]); !strings.HasPrefix(got, journal) || !strings.HasSuffix(got, "Demo went well; Acme wants a flag first.\n") {
+				t.Errorf("the editor's journal after the edit:\n%s\nwant one observation appended", got)
 			}
 			// The agent was shown the report as the person sees it.
 			reqsToModel := fake.Requests()
