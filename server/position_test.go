@@ -94,3 +94,27 @@ func TestNegotiateEncoding(t *testing.T) {
 		}
 	}
 }
+
+func TestLineEditTurnsOldIntoNew(t *testing.T) {
+	for _, tc := range []struct{ old, new string }{
+		{"a\nb\n", "a\nB\n"},
+		{"a\n🚀 東京", "a\n🚀 東京\n\n## 21:10\nwalked\n"}, // no final line break, astral and CJK on the last line
+		{"---\nx: 1\n---\n本文 🎉", "---\nx: 1\nlanguage: ja\n---\n本文 🎉"},
+		{"", "new\n"},
+		{"a\r\nb\r\n", "a\r\nb\r\nc\r\n"},
+		{"only", ""},
+	} {
+		for _, enc := range []positionEncoding{utf16Encoding, utf8Encoding, utf32Encoding} {
+			e := lineEdit(tc.old, tc.new, enc)
+			start, end := enc.offsetOf(tc.old, e.Range.Start), enc.offsetOf(tc.old, e.Range.End)
+			// Editors differ on a position past the last line; margin
+			// sends none.
+			if from, to, ok := lineSpan(tc.old, e.Range.End.Line); !ok || e.Range.End.Character > enc.character(tc.old[from:to], to-from) {
+				t.Errorf("%s %q: edit ends at %+v, past the text", enc, tc.old, e.Range.End)
+			}
+			if got := tc.old[:start] + e.NewText + tc.old[end:]; got != tc.new {
+				t.Errorf("%s: applying %+v to %q gives %q, want %q", enc, e, tc.old, got, tc.new)
+			}
+		}
+	}
+}
