@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/vault"
@@ -92,7 +93,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 	}
 	top := lineRange(src, 0, enc)
 	if rep, err := s.taskReport(v, path); err == nil && rep.TLDR != "" {
-		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + rep.TLDR, Command: "margin.wake", Arguments: []any{a.ID}}})
+		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + strings.Join(strings.Fields(rep.TLDR), " "), Command: "margin.wake", Arguments: []any{a.ID}}})
 	}
 	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
 	if err != nil {
