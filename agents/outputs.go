@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,8 +65,16 @@ func readReport(root *edit.Root, p string) (Report, bool, error) {
 	if err != nil {
 		return Report{}, false, err
 	}
-	n := note.Parse(p, snap.Content, note.Options{})
-	r := Report{Path: p, Content: strings.TrimSpace(string(snap.Content[n.BodyOffset:])), fingerprint: snap.Fingerprint}
+	r := ParseReport(p, snap.Content)
+	r.fingerprint = snap.Fingerprint
+	return r, true, nil
+}
+
+// ParseReport reads a report from its text (the file, or an editor's
+// buffer of it).
+func ParseReport(p string, content []byte) Report {
+	n := note.Parse(p, content, note.Options{})
+	r := Report{Path: p, Content: strings.TrimSpace(string(content[n.BodyOffset:]))}
 	if fm := n.Frontmatter; fm != nil {
 		r.TLDR = fm.String("tldr")
 		r.GeneratedBy = fm.String("generated_by")
@@ -87,7 +96,7 @@ func readReport(root *edit.Root, p string) (Report, bool, error) {
 		// SPEC §3.3: a report without tldr shows its first paragraph.
 		r.TLDR = firstParagraph(r.Content)
 	}
-	return r, true, nil
+	return r
 }
 
 func firstParagraph(s string) string {
@@ -154,8 +163,30 @@ const casAttempts = 3
 
 // appendJournal appends lines to the journal, creating it when needed. It
 // only ever adds at the end, so an edit the person made is kept: a write
-// that finds the file changed reads it again and appends to that.
-func appendJournal(root *edit.Root, p, taskPath, agent string, lines []string) error {
+// that finds the file changed reads it again and appends to that. A
+// journal open in the editor is appended to there (ed may be nil).
+func appendJournal(ctx context.Context, root *edit.Root, ed Editor, p, taskPath, agent string, lines []string) error {
+	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", yamlString(taskLink(taskPath)), agent, stem(taskPath))
+	appended := func(content string) string {
+		if content == "" {
+			content = header
+		} else if !strings.HasSuffix(content, "\n") {
+			content += "\n"
+		}
+		return content + strings.Join(lines, "\n") + "\n"
+	}
+	if ed != nil {
+		if text, version, open := ed.Open(p); open {
+			applied, err := ed.ApplyEdit(ctx, p, version, appended(text))
+			if err != nil {
+				return fmt.Errorf("appending to the journal open in the editor: %w", err)
+			}
+			if !applied {
+				return errors.New("appending to the journal: the editor refused the edit of the open journal; nothing was written")
+			}
+			return nil
+		}
+	}
 	var err error
 	for range casAttempts {
 		var snap edit.Snapshot
@@ -163,18 +194,13 @@ func appendJournal(root *edit.Root, p, taskPath, agent string, lines []string) e
 		var content string
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			content = fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", yamlString(taskLink(taskPath)), agent, stem(taskPath))
 			snap = edit.Snapshot{}
 		case err != nil:
 			return fmt.Errorf("appending to the journal: %w", err)
 		default:
 			content = string(snap.Content)
-			if content != "" && !strings.HasSuffix(content, "\n") {
-				content += "\n"
-			}
 		}
-		content += strings.Join(lines, "\n") + "\n"
-		if _, err = root.Write(p, snap.Fingerprint, []byte(content)); !errors.Is(err, edit.ErrConflict) {
+		if _, err = root.Write(p, snap.Fingerprint, []byte(appended(content))); !errors.Is(err, edit.ErrConflict) {
 			break
 		}
 	}

@@ -960,15 +960,6 @@ func (r *Runtime) Counts(ctx context.Context) (Counts, error) {
 	return c, nil
 }
 
-// Report returns the report on the agent's task.
-func (r *Runtime) Report(ctx context.Context, id string) (Report, error) {
-	a, err := r.store.Agent(ctx, id)
-	if err != nil {
-		return Report{}, err
-	}
-	return ReadReport(r.v, a.Task)
-}
-
 // ReadReport reads the report on the task at taskPath from the vault.
 func ReadReport(v *vault.Vault, taskPath string) (Report, error) {
 	p := ReportPath(v.Options().OutputFolder, taskPath)

@@ -211,7 +211,7 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 		if len(lines) == 0 {
 			return "", "", nil, errors.New("every observation is blank")
 		}
-		if err := appendJournal(w.rt.v.Root(), w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
+		if err := appendJournal(ctx, w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
 		}
 		return "applied", fmt.Sprintf("recorded %d observation(s) in the journal", len(lines)), nil, nil
@@ -219,8 +219,10 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 }
 
 // setLanguage is the one direct write to a person's task note (SPEC §1.3):
-// a frontmatter splice, compare-and-swap against the note as the wake read
-// it, so an edit made meanwhile is never overwritten.
+// a frontmatter splice. A note open in the editor is spliced there, into
+// the buffer as it is now (workspace/applyEdit with its version); a closed
+// one on disk, compare-and-swap against the note as the wake read it, so
+// an edit made meanwhile is never overwritten.
 func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (string, error) {
 	var a languageArgs
 	if err := json.Unmarshal(args, &a); err != nil {
@@ -231,6 +233,24 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 		return "", fmt.Errorf("the task's language is already %s: nothing to change", w.task.Task.Language)
 	}
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []proposal, error) {
+		if ed := w.rt.opts.Editor; ed != nil {
+			if buffer, version, open := ed.Open(w.agent.Task); open {
+				updated, err := edit.SetFrontmatter([]byte(buffer), "language", a.Language)
+				if err != nil {
+					return "", "", nil, fmt.Errorf("setting the language: %w", err)
+				}
+				applied, err := ed.ApplyEdit(ctx, w.agent.Task, version, string(updated))
+				if err != nil {
+					return "", "", nil, fmt.Errorf("setting the language in the task note open in the editor: %w; nothing was written", err)
+				}
+				if !applied {
+					return "", "", nil, errors.New("setting the language: the editor refused the edit of the open task note; nothing was written")
+				}
+				// Saved as it is, the buffer is what the agent has seen.
+				w.taskWritten(updated, edit.FingerprintOf(updated))
+				return "applied", "language set to " + a.Language + " in the note open in the editor", nil, nil
+			}
+		}
 		updated, err := edit.SetFrontmatter(w.taskSnap.Content, "language", a.Language)
 		if err != nil {
 			return "", "", nil, fmt.Errorf("setting the language: %w", err)

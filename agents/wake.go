@@ -83,19 +83,37 @@ func (w *wake) taskWritten(content []byte, fp edit.Fingerprint) {
 	w.sources[0] = taskSource(w.agent.Task, content)
 }
 
-// writeReport writes the report file. It never overwrites a report the
-// person edited after this wake read it: the write compares against the
-// report as read, and a conflict leaves their version for the next wake,
-// which shows it to the agent as the current report.
+// writeReport writes the report file, through the editor when the report
+// is open there. It never overwrites a report the person edited after
+// this wake read it: the write compares against the report as read, and a
+// conflict leaves their version for the next wake, which shows it to the
+// agent as the current report.
 func (w *wake) writeReport(ctx context.Context, tldr, content, generator string) error {
 	p := w.reportPath()
 	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, content)
-	fp, err := w.rt.v.Root().Write(p, w.reportBase, data)
-	if errors.Is(err, edit.ErrConflict) {
-		return fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
-	}
-	if err != nil {
-		return fmt.Errorf("writing the report: %w", err)
+	edited := fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
+	var fp edit.Fingerprint
+	if text, version, open := w.openReport(); open {
+		if edit.FingerprintOf([]byte(text)) != w.reportBase {
+			return edited
+		}
+		applied, err := w.rt.opts.Editor.ApplyEdit(ctx, p, version, string(data))
+		if err != nil {
+			return fmt.Errorf("writing the report through the editor: %w", err)
+		}
+		if !applied {
+			return fmt.Errorf("the editor refused the new report %s; nothing was written, and the next wake will try again", p)
+		}
+		fp = edit.FingerprintOf(data)
+	} else {
+		var err error
+		fp, err = w.rt.v.Root().Write(p, w.reportBase, data)
+		if errors.Is(err, edit.ErrConflict) {
+			return edited
+		}
+		if err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
 	}
 	w.reportBase = fp
 	if err := w.rt.store.setReport(ctx, w.agent.ID, string(fp), generator); err != nil {
@@ -103,6 +121,14 @@ func (w *wake) writeReport(ctx context.Context, tldr, content, generator string)
 	}
 	w.rt.notify("margin/reportUpdated", map[string]string{"task": w.agent.Task, "path": p, "tldr": oneLine(tldr)})
 	return nil
+}
+
+// openReport returns the editor's buffer of the report when it is open.
+func (w *wake) openReport() (text string, version int, ok bool) {
+	if w.rt.opts.Editor == nil {
+		return "", 0, false
+	}
+	return w.rt.opts.Editor.Open(w.reportPath())
 }
 
 // gather reads the wake's state: template, task note, linked entries,
@@ -125,7 +151,12 @@ func (w *wake) gather(ctx context.Context) (found bool, err error) {
 		return false, err
 	}
 	w.sources = append([]Source{taskSource(w.agent.Task, w.taskSnap.Content)}, entrySources(w.entries)...)
-	if w.report, w.hasReport, err = readReport(rt.v.Root(), w.reportPath()); err != nil {
+	if text, _, open := w.openReport(); open {
+		// The buffer is the report as the person sees it; it is what
+		// the write compares against.
+		w.report, w.hasReport = ParseReport(w.reportPath(), []byte(text)), true
+		w.report.fingerprint = edit.FingerprintOf([]byte(text))
+	} else if w.report, w.hasReport, err = readReport(rt.v.Root(), w.reportPath()); err != nil {
 		return false, fmt.Errorf("reading the report: %w", err)
 	}
 	w.reportBase = w.report.fingerprint

@@ -27,7 +27,7 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 	}
 	opts := s.opts.Agents
 	opts.Logger = s.logger
-	opts.Notifier = agents.NotifyFunc(s.notify)
+	opts.Notifier = agents.NotifyFunc(s.agentNotify)
 	opts.Editor = editor{s}
 	rt, err := agents.New(ctx, v, model, opts)
 	if err != nil {
@@ -115,9 +115,9 @@ type reportSummary struct {
 	Template    string `json:"template"`
 }
 
-func (s *Server) detail(ctx context.Context, rt *agents.Runtime, a agents.Agent) (agentDetail, error) {
+func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (agentDetail, error) {
 	d := agentDetail{Agent: a, State: rt.WakeState(a.ID)}
-	rep, err := rt.Report(ctx, a.ID)
+	rep, err := s.taskReport(v, a.Task)
 	switch {
 	case err == nil:
 		d.Report = &reportSummary{Path: rep.Path, TLDR: rep.TLDR, GeneratedBy: rep.GeneratedBy, Template: rep.Template}
@@ -139,7 +139,7 @@ func (s *Server) agentsGet(ctx context.Context, p *agentRef) (agentDetail, error
 	if err != nil {
 		return agentDetail{}, err
 	}
-	return s.detail(ctx, rt, a)
+	return s.detail(rt, v, a)
 }
 
 type agentsCreateParams struct {
@@ -165,7 +165,7 @@ func (s *Server) agentsCreate(ctx context.Context, p *agentsCreateParams) (agent
 	if err != nil {
 		return agentDetail{}, err
 	}
-	return s.detail(ctx, rt, a)
+	return s.detail(rt, v, a)
 }
 
 type agentsControlParams struct {
@@ -182,7 +182,7 @@ func (s *Server) agentsControl(ctx context.Context, p *agentsControlParams) (age
 	if p.ID == "" {
 		return agentDetail{}, invalidParams("id", "is required")
 	}
-	rt, _, err := s.agentsReady(ctx)
+	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return agentDetail{}, err
 	}
@@ -190,7 +190,7 @@ func (s *Server) agentsControl(ctx context.Context, p *agentsControlParams) (age
 	if err != nil {
 		return agentDetail{}, err
 	}
-	return s.detail(ctx, rt, a)
+	return s.detail(rt, v, a)
 }
 
 type agentsActivityParams struct {
@@ -224,7 +224,11 @@ func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, er
 		return agents.Report{}, err
 	}
 	if p.ID != "" {
-		return rt.Report(ctx, p.ID)
+		a, err := rt.Store().Agent(ctx, p.ID)
+		if err != nil {
+			return agents.Report{}, err
+		}
+		return s.taskReport(v, a.Task)
 	}
 	if p.Task == "" {
 		return agents.Report{}, invalidParams("task", "task or id is required")
@@ -233,5 +237,5 @@ func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, er
 	if err != nil {
 		return agents.Report{}, err
 	}
-	return agents.ReadReport(v, path)
+	return s.taskReport(v, path)
 }

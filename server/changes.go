@@ -69,13 +69,13 @@ func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText
 		return false, fmt.Errorf("%s is no longer open in the editor", path)
 	}
 	var p applyEditParams
-	p.Label = "margin: apply confirmed change"
+	p.Label = "margin: edit " + path
 	p.Edit.DocumentChanges = make([]struct {
 		TextDocument versionedTextDocument `json:"textDocument"`
 		Edits        []textEdit            `json:"edits"`
 	}, 1)
 	p.Edit.DocumentChanges[0].TextDocument = versionedTextDocument{URI: uri, Version: version}
-	p.Edit.DocumentChanges[0].Edits = []textEdit{lineEdit(old, newText)}
+	p.Edit.DocumentChanges[0].Edits = []textEdit{lineEdit(old, newText, e.s.positionEncoding())}
 	var res struct {
 		Applied       bool   `json:"applied"`
 		FailureReason string `json:"failureReason"`
@@ -93,8 +93,10 @@ func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText
 
 // lineEdit is the smallest whole-line edit that turns old into new: the
 // lines both share at the start and the end stay out of it. Whole lines
-// keep positions clear of UTF-16 column arithmetic.
-func lineEdit(old, new string) textEdit {
+// keep positions clear of column arithmetic, except at the end of a text
+// without a final line break: the edit then ends at the end of the last
+// line, counted in enc, rather than at a line that does not exist.
+func lineEdit(old, new string, enc positionEncoding) textEdit {
 	a, b := strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n")
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
@@ -107,6 +109,9 @@ func lineEdit(old, new string) textEdit {
 	var e textEdit
 	e.Range.Start = position{Line: pre}
 	e.Range.End = position{Line: len(a) - suf}
+	if last := len(a) - 1; e.Range.End.Line > last {
+		e.Range.End = position{Line: last, Character: enc.character(a[last], len(a[last]))}
+	}
 	e.NewText = strings.Join(b[pre:len(b)-suf], "")
 	return e
 }

@@ -48,11 +48,22 @@ type decision struct {
 // set of the first wake.
 func proposed(t *testing.T, extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, agentInfo, changeSet) {
 	t.Helper()
+	return proposedFor(t, map[string]any{}, nil, extraEnv...)
+}
+
+// proposedFor is proposed for a client with these capabilities; setup,
+// when set, prepares the editor before initialize (its answers to the
+// server's requests).
+func proposedFor(t *testing.T, capabilities map[string]any, setup func(*editortest.Editor), extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, agentInfo, changeSet) {
+	t.Helper()
 	fake := llmtest.NewOllama(t, taskModel)
 	proposingModel(fake)
 	dir := editortest.SampleVault(t)
 	e := editortest.Start(t, agentEnv(fake.URL, extraEnv...))
-	e.Initialize(dir)
+	if setup != nil {
+		setup(e)
+	}
+	e.InitializeWith(dir, capabilities)
 	a := createAgent(t, e, shipTask)
 	var cs changeSet
 	json.Unmarshal(waitNth(e, "the change set", "margin/changeSetCreated", 1, forTask(shipTask)), &cs)
@@ -116,8 +127,8 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 		t.Errorf("change set lenses = %+v, want Apply and Reject on each item's line", lenses)
 	}
 	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + shipTask}}, &lenses)
-	if len(lenses) != 2 || lenses[0].Command.Title != "TLDR: QA and docs left." || lenses[1].Command.Title != "3 suggested changes — apply all" {
-		t.Errorf("task lenses = %+v, want the TLDR and the open change set", lenses)
+	if len(lenses) != 3 || lenses[0].Command.Title != "TLDR: QA and docs left." || lenses[1].Command.Title != "3 suggested changes" || lenses[2].Command.Command != "margin.confirmAll" {
+		t.Errorf("task lenses = %+v, want the TLDR and the open change set with its apply all", lenses)
 	}
 
 	taskBefore := readFile(t, dir, shipTask)

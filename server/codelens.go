@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/vault"
@@ -24,18 +25,25 @@ type command struct {
 }
 
 type codeLens struct {
-	Range struct {
-		Start position `json:"start"`
-		End   position `json:"end"`
-	} `json:"range"`
-	Command command `json:"command"`
+	Range   lspRange `json:"range"`
+	Command command  `json:"command"`
 }
 
-func lensAt(line int, c command) codeLens {
-	var l codeLens
-	l.Range.Start, l.Range.End = position{Line: line}, position{Line: line}
-	l.Command = c
-	return l
+// lineRange is the range of line n of text, in enc.
+func lineRange(text string, n int, enc positionEncoding) lspRange {
+	start, end, _ := lineSpan(text, n)
+	return lspRange{Start: position{Line: n}, End: position{Line: n, Character: enc.character(text[start:end], end-start)}}
+}
+
+// openItems counts the items of a change set that wait for a decision.
+func openItems(cs agents.ChangeSet) int {
+	n := 0
+	for _, it := range cs.Items {
+		if it.Status == agents.ItemPending || it.Status == agents.ItemDeferred {
+			n++
+		}
+	}
+	return n
 }
 
 // codeLens shows a task note's TLDR and its open change sets, and an
@@ -50,49 +58,55 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 		return nil, err
 	}
 	lenses := []codeLens{}
-	cs, ok, err := rt.Store().ChangeSetAt(ctx, path)
+	cs, isSet, err := rt.Store().ChangeSetAt(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	if ok {
-		text, err := s.documentText(v, path)
+	var a agents.Agent
+	if !isSet {
+		a, err = rt.Store().AgentForTask(ctx, path)
+		if errors.Is(err, vault.ErrNotFound) {
+			return lenses, nil // not a task with an agent: nothing to show
+		}
 		if err != nil {
 			return nil, err
 		}
+	}
+	text, err := s.documentText(v, path)
+	if err != nil {
+		return nil, err
+	}
+	src, enc := string(text), s.positionEncoding()
+	if isSet {
 		for _, c := range note.Parse(path, text, note.Options{}).Checklist {
 			for _, it := range cs.Items {
 				if it.ID != c.BlockID || it.Status != agents.ItemPending && it.Status != agents.ItemDeferred {
 					continue
 				}
+				r := lineRange(src, c.Line-1, enc)
 				lenses = append(lenses,
-					lensAt(c.Line-1, command{Title: "Apply", Command: "margin.confirm", Arguments: []any{cs.ID, it.ID}}),
-					lensAt(c.Line-1, command{Title: "Reject", Command: "margin.reject", Arguments: []any{cs.ID, it.ID}}))
+					codeLens{r, command{Title: "Apply", Command: "margin.confirm", Arguments: []any{cs.ID, it.ID}}},
+					codeLens{r, command{Title: "Reject", Command: "margin.reject", Arguments: []any{cs.ID, it.ID}}})
 			}
 		}
 		return lenses, nil
 	}
-	a, err := rt.Store().AgentForTask(ctx, path)
-	if errors.Is(err, vault.ErrNotFound) {
-		return lenses, nil // not a task with an agent: nothing to show
-	}
-	if err != nil {
-		return nil, err
-	}
-	if rep, err := rt.Report(ctx, a.ID); err == nil && rep.TLDR != "" {
-		lenses = append(lenses, lensAt(0, command{Title: "TLDR: " + rep.TLDR, Command: "margin.wake", Arguments: []any{a.ID}}))
+	top := lineRange(src, 0, enc)
+	if rep, err := s.taskReport(v, path); err == nil && rep.TLDR != "" {
+		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + strings.Join(strings.Fields(rep.TLDR), " "), Command: "margin.wake", Arguments: []any{a.ID}}})
 	}
 	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
 	if err != nil {
 		return nil, err
 	}
 	for _, cs := range sets {
-		open := 0
-		for _, it := range cs.Items {
-			if it.Status == agents.ItemPending || it.Status == agents.ItemDeferred {
-				open++
-			}
+		n := openItems(cs)
+		if n == 0 {
+			continue
 		}
-		lenses = append(lenses, lensAt(0, command{Title: fmt.Sprintf("%d suggested changes — apply all", open), Command: "margin.confirmAll", Arguments: []any{cs.ID}}))
+		lenses = append(lenses,
+			codeLens{top, command{Title: pluralChanges(n), Command: "margin.showChanges", Arguments: []any{cs.ID}}},
+			codeLens{top, command{Title: "Apply all", Command: "margin.confirmAll", Arguments: []any{cs.ID}}})
 	}
 	return lenses, nil
 }
@@ -108,4 +122,18 @@ func (s *Server) documentText(v *vault.Vault, path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, vault.ErrNotFound)
 	}
 	return snap.Content, err
+}
+
+// taskReport is the report on a task as the person sees it: the editor's
+// buffer when the report is open there, else the file.
+func (s *Server) taskReport(v *vault.Vault, task string) (agents.Report, error) {
+	p := agents.ReportPath(v.Options().OutputFolder, task)
+	if text, _, ok := (editor{s}).Open(p); ok {
+		rep := agents.ParseReport(p, []byte(text))
+		if rep.Task == "" {
+			rep.Task = task
+		}
+		return rep, nil
+	}
+	return agents.ReadReport(v, task)
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
 
 	"github.com/margin-md/margin/agents"
 )
 
 // editorCommands are the commands workspace/executeCommand runs (SPEC §6):
 // the buttons an editor plugin shows (code lenses, code actions) call them.
-var editorCommands = []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.wake", "margin.ask"}
+var editorCommands = []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.showChanges", "margin.wake", "margin.ask"}
 
 type executeCommandParams struct {
 	Command   string            `json:"command"`
@@ -57,6 +60,12 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 			return nil, err
 		}
 		return s.changesConfirmAll(ctx, &changesConfirmAllParams{ID: args[0]})
+	case "margin.showChanges":
+		args, err := p.stringArgs(1, 1, "[changeSetId]")
+		if err != nil {
+			return nil, err
+		}
+		return s.showChanges(ctx, args[0])
 	case "margin.wake":
 		args, err := p.stringArgs(1, 1, "[agentId]")
 		if err != nil {
@@ -71,4 +80,49 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 		return s.queryAsk(ctx, &askParams{Text: args[0]})
 	}
 	return nil, invalidParams("command", fmt.Sprintf("unknown command %q; margin runs %v", p.Command, editorCommands))
+}
+
+// showChangesResult is the change set a "N suggested changes" lens names,
+// and whether the editor was asked to open its file.
+type showChangesResult struct {
+	agents.ChangeSet
+	Shown bool `json:"shown"`
+}
+
+// showChanges opens a change set's file in the editor (window/showDocument)
+// when the client can show documents, and returns the set, so a client
+// that cannot still lists its items.
+func (s *Server) showChanges(ctx context.Context, id string) (showChangesResult, error) {
+	rt, v, err := s.agentsReady(ctx)
+	if err != nil {
+		return showChangesResult{}, err
+	}
+	cs, err := rt.Store().ChangeSet(ctx, id)
+	if err != nil {
+		return showChangesResult{}, err
+	}
+	res := showChangesResult{ChangeSet: cs}
+	s.mu.Lock()
+	canShow := s.client.Window.ShowDocument.Support
+	s.mu.Unlock()
+	if !canShow {
+		return res, nil
+	}
+	var shown struct {
+		Success bool `json:"success"`
+	}
+	if err := s.conn.Call(ctx, "window/showDocument", map[string]any{"uri": fileURI(v.Dir(), cs.Path), "takeFocus": true}, &shown); err != nil {
+		return res, fmt.Errorf("window/showDocument: %w", err)
+	}
+	res.Shown = shown.Success
+	return res, nil
+}
+
+// fileURI is the file:// URI of the vault path p.
+func fileURI(vaultDir, p string) string {
+	abs := filepath.ToSlash(filepath.Join(vaultDir, filepath.FromSlash(p)))
+	if !strings.HasPrefix(abs, "/") {
+		abs = "/" + abs // a Windows drive letter
+	}
+	return (&url.URL{Scheme: "file", Path: abs}).String()
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -38,11 +39,20 @@ type didOpenParams struct {
 
 type didChangeParams struct {
 	TextDocument   versionedTextDocument `json:"textDocument"`
-	ContentChanges []struct {
-		// Only full-text sync is advertised, so a change without a range
-		// replaces the whole buffer.
-		Text string `json:"text"`
-	} `json:"contentChanges"`
+	ContentChanges []contentChange       `json:"contentChanges"`
+}
+
+// contentChange replaces Range of the buffer with Text, or the whole
+// buffer when Range is nil. Changes apply in order, each to the text the
+// one before left.
+type contentChange struct {
+	Range *lspRange `json:"range"`
+	Text  string    `json:"text"`
+}
+
+type lspRange struct {
+	Start position `json:"start"`
+	End   position `json:"end"`
 }
 
 type didCloseParams struct {
@@ -88,10 +98,52 @@ func (d *documents) update(path string, version int, text *string) {
 	}
 }
 
+// change applies a didChange's changes to the buffer at path, with
+// positions in enc.
+func (d *documents) change(path string, version int, changes []contentChange, enc positionEncoding) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	doc, ok := d.open[path]
+	if !ok {
+		return nil
+	}
+	text := doc.Text
+	for i, c := range changes {
+		if c.Range == nil {
+			text = c.Text
+			continue
+		}
+		start, end := enc.offsetOf(text, c.Range.Start), enc.offsetOf(text, c.Range.End)
+		if end < start {
+			// margin no longer knows the buffer, and a wrong guess at it
+			// would turn into a wrong edit of it: forget it until the
+			// editor opens the note again (until then the file is read,
+			// and written compare-and-swap).
+			delete(d.open, path)
+			return invalidParams(fmt.Sprintf("contentChanges[%d].range", i), "ends before it starts; margin reads the file until the note is opened again")
+		}
+		text = text[:start] + c.Text + text[end:]
+	}
+	doc.Text = text
+	doc.Version = max(doc.Version, version)
+	return nil
+}
+
 func (d *documents) remove(path string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	delete(d.open, path)
+}
+
+// positionEncoding is the encoding of Position characters agreed at
+// initialize.
+func (s *Server) positionEncoding() positionEncoding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.encoding == "" {
+		return utf16Encoding
+	}
+	return s.encoding
 }
 
 func (s *Server) didOpen(ctx context.Context, p *didOpenParams) (any, error) {
@@ -108,12 +160,7 @@ func (s *Server) didChange(ctx context.Context, p *didChangeParams) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	var text *string
-	if n := len(p.ContentChanges); n > 0 {
-		text = &p.ContentChanges[n-1].Text
-	}
-	s.docs.update(path, p.TextDocument.Version, text)
-	return nil, nil
+	return nil, s.docs.change(path, p.TextDocument.Version, p.ContentChanges, s.positionEncoding())
 }
 
 func (s *Server) didSave(ctx context.Context, p *didSaveParams) (any, error) {

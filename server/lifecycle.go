@@ -16,6 +16,25 @@ type initializeParams struct {
 	InitializationOptions struct {
 		Vault string `json:"vault"`
 	} `json:"initializationOptions"`
+	Capabilities clientCapabilities `json:"capabilities"`
+}
+
+// clientCapabilities are the parts of the client's capabilities margin
+// acts on.
+type clientCapabilities struct {
+	General struct {
+		PositionEncodings []string `json:"positionEncodings"`
+	} `json:"general"`
+	Workspace struct {
+		CodeLens struct {
+			RefreshSupport bool `json:"refreshSupport"`
+		} `json:"codeLens"`
+	} `json:"workspace"`
+	Window struct {
+		ShowDocument struct {
+			Support bool `json:"support"`
+		} `json:"showDocument"`
+	} `json:"window"`
 }
 
 type initializeResult struct {
@@ -29,8 +48,10 @@ type serverInfo struct {
 }
 
 type capabilities struct {
+	PositionEncoding       positionEncoding `json:"positionEncoding"`
 	TextDocumentSync       textDocumentSync `json:"textDocumentSync"`
 	CodeLensProvider       struct{}         `json:"codeLensProvider"`
+	HoverProvider          bool             `json:"hoverProvider"`
 	ExecuteCommandProvider struct {
 		Commands []string `json:"commands"`
 	} `json:"executeCommandProvider"`
@@ -42,7 +63,7 @@ type capabilities struct {
 
 type textDocumentSync struct {
 	OpenClose bool `json:"openClose"`
-	Change    int  `json:"change"` // 1 = full text on every change
+	Change    int  `json:"change"` // 2 = incremental: only the changed ranges
 	Save      struct {
 		IncludeText bool `json:"includeText"`
 	} `json:"save"`
@@ -72,12 +93,16 @@ func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 
 	s.mu.Lock()
 	s.state = stateRunning
+	s.client = p.Capabilities
+	s.encoding = negotiateEncoding(p.Capabilities.General.PositionEncodings)
 	s.mu.Unlock()
 
 	var res initializeResult
 	res.ServerInfo = serverInfo{Name: "margin", Version: s.opts.Version}
+	res.Capabilities.PositionEncoding = s.encoding
+	res.Capabilities.HoverProvider = true
 	res.Capabilities.TextDocumentSync.OpenClose = true
-	res.Capabilities.TextDocumentSync.Change = 1
+	res.Capabilities.TextDocumentSync.Change = 2
 	res.Capabilities.TextDocumentSync.Save.IncludeText = true
 	res.Capabilities.ExecuteCommandProvider.Commands = editorCommands
 	res.Capabilities.Experimental.Margin = methodNames()
@@ -112,6 +137,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	}
 	qopts := s.opts.Query
 	qopts.Logger = s.logger
+	qopts.Editor = editor{s}
 	engine, err := query.New(ctx, v, s.opts.LLM, qopts)
 	if err != nil {
 		v.Close()

@@ -37,6 +37,7 @@ var methods = map[string]method{
 
 	"workspace/executeCommand": reader((*Server).executeCommand),
 	"textDocument/codeLens":    reader((*Server).codeLens),
+	"textDocument/hover":       reader((*Server).hover),
 
 	// Query flows run as reads although a log writes: see server/query.go.
 	"query/ask":   reader((*Server).queryAsk),

@@ -64,9 +64,13 @@ type Server struct {
 	enqueued uint64
 	// exited receives the process exit code when the client sends exit.
 	exited chan int
+	// lensRefresh queues a workspace/codeLens/refresh (see refresh.go).
+	lensRefresh chan struct{}
 
 	mu          sync.Mutex // guards the fields below
 	state       lifecycle
+	client      clientCapabilities // set at initialize
+	encoding    positionEncoding   // negotiated at initialize
 	vault       *vault.Vault
 	query       *query.Engine // set with vault
 	stopVault   context.CancelFunc
@@ -95,13 +99,14 @@ func New(opts Options) *Server {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Server{
-		opts:       opts,
-		logger:     opts.Logger,
-		serial:     make(chan func(), 256),
-		connected:  make(chan struct{}),
-		exited:     make(chan int, 1),
-		inflight:   make(map[jsonrpc2.ID]context.CancelFunc),
-		appliedNow: make(chan struct{}),
+		opts:        opts,
+		logger:      opts.Logger,
+		serial:      make(chan func(), 256),
+		connected:   make(chan struct{}),
+		exited:      make(chan int, 1),
+		lensRefresh: make(chan struct{}, 1),
+		inflight:    make(map[jsonrpc2.ID]context.CancelFunc),
+		appliedNow:  make(chan struct{}),
 	}
 }
 
@@ -117,6 +122,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) int {
 	close(s.connected)
 
 	go s.runSerial(ctx)
+	go s.runLensRefresh(ctx)
 
 	code := 1
 	select {

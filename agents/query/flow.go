@@ -53,8 +53,22 @@ type Options struct {
 	// MaxInput is the longest input accepted, in bytes.
 	MaxInput int
 	// Now is the clock; nil means time.Now.
-	Now    func() time.Time
+	Now func() time.Time
+	// Editor edits the notes open in the editor; nil when there is none
+	// (the command line). A log appended to an open daily note goes
+	// through it: the editor's buffer is the truth (SPEC §1.2).
+	Editor Editor
 	Logger *slog.Logger
+}
+
+// Editor is the editor a person has notes open in; it is agents.Editor,
+// named here so the query flow needs nothing else of the agents.
+type Editor interface {
+	// Open returns the buffer of the note at path when it is open.
+	Open(path string) (text string, version int, ok bool)
+	// ApplyEdit asks the editor to make the buffer of version read
+	// newText; applied is false when the editor refused.
+	ApplyEdit(ctx context.Context, path string, version int, newText string) (applied bool, err error)
 }
 
 func (o *Options) setDefaults() {

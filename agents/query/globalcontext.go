@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/margin-md/margin/vault/edit"
 )
 
 // The global context (seed 003 §7.7): Margin/Context.md, a short markdown
@@ -233,61 +231,37 @@ func (e *Engine) updateContext(ctx context.Context, s *Session, trigger string) 
 	return e.writeContext(ctx, obs.Updates)
 }
 
-// writeContext applies updates to Margin/Context.md with a compare-and-swap
-// write, re-reading and re-applying when the user edited it meanwhile.
+// writeContext applies updates to Margin/Context.md, re-applying them to
+// the version a person saved meanwhile (see editNote).
 func (e *Engine) writeContext(ctx context.Context, updates []ContextUpdate) (int, error) {
 	day := e.opts.Now().Format(time.DateOnly)
-	p := e.ContextPath()
-	const attempts = 3
-	var err error
-	for range attempts {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		snap, rerr := e.v.Root().Read(p)
-		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			return 0, fmt.Errorf("reading the global context: %w", rerr)
-		}
-		gc := parseContext(string(snap.Content))
-		n := gc.apply(updates, day)
-		if n == 0 {
-			return 0, nil
+	n := 0
+	err := e.editNote(ctx, e.ContextPath(), func(cur []byte, _ bool) ([]byte, error) {
+		gc := parseContext(string(cur))
+		if n = gc.apply(updates, day); n == 0 {
+			return nil, nil
 		}
 		gc.Version++
-		moved := gc.shrink(e.opts.ContextMaxTokens, day)
-		if len(moved) > 0 {
+		if moved := gc.shrink(e.opts.ContextMaxTokens, day); len(moved) > 0 {
 			if err := e.archive(ctx, moved, day); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
-		_, err = e.v.Root().Write(p, snap.Fingerprint, []byte(gc.render(day)))
-		if err == nil {
-			return n, nil
-		}
-		if !errors.Is(err, edit.ErrConflict) {
-			return 0, fmt.Errorf("writing the global context: %w", err)
-		}
+		return []byte(gc.render(day)), nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("writing the global context: %w", err)
 	}
-	return 0, fmt.Errorf("writing the global context: it kept changing (%d attempts): %w", attempts, err)
+	return n, nil
 }
 
 // archive appends items moved out of the context to Margin/Context Archive.md.
 func (e *Engine) archive(ctx context.Context, items []contextItem, day string) error {
-	p := e.archivePath()
 	var lines strings.Builder
 	for _, it := range items {
 		fmt.Fprintf(&lines, "- %s archived — %s %s\n", day, it.Category, strings.TrimPrefix(it.line(), "- "))
 	}
-	var err error
-	for range 3 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		snap, rerr := e.v.Root().Read(p)
-		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
-			return fmt.Errorf("reading the context archive: %w", rerr)
-		}
-		content := snap.Content
+	err := e.editNote(ctx, e.archivePath(), func(content []byte, _ bool) ([]byte, error) {
 		if len(content) == 0 {
 			content = []byte("---\nmargin: context-archive\n---\n\n# Global Context Archive\n\nItems moved out of [[Context]] to keep it within its budget.\n\n")
 		}
@@ -295,13 +269,10 @@ func (e *Engine) archive(ctx context.Context, items []contextItem, day string) e
 		if out[len(out)-1] != '\n' {
 			out = append(out, '\n')
 		}
-		out = append(out, lines.String()...)
-		if _, err = e.v.Root().Write(p, snap.Fingerprint, out); err == nil {
-			return nil
-		}
-		if !errors.Is(err, edit.ErrConflict) {
-			return fmt.Errorf("writing the context archive: %w", err)
-		}
+		return append(out, lines.String()...), nil
+	})
+	if err != nil {
+		return fmt.Errorf("writing the context archive: %w", err)
 	}
-	return fmt.Errorf("writing the context archive: %w", err)
+	return nil
 }

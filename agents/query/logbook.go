@@ -168,69 +168,48 @@ func invented(v any, numbers map[float64]bool) bool {
 	return false
 }
 
+// ErrEditorRefused is the editor saying no to an edit of a note open in it.
+var ErrEditorRefused = errors.New("the editor refused the edit of the open note")
+
 // appendEntry appends text to the daily note of at as `## HH:MM` (or
 // `## HH:MM [correction]`), creating the note from the vault's daily
-// template when it does not exist. A note the user edits meanwhile is
-// re-read and the append retried; nothing is ever overwritten. key is the
-// entry's name in the parsed-data table: the heading, numbered when the
-// note already has an entry with that heading.
+// template when it does not exist; through the editor when the note is
+// open there (see editNote). key is the entry's name in the parsed-data
+// table: the heading, numbered when the note already has an entry with
+// that heading.
 func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, correction bool) (path, heading, key string, err error) {
 	path = e.v.DailyFormat().Path(at)
 	heading = at.Format("15:04")
 	if correction {
 		heading += " [correction]"
 	}
-	const attempts = 3
-	for range attempts {
-		if err := ctx.Err(); err != nil {
-			return "", "", "", err
-		}
-		snap, rerr := e.v.Root().Read(path)
-		var (
-			base         []byte
-			fromTemplate bool
-		)
-		switch {
-		case rerr == nil:
-			base = snap.Content
-		case errors.Is(rerr, fs.ErrNotExist):
+	err = e.editNote(ctx, path, func(base []byte, exists bool) ([]byte, error) {
+		fromTemplate := false
+		if !exists {
+			var err error
 			if base, err = e.newDailyNote(at); err != nil {
-				return "", "", "", err
+				return nil, err
 			}
 			fromTemplate = len(base) > 0
-		default:
-			return "", "", "", fmt.Errorf("appending to %s: %w", path, rerr)
 		}
 		key = heading
 		n := bytes.Count(append([]byte("\n"), base...), []byte("\n## "+heading+"\n"))
-		var (
-			out  []byte
-			aerr error
-		)
 		if fromTemplate && n > 0 {
 			// The template's own `## {{time}}` entry was just rendered with
 			// this very time: the text goes under it, as if the user had
 			// opened the new note and typed, rather than into a second
 			// entry with the same heading.
-			out, aerr = edit.AppendUnderSection(base, "## "+heading, text)
-		} else {
-			if n > 0 {
-				key = fmt.Sprintf("%s (%d)", heading, n+1)
-			}
-			out, aerr = edit.AppendSection(base, "## "+heading, text)
+			return edit.AppendUnderSection(base, "## "+heading, text)
 		}
-		if aerr != nil {
-			return "", "", "", fmt.Errorf("appending to %s: %w", path, aerr)
+		if n > 0 {
+			key = fmt.Sprintf("%s (%d)", heading, n+1)
 		}
-		_, err = e.v.Root().Write(path, snap.Fingerprint, out)
-		if err == nil {
-			return path, heading, key, nil
-		}
-		if !errors.Is(err, edit.ErrConflict) {
-			return "", "", "", fmt.Errorf("appending to %s: %w", path, err)
-		}
+		return edit.AppendSection(base, "## "+heading, text)
+	})
+	if err != nil {
+		return "", "", "", fmt.Errorf("appending to %s: %w", path, err)
 	}
-	return "", "", "", fmt.Errorf("appending to %s: the note kept changing (%d attempts): %w", path, attempts, err)
+	return path, heading, key, nil
 }
 
 // newDailyNote is the content of a new daily note: the vault's daily

@@ -356,8 +356,15 @@ func (e *Editor) MustCall(method string, params any, result any) {
 // Initialize performs the LSP handshake with the vault as rootUri.
 func (e *Editor) Initialize(vault string) json.RawMessage {
 	e.t.Helper()
+	return e.InitializeWith(vault, map[string]any{})
+}
+
+// InitializeWith is Initialize for a client with these capabilities (such
+// as general.positionEncodings or workspace.codeLens.refreshSupport).
+func (e *Editor) InitializeWith(vault string, capabilities map[string]any) json.RawMessage {
+	e.t.Helper()
 	var res json.RawMessage
-	e.MustCall("initialize", map[string]any{"processId": os.Getpid(), "rootUri": "file://" + vault, "capabilities": map[string]any{}}, &res)
+	e.MustCall("initialize", map[string]any{"processId": os.Getpid(), "rootUri": "file://" + vault, "capabilities": capabilities}, &res)
 	e.Notify("initialized", map[string]any{})
 	return res
 }

@@ -900,6 +900,24 @@ func TestLinkedEntries(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("LinkedEntries = %v, want %v", got, tt.want)
 			}
+
+			// Resolving each link forward agrees with the backlinks.
+			bl, err := ix.Backlinks(ctx, tt.task)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tt.notes {
+				for _, l := range note.Parse(n.path, []byte(n.content), note.Options{}).Links {
+					back := slices.ContainsFunc(bl, func(b Backlink) bool { return b.From == n.path && b.Line == l.Line && b.Target == l.Target })
+					p, err := ix.ResolveLink(ctx, n.path, l.Target)
+					if (err == nil && p == tt.task) != back {
+						t.Errorf("ResolveLink(%s, %q) = %q, %v; a backlink of %s: %v", n.path, l.Target, p, err, tt.task, back)
+					}
+					if err != nil && !errors.Is(err, ErrNotFound) {
+						t.Errorf("ResolveLink(%s, %q): %v, want ErrNotFound", n.path, l.Target, err)
+					}
+				}
+			}
 		})
 	}
 

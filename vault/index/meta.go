@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -385,6 +386,64 @@ func (ix *Index) Backlinks(ctx context.Context, path string) ([]Backlink, error)
 		return nil, fmt.Errorf("listing backlinks of %s: %w", path, err)
 	}
 	return out, nil
+}
+
+// ResolveLink returns the path of the note that a link to target, written
+// in the note at from, resolves to. It applies resolve's rules to the link
+// (so it agrees with LinkedEntries and Backlinks); the error wraps
+// ErrNotFound when the link resolves to no note, or to several.
+func (ix *Index) ResolveLink(ctx context.Context, from, target string) (string, error) {
+	key := note.LinkKey(target)
+	if key == "" {
+		return from, nil
+	}
+	var rel any // as the links table stores it
+	if strings.Contains(target, "/") {
+		if r := note.LinkKey(path.Join(path.Dir(from), target)); r != key {
+			rel = r
+		}
+	}
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return "", fmt.Errorf("resolving [[%s]]: %w", target, err)
+	}
+	defer tx.Rollback()
+	// Candidates: notes the link's key could name by path, name or
+	// alias; resolve's condition then decides for each. Files margin
+	// writes answer to their full path only, as in resolve's counts.
+	var candidates []string
+	err = collect(ctx, tx, `SELECT path FROM files WHERE path_key IN (?, ?) OR kind <> 'margin' AND (stem_key = ?
+		OR id IN (SELECT file_id FROM aliases WHERE alias_key = ?)) ORDER BY path`,
+		[]any{key, rel, key[strings.LastIndexByte(key, '/')+1:], key}, func(r *sql.Rows) error {
+			var p string
+			err := r.Scan(&p)
+			candidates = append(candidates, p)
+			return err
+		})
+	if err != nil {
+		return "", fmt.Errorf("resolving [[%s]]: %w", target, err)
+	}
+	var found []string
+	for _, c := range candidates {
+		r, err := resolve(ctx, tx, c)
+		if err != nil {
+			return "", fmt.Errorf("resolving [[%s]]: %w", target, err)
+		}
+		cond, args := r.cond()
+		var ok bool
+		err = tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM (SELECT ? AS target_key, ? AS rel_key) l WHERE `+cond+`)`,
+			append([]any{key, rel}, args...)...).Scan(&ok)
+		if err != nil {
+			return "", fmt.Errorf("resolving [[%s]]: %w", target, err)
+		}
+		if ok {
+			found = append(found, c)
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("[[%s]] from %s resolves to %d notes: %w", target, from, len(found), ErrNotFound)
+	}
+	return found[0], nil
 }
 
 // resolution says which links resolve to one note.
