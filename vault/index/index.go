@@ -37,9 +37,10 @@ type Index struct {
 	// which costs a scan of two tables. Apply clears it. Another margin
 	// process writing the same database does not, but whatever it indexes
 	// this process's watcher sees and applies too.
-	mu     sync.Mutex // guards counts and gen
+	mu     sync.Mutex // guards counts, gen and bulk
 	counts *Counts
 	gen    uint64 // bumped by every Apply, so a count read before it is not cached after it
+	bulk   *Bulk  // the cold build under way, if any
 }
 
 // Open returns the index stored in db (opened with store.Open), creating or
@@ -48,7 +49,11 @@ func Open(ctx context.Context, db *sql.DB) (*Index, error) {
 	if err := store.Migrate(ctx, db, "index", schema); err != nil {
 		return nil, fmt.Errorf("opening index: %w", err)
 	}
-	return &Index{db: db}, nil
+	ix := &Index{db: db}
+	if err := ix.repair(ctx); err != nil {
+		return nil, fmt.Errorf("opening index: %w", err)
+	}
+	return ix, nil
 }
 
 // Close closes the database the index was opened on.
@@ -179,6 +184,13 @@ CREATE VIRTUAL TABLE sections_fts USING fts5(
 	content = 'sections', content_rowid = 'id',
 	tokenize = 'unicode61 remove_diacritics 2'
 );
+`, `
+-- Markers of work in progress: 'fts_pending' while a cold build (Bulk) has
+-- written sections that sections_fts does not hold yet.
+CREATE TABLE index_state (
+	key   TEXT PRIMARY KEY,
+	value ANY
+) WITHOUT ROWID;
 `}
 
 // Optimize merges the search table's segments into one, which makes
