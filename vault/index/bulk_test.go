@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"reflect"
 	"testing"
@@ -31,6 +32,13 @@ func checkLikeApply(t *testing.T, ix *Index) {
 		t.Fatalf("Check: %v", err)
 	}
 	want := loadVault(t)
+	if got, w := schemaOf(t, ix), schemaOf(t, want); !reflect.DeepEqual(got, w) {
+		t.Errorf("schema = %q, want %q", got, w)
+	}
+	var markers int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM index_state`).Scan(&markers); err != nil || markers != 0 {
+		t.Errorf("%d markers left in index_state (%v)", markers, err)
+	}
 	for _, q := range bulkQueries {
 		got, err := ix.Search(ctx, q)
 		if err != nil {
@@ -44,6 +52,23 @@ func checkLikeApply(t *testing.T, ix *Index) {
 			t.Errorf("Search %+v = %v, want %v", q, hitKeys(got), hitKeys(w))
 		}
 	}
+}
+
+// schemaOf lists the index's tables and indexes as SQL.
+func schemaOf(t *testing.T, ix *Index) []string {
+	t.Helper()
+	var out []string
+	err := collect(context.Background(), ix.db, `SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name`, nil,
+		func(r *sql.Rows) error {
+			var q string
+			err := r.Scan(&q)
+			out = append(out, q)
+			return err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func beginBulk(t *testing.T, ix *Index) *Bulk {
