@@ -24,6 +24,9 @@ import (
 // are dropped meanwhile and built again by Finish, in one sorted pass each,
 // which costs a fraction of keeping them up to date row by row.
 //
+// Until Finish, a text search finds none of the notes applied since
+// BeginBulk; queries without text see them as soon as their batch commits.
+//
 // Anything other than new notes while the Bulk is open (a note changed or
 // removed, a failed batch, another process writing the search table), and
 // Finish rebuilds sections_fts from sections instead of copying, which is
@@ -61,14 +64,13 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 	if err != nil || main == "" { // an in-memory database has no file to put a scratch one beside
 		return nil, err
 	}
-	b := &Bulk{ix: ix, scratch: main + "-bulk", rows: make(chan []ftsRow, 4), built: make(chan error, 1)}
+	// One batch may wait for the scratch build: more would only lengthen
+	// the wait at Finish and hold more memory.
+	b := &Bulk{ix: ix, scratch: main + "-bulk", rows: make(chan []ftsRow, 1), built: make(chan error, 1)}
 	if err := ix.db.QueryRowContext(ctx, `SELECT block FROM sections_fts_data WHERE id = ?`, ftsStructureID).Scan(&b.structure); err != nil {
 		return nil, fmt.Errorf("starting a cold build: %w", err)
 	}
 	if err := removeDB(b.scratch); err != nil {
-		return nil, fmt.Errorf("starting a cold build: %w", err)
-	}
-	if err := ix.dropIndexes(ctx); err != nil {
 		return nil, fmt.Errorf("starting a cold build: %w", err)
 	}
 	scratch, err := openScratch(ctx, b.scratch)
@@ -76,11 +78,19 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 		return nil, fmt.Errorf("starting a cold build: %w", err)
 	}
 	ix.mu.Lock()
-	if ix.bulk != nil {
-		ix.mu.Unlock()
-		scratch.Close()
-		return nil, errors.New("starting a cold build: one is already running")
+	running := ix.bulk != nil
+	ix.mu.Unlock()
+	if running {
+		err = errors.New("one is already running")
+	} else {
+		err = ix.dropIndexes(ctx)
 	}
+	if err != nil {
+		scratch.Close()
+		removeDB(b.scratch)
+		return nil, fmt.Errorf("starting a cold build: %w", err)
+	}
+	ix.mu.Lock()
 	ix.bulk = b
 	ix.mu.Unlock()
 	go func() { b.built <- b.build(scratch) }()
@@ -239,12 +249,14 @@ func (b *Bulk) Finish(ctx context.Context) error {
 	ix.mu.Unlock()
 	b.applying.Wait()
 	close(b.rows)
-	// While the scratch table is being finished on the other core.
-	if err := ix.inTx(ctx, restoreIndexes); err != nil {
-		return fmt.Errorf("finishing the cold build: %w", err)
-	}
+	// While the scratch table is being finished on the other core. Should
+	// this fail, the markers stay and the next Open restores the indexes.
+	rerr := ix.inTx(ctx, restoreIndexes)
 	berr := <-b.built
 	defer removeDB(b.scratch)
+	if rerr != nil {
+		return fmt.Errorf("finishing the cold build: restoring indexes: %w", rerr)
+	}
 	b.mu.Lock()
 	dirty := b.dirty || berr != nil
 	b.mu.Unlock()
