@@ -5,8 +5,8 @@
 // entry, so every hit carries its heading anchor and line).
 //
 // It owns the tables it creates (files, notes, sections and the entries
-// view, checklist_items, tags, aliases, links, sections_fts) and nothing else
-// in the database. It must not read the vault, parse markdown or
+// view, checklist_items, tags, aliases, links, sections_fts, index_state) and
+// nothing else in the database. It must not read the vault, parse markdown or
 // decide what to index: the caller walks and watches the vault, parses each
 // file with package note and hands the results to Apply. Everything here can
 // be rebuilt from the vault, so the schema favours write speed (no foreign key
@@ -185,8 +185,9 @@ CREATE VIRTUAL TABLE sections_fts USING fts5(
 	tokenize = 'unicode61 remove_diacritics 2'
 );
 `, `
--- Markers of work in progress: 'fts_pending' while a cold build (Bulk) has
--- written sections that sections_fts does not hold yet.
+-- Markers of an unfinished cold build (Bulk), which Open acts on: 'fts_pending'
+-- while sections holds rows that sections_fts does not, and 'index:<name>'
+-- with the SQL of each index the build dropped.
 CREATE TABLE index_state (
 	key   TEXT PRIMARY KEY,
 	value ANY
