@@ -188,13 +188,24 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		var (
 			err     error
 			applied int
+			bulk    *index.Bulk
 		)
+		if len(known) == 0 {
+			// A first index: build the search table on the other core.
+			if bulk, err = v.index.BeginBulk(ctx); err != nil {
+				v.logger.Warn("indexing without a parallel search build", "err", err)
+				err = nil
+			}
+		}
 		for b := range batches {
 			if err == nil {
 				err = v.index.Apply(ctx, b)
 			}
 			applied += len(b)
 			done(applied)
+		}
+		if bulk != nil {
+			err = errors.Join(err, bulk.Finish(ctx))
 		}
 		written <- err
 	}()

@@ -87,11 +87,24 @@ func (ix *Index) Apply(ctx context.Context, batch []Update) error {
 		return fmt.Errorf("applying index batch: %w", err)
 	}
 	defer tx.Rollback()
+	ix.mu.Lock()
+	bulk := ix.bulk
+	if bulk != nil {
+		bulk.applying.Add(1)
+		defer bulk.applying.Done()
+	}
+	ix.mu.Unlock()
 	w, err := newWriter(ctx, tx, batch)
 	if err != nil {
 		return fmt.Errorf("applying index batch: %w", err)
 	}
 	defer w.close()
+	w.bulk = bulk
+	if bulk != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO index_state (key, value) VALUES ('fts_pending', 1)`); err != nil {
+			return fmt.Errorf("applying index batch: %w", err)
+		}
+	}
 	for _, u := range batch {
 		if err := u.check(); err != nil {
 			return fmt.Errorf("applying index batch: %s: %w", u.Path, err)
@@ -105,6 +118,9 @@ func (ix *Index) Apply(ctx context.Context, batch []Update) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("applying index batch: committing: %w", err)
+	}
+	if bulk != nil {
+		bulk.indexed(w.ftsRows)
 	}
 	ix.mu.Lock()
 	ix.counts = nil
@@ -141,6 +157,9 @@ type writer struct {
 
 	insertFTS, deleteFTS *sql.Stmt
 	ftsRows              []ftsRow
+	// bulk, when set, takes the FTS rows once the batch is committed, and
+	// sections_fts is not written here.
+	bulk *Bulk
 }
 
 type ftsRow struct {
@@ -248,6 +267,9 @@ func (w *writer) flush(ctx context.Context) error {
 
 // flushFTS indexes the sections written so far.
 func (w *writer) flushFTS(ctx context.Context) error {
+	if w.bulk != nil {
+		return nil
+	}
 	for _, r := range w.ftsRows {
 		if _, err := w.insertFTS.ExecContext(ctx, r.id, r.title, r.heading, r.body, r.meta); err != nil {
 			return fmt.Errorf("indexing search text: %w", err)
@@ -331,6 +353,12 @@ func (w *writer) deleteContent(ctx context.Context, id int64) error {
 	case errors.Is(err, sql.ErrNoRows): // skipped or failed: no note, no sections
 	case err != nil:
 		return fmt.Errorf("finding sections: %w", err)
+	case w.bulk != nil:
+		// The sections may not be in sections_fts (yet): Finish rebuilds it.
+		w.bulk.spoil()
+		if _, err := w.deleteSections.ExecContext(ctx, lo, hi); err != nil {
+			return fmt.Errorf("deleting sections: %w", err)
+		}
 	default:
 		if _, err := w.deleteFTS.ExecContext(ctx, lo, hi); err != nil {
 			return fmt.Errorf("unindexing sections: %w", err)

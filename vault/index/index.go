@@ -5,8 +5,8 @@
 // entry, so every hit carries its heading anchor and line).
 //
 // It owns the tables it creates (files, notes, sections and the entries
-// view, checklist_items, tags, aliases, links, sections_fts) and nothing else
-// in the database. It must not read the vault, parse markdown or
+// view, checklist_items, tags, aliases, links, sections_fts, index_state) and
+// nothing else in the database. It must not read the vault, parse markdown or
 // decide what to index: the caller walks and watches the vault, parses each
 // file with package note and hands the results to Apply. Everything here can
 // be rebuilt from the vault, so the schema favours write speed (no foreign key
@@ -37,9 +37,10 @@ type Index struct {
 	// which costs a scan of two tables. Apply clears it. Another margin
 	// process writing the same database does not, but whatever it indexes
 	// this process's watcher sees and applies too.
-	mu     sync.Mutex // guards counts and gen
+	mu     sync.Mutex // guards counts, gen and bulk
 	counts *Counts
 	gen    uint64 // bumped by every Apply, so a count read before it is not cached after it
+	bulk   *Bulk  // the cold build under way, if any
 }
 
 // Open returns the index stored in db (opened with store.Open), creating or
@@ -48,7 +49,11 @@ func Open(ctx context.Context, db *sql.DB) (*Index, error) {
 	if err := store.Migrate(ctx, db, "index", schema); err != nil {
 		return nil, fmt.Errorf("opening index: %w", err)
 	}
-	return &Index{db: db}, nil
+	ix := &Index{db: db}
+	if err := ix.repair(ctx); err != nil {
+		return nil, fmt.Errorf("opening index: %w", err)
+	}
+	return ix, nil
 }
 
 // Close closes the database the index was opened on.
@@ -179,6 +184,14 @@ CREATE VIRTUAL TABLE sections_fts USING fts5(
 	content = 'sections', content_rowid = 'id',
 	tokenize = 'unicode61 remove_diacritics 2'
 );
+`, `
+-- Markers of an unfinished cold build (Bulk), which Open acts on: 'fts_pending'
+-- while sections holds rows that sections_fts does not, and 'index:<name>'
+-- with the SQL of each index the build dropped.
+CREATE TABLE index_state (
+	key   TEXT PRIMARY KEY,
+	value ANY
+) WITHOUT ROWID;
 `}
 
 // Optimize merges the search table's segments into one, which makes

@@ -1,0 +1,382 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/margin-md/margin/vault/store"
+)
+
+// Bulk is a cold build of the search table. Writing sections_fts is half
+// the cost of indexing, and SQLite has one writer per database, so while a
+// Bulk is open Apply leaves sections_fts alone and hands each committed
+// batch's search text to a second connection, which builds an identical
+// FTS5 table in a scratch database on another core. Finish copies that
+// table's storage (sections_fts_data, _idx, _docsize) into the state
+// database in one transaction. The secondary indexes of the other tables
+// are dropped meanwhile and built again by Finish, in one sorted pass each,
+// which costs a fraction of keeping them up to date row by row.
+//
+// Until Finish, a text search finds none of the notes applied since
+// BeginBulk; queries without text see them as soon as their batch commits.
+//
+// Anything other than new notes while the Bulk is open (a note changed or
+// removed, a failed batch, another process writing the search table), and
+// Finish rebuilds sections_fts from sections instead of copying, which is
+// slower but always right. A crash before Finish leaves marker rows (in
+// index_state) that the next Open sees: it restores the indexes and
+// rebuilds the search table then, so a half-built one is never trusted.
+type Bulk struct {
+	ix        *Index
+	scratch   string // path of the scratch database
+	structure []byte // sections_fts's structure record when the Bulk began
+	rows      chan []ftsRow
+	built     chan error
+	applying  sync.WaitGroup // Applies that may still send rows
+
+	mu    sync.Mutex // guards dirty
+	dirty bool
+}
+
+// ftsStructureID is the rowid of an FTS5 table's structure record in its
+// _data table: any write to the table changes it.
+const ftsStructureID = 10
+
+// BeginBulk starts a cold build. It returns nil (and no error) when the
+// search table already holds something: a Bulk only pays off, and can only
+// copy, into an empty one. Call Finish once the batches are applied.
+func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
+	var empty bool
+	if err := ix.db.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM sections_fts_docsize)`).Scan(&empty); err != nil {
+		return nil, fmt.Errorf("starting a cold build: %w", err)
+	}
+	if !empty {
+		return nil, nil
+	}
+	main, err := ix.path(ctx)
+	if err != nil || main == "" { // an in-memory database has no file to put a scratch one beside
+		return nil, err
+	}
+	// One batch may wait for the scratch build: more would only lengthen
+	// the wait at Finish and hold more memory.
+	b := &Bulk{ix: ix, scratch: main + "-bulk", rows: make(chan []ftsRow, 1), built: make(chan error, 1)}
+	if err := ix.db.QueryRowContext(ctx, `SELECT block FROM sections_fts_data WHERE id = ?`, ftsStructureID).Scan(&b.structure); err != nil {
+		return nil, fmt.Errorf("starting a cold build: %w", err)
+	}
+	if err := removeDB(b.scratch); err != nil {
+		return nil, fmt.Errorf("starting a cold build: %w", err)
+	}
+	scratch, err := openScratch(ctx, b.scratch)
+	if err != nil {
+		return nil, fmt.Errorf("starting a cold build: %w", err)
+	}
+	ix.mu.Lock()
+	running := ix.bulk != nil
+	ix.mu.Unlock()
+	if running {
+		err = errors.New("one is already running")
+	} else {
+		err = ix.dropIndexes(ctx)
+	}
+	if err != nil {
+		scratch.Close()
+		removeDB(b.scratch)
+		return nil, fmt.Errorf("starting a cold build: %w", err)
+	}
+	ix.mu.Lock()
+	ix.bulk = b
+	ix.mu.Unlock()
+	go func() { b.built <- b.build(scratch) }()
+	return b, nil
+}
+
+// createIndex is how every index that dropIndexes drops is written; it
+// recreates them with IF NOT EXISTS, as another process may have already.
+const createIndex = "CREATE INDEX "
+
+// dropIndexes drops the secondary indexes of the tables Apply fills and
+// records each one's SQL in index_state, in the same transaction, for
+// restoreIndexes.
+func (ix *Index) dropIndexes(ctx context.Context) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var names, sqls []string
+	err = collect(ctx, tx, `SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL
+		AND tbl_name IN ('files', 'notes', 'checklist_items', 'tags', 'aliases', 'links')`, nil,
+		func(r *sql.Rows) error {
+			var name, q string
+			if err := r.Scan(&name, &q); err != nil {
+				return err
+			}
+			if strings.HasPrefix(q, createIndex) {
+				names, sqls = append(names, name), append(sqls, q)
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	for i, name := range names {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO index_state (key, value) VALUES (?, ?)`, "index:"+name, sqls[i]); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DROP INDEX "`+name+`"`); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// restoreIndexes creates the indexes dropIndexes dropped.
+func restoreIndexes(ctx context.Context, tx *sql.Tx) error {
+	var sqls []string
+	err := collect(ctx, tx, `SELECT value FROM index_state WHERE key LIKE 'index:%'`, nil, func(r *sql.Rows) error {
+		var q string
+		err := r.Scan(&q)
+		sqls = append(sqls, q)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, q := range sqls {
+		if _, err := tx.ExecContext(ctx, createIndex+"IF NOT EXISTS "+strings.TrimPrefix(q, createIndex)); err != nil {
+			return fmt.Errorf("restoring an index: %w", err)
+		}
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM index_state WHERE key LIKE 'index:%'`)
+	return err
+}
+
+// path is the state database's file, "" for an in-memory one.
+func (ix *Index) path(ctx context.Context) (string, error) {
+	var seq int
+	var name, file string
+	if err := ix.db.QueryRowContext(ctx, `PRAGMA database_list`).Scan(&seq, &name, &file); err != nil {
+		return "", fmt.Errorf("finding the state database: %w", err)
+	}
+	return file, nil
+}
+
+// openScratch opens the scratch database with one connection and no
+// journal: it is deleted after use, and a crash leaves the marker behind.
+func openScratch(ctx context.Context, path string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(OFF)")
+	q.Add("_pragma", "synchronous(OFF)")
+	q.Add("_pragma", "locking_mode(EXCLUSIVE)")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(1)
+	// The same columns and tokenizer as the state database's sections_fts,
+	// so that its storage can be copied there as is; contentless because
+	// nothing reads it but the copy. (A larger FTS5 hashsize, 4 or 16 MB
+	// rather than 1, made fewer segments but cost as much CPU and 10-20 MB
+	// more memory.)
+	_, err = db.ExecContext(ctx, `CREATE VIRTUAL TABLE sections_fts USING fts5(
+		title, heading, body, meta, content = '', tokenize = 'unicode61 remove_diacritics 2')`)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// build indexes the rows it is sent until rows is closed, in one
+// transaction. After an error it still drains rows so that Apply never
+// blocks on it.
+func (b *Bulk) build(db *sql.DB) (err error) {
+	defer func() {
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		for range b.rows {
+		}
+	}()
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	insert, err := tx.PrepareContext(ctx, `INSERT INTO sections_fts (rowid, title, heading, body, meta) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
+	for rows := range b.rows {
+		// One row per statement, as in Apply: see writer.
+		for _, r := range rows {
+			if _, err := insert.ExecContext(ctx, r.id, r.title, r.heading, r.body, r.meta); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// indexed takes the search text of a committed batch.
+func (b *Bulk) indexed(rows []ftsRow) {
+	b.rows <- rows
+}
+
+// spoil makes Finish rebuild rather than copy.
+func (b *Bulk) spoil() {
+	b.mu.Lock()
+	b.dirty = true
+	b.mu.Unlock()
+}
+
+// Finish ends the cold build and makes the search table whole. Applies
+// after (or during) Finish write sections_fts as usual.
+func (b *Bulk) Finish(ctx context.Context) error {
+	ix := b.ix
+	ix.mu.Lock()
+	ix.bulk = nil
+	ix.mu.Unlock()
+	b.applying.Wait()
+	close(b.rows)
+	// While the scratch table is being finished on the other core. Should
+	// this fail, the markers stay and the next Open restores the indexes.
+	rerr := ix.inTx(ctx, restoreIndexes)
+	berr := <-b.built
+	defer removeDB(b.scratch)
+	if rerr != nil {
+		return fmt.Errorf("finishing the cold build: restoring indexes: %w", rerr)
+	}
+	b.mu.Lock()
+	dirty := b.dirty || berr != nil
+	b.mu.Unlock()
+	if !dirty {
+		copied, err := b.copy(ctx)
+		if err != nil {
+			return fmt.Errorf("finishing the cold build: %w", err)
+		}
+		if copied {
+			return nil
+		}
+	}
+	if err := ix.rebuild(ctx); err != nil {
+		return fmt.Errorf("finishing the cold build: %w", err)
+	}
+	return nil
+}
+
+// copy moves the scratch table into sections_fts unless something else
+// wrote sections_fts meanwhile. It runs on a connection of its own: FTS5
+// caches a table's structure per connection and notices only other
+// connections' commits, so the pool's connections must not be the writer.
+func (b *Bulk) copy(ctx context.Context) (bool, error) {
+	main, err := b.ix.path(ctx)
+	if err != nil {
+		return false, err
+	}
+	db, err := store.Open(ctx, main)
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS bulk`, b.scratch); err != nil {
+		return false, err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE bulk`)
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	var structure []byte
+	if err := tx.QueryRowContext(ctx, `SELECT block FROM main.sections_fts_data WHERE id = ?`, ftsStructureID).Scan(&structure); err != nil {
+		return false, err
+	}
+	if string(structure) != string(b.structure) {
+		return false, nil
+	}
+	for _, q := range []string{
+		`DELETE FROM main.sections_fts_data`,
+		`DELETE FROM main.sections_fts_idx`,
+		`DELETE FROM main.sections_fts_docsize`,
+		`INSERT INTO main.sections_fts_data SELECT * FROM bulk.sections_fts_data`,
+		`INSERT INTO main.sections_fts_idx SELECT * FROM bulk.sections_fts_idx`,
+		`INSERT INTO main.sections_fts_docsize SELECT * FROM bulk.sections_fts_docsize`,
+		`DELETE FROM main.index_state WHERE key = 'fts_pending'`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return false, err
+		}
+	}
+	return true, tx.Commit()
+}
+
+// rebuild restores the indexes a cold build dropped, indexes every section
+// again and drops the markers of an unfinished cold build.
+func (ix *Index) rebuild(ctx context.Context) error {
+	err := ix.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := restoreIndexes(ctx, tx); err != nil {
+			return err
+		}
+		for _, q := range []string{
+			`INSERT INTO sections_fts(sections_fts) VALUES ('rebuild')`,
+			`DELETE FROM index_state WHERE key = 'fts_pending'`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rebuilding the search index: %w", err)
+	}
+	return nil
+}
+
+// repair finishes a cold build that did not finish.
+func (ix *Index) repair(ctx context.Context) error {
+	var pending bool
+	err := ix.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_state WHERE key = 'fts_pending' OR key LIKE 'index:%')`).Scan(&pending)
+	if err != nil || !pending {
+		return err
+	}
+	return ix.rebuild(ctx)
+}
+
+// inTx runs f in a write transaction.
+func (ix *Index) inTx(ctx context.Context, f func(context.Context, *sql.Tx) error) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := f(ctx, tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func removeDB(path string) error {
+	for _, p := range []string{path, path + "-journal"} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// bulkQueries cover every column of sections_fts and its filters.
+var bulkQueries = []Query{
+	{Text: "kubernetes"}, {Text: "deploy latency"}, {Text: "release team", Mode: ModePhrase},
+	{Text: "cafe"}, {Text: "naive"}, {Text: "someday"}, {Text: "launch"}, {Text: "kube*"},
+	{Text: "deploy", Tags: []string{"ops"}}, {Text: "deploy", Fields: TaskFilter{Status: []string{"open"}}},
+}
+
+func fixtureUpdates() []Update {
+	us := make([]Update, len(vault))
+	for i, f := range vault {
+		us[i] = f.update()
+	}
+	return us
+}
+
+// checkLikeApply fails unless ix is sound and answers bulkQueries as an
+// index built by Apply alone does.
+func checkLikeApply(t *testing.T, ix *Index) {
+	t.Helper()
+	ctx := context.Background()
+	if err := ix.Check(ctx); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	want := loadVault(t)
+	if got, w := schemaOf(t, ix), schemaOf(t, want); !reflect.DeepEqual(got, w) {
+		t.Errorf("schema = %q, want %q", got, w)
+	}
+	var markers int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM index_state`).Scan(&markers); err != nil || markers != 0 {
+		t.Errorf("%d markers left in index_state (%v)", markers, err)
+	}
+	for _, q := range bulkQueries {
+		got, err := ix.Search(ctx, q)
+		if err != nil {
+			t.Fatalf("Search %+v: %v", q, err)
+		}
+		w, err := want.Search(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, w) {
+			t.Errorf("Search %+v = %v, want %v", q, hitKeys(got), hitKeys(w))
+		}
+	}
+}
+
+// schemaOf lists the index's tables and indexes as SQL.
+func schemaOf(t *testing.T, ix *Index) []string {
+	t.Helper()
+	var out []string
+	err := collect(context.Background(), ix.db, `SELECT sql FROM sqlite_schema WHERE sql IS NOT NULL ORDER BY name`, nil,
+		func(r *sql.Rows) error {
+			var q string
+			err := r.Scan(&q)
+			out = append(out, q)
+			return err
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func beginBulk(t *testing.T, ix *Index) *Bulk {
+	t.Helper()
+	b, err := ix.BeginBulk(context.Background())
+	if err != nil || b == nil {
+		t.Fatalf("BeginBulk = %v, %v", b, err)
+	}
+	return b
+}
+
+func TestBulk(t *testing.T) {
+	ctx := context.Background()
+	ix, dbPath := openIndex(t)
+	b := beginBulk(t, ix)
+	us := fixtureUpdates()
+	apply(t, ix, us[:4]...)
+	apply(t, ix, us[4:]...)
+	if hits, err := ix.Search(ctx, Query{Text: "kubernetes"}); err != nil || len(hits) != 0 {
+		t.Errorf("search during a cold build = %v, %v; want nothing yet", hitKeys(hits), err)
+	}
+	if err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(b.scratch); !os.IsNotExist(err) {
+		t.Errorf("scratch database left behind: %v", err)
+	}
+	checkLikeApply(t, ix)
+	// A second Bulk on a full index is declined.
+	if b, err := ix.BeginBulk(ctx); b != nil || err != nil {
+		t.Errorf("BeginBulk on a full index = %v, %v; want nil, nil", b, err)
+	}
+	// Nothing is left to repair on reopening.
+	checkLikeApply(t, reopen(t, dbPath))
+}
+
+func TestBulkSpoiled(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t)
+	b := beginBulk(t, ix)
+	us := fixtureUpdates()
+	// A note indexed twice during the build: its first sections are not in
+	// the scratch table's reach any more, so Finish must rebuild.
+	apply(t, ix, us...)
+	apply(t, ix, us[0])
+	if err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLikeApply(t, ix)
+}
+
+func TestBulkOtherWriter(t *testing.T) {
+	ctx := context.Background()
+	ix, dbPath := openIndex(t)
+	b := beginBulk(t, ix)
+	us := fixtureUpdates()
+	apply(t, ix, us[1:]...)
+	// Another process indexes a note the usual way meanwhile.
+	apply(t, reopen(t, dbPath), us[0])
+	if err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkLikeApply(t, ix)
+}
+
+func TestBulkCrash(t *testing.T) {
+	ix, dbPath := openIndex(t)
+	beginBulk(t, ix)
+	apply(t, ix, fixtureUpdates()...)
+	// The process dies before Finish: the next Open finds sections that
+	// sections_fts lacks and rebuilds it.
+	checkLikeApply(t, reopen(t, dbPath))
+}
