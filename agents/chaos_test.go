@@ -29,7 +29,9 @@ import (
 const (
 	chaosTask     = "Tasks/Ship invoice export.md"
 	chaosMaxTurns = 3
-	chaosTimeout  = 200 * time.Millisecond
+	// chaosTimeout ends slow replies, with room for a good one on a
+	// loaded machine.
+	chaosTimeout = 500 * time.Millisecond
 )
 
 func call(name string, args any) llmtest.ToolCall { return llmtest.ToolCall{Name: name, Args: args} }

@@ -39,18 +39,31 @@ type chaosFault struct {
 	// noRetry faults are not worth retrying (a missing model): each
 	// invocation of the role makes exactly one request.
 	noRetry bool
+	// partial faults are valid replies that never settle: the flow must
+	// stop at loop_max with a partial answer that names its gaps.
+	partial bool
+	// valid faults' replies are used as they come: nothing is retried.
+	valid bool
+	// transport faults fail the call itself and are retried llm_retry
+	// times; the others are replies that do not parse, re-asked for
+	// parse_retry times.
+	transport bool
+	// mayTimeOut faults do not parse and, on a loaded machine, may also
+	// outlast the timeout (a huge reply): both retries apply.
+	mayTimeOut bool
 }
 
 // chaosTimeout bounds one model call in this suite; slow replies are held
-// far longer, so only the timeout can end them.
-const chaosTimeout = 200 * time.Millisecond
+// far longer, so only the timeout can end them. It leaves room for a good
+// reply on a loaded machine, where a timeout would break the caps.
+const chaosTimeout = 500 * time.Millisecond
 
 func chaosFaults() []chaosFault {
 	return []chaosFault{
 		{name: "garbage text", reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Content: "Sure! Here is what I think about your notes: it depends."}
 		}},
-		{name: "fenced JSON", transparent: true, reply: func(good string, _ int) llmtest.Reply {
+		{name: "fenced JSON", transparent: true, valid: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: "Here you go:\n```json\n" + good + "\n```\nHope this helps."}
 		}},
 		{name: "truncated JSON", reply: func(good string, _ int) llmtest.Reply {
@@ -70,13 +83,13 @@ func chaosFaults() []chaosFault {
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "../outside.md", "content": "pwned"}}}}
 		}},
 		{name: "empty reply", reply: func(string, int) llmtest.Reply { return llmtest.Reply{} }},
-		{name: "huge reply", reply: func(string, int) llmtest.Reply {
+		{name: "huge reply", mayTimeOut: true, reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Content: strings.Repeat("all work and no play ", 100_000), Chunks: 64}
 		}},
-		{name: "http 500", reply: func(string, int) llmtest.Reply {
+		{name: "http 500", transport: true, reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Status: 500, Error: "llama runner process has terminated"}
 		}},
-		{name: "http 500 once", transparent: true, reply: func(good string, n int) llmtest.Reply {
+		{name: "http 500 once", transport: true, transparent: true, reply: func(good string, n int) llmtest.Reply {
 			if n == 1 {
 				return llmtest.Reply{Status: 500, Error: "llama runner process has terminated"}
 			}
@@ -85,19 +98,45 @@ func chaosFaults() []chaosFault {
 		{name: "404 model not found", noRetry: true, reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Status: 404, Error: `model "qwen2.5:7b" not found, try pulling it first`}
 		}},
-		{name: "slow beyond the timeout", reply: func(good string, _ int) llmtest.Reply {
+		{name: "slow beyond the timeout", transport: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Delay: time.Minute}
 		}},
-		{name: "stream cut mid-way", reply: func(good string, _ int) llmtest.Reply {
+		{name: "stream cut mid-way", transport: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Chunks: 4, CutAfter: 2}
 		}},
-		{name: "stream stalls mid-way", reply: func(good string, _ int) llmtest.Reply {
+		{name: "stream stalls mid-way", transport: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Chunks: 4, StallAfter: 1}
 		}},
-		{name: "error mid-stream", reply: func(good string, _ int) llmtest.Reply {
+		{name: "error mid-stream", transport: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, StreamError: "an error was encountered while running the model"}
 		}},
+		{name: "never satisfied", partial: true, valid: true, reply: func(good string, n int) llmtest.Reply {
+			return llmtest.Reply{Content: neverSatisfied(good, n)}
+		}},
 	}
+}
+
+// neverSatisfied keeps a reply valid but makes it ask for more, forever:
+// an analysis is insufficient and wants another domain each time, an
+// evaluation fails. Other roles answer as a good model would.
+func neverSatisfied(good string, n int) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(good), &m); err != nil {
+		return good
+	}
+	if _, ok := m["verdict"]; ok {
+		m["verdict"] = "insufficient"
+		gap := querytest.Gap("more data", "contextual", true)
+		gap["outside_current_expertise"] = true
+		gap["suspected_domain"] = []string{"Sleep", "Nutrition", "Work", "Strength training", "Running"}[n%5]
+		m["gaps_identified"] = []any{gap}
+	}
+	if _, ok := m["overall_verdict"]; ok {
+		m["overall_verdict"], m["recommendation"] = "fail", "retry_with_more_context"
+		m["feedback"] = []any{map[string]any{"issue": "not good enough", "suggestion": "look further", "affected_claim": ""}}
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }
 
 // wrongTypes keeps the reply's fields but gives each the wrong JSON type.
@@ -225,11 +264,6 @@ func newChaosEnv(t *testing.T, replies querytest.Replies, edit func(*llm.Config)
 	return env
 }
 
-// attempts is the most requests one invocation of a role may make.
-func (env *chaosEnv) attempts() int {
-	return (1 + env.cfg.Retry.ParseRetry) * (1 + env.cfg.Retry.LLMRetry)
-}
-
 // roleCalls counts the requests each role made.
 func roleCalls(reqs []llmtest.OllamaRequest) map[string]int {
 	out := map[string]int{}
@@ -342,13 +376,20 @@ func chaosCell(t *testing.T, flow chaosFlow, role string, fault chaosFault) {
 		t.Fatal("the flow hung until the test's deadline")
 	}
 
-	// Caps: each role within its invocations × attempts; a fault not
-	// worth retrying is not retried.
+	// Caps: a good role makes one request per invocation; the faulty one
+	// up to its retries of the fault's kind, none when its replies were
+	// valid or not worth retrying.
 	calls := roleCalls(env.fake.Requests())
 	for rl, c := range calls {
-		limit := maxInvocations(rl, chaosLoopMax) * env.attempts()
-		if rl == role && fault.noRetry {
-			limit = maxInvocations(rl, chaosLoopMax)
+		limit := maxInvocations(rl, chaosLoopMax)
+		switch {
+		case rl != role, fault.noRetry, fault.valid:
+		case fault.transport:
+			limit *= 1 + env.cfg.Retry.LLMRetry
+		case fault.mayTimeOut:
+			limit *= (1 + env.cfg.Retry.LLMRetry) * (1 + env.cfg.Retry.ParseRetry)
+		default:
+			limit *= 1 + env.cfg.Retry.ParseRetry
 		}
 		if c > limit {
 			t.Errorf("%s made %d requests, cap %d (all: %v)", rl, c, limit, calls)
@@ -363,6 +404,14 @@ func chaosCell(t *testing.T, flow chaosFlow, role string, fault chaosFault) {
 	case fault.transparent:
 		if r.Status != flow.status {
 			t.Errorf("status %s, want %s as with a good model (answer %q)", r.Status, flow.status, r.Answer)
+		}
+	case fault.partial && (role == "analyzer" || role == "evaluator"):
+		if r.Status != query.StatusPartial || len(r.Gaps) == 0 {
+			t.Errorf("status %s gaps %v, want a partial answer naming its gaps", r.Status, r.Gaps)
+		}
+	case fault.partial:
+		if r.Status != flow.status {
+			t.Errorf("status %s, want %s: the %s's replies were good", r.Status, flow.status, role)
 		}
 	case r.Status == query.StatusDegraded:
 		if !strings.Contains(r.Answer, "did not match the expected format") && !strings.Contains(r.Answer, "no model was reachable") {
@@ -475,6 +524,9 @@ func TestChaosFallback(t *testing.T) {
 						llm.KindAnthropic: {"low": "claude-3-5-haiku-20241022", "medium": "claude-3-5-haiku-20241022", "high": "claude-sonnet-4-20250514"},
 					}[provider]
 					env := newChaosEnv(t, sc.Replies, func(cfg *llm.Config) {
+						// One attempt each keeps a slow primary to one
+						// timeout per call.
+						cfg.Retry.LLMRetry = 0
 						cfg.FallbackProvider = provider
 						cfg.Providers[provider] = llm.ProviderConfig{Kind: provider, APIBase: fallbackURL, APIKey: "test-key"}
 						for tier, m := range models {
