@@ -29,9 +29,11 @@ import (
 const (
 	chaosTask     = "Tasks/Ship invoice export.md"
 	chaosMaxTurns = 3
-	// chaosTimeout ends slow replies, with room for a good one on a
-	// loaded machine.
-	chaosTimeout = 500 * time.Millisecond
+	// chaosTimeout ends slow replies in the rows where every reply is
+	// slow; elsewhere the timeout only ends a hang, so a good reply on a
+	// loaded machine never meets it.
+	chaosTimeout = 300 * time.Millisecond
+	hangTimeout  = 30 * time.Second
 )
 
 func call(name string, args any) llmtest.ToolCall { return llmtest.ToolCall{Name: name, Args: args} }
@@ -48,6 +50,8 @@ type wakeFault struct {
 	completes bool
 	// noRetry: a missing model is not retried, one request per wake.
 	noRetry bool
+	// timesOut: every reply is slow, and the wake runs with chaosTimeout.
+	timesOut bool
 	// proposes is how many change items the wake leaves pending.
 	proposes int
 	// check looks at the outcome beyond the common properties.
@@ -100,13 +104,13 @@ func wakeFaults() []wakeFault {
 		{name: "404 model not found", noRetry: true, reply: func(int) llmtest.Reply {
 			return llmtest.Reply{Status: 404, Error: `model "qwen2.5:7b" not found, try pulling it first`}
 		}},
-		{name: "slow beyond the timeout", reply: func(int) llmtest.Reply {
+		{name: "slow beyond the timeout", timesOut: true, reply: func(int) llmtest.Reply {
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}, Delay: time.Minute}
 		}},
 		{name: "stream cut mid-way", reply: func(int) llmtest.Reply {
 			return llmtest.Reply{Content: "Let me look at the task.", Chunks: 3, CutAfter: 2, ToolCalls: []llmtest.ToolCall{goodReport}}
 		}},
-		{name: "stream stalls mid-way", reply: func(int) llmtest.Reply {
+		{name: "stream stalls mid-way", timesOut: true, reply: func(int) llmtest.Reply {
 			return llmtest.Reply{Content: "Let me look at the task.", Chunks: 3, StallAfter: 1, ToolCalls: []llmtest.ToolCall{goodReport}}
 		}},
 		{name: "error mid-stream", reply: func(int) llmtest.Reply {
@@ -182,7 +186,7 @@ type chaosRig struct {
 	notes []string // "method params" of every notification
 }
 
-func newChaosRig(t *testing.T) *chaosRig {
+func newChaosRig(t *testing.T, timeout time.Duration) *chaosRig {
 	t.Helper()
 	c := &chaosRig{v: querytest.SampleVault(t), fake: llmtest.NewOllama(t, "qwen2.5:7b")}
 	cfg := llm.DefaultConfig()
@@ -190,7 +194,7 @@ func newChaosRig(t *testing.T) *chaosRig {
 	p.APIBase = c.fake.URL
 	cfg.Providers[llm.KindOllama] = p
 	cfg.Retry.LLMRetry = 1
-	cfg.Retry.Timeout = chaosTimeout
+	cfg.Retry.Timeout = timeout
 	cfg.Retry.Backoff = llm.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}
 	c.cfg = cfg
 	client, err := llm.New(cfg)
@@ -277,7 +281,11 @@ func TestChaosWake(t *testing.T) {
 	for _, f := range wakeFaults() {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			c := newChaosRig(t)
+			timeout := hangTimeout
+			if f.timesOut {
+				timeout = chaosTimeout
+			}
+			c := newChaosRig(t, timeout)
 			var turns atomic.Int32
 			c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return f.reply(int(turns.Add(1))) })
 			before := vaultFiles(t, c.v.Dir())
@@ -346,10 +354,18 @@ func TestChaosWake(t *testing.T) {
 				f.check(t, c)
 			}
 
-			// The same agent wakes cleanly with a good model.
+			// The same agent wakes cleanly with a good model (and a
+			// timeout it cannot meet).
 			c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
 				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
 			})
+			cfg := c.cfg
+			cfg.Retry.Timeout = hangTimeout
+			client, err := llm.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.rt.model = client
 			if run := c.wake(t); run.Status != string(RunCompleted) {
 				t.Errorf("after the fault, a good model's wake is %s (%s)", run.Status, run.Detail)
 			}

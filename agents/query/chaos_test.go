@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,15 +50,32 @@ type chaosFault struct {
 	// times; the others are replies that do not parse, re-asked for
 	// parse_retry times.
 	transport bool
-	// mayTimeOut faults do not parse and, on a loaded machine, may also
-	// outlast the timeout (a huge reply): both retries apply.
-	mayTimeOut bool
+	// timesOut faults are ended by the timeout: the cell runs on an engine
+	// where the faulty role has a short one.
+	timesOut bool
 }
 
-// chaosTimeout bounds one model call in this suite; slow replies are held
-// far longer, so only the timeout can end them. It leaves room for a good
-// reply on a loaded machine, where a timeout would break the caps.
-const chaosTimeout = 500 * time.Millisecond
+// chaosTimeout bounds the faulty role's calls in the cells of faults that
+// time out, whose replies are all slow; slow replies are held far longer,
+// so only the timeout can end them.
+const chaosTimeout = 300 * time.Millisecond
+
+// onFaultyProvider gives role a provider of its own, the same fake with
+// chaosTimeout, so only its calls can time out: the good roles keep
+// llm.retry.timeout, there only to end a hang, however loaded the machine.
+func onFaultyProvider(role string) func(*llm.Config) {
+	return func(cfg *llm.Config) {
+		p := cfg.Providers[llm.KindOllama]
+		p.Timeout = chaosTimeout
+		cfg.Providers["faulty"] = p
+		rc := cfg.Agents[role]
+		rc.Provider = "faulty"
+		cfg.Agents[role] = rc
+		for _, models := range cfg.Tiers {
+			models["faulty"] = models[llm.KindOllama]
+		}
+	}
+}
 
 func chaosFaults() []chaosFault {
 	return []chaosFault{
@@ -83,8 +102,8 @@ func chaosFaults() []chaosFault {
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: map[string]any{"path": "../outside.md", "content": "pwned"}}}}
 		}},
 		{name: "empty reply", reply: func(string, int) llmtest.Reply { return llmtest.Reply{} }},
-		{name: "huge reply", mayTimeOut: true, reply: func(string, int) llmtest.Reply {
-			return llmtest.Reply{Content: strings.Repeat("all work and no play ", 100_000), Chunks: 64}
+		{name: "huge reply", reply: func(string, int) llmtest.Reply {
+			return llmtest.Reply{Content: strings.Repeat("all work and no play ", 50_000), Chunks: 64}
 		}},
 		{name: "http 500", transport: true, reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Status: 500, Error: "llama runner process has terminated"}
@@ -98,13 +117,13 @@ func chaosFaults() []chaosFault {
 		{name: "404 model not found", noRetry: true, reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Status: 404, Error: `model "qwen2.5:7b" not found, try pulling it first`}
 		}},
-		{name: "slow beyond the timeout", transport: true, reply: func(good string, _ int) llmtest.Reply {
+		{name: "slow beyond the timeout", transport: true, timesOut: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Delay: time.Minute}
 		}},
 		{name: "stream cut mid-way", transport: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Chunks: 4, CutAfter: 2}
 		}},
-		{name: "stream stalls mid-way", transport: true, reply: func(good string, _ int) llmtest.Reply {
+		{name: "stream stalls mid-way", transport: true, timesOut: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Chunks: 4, StallAfter: 1}
 		}},
 		{name: "error mid-stream", transport: true, reply: func(good string, _ int) llmtest.Reply {
@@ -176,15 +195,17 @@ type chaosFlow struct {
 const today = "Daily/2026-11-22.md"
 
 func chaosFlows() []chaosFlow {
-	var insight querytest.Scenario
-	for _, sc := range querytest.Scenarios() {
-		if sc.Name == "insight" {
-			insight = sc
-		}
+	sc := map[string]querytest.Scenario{}
+	for _, s := range querytest.Scenarios() {
+		sc[s.Name] = s
 	}
 	return []chaosFlow{
-		{name: "ask", input: insight.Input, replies: insight.Replies, status: query.StatusAnswered,
-			roles: []string{"router", "planner", "analyzer", "synthesizer", "evaluator", "observer"}},
+		// The simple question reaches every role but the observer in five
+		// calls; the insight one has patterns worth observing.
+		{name: "ask", input: sc["simple"].Input, replies: sc["simple"].Replies, status: query.StatusAnswered,
+			roles: []string{"router", "planner", "analyzer", "synthesizer", "evaluator"}},
+		{name: "ask insight", input: sc["insight"].Input, replies: sc["insight"].Replies, status: query.StatusAnswered,
+			roles: []string{"observer"}},
 		{name: "clarify", input: "Was stress behind Friday's heavy bench?", status: query.StatusClarification, roles: []string{"clarifier"},
 			replies: querytest.Replies{
 				"router":    {querytest.Route("query", "Strength training")},
@@ -214,24 +235,55 @@ func chaosFlows() []chaosFlow {
 	}
 }
 
+// expandableDomains is how many domains of the sample vault a flow can
+// load after routing (all but the base domain): each expansion loads at
+// least one and costs a plan and an analysis outside loop_max.
+const expandableDomains = 2
+
 // maxInvocations is how often one flow may invoke each role: the re-planned
-// roles once per round (the first and loop_max more), the rest once.
+// roles once per round (the first and loop_max more), the planner and the
+// analyzer once more per domain expansion, the rest once.
 func maxInvocations(role string, loopMax int) int {
 	switch role {
-	case "planner", "analyzer", "synthesizer", "evaluator":
+	case "planner", "analyzer":
+		return 1 + loopMax + expandableDomains
+	case "synthesizer", "evaluator":
 		return 1 + loopMax
 	}
 	return 1
 }
 
-// chaosEnv is a fake Ollama with a client whose retries, parse retries and
-// timeout are all in play, and an engine over a fresh sample vault.
+// chaosEnv is a fake Ollama with a client whose retries and parse retries
+// are in play, and an engine over a fresh sample vault.
 type chaosEnv struct {
 	v      *vault.Vault
 	fake   *llmtest.Ollama
 	model  *querytest.Model
 	engine *query.Engine
 	cfg    llm.Config
+}
+
+// engineWith is another engine on the same vault and fake, its client's
+// configuration edited.
+func (env *chaosEnv) engineWith(t *testing.T, edit func(*llm.Config)) *query.Engine {
+	t.Helper()
+	cfg := env.cfg
+	cfg.Providers = maps.Clone(cfg.Providers)
+	cfg.Agents = maps.Clone(cfg.Agents)
+	cfg.Tiers = map[string]map[string]string{}
+	for tier, models := range env.cfg.Tiers {
+		cfg.Tiers[tier] = maps.Clone(models)
+	}
+	edit(&cfg)
+	client, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := query.New(context.Background(), env.v, client, query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: chaosLoopMax})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 const chaosLoopMax = 1
@@ -246,21 +298,13 @@ func newChaosEnv(t *testing.T, replies querytest.Replies, edit func(*llm.Config)
 	cfg.Providers[llm.KindOllama] = p
 	cfg.Retry.LLMRetry = 1
 	cfg.Retry.ParseRetry = 1
-	cfg.Retry.Timeout = chaosTimeout
+	cfg.Retry.Timeout = 30 * time.Second
 	cfg.Retry.Backoff = llm.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}
 	if edit != nil {
 		edit(&cfg)
 	}
 	env.cfg = cfg
-	client, err := llm.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := query.New(context.Background(), env.v, client, query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: chaosLoopMax})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.engine = e
+	env.engine = env.engineWith(t, func(*llm.Config) {})
 	return env
 }
 
@@ -340,22 +384,42 @@ func (f chaosFlow) run(ctx context.Context, e *query.Engine) (query.Result, erro
 	return e.Ask(ctx, f.input, nil)
 }
 
-// TestChaosRoles is the table: every fault × every role.
+// TestChaosRoles is the table: every fault × every role. A column (one
+// role in one flow) runs its faults one after the other on one engine, so
+// each fault also meets whatever the earlier ones left behind; at the end
+// a good model must get the flow's normal outcome. The columns run all at
+// once rather than -parallel at a time: they mostly wait on timeouts.
 func TestChaosRoles(t *testing.T) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, flow := range chaosFlows() {
 		for _, role := range flow.roles {
-			for _, fault := range chaosFaults() {
-				t.Run(flow.name+"/"+role+"/"+fault.name, func(t *testing.T) {
-					t.Parallel()
-					chaosCell(t, flow, role, fault)
+			wg.Go(func() {
+				t.Run(flow.name+"/"+role, func(t *testing.T) {
+					env := newChaosEnv(t, flow.replies, nil)
+					hasty := env.engineWith(t, onFaultyProvider(role))
+					for _, fault := range chaosFaults() {
+						e := env.engine
+						if fault.timesOut {
+							e = hasty
+						}
+						t.Run(fault.name, func(t *testing.T) { chaosCell(t, env, e, flow, role, fault) })
+					}
+					// The engine still works with a good model.
+					env.model.Set(flow.replies)
+					env.fake.Handle(env.model.Reply)
+					r, err := flow.run(context.Background(), env.engine)
+					if err != nil || r.Status != flow.status {
+						t.Errorf("after the faults, a good model gets status %s, %v; want %s", r.Status, err, flow.status)
+					}
 				})
-			}
+			})
 		}
 	}
 }
 
-func chaosCell(t *testing.T, flow chaosFlow, role string, fault chaosFault) {
-	env := newChaosEnv(t, flow.replies, nil)
+func chaosCell(t *testing.T, env *chaosEnv, engine *query.Engine, flow chaosFlow, role string, fault chaosFault) {
+	env.model.Set(flow.replies)
 	var n atomic.Int32
 	env.fake.Handle(func(req llmtest.OllamaRequest) llmtest.Reply {
 		good := env.model.Reply(req)
@@ -365,10 +429,11 @@ func chaosCell(t *testing.T, flow chaosFlow, role string, fault chaosFault) {
 		return fault.reply(good.Content+jsonOf(good.JSON), int(n.Add(1)))
 	})
 	before := vaultFiles(t, env.v.Dir())
+	earlier := len(env.fake.Requests())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only to catch a hang
 	defer cancel()
 
-	r, err := flow.run(ctx, env.engine)
+	r, err := flow.run(ctx, engine)
 	if err != nil {
 		t.Fatalf("the flow failed instead of degrading: %v", err)
 	}
@@ -379,15 +444,13 @@ func chaosCell(t *testing.T, flow chaosFlow, role string, fault chaosFault) {
 	// Caps: a good role makes one request per invocation; the faulty one
 	// up to its retries of the fault's kind, none when its replies were
 	// valid or not worth retrying.
-	calls := roleCalls(env.fake.Requests())
+	calls := roleCalls(env.fake.Requests()[earlier:])
 	for rl, c := range calls {
 		limit := maxInvocations(rl, chaosLoopMax)
 		switch {
 		case rl != role, fault.noRetry, fault.valid:
 		case fault.transport:
 			limit *= 1 + env.cfg.Retry.LLMRetry
-		case fault.mayTimeOut:
-			limit *= (1 + env.cfg.Retry.LLMRetry) * (1 + env.cfg.Retry.ParseRetry)
 		default:
 			limit *= 1 + env.cfg.Retry.ParseRetry
 		}
@@ -435,14 +498,6 @@ func chaosCell(t *testing.T, flow chaosFlow, role string, fault chaosFault) {
 	if out := changedOutside(before, vaultFiles(t, env.v.Dir()), flow.daily); len(out) > 0 {
 		t.Errorf("the flow wrote outside Margin/: %v", out)
 	}
-
-	// The engine still works for the next input with a good model.
-	env.model.Set(flow.replies)
-	env.fake.Handle(env.model.Reply)
-	r, err = flow.run(ctx, env.engine)
-	if err != nil || r.Status != flow.status {
-		t.Errorf("after the fault, a good model gets status %s, %v; want %s", r.Status, err, flow.status)
-	}
 }
 
 func jsonOf(v any) string {
@@ -468,7 +523,7 @@ func asOllama(system string) llmtest.OllamaRequest {
 func TestChaosFallback(t *testing.T) {
 	var sc querytest.Scenario
 	for _, s := range querytest.Scenarios() {
-		if s.Name == "insight" {
+		if s.Name == "simple" {
 			sc = s
 		}
 	}
@@ -497,73 +552,81 @@ func TestChaosFallback(t *testing.T) {
 			openai: func(string) llmtest.Reply { return llmtest.Reply{Status: 503, Error: "overloaded"} },
 			claude: func(string) llmtest.Reply { return llmtest.Reply{Status: 529, Error: "Overloaded"} }},
 	}
+	// All cells at once, as in TestChaosRoles.
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, provider := range []string{llm.KindOpenAI, llm.KindAnthropic} {
 		for pname, prep := range primary {
 			for _, f := range fallbacks {
-				t.Run(provider+"/"+pname+"/fallback "+f.name, func(t *testing.T) {
-					t.Parallel()
-					var fallbackURL string
-					var fallbackCalls func() int
-					model := querytest.NewModel(sc.Replies)
-					good := func(system string) string {
-						rep := model.Reply(asOllama(system))
-						return rep.Content + jsonOf(rep.JSON)
-					}
-					switch provider {
-					case llm.KindOpenAI:
-						fake := llmtest.NewOpenAI(t, "gpt-4o-mini", "gpt-4o")
-						fake.Handle(func(r llmtest.OpenAIRequest) llmtest.Reply { return f.openai(good(r.Messages[0].Content)) })
-						fallbackURL, fallbackCalls = fake.URL, func() int { return len(fake.Requests()) }
-					default:
-						fake := llmtest.NewAnthropic(t, "claude-3-5-haiku-20241022", "claude-sonnet-4-20250514")
-						fake.Handle(func(r llmtest.AnthropicRequest) llmtest.Reply { return f.claude(good(r.System[0].Text)) })
-						fallbackURL, fallbackCalls = fake.URL, func() int { return len(fake.Requests()) }
-					}
-					models := map[string]map[string]string{
-						llm.KindOpenAI:    {"low": "gpt-4o-mini", "medium": "gpt-4o-mini", "high": "gpt-4o"},
-						llm.KindAnthropic: {"low": "claude-3-5-haiku-20241022", "medium": "claude-3-5-haiku-20241022", "high": "claude-sonnet-4-20250514"},
-					}[provider]
-					env := newChaosEnv(t, sc.Replies, func(cfg *llm.Config) {
-						// One attempt each keeps a slow primary to one
-						// timeout per call.
-						cfg.Retry.LLMRetry = 0
-						cfg.FallbackProvider = provider
-						cfg.Providers[provider] = llm.ProviderConfig{Kind: provider, APIBase: fallbackURL, APIKey: "test-key"}
-						for tier, m := range models {
-							cfg.Tiers[tier][provider] = m
+				wg.Go(func() {
+					t.Run(provider+"/"+pname+"/fallback "+f.name, func(t *testing.T) {
+						var fallbackURL string
+						var fallbackCalls func() int
+						model := querytest.NewModel(sc.Replies)
+						good := func(system string) string {
+							rep := model.Reply(asOllama(system))
+							return rep.Content + jsonOf(rep.JSON)
+						}
+						switch provider {
+						case llm.KindOpenAI:
+							fake := llmtest.NewOpenAI(t, "gpt-4o-mini", "gpt-4o")
+							fake.Handle(func(r llmtest.OpenAIRequest) llmtest.Reply { return f.openai(good(r.Messages[0].Content)) })
+							fallbackURL, fallbackCalls = fake.URL, func() int { return len(fake.Requests()) }
+						default:
+							fake := llmtest.NewAnthropic(t, "claude-3-5-haiku-20241022", "claude-sonnet-4-20250514")
+							fake.Handle(func(r llmtest.AnthropicRequest) llmtest.Reply { return f.claude(good(r.System[0].Text)) })
+							fallbackURL, fallbackCalls = fake.URL, func() int { return len(fake.Requests()) }
+						}
+						models := map[string]map[string]string{
+							llm.KindOpenAI:    {"low": "gpt-4o-mini", "medium": "gpt-4o-mini", "high": "gpt-4o"},
+							llm.KindAnthropic: {"low": "claude-3-5-haiku-20241022", "medium": "claude-3-5-haiku-20241022", "high": "claude-sonnet-4-20250514"},
+						}[provider]
+						env := newChaosEnv(t, sc.Replies, func(cfg *llm.Config) {
+							// Every primary reply is bad, so only the primary
+							// gets a short timeout; one attempt keeps a slow
+							// primary to one timeout per call.
+							cfg.Retry.LLMRetry = 0
+							p := cfg.Providers[llm.KindOllama]
+							p.Timeout = 500 * time.Millisecond
+							cfg.Providers[llm.KindOllama] = p
+							cfg.FallbackProvider = provider
+							cfg.Providers[provider] = llm.ProviderConfig{Kind: provider, APIBase: fallbackURL, APIKey: "test-key"}
+							for tier, m := range models {
+								cfg.Tiers[tier][provider] = m
+							}
+						})
+						env.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return prep })
+						ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only to catch a hang
+						defer cancel()
+						r, err := env.engine.Ask(ctx, sc.Input, nil)
+						if err != nil {
+							t.Fatalf("the flow failed instead of degrading: %v", err)
+						}
+						if r.Status != f.status {
+							t.Errorf("status %s, want %s (answer %q)", r.Status, f.status, r.Answer)
+						}
+						if r.Status == query.StatusDegraded && !strings.Contains(r.Answer, "no model was reachable") && !strings.Contains(r.Answer, "did not match the expected format") {
+							t.Errorf("degraded answer does not say why: %q", r.Answer)
+						}
+						// Every request to the fallback follows a failed primary
+						// call: the primary's requests bound the fallback's, and
+						// both stay within invocations × attempts.
+						perInvocation := 1 + env.cfg.Retry.LLMRetry
+						if pname == "404 model not found" {
+							perInvocation = 1
+						}
+						primaryCalls := len(env.fake.Requests())
+						invocations := 0
+						for _, role := range []string{"router", "planner", "analyzer", "synthesizer", "evaluator", "observer"} {
+							invocations += maxInvocations(role, chaosLoopMax)
+						}
+						if primaryCalls > invocations*perInvocation*(1+env.cfg.Retry.ParseRetry) {
+							t.Errorf("%d requests to the primary, cap %d", primaryCalls, invocations*perInvocation*(1+env.cfg.Retry.ParseRetry))
+						}
+						if n := fallbackCalls(); n == 0 || n > primaryCalls/perInvocation*(1+env.cfg.Retry.LLMRetry) {
+							t.Errorf("%d requests to the fallback after %d to the primary", n, primaryCalls)
 						}
 					})
-					env.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return prep })
-					ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only to catch a hang
-					defer cancel()
-					r, err := env.engine.Ask(ctx, sc.Input, nil)
-					if err != nil {
-						t.Fatalf("the flow failed instead of degrading: %v", err)
-					}
-					if r.Status != f.status {
-						t.Errorf("status %s, want %s (answer %q)", r.Status, f.status, r.Answer)
-					}
-					if r.Status == query.StatusDegraded && !strings.Contains(r.Answer, "no model was reachable") && !strings.Contains(r.Answer, "did not match the expected format") {
-						t.Errorf("degraded answer does not say why: %q", r.Answer)
-					}
-					// Every request to the fallback follows a failed primary
-					// call: the primary's requests bound the fallback's, and
-					// both stay within invocations × attempts.
-					perInvocation := 1 + env.cfg.Retry.LLMRetry
-					if pname == "404 model not found" {
-						perInvocation = 1
-					}
-					primaryCalls := len(env.fake.Requests())
-					invocations := 0
-					for _, role := range []string{"router", "planner", "analyzer", "synthesizer", "evaluator", "observer"} {
-						invocations += maxInvocations(role, chaosLoopMax)
-					}
-					if primaryCalls > invocations*perInvocation*(1+env.cfg.Retry.ParseRetry) {
-						t.Errorf("%d requests to the primary, cap %d", primaryCalls, invocations*perInvocation*(1+env.cfg.Retry.ParseRetry))
-					}
-					if n := fallbackCalls(); n == 0 || n > primaryCalls/perInvocation*(1+env.cfg.Retry.LLMRetry) {
-						t.Errorf("%d requests to the fallback after %d to the primary", n, primaryCalls)
-					}
 				})
 			}
 		}
