@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -350,7 +351,7 @@ func vaultFiles(t *testing.T, dir string) map[string][32]byte {
 func changedOutside(before, after map[string][32]byte, allowed ...string) []string {
 	var out []string
 	check := func(p string) {
-		if strings.HasPrefix(p, "Margin/") || contains(allowed, p) {
+		if strings.HasPrefix(p, "Margin/") || slices.Contains(allowed, p) {
 			return
 		}
 		if before[p] != after[p] {
@@ -366,15 +367,6 @@ func changedOutside(before, after map[string][32]byte, allowed ...string) []stri
 		}
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (f chaosFlow) run(ctx context.Context, e *query.Engine) (query.Result, error) {
