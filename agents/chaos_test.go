@@ -300,7 +300,9 @@ func TestChaosWake(t *testing.T) {
 			if f.noRetry {
 				limit = 1
 			}
-			if n := len(c.fake.Requests()); n > limit || n == 0 {
+			// (A request the client gave up on may not have reached the
+			// fake yet.)
+			if n := len(c.fake.Requests()); n > limit || n == 0 && !f.timesOut {
 				t.Errorf("%d model requests, want 1..%d (max_turns %d × attempts)", n, limit, chaosMaxTurns)
 			}
 			if run.Turns > chaosMaxTurns {
