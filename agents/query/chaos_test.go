@@ -104,7 +104,7 @@ func chaosFaults() []chaosFault {
 		}},
 		{name: "empty reply", reply: func(string, int) llmtest.Reply { return llmtest.Reply{} }},
 		{name: "huge reply", reply: func(string, int) llmtest.Reply {
-			return llmtest.Reply{Content: strings.Repeat("all work and no play ", 50_000), Chunks: 64}
+			return llmtest.Reply{Content: strings.Repeat("all work and no play ", 12_500), Chunks: 64}
 		}},
 		{name: "http 500", transport: true, reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Status: 500, Error: "llama runner process has terminated"}
