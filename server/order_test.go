@@ -91,3 +91,22 @@ func TestReadsWaitForEarlierWritesOnly(t *testing.T) {
 		t.Errorf("replies after release = %v, want the write then the read", got)
 	}
 }
+
+// TestCancelRequestSentAsRequestIsAnswered: $/cancelRequest is a
+// notification, but a client that sends it with an id waits for an
+// answer; found by FuzzDispatch.
+func TestCancelRequestSentAsRequestIsAnswered(t *testing.T) {
+	send, replies := inProcess(t, New(Options{}))
+	send(7, "$/cancelRequest")
+	send(8, "no/such/method")
+	for _, want := range []int{7, 8} {
+		select {
+		case id := <-replies:
+			if id != want {
+				t.Fatalf("reply to %d, want %d", id, want)
+			}
+		case <-time.After(editortest.Timeout):
+			t.Fatalf("no reply to %d", want)
+		}
+	}
+}

@@ -158,6 +158,10 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 	switch req.Method {
 	case "$/cancelRequest":
 		s.cancelRequest(req)
+		if !req.Notif {
+			// A client that sent it with an id waits for an answer.
+			s.replyError(ctx, req, &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidRequest, Message: "$/cancelRequest is a notification: send it without an id"})
+		}
 		return
 	case "initialize":
 		// Synchronous, so no later message can overtake it.
