@@ -112,9 +112,15 @@ func (s *stream) ReadObject(v any) error {
 			}
 			continue
 		}
-		body := make([]byte, n)
-		if _, err := io.ReadFull(s.r, body); err != nil {
+		// Grow the body as bytes arrive rather than trusting the declared
+		// length: a header promising 60 MiB followed by silence must not
+		// cost 60 MiB.
+		body, err := io.ReadAll(io.LimitReader(s.r, n))
+		if err != nil {
 			return unexpectedEOF(err)
+		}
+		if int64(len(body)) < n {
+			return io.ErrUnexpectedEOF
 		}
 		if err := json.Unmarshal(body, v); err != nil {
 			if !json.Valid(body) {

@@ -153,6 +153,26 @@ func TestOversizeMessageIsNotHeldInMemory(t *testing.T) {
 	}
 }
 
+func TestDeclaredLengthIsNotAllocatedUpFront(t *testing.T) {
+	const declared = 60 << 20 // under the cap, so margin means to read it
+	input := fmt.Sprintf("Content-Length: %d\r\n\r\n{\"jsonrpc\":\"2.0\"", declared)
+	var out bytes.Buffer
+	s := newStream(strings.NewReader(input), &out, nil, 64<<20)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var m message
+	err := s.ReadObject(&m)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("ReadObject = %v, want unexpected EOF for a body cut short", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Errorf("a body that never came allocated %d MiB for its declared %d MiB", grew>>20, declared>>20)
+	}
+}
+
 func TestPeekID(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"id":5,"method":"x"}`, "5"},
