@@ -54,6 +54,9 @@ type chaosFault struct {
 	// timesOut faults are ended by the timeout: the cell runs on an engine
 	// where the faulty role has a short one, on a fake of its own.
 	timesOut bool
+	// why is what a degraded answer must say went wrong, when the fault
+	// names it better than "degraded".
+	why string
 }
 
 // chaosTimeout bounds the faulty role's calls in the cells of faults that
@@ -76,6 +79,16 @@ func onFaultyProvider(role, url string) func(*llm.Config) {
 			models["faulty"] = models[llm.KindOllama]
 		}
 	}
+}
+
+// saysWhyDegraded reports whether a degraded answer tells the person why.
+func saysWhyDegraded(answer string) bool {
+	for _, why := range []string{"did not match the expected format", "no model was reachable", "the model call failed"} {
+		if strings.Contains(answer, why) {
+			return true
+		}
+	}
+	return false
 }
 
 func chaosFaults() []chaosFault {
@@ -106,7 +119,7 @@ func chaosFaults() []chaosFault {
 		{name: "huge reply", reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Content: strings.Repeat("all work and no play ", 12_500), Chunks: 64}
 		}},
-		{name: "http 500", transport: true, reply: func(string, int) llmtest.Reply {
+		{name: "http 500", transport: true, why: "model server error", reply: func(string, int) llmtest.Reply {
 			return llmtest.Reply{Status: 500, Error: "llama runner process has terminated"}
 		}},
 		{name: "http 500 once", transport: true, transparent: true, reply: func(good string, n int) llmtest.Reply {
@@ -121,7 +134,7 @@ func chaosFaults() []chaosFault {
 		{name: "slow beyond the timeout", transport: true, timesOut: true, reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Delay: time.Minute}
 		}},
-		{name: "stream cut mid-way", transport: true, reply: func(good string, _ int) llmtest.Reply {
+		{name: "stream cut mid-way", transport: true, why: "reply ended before it was complete", reply: func(good string, _ int) llmtest.Reply {
 			return llmtest.Reply{Content: good, Chunks: 4, CutAfter: 2}
 		}},
 		{name: "stream stalls mid-way", transport: true, timesOut: true, reply: func(good string, _ int) llmtest.Reply {
@@ -486,8 +499,11 @@ func chaosCell(t *testing.T, env *chaosEnv, flow chaosFlow, role string, fault c
 			t.Errorf("status %s, want %s: the %s's replies were good", r.Status, flow.status, role)
 		}
 	case r.Status == query.StatusDegraded:
-		if !strings.Contains(r.Answer, "did not match the expected format") && !strings.Contains(r.Answer, "no model was reachable") {
+		if !saysWhyDegraded(r.Answer) {
 			t.Errorf("degraded answer does not say why: %q", r.Answer)
+		}
+		if fault.why != "" && !strings.Contains(r.Answer, fault.why) {
+			t.Errorf("degraded answer %q does not say %q", r.Answer, fault.why)
 		}
 	default:
 		// A role the flow can do without (the observer) may fail
@@ -614,7 +630,7 @@ func TestChaosFallback(t *testing.T) {
 						if r.Status != f.status {
 							t.Errorf("status %s, want %s (answer %q)", r.Status, f.status, r.Answer)
 						}
-						if r.Status == query.StatusDegraded && !strings.Contains(r.Answer, "no model was reachable") && !strings.Contains(r.Answer, "did not match the expected format") {
+						if r.Status == query.StatusDegraded && !saysWhyDegraded(r.Answer) {
 							t.Errorf("degraded answer does not say why: %q", r.Answer)
 						}
 						// Every request to the fallback follows a failed primary

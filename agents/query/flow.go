@@ -299,10 +299,28 @@ func degradedReason(err error) string {
 	case errors.Is(err, errNoModel):
 		return "no model is configured"
 	}
-	if fix := llm.Fix(err); fix != "" {
-		return "no model was reachable (" + fix + ")"
+	why := "no model was reachable"
+	if !errors.Is(err, llm.ErrUnreachable) {
+		// A server that answered badly is not an unreachable one: name
+		// what went wrong, so the person looks in the right place.
+		for _, c := range failedCalls {
+			if errors.Is(err, c) {
+				why = "the model call failed: " + c.Error()
+				break
+			}
+		}
 	}
-	return "no model was reachable"
+	if fix := llm.Fix(err); fix != "" {
+		return why + " (" + fix + ")"
+	}
+	return why
+}
+
+// failedCalls are the classes of a model server that was reached but did
+// not answer usefully, most specific first.
+var failedCalls = []llm.Class{
+	llm.ErrModelMissing, llm.ErrAuth, llm.ErrContextTooLong, llm.ErrRateLimited,
+	llm.ErrTimeout, llm.ErrIncomplete, llm.ErrServer, llm.ErrRejected,
 }
 
 var stageText = map[State]string{
