@@ -150,7 +150,11 @@ func degradedAnswer(s *Session) (string, []Citation) {
 		return b.String(), cites
 	}
 	const shown = 10
-	fmt.Fprintf(&b, "A plain search of your notes for the question's words found %d entries", len(s.Entries))
+	noun := "entries"
+	if len(s.Entries) == 1 {
+		noun = "entry"
+	}
+	fmt.Fprintf(&b, "A plain search of your notes for the question's words found %d %s", len(s.Entries), noun)
 	if len(s.Entries) > shown {
 		fmt.Fprintf(&b, "; the latest %d:", shown)
 	} else {
