@@ -243,6 +243,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer wg.Wait()
 	r.running.Store(true)
 	defer r.running.Store(false)
+	if err := r.restoreSetFiles(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("restoring change set files", "err", err)
+	}
 	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("reconciling agents with the vault", "err", err)
 	}
