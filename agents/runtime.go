@@ -454,6 +454,9 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 		if err := r.store.restartRun(ctx, w.run, full); err != nil {
 			return time.Time{}, err
 		}
+		if err := w.settleStarted(ctx); err != nil {
+			return time.Time{}, err
+		}
 	default:
 		if req.force {
 			// A wake someone asked for is its own state: the same notes
