@@ -3,6 +3,7 @@
 #   make demo    build margin and run it on a copy of the sample vault
 #   make test    gofmt, go vet, staticcheck, go test -race, short fuzz runs
 #   make bench   performance figures of SPEC §9 (needs ripgrep for the comparison)
+#   make soak    the hardening suites' long runs (minutes, not seconds)
 
 GO          ?= go
 BIN         := bin
@@ -13,7 +14,7 @@ DEMO_VAULT  ?= $(CURDIR)/.demo-vault
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build demo test lint unit fuzz bench clean
+.PHONY: all build demo test lint unit fuzz bench soak clean
 
 all: build
 
@@ -59,6 +60,13 @@ fuzz:
 
 bench: build
 	$(GO) run ./cmd/marginbench -bin $(BIN)/margin $(BENCHFLAGS)
+
+# soak runs the hardening suites (server/*_e2e*_test.go: edit storm, kill -9,
+# watcher overflow and limit, disk full) long: a 10k-note vault with 200
+# agents in a 5-minute storm, and 200 kills. `make unit` runs them short.
+SOAK_TESTS := TestSoak|TestCrash|TestChangeSetWithoutFile|TestJournalAppendInterrupted|TestWatcherOverflow|TestWatcherLimit|TestDiskFull
+soak:
+	MARGIN_SOAK=long CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 90m -v -run '$(SOAK_TESTS)' ./server/
 
 clean:
 	rm -rf $(BIN) $(DEMO_VAULT)
