@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -133,28 +134,93 @@ func TestWatcherOverflowRescansAndReconciles(t *testing.T) {
 	poll(t, "the edit after the overflow indexed", func() bool { return len(searchHits(e, "afteroverflowquux")) == 1 })
 }
 
+// watchLimit puts margin at the inotify watch limit: the kernel's own,
+// where user namespaces work — margin runs in one whose
+// max_inotify_watches is the number of directories it watches at start, so
+// the next inotify_add_watch fails with ENOSPC, and nothing else on the
+// machine feels it (the limit is per user namespace) — or a test hook that
+// makes new watches fail the same way.
+type watchLimit struct {
+	t    *testing.T
+	real bool
+	e    *editortest.Editor
+}
+
+func startAtWatchLimit(t *testing.T, dir string, real bool) *watchLimit {
+	l := &watchLimit{t: t, real: real}
+	if !real {
+		l.e = editortest.Start(t, quietEnv())
+		return l
+	}
+	if out, err := exec.Command("unshare", "--user", "--map-root-user", "true").CombinedOutput(); err != nil {
+		t.Skipf("no user namespace here (%v: %s); the injected limit covers the fault", err, out)
+	}
+	dirs := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			if p != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			dirs++
+		}
+		return nil
+	})
+	l.e = editortest.StartWrapped(t, []string{"unshare", "--user", "--map-root-user", "sh", "-c",
+		`echo ` + strconv.Itoa(dirs) + ` > /proc/sys/user/max_inotify_watches && exec "$0" "$@"`}, quietEnv())
+	return l
+}
+
+// set turns the limit on (for new watches) or lifts it.
+func (l *watchLimit) set(on bool) {
+	switch {
+	case !l.real:
+		l.e.MustCall("margin/test.watchLimit", map[string]any{"on": on}, nil)
+	case !on:
+		pid := strconv.Itoa(l.e.Process().Pid)
+		if out, err := exec.Command("nsenter", "--user", "--target", pid, "sh", "-c", "echo 1000000 > /proc/sys/user/max_inotify_watches").CombinedOutput(); err != nil {
+			l.t.Fatalf("raising the watch limit: %v: %s", err, out)
+		}
+	}
+	// On, the real limit is already reached: every directory took a watch.
+}
+
 // TestWatcherLimitDegradesAndRecovers makes the watch of a new directory
-// fail as inotify_add_watch does at fs.inotify.max_user_watches (ENOSPC,
-// injected: the limit is per user, and exhausting it for real would break
-// every other watcher on the machine). margin must rescan so the new
-// directory's notes are indexed, show the degradation in vault/status and
-// margin/indexStatus, and, once a watcher error makes it rebuild its
-// watches after the limit is lifted, watch the directory again.
+// fail as inotify_add_watch does at the watch limit (ENOSPC). margin must
+// rescan so the new directory's notes are indexed, show the degradation
+// in vault/status and margin/indexStatus, and, once a watcher error makes
+// it rebuild its watches after the limit is lifted, watch the directory
+// again.
 func TestWatcherLimitDegradesAndRecovers(t *testing.T) {
+	t.Run("kernel", func(t *testing.T) { testWatcherLimit(t, true) })
+	t.Run("injected", func(t *testing.T) { testWatcherLimit(t, false) })
+}
+
+func testWatcherLimit(t *testing.T, real bool) {
 	dir := editortest.SampleVault(t)
-	e := editortest.Start(t, quietEnv())
+	limit := startAtWatchLimit(t, dir, real)
+	e := limit.e
 	e.Initialize(dir)
 	e.WaitFor("the first scan", func(m editortest.Message) bool {
 		return m.Method == "margin/indexStatus" && strings.Contains(string(m.Params), `"kind":"scan"`)
 	})
 	var before watchStatus
 	e.MustCall("vault/status", nil, &before)
+	if before.Degraded != "" {
+		t.Fatalf("degraded before the limit was reached: %+v", before)
+	}
 
-	e.MustCall("margin/test.watchLimit", map[string]any{"on": true}, nil)
-	if err := os.MkdirAll(filepath.Join(dir, "Projects/Limited/Deep"), 0o755); err != nil {
+	limit.set(true)
+	// The tree arrives whole, as a move or a sync client brings it: a note
+	// written into a directory margin could not watch after its rescan is
+	// seen only by the next one, which the degraded status says.
+	outside := filepath.Join(t.TempDir(), "Limited")
+	if err := os.MkdirAll(filepath.Join(outside, "Deep"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, dir, "Projects/Limited/Deep/Hidden.md", "# Hidden\n\nLimitquux.\n")
+	writeFile(t, outside, "Deep/Hidden.md", "# Hidden\n\nLimitquux.\n")
+	if err := os.Rename(outside, filepath.Join(dir, "Projects/Limited")); err != nil {
+		t.Fatal(err)
+	}
 
 	reason := waitRescan(e, 1)
 	if !strings.Contains(reason, "max_user_watches") {
@@ -174,7 +240,7 @@ func TestWatcherLimitDegradesAndRecovers(t *testing.T) {
 
 	// The limit is lifted; a watcher error makes margin rebuild its watches
 	// and rescan, which finds what was written meanwhile.
-	e.MustCall("margin/test.watchLimit", map[string]any{"on": false}, nil)
+	limit.set(false)
 	writeFile(t, dir, "Projects/Limited/Deep/Meanwhile.md", "# Meanwhile\n\nMeanwhilequux.\n")
 	e.MustCall("margin/test.watchError", map[string]any{"message": "inotify read: input/output error"}, nil)
 	if reason := waitRescan(e, 2); !strings.Contains(reason, "input/output error") {
