@@ -86,6 +86,12 @@ func settle(t *testing.T, e *editortest.Editor, dir string) agentCounts {
 	return st.Agents
 }
 
+func searchHits(e *editortest.Editor, query string) []hit {
+	var res struct{ Hits []hit }
+	e.MustCall("vault/search", map[string]any{"query": query}, &res)
+	return res.Hits
+}
+
 // mdFiles lists the vault's markdown files (vault-relative), state dir
 // excluded.
 func mdFiles(t *testing.T, dir string) []string {

@@ -40,12 +40,6 @@ func waitRescan(e *editortest.Editor, n int) string {
 	return ev.Reason
 }
 
-func searchHits(e *editortest.Editor, query string) []hit {
-	var res struct{ Hits []hit }
-	e.MustCall("vault/search", map[string]any{"query": query}, &res)
-	return res.Hits
-}
-
 // maxQueuedEvents is the kernel's inotify queue length for new instances.
 func maxQueuedEvents(t *testing.T) int {
 	b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events")
