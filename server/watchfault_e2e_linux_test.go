@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,26 @@ func maxQueuedEvents(t *testing.T) int {
 	return n
 }
 
+// allStopped reports whether every thread of process pid is stopped.
+func allStopped(t *testing.T, pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) == 0 || (fields[0] != "T" && fields[0] != "t") {
+			return false
+		}
+	}
+	return true
+}
+
 // TestWatcherOverflowRescansAndReconciles overflows the kernel's real
 // inotify queue: margin is stopped (SIGSTOP) so it cannot read events,
 // more events than the queue holds are generated, and then notes are
@@ -72,13 +93,17 @@ func TestWatcherOverflowRescansAndReconciles(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { proc.Signal(syscall.SIGCONT) })
+	// A thread inside read() when the signal comes still takes a bufferful
+	// of events (thousands), so the queue is filled only once every thread
+	// has stopped.
+	poll(t, "margin stopped", func() bool { return allStopped(t, proc.Pid) })
 
 	// Attribute changes alternating between two files: each one is queued
 	// (the kernel merges only identical consecutive events) and margin
 	// ignores them, so they fill the queue and nothing else.
 	a, b := filepath.Join(dir, "Reference/Acme.md"), filepath.Join(dir, "Reference/Sleep.md")
 	at := time.Now()
-	for i := range maxQueuedEvents(t) + 100 {
+	for i := range maxQueuedEvents(t) + 1000 {
 		at = at.Add(time.Second)
 		if err := os.Chtimes([]string{a, b}[i%2], at, at); err != nil {
 			t.Fatal(err)
