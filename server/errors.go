@@ -30,7 +30,7 @@ const (
 	CodeOutsideVault     = -33004 // a path resolves outside the vault
 	CodeNoVault          = -33005 // no vault is open (initialize had no root)
 	CodeInvalidNote      = -33006 // the note cannot be parsed (e.g. broken frontmatter)
-	CodeStorage          = -33007 // the vault or the state database cannot be written (disk full, read-only); nothing was changed
+	CodeStorage          = -33007 // the vault or the state database cannot be written (disk full, read-only, no permission)
 )
 
 // paramError is an invalid-params error naming the bad field.
