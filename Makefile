@@ -4,6 +4,7 @@
 #   make test    gofmt, go vet, staticcheck, go test -race, short fuzz runs,
 #                and the editor plugins' tests (editors/test.sh)
 #   make bench   performance figures of SPEC §9 (needs ripgrep for the comparison)
+#   make soak    the hardening suites' long runs (minutes, not seconds)
 
 GO          ?= go
 BIN         := bin
@@ -14,7 +15,7 @@ DEMO_VAULT  ?= $(CURDIR)/.demo-vault
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build demo test lint unit fuzz editors bench clean
+.PHONY: all build demo test lint unit fuzz editors bench soak clean
 
 all: build
 
@@ -65,6 +66,13 @@ editors: build
 
 bench: build
 	$(GO) run ./cmd/marginbench -bin $(BIN)/margin $(BENCHFLAGS)
+
+# soak runs the hardening suites (server/*_e2e*_test.go: edit storm, kill -9,
+# watcher overflow and limit, disk full) long: a 10k-note vault with 200
+# agents in a 5-minute storm, and 200 kills. `make unit` runs them short.
+SOAK_TESTS := TestSoak|TestCrash|TestChangeSetWithoutFile|TestJournalAppendInterrupted|TestWatcherOverflow|TestWatcherLimit|TestDiskFull
+soak:
+	MARGIN_SOAK=long CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 90m -v -run '$(SOAK_TESTS)' ./server/
 
 clean:
 	rm -rf $(BIN) $(DEMO_VAULT)

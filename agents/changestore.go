@@ -277,6 +277,25 @@ func (s *Store) expire(ctx context.Context, id string, now time.Time) error {
 	return nil
 }
 
+// unwrittenSets lists the change sets whose file margin has not recorded
+// writing (see restoreSetFiles).
+func (s *Store) unwrittenSets(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM change_sets WHERE fingerprint = '' ORDER BY created_at`)
+	if err != nil {
+		return nil, fmt.Errorf("listing change sets without a file: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("listing change sets without a file: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 func (s *Store) setFileFingerprint(ctx context.Context, id, fp string) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE change_sets SET fingerprint = ? WHERE id = ?`, fp, id); err != nil {
 		return fmt.Errorf("recording the file of change set %s: %w", id, err)

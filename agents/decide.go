@@ -96,6 +96,46 @@ func (r *Runtime) routeProposals(ctx context.Context, a Agent, run int64, task *
 	return nil
 }
 
+// restoreSetFiles writes the file of every change set the ledger has but
+// whose file margin never recorded writing: routeProposals stores a set
+// before it creates the file, so a crash between the two leaves a set no
+// person can see or decide in the vault. A file that was written before the
+// crash is kept and recorded. It runs at startup, before any wake.
+func (r *Runtime) restoreSetFiles(ctx context.Context) error {
+	r.decideMu.Lock()
+	defer r.decideMu.Unlock()
+	ids, err := r.store.unwrittenSets(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		cs, err := r.store.ChangeSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		fp := edit.Fingerprint("")
+		if snap, err := r.v.Root().Read(cs.Path); err == nil {
+			fp = snap.Fingerprint
+		} else if errors.Is(err, fs.ErrNotExist) {
+			data, err := renderChangeSet(cs)
+			if err != nil {
+				return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
+			}
+			if fp, err = r.v.Root().Create(cs.Path, data); err != nil {
+				return fmt.Errorf("writing change set %s: %w", cs.ID, err)
+			}
+			r.log.Info("wrote the file of a change set a crash had left without one", "id", cs.ID, "path", cs.Path)
+			r.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+		} else {
+			return fmt.Errorf("reading change set %s: %w", cs.ID, err)
+		}
+		if err := r.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Decide records a person's verdicts on items of a change set and applies
 // the confirmed ones. It is the one path every way of deciding ends in:
 // changes/decide, changes/confirmAll, the command line and the change set

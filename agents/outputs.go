@@ -156,6 +156,27 @@ func readJournal(root *edit.Root, p string) ([]string, error) {
 	return lines, nil
 }
 
+// journalHas reports whether every text is in the journal as an entry's
+// text: how a re-run tells whether a crashed attempt's append landed.
+func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
+	lines, err := readJournal(root, p)
+	if err != nil {
+		return false, err
+	}
+	have := map[string]bool{}
+	for _, l := range lines {
+		if _, text, ok := strings.Cut(l, " — "); ok {
+			have[text] = true
+		}
+	}
+	for _, t := range texts {
+		if !have[t] {
+			return false, nil
+		}
+	}
+	return len(texts) > 0, nil
+}
+
 // casAttempts bounds the retries of an append racing a person's edits of
 // the same file: each retry re-reads, so it only fails under a stream of
 // saves, and then the observation is better lost than the edit.

@@ -254,6 +254,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer wg.Wait()
 	r.running.Store(true)
 	defer r.running.Store(false)
+	if err := r.restoreSetFiles(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("restoring change set files", "err", err)
+	}
 	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("reconciling agents with the vault", "err", err)
 	}
@@ -465,6 +468,9 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 		// the tool calls it already made are recognised.
 		w.key, w.run, reason = RunKey(prev.RunKey), prev.ID, prev.Reason+" (re-run after an interrupted attempt)"
 		if err := r.store.restartRun(ctx, w.run, full); err != nil {
+			return time.Time{}, err
+		}
+		if err := w.settleStarted(ctx); err != nil {
 			return time.Time{}, err
 		}
 	default:

@@ -108,7 +108,7 @@ CREATE TABLE tool_calls (
 	tool         TEXT    NOT NULL,
 	args         TEXT    NOT NULL,
 	deferred     INTEGER NOT NULL,
-	status       TEXT    NOT NULL, -- applied | proposed | unchanged | failed
+	status       TEXT    NOT NULL, -- applied | proposed | unchanged | failed | started
 	result       TEXT    NOT NULL,
 	created_at   TEXT    NOT NULL
 );
@@ -582,6 +582,48 @@ func (s *Store) addToolCall(ctx context.Context, agent string, tc ToolCall, prop
 		return fmt.Errorf("recording %s: %w", tc.Tool, err)
 	}
 	return nil
+}
+
+// toolCallStarted is the status of a call whose effect is being written
+// (see wakeTools.effect); a crash leaves it so until the run is re-run.
+const toolCallStarted = "started"
+
+// finishToolCall records how a started call ended.
+func (s *Store) finishToolCall(ctx context.Context, op, status, result string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE tool_calls SET status = ?, result = ? WHERE operation_id = ?`, status, result, op); err != nil {
+		return fmt.Errorf("recording operation %s: %w", op, err)
+	}
+	return nil
+}
+
+// dropToolCall forgets a started call whose effect failed, so that the
+// model's retry of it runs again.
+func (s *Store) dropToolCall(ctx context.Context, op string) error {
+	if _, err := s.db.ExecContext(ctx, `DELETE FROM tool_calls WHERE operation_id = ? AND status = ?`, op, toolCallStarted); err != nil {
+		return fmt.Errorf("dropping operation %s: %w", op, err)
+	}
+	return nil
+}
+
+// startedToolCalls are the calls of a run that a crash interrupted while
+// their effect was being written.
+func (s *Store) startedToolCalls(ctx context.Context, run int64) ([]ToolCall, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT operation_id, tool, args FROM tool_calls WHERE run_id = ? AND status = ?`, run, toolCallStarted)
+	if err != nil {
+		return nil, fmt.Errorf("reading the interrupted calls of run %d: %w", run, err)
+	}
+	defer rows.Close()
+	var out []ToolCall
+	for rows.Next() {
+		var tc ToolCall
+		var args string
+		if err := rows.Scan(&tc.OperationID, &tc.Tool, &args); err != nil {
+			return nil, fmt.Errorf("reading the interrupted calls of run %d: %w", run, err)
+		}
+		tc.Args = json.RawMessage(args)
+		out = append(out, tc)
+	}
+	return out, rows.Err()
 }
 
 // Activity is an agent's recent history, newest first.

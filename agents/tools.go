@@ -150,28 +150,87 @@ func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
 // effect runs fn once per operation id: a call that a crashed attempt of
 // the same run already made returns what it returned then, and does not
 // write anything again.
-func (wt *wakeTools) effect(ctx context.Context, name string, args json.RawMessage, deferred bool, fn func() (status, result string, ps []proposal, err error)) (string, error) {
+//
+// An effect that is not idempotent (an append) passes landed, which says
+// whether the effect is already in the vault and with what result: the
+// call is then recorded as started before fn runs, so a crash between the
+// write and its record leaves a trace, and the re-run asks landed instead
+// of writing again.
+func (wt *wakeTools) effect(ctx context.Context, name string, args json.RawMessage, deferred bool,
+	fn func() (status, result string, ps []proposal, err error), landed func() (result string, ok bool)) (string, error) {
 	w := wt.w
 	op, err := operationID(w.key, name, args)
 	if err != nil {
 		return "", err
 	}
-	if prev, ok, err := w.rt.store.toolCall(ctx, op); err != nil {
-		return "", err
-	} else if ok {
-		return prev.Result + " (already done by an earlier attempt of this run)", nil
-	}
-	status, result, ps, err := fn()
+	prev, seen, err := w.rt.store.toolCall(ctx, op)
 	if err != nil {
 		return "", err
 	}
+	if seen && prev.Status != toolCallStarted {
+		return prev.Result + " (already done by an earlier attempt of this run)", nil
+	}
 	canon, _ := canonicalJSON(args) // operationID parsed args already
 	tc := ToolCall{OperationID: op, Run: w.run, Tool: name, Args: json.RawMessage(canon), Deferred: deferred,
-		Status: status, Result: result, Created: w.rt.now()}
+		Status: toolCallStarted, Created: w.rt.now()}
+	if landed != nil {
+		if seen {
+			if result, ok := landed(); ok {
+				return result, w.rt.store.finishToolCall(ctx, op, "applied", result)
+			}
+		} else if err := w.rt.store.addToolCall(ctx, w.agent.ID, tc, nil); err != nil {
+			return "", err
+		}
+	}
+	status, result, ps, err := fn()
+	if err != nil {
+		if landed != nil {
+			if derr := w.rt.store.dropToolCall(ctx, op); derr != nil {
+				return "", errors.Join(err, derr)
+			}
+		}
+		return "", err
+	}
+	if landed != nil {
+		return result, w.rt.store.finishToolCall(ctx, op, status, result)
+	}
+	tc.Status, tc.Result = status, result
 	if err := w.rt.store.addToolCall(ctx, w.agent.ID, tc, ps); err != nil {
 		return "", err
 	}
 	return result, nil
+}
+
+// settleStarted resolves the calls a crash interrupted mid-effect, before
+// the run is re-run (whose model may not repeat them): one whose effect is
+// in the vault is recorded as applied; one whose effect is not is
+// forgotten, as if never made, so a repeat of it runs.
+func (w *wake) settleStarted(ctx context.Context) error {
+	calls, err := w.rt.store.startedToolCalls(ctx, w.run)
+	if err != nil {
+		return err
+	}
+	for _, tc := range calls {
+		landed := false
+		var texts []string
+		if tc.Tool == "record_observations" {
+			var a observationArgs
+			json.Unmarshal(tc.Args, &a)
+			texts = observationTexts(a.Observations)
+			if landed, err = journalHas(w.rt.v.Root(), w.journalPath(), texts); err != nil {
+				return err
+			}
+		}
+		if !landed {
+			err = w.rt.store.dropToolCall(ctx, tc.OperationID)
+		} else {
+			err = w.rt.store.finishToolCall(ctx, tc.OperationID, "applied", fmt.Sprintf("recorded %d observation(s) in the journal", len(texts)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (wt *wakeTools) updateReport(ctx context.Context, args json.RawMessage) (string, error) {
@@ -187,7 +246,7 @@ func (wt *wakeTools) updateReport(ctx context.Context, args json.RawMessage) (st
 			return "", "", nil, err
 		}
 		return "applied", "report published", nil, nil
-	})
+	}, nil)
 	if err == nil {
 		wt.reported, wt.tldr = true, a.TLDR
 	}
@@ -199,14 +258,14 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 	if err := json.Unmarshal(args, &a); err != nil {
 		return "", err
 	}
+	w := wt.w
+	texts := observationTexts(a.Observations)
+	result := fmt.Sprintf("recorded %d observation(s) in the journal", len(texts))
 	return wt.effect(ctx, "record_observations", args, false, func() (string, string, []proposal, error) {
-		w := wt.w
 		now := w.rt.now()
-		lines := make([]string, 0, len(a.Observations))
-		for _, o := range a.Observations {
-			if o = strings.TrimSpace(o); o != "" {
-				lines = append(lines, journalLine(now, o))
-			}
+		lines := make([]string, 0, len(texts))
+		for _, o := range texts {
+			lines = append(lines, journalLine(now, o))
 		}
 		if len(lines) == 0 {
 			return "", "", nil, errors.New("every observation is blank")
@@ -214,8 +273,22 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 		if err := appendJournal(ctx, w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
 		}
-		return "applied", fmt.Sprintf("recorded %d observation(s) in the journal", len(lines)), nil, nil
+		return "applied", result, nil, nil
+	}, func() (string, bool) {
+		in, err := journalHas(w.rt.v.Root(), w.journalPath(), texts)
+		return result, err == nil && in
 	})
+}
+
+// observationTexts are the observations as journal lines carry them.
+func observationTexts(obs []string) []string {
+	out := make([]string, 0, len(obs))
+	for _, o := range obs {
+		if o = oneLine(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // setLanguage is the one direct write to a person's task note (SPEC §1.3):
@@ -261,7 +334,7 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 		}
 		w.taskWritten(updated, fp)
 		return "applied", "language set to " + a.Language, nil, nil
-	})
+	}, nil)
 }
 
 // proposal is one change item of a deferred tool call.
@@ -456,7 +529,7 @@ func (wt *wakeTools) propose(ctx context.Context, d deferredTool, args json.RawM
 			result += "; " + dropped
 		}
 		return "proposed", result, items, nil
-	})
+	}, nil)
 }
 
 func summaries(ps []proposal) string {

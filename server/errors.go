@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/sourcegraph/jsonrpc2"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Protocol error codes margin uses besides JSON-RPC's own.
@@ -30,6 +33,7 @@ const (
 	CodeNoVault          = -33005 // no vault is open (initialize had no root)
 	CodeInvalidNote      = -33006 // the note cannot be parsed (e.g. broken frontmatter)
 	CodeRefused          = -33007 // refused as things stand: a closed evolution session, no proposal yet, the evolution depth limit
+	CodeStorage          = -33008 // the vault or the state database cannot be written (disk full, read-only, no permission)
 )
 
 // paramError is an invalid-params error naming the bad field.
@@ -93,8 +97,29 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		return &jsonrpc2.Error{Code: CodeNotFound, Message: err.Error()}
 	case errors.Is(err, errNoVault):
 		return &jsonrpc2.Error{Code: CodeNoVault, Message: err.Error()}
+	case isStorageError(err):
+		return &jsonrpc2.Error{Code: CodeStorage, Message: "cannot write to the vault or margin's state: " + err.Error()}
 	}
 	return &jsonrpc2.Error{Code: jsonrpc2.CodeInternalError, Message: err.Error()}
 }
 
 var errNoVault = errors.New("no vault is open: initialize with rootUri, rootPath or initializationOptions.vault, or start margin with --vault")
+
+// isStorageError reports whether err says the disk cannot take a write:
+// it is full, over quota or the file size limit, read-only, or the files
+// are not writable for margin, whether a file write or SQLite said so.
+func isStorageError(err error) bool {
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall.EROFS, syscall.EACCES, syscall.EPERM} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	var sqlErr *sqlite.Error
+	if errors.As(err, &sqlErr) {
+		switch sqlErr.Code() & 0xff { // the primary result code
+		case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY:
+			return true
+		}
+	}
+	return false
+}

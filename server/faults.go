@@ -2,14 +2,24 @@
 
 package server
 
-import "context"
+import (
+	"context"
+	"errors"
+	"runtime"
+
+	"github.com/margin-md/margin/vault/watch"
+)
 
 // Fault methods exist only in test builds (-tags marginfaults), so the
-// end-to-end tests can show how the server survives a panicking handler and
-// cancels a long request. Release builds do not have them.
+// end-to-end tests can show how the server survives a panicking handler,
+// cancels a long request, loses watcher events or watches, and whether it
+// leaks goroutines. Release builds do not have them.
 func init() {
 	methods["margin/test.panic"] = reader((*Server).testPanic)
 	methods["margin/test.block"] = reader((*Server).testBlock)
+	methods["margin/test.goroutines"] = reader((*Server).testGoroutines)
+	methods["margin/test.watchLimit"] = writer((*Server).testWatchLimit)
+	methods["margin/test.watchError"] = writer((*Server).testWatchError)
 }
 
 func (s *Server) testPanic(ctx context.Context, _ *empty) (any, error) {
@@ -21,4 +31,30 @@ func (s *Server) testBlock(ctx context.Context, _ *empty) (any, error) {
 	reportProgress(ctx, "blocking until cancelled", -1)
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// testGoroutines counts the process's goroutines, for leak checks.
+func (s *Server) testGoroutines(ctx context.Context, _ *empty) (any, error) {
+	return map[string]int{"goroutines": runtime.NumGoroutine()}, nil
+}
+
+// testWatchLimit makes adding a watch for a directory not yet watched fail
+// with ENOSPC, as the kernel does at fs.inotify.max_user_watches, or stops
+// doing so.
+func (s *Server) testWatchLimit(ctx context.Context, p *struct {
+	On bool `json:"on"`
+}) (any, error) {
+	watch.LimitWatches(p.On)
+	return map[string]bool{"on": p.On}, nil
+}
+
+// testWatchError reports an error on the watcher's error stream, as
+// fsnotify does when reading events fails.
+func (s *Server) testWatchError(ctx context.Context, p *struct {
+	Message string `json:"message"`
+}) (any, error) {
+	if p.Message == "" {
+		return nil, invalidParams("message", "required")
+	}
+	return map[string]bool{}, watch.InjectError(ctx, errors.New(p.Message))
 }

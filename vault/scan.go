@@ -86,6 +86,10 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 			}
 			return nil
 		}
+		if edit.IsTempName(d.Name()) {
+			v.removeStaleTemp(rel)
+			return nil
+		}
 		if !v.isContent(rel) {
 			return nil
 		}

@@ -229,3 +229,16 @@ func (v *Vault) Index() *index.Index { return v.index }
 func (v *Vault) Path(p string) (string, error) {
 	return v.root.Rel(p)
 }
+
+// removeStaleTemp removes a temp file that a margin process died before
+// renaming into place (see edit.RemoveStaleTemp). The note it was meant to
+// replace is intact; the temp file is only clutter a person would see.
+func (v *Vault) removeStaleTemp(rel string) {
+	removed, err := v.root.RemoveStaleTemp(rel)
+	switch {
+	case err != nil:
+		v.logger.Warn("cannot remove a temp file left by an interrupted write", "path", rel, "err", err)
+	case removed:
+		v.logger.Info("removed a temp file left by an interrupted write", "path", rel)
+	}
+}

@@ -116,7 +116,16 @@ func (e *RPCError) Error() string { return fmt.Sprintf("rpc error %d: %s", e.Cod
 // test's environment). It stops the process when the test ends.
 func Start(t testing.TB, env []string, args ...string) *Editor {
 	t.Helper()
-	cmd := exec.Command(Binary(t), append([]string{"serve"}, args...)...)
+	return StartWrapped(t, nil, env, args...)
+}
+
+// StartWrapped is Start with `margin serve` run by a wrapper command (such
+// as unshare, to give margin a namespace of its own): the wrapper's words
+// come first, then the binary's path and its arguments.
+func StartWrapped(t testing.TB, wrapper, env []string, args ...string) *Editor {
+	t.Helper()
+	argv := append(append(append([]string{}, wrapper...), Binary(t), "serve"), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -354,10 +355,51 @@ func (r *Root) syncDir(dir string) error {
 
 const tempPrefix, tempSuffix = ".margin-", ".tmp"
 
+// tempName names a temp file after the writing process, so that one left
+// behind by a process that died (kill -9, power loss) can be told from one
+// another margin process is writing right now (RemoveStaleTemp).
 func tempName() string {
 	var b [8]byte
 	rand.Read(b[:])
-	return tempPrefix + hex.EncodeToString(b[:]) + tempSuffix
+	return tempPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:]) + tempSuffix
+}
+
+// RemoveStaleTemp removes the temp file name (vault-relative, see
+// IsTempName) if the process that wrote it is gone: a write it never
+// finished, whose target is untouched. It reports whether it removed it.
+func (r *Root) RemoveStaleTemp(name string) (bool, error) {
+	p, err := Clean(name)
+	if err != nil {
+		return false, err
+	}
+	base := path.Base(p)
+	if !IsTempName(base) || writerAlive(base) {
+		return false, nil
+	}
+	if err := r.root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, r.classify(err)
+	}
+	return true, nil
+}
+
+// writerAlive reports whether the process named in a temp file's name may
+// still be writing it. A name without a pid is from an older margin.
+func writerAlive(base string) bool {
+	pidText, _, ok := strings.Cut(strings.TrimPrefix(base, tempPrefix), "-")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil || pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return true
+	}
+	proc, err := os.FindProcess(pid)
+	if err != nil {
+		return false // Windows: no such process
+	}
+	// Signal 0 only checks: a process of another user answers EPERM.
+	err = proc.Signal(syscall.Signal(0))
+	return !errors.Is(err, os.ErrProcessDone) && !errors.Is(err, syscall.ESRCH)
 }
 
 // IsTempName reports whether a file name (base name, not a path) is one of

@@ -107,6 +107,11 @@ type Options struct {
 	errs     <-chan error
 }
 
+// faultOptions is set only in test builds of margin (faults.go, build tag
+// marginfaults): it plugs the seams above into every watcher the binary
+// creates, so end-to-end tests can inject faults into a running server.
+var faultOptions func(*Options)
+
 // Watcher watches one vault. Create it with New, then call Run.
 type Watcher struct {
 	root      string // absolute, cleaned
@@ -181,6 +186,9 @@ func New(dir string, opts Options) (*Watcher, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if faultOptions != nil {
+		faultOptions(&opts)
 	}
 
 	fsw, err := fsnotify.NewWatcher()
