@@ -11,26 +11,25 @@ import (
 	"github.com/margin-md/margin/server/editortest"
 )
 
+// firstWakeProposes scripts a model that makes calls on the first wake and
+// afterwards only reports, with tldr.
+func firstWakeProposes(o *llmtest.Ollama, tldr string, calls ...llmtest.ToolCall) {
+	var once sync.Once
+	o.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
+		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": tldr, "content": "## Left\n- QA\n"}}
+		reply := llmtest.Reply{ToolCalls: []llmtest.ToolCall{report}}
+		once.Do(func() { reply.ToolCalls = append(calls, report) })
+		return reply
+	})
+}
+
 // proposingModel proposes on the first wake (an estimate and two checklist
 // items, which explode into three change items) and only reports after.
 func proposingModel(o *llmtest.Ollama) {
-	var mu sync.Mutex
-	calls := 0
-	o.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
-		mu.Lock()
-		calls++
-		first := calls == 1
-		mu.Unlock()
-		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": "QA and docs left.", "content": "## Left\n- QA\n"}}
-		if !first {
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{report}}
-		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
-			{Name: "update_task_estimate", Args: map[string]any{"estimate": "2h", "human_summary": "Set estimate to 2h"}},
-			{Name: "add_multiple_checklist_items", Args: map[string]any{"items": []map[string]string{{"title": "Announce the export to Acme"}, {"title": "Write the changelog"}}}},
-			report,
-		}}
-	})
+	firstWakeProposes(o, "QA and docs left.",
+		llmtest.ToolCall{Name: "update_task_estimate", Args: map[string]any{"estimate": "2h", "human_summary": "Set estimate to 2h"}},
+		llmtest.ToolCall{Name: "add_multiple_checklist_items", Args: map[string]any{"items": []map[string]string{{"title": "Announce the export to Acme"}, {"title": "Write the changelog"}}}},
+	)
 }
 
 type changeSet struct {

@@ -3,7 +3,6 @@ package server_test
 import (
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,19 +12,7 @@ import (
 
 // languageModel sets the task's language on the first wake.
 func languageModel(o *llmtest.Ollama) {
-	var mu sync.Mutex
-	calls := 0
-	o.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
-		mu.Lock()
-		calls++
-		first := calls == 1
-		mu.Unlock()
-		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": "QA left.", "content": "## Left\n- QA\n"}}
-		if !first {
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{report}}
-		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "set_task_language", Args: map[string]any{"language": "en"}}, report}}
-	})
+	firstWakeProposes(o, "QA left.", llmtest.ToolCall{Name: "set_task_language", Args: map[string]any{"language": "en"}})
 }
 
 func TestSetTaskLanguageOnAnOpenNoteGoesThroughTheEditor(t *testing.T) {

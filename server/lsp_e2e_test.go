@@ -309,22 +309,7 @@ func TestCodeLensShowsTheChangesOfATask(t *testing.T) {
 // emojiModel proposes a checklist item whose line has an emoji and CJK
 // text, and reports.
 func emojiModel(o *llmtest.Ollama) {
-	var mu sync.Mutex
-	calls := 0
-	o.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
-		mu.Lock()
-		calls++
-		first := calls == 1
-		mu.Unlock()
-		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": "QA left.", "content": "## Left\n- QA\n"}}
-		if !first {
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{report}}
-		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
-			{Name: "add_multiple_checklist_items", Args: map[string]any{"items": []map[string]string{{"title": "Tell 東京 🚀 team"}}}},
-			report,
-		}}
-	})
+	firstWakeProposes(o, "QA left.", llmtest.ToolCall{Name: "add_multiple_checklist_items", Args: map[string]any{"items": []map[string]string{{"title": "Tell 東京 🚀 team"}}}})
 }
 
 func TestCodeLensRangesCountUTF16(t *testing.T) {
