@@ -2,9 +2,7 @@ package agents
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // The chaos suite of the task agent: a wake meets a model that misbehaves,
@@ -249,34 +248,6 @@ func (c *chaosRig) notified(prefix string) []string {
 	return out
 }
 
-// vaultFiles hashes every file of the vault but the state directory.
-func vaultFiles(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	out := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && rel != "." {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)] = sha256.Sum256(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 func TestChaosWake(t *testing.T) {
 	for _, f := range wakeFaults() {
 		t.Run(f.name, func(t *testing.T) {
@@ -288,7 +259,7 @@ func TestChaosWake(t *testing.T) {
 			c := newChaosRig(t, timeout)
 			var turns atomic.Int32
 			c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return f.reply(int(turns.Add(1))) })
-			before := vaultFiles(t, c.v.Dir())
+			before := vaulttest.UserFiles(t, c.v.Dir())
 			task, err := os.ReadFile(filepath.Join(c.v.Dir(), chaosTask))
 			if err != nil {
 				t.Fatal(err)
@@ -311,16 +282,8 @@ func TestChaosWake(t *testing.T) {
 			if got, _ := os.ReadFile(filepath.Join(c.v.Dir(), chaosTask)); string(got) != string(task) {
 				t.Errorf("the task note changed without a decision:\n%s", got)
 			}
-			after := vaultFiles(t, c.v.Dir())
-			for p, h := range after {
-				if !strings.HasPrefix(p, "Margin/") && before[p] != h {
-					t.Errorf("the wake wrote %s, outside Margin/", p)
-				}
-			}
-			for p := range before {
-				if _, ok := after[p]; !ok {
-					t.Errorf("the wake removed %s", p)
-				}
+			if out := vaulttest.Changed(before, vaulttest.UserFiles(t, c.v.Dir())); len(out) > 0 {
+				t.Errorf("the wake wrote or removed %v, outside Margin/", out)
 			}
 			sets, err := c.rt.store.ChangeSets(context.Background(), ChangeSetFilter{Task: chaosTask})
 			if err != nil {

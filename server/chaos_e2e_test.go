@@ -8,6 +8,7 @@ import (
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // TestChaosOverStdio runs the built binary against a model that misbehaves
@@ -40,7 +41,7 @@ func TestChaosOverStdio(t *testing.T) {
 		}}
 	})
 	dir := editortest.SampleVault(t)
-	before := hashFiles(t, dir)
+	before := vaulttest.UserFiles(t, dir)
 	e := editortest.Start(t, agentEnv(fake.URL, "MARGIN_AGENTS_MAX_TURNS=3", "MARGIN_AGENTS_DORMANT_AFTER=1", "MARGIN_LLM_RETRY_TIMEOUT=2s"),
 		"--now", querytest.NowFlag)
 	e.Initialize(dir)
@@ -107,16 +108,8 @@ func TestChaosOverStdio(t *testing.T) {
 		t.Errorf("vault/status notes %d, agent %s: want the server up and the agent dormant after dormant_after=1", status.Notes, got.Lifecycle)
 	}
 
-	after := hashFiles(t, dir)
-	for p, h := range after {
-		if p != "Daily/2026-11-22.md" && before[p] != h {
-			t.Errorf("%s changed", p)
-		}
-	}
-	for p := range before {
-		if _, ok := after[p]; !ok {
-			t.Errorf("%s was removed", p)
-		}
+	if out := vaulttest.Changed(before, vaulttest.UserFiles(t, dir), "Daily/2026-11-22.md"); len(out) > 0 {
+		t.Errorf("changed, added or removed outside Margin/: %v", out)
 	}
 	e.MustCall("shutdown", nil, nil)
 	e.Notify("exit", nil)

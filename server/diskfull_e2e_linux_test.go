@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // storage makes the filesystem under a vault run out of space or turn
@@ -170,7 +171,7 @@ func TestDiskFullAndReadOnlyVault(t *testing.T) {
 	var cs changeSet
 	json.Unmarshal(waitNth(e, "the change set", "margin/changeSetCreated", 1, forTask(shipTask)), &cs)
 	waitWakes(t, e, a.ID, 1)
-	before := hashFiles(t, dir)
+	before := vaulttest.UserFiles(t, dir)
 
 	for _, fault := range []struct {
 		name       string
@@ -222,7 +223,7 @@ func TestDiskFullAndReadOnlyVault(t *testing.T) {
 	if left := tempFiles(t, dir); len(left) > 0 {
 		t.Errorf("temp files left: %v", left)
 	}
-	now := hashFiles(t, dir)
+	now := vaulttest.UserFiles(t, dir)
 	for rel, h := range before {
 		if rel != logged.Path && rel != shipTask && now[rel] != h {
 			t.Errorf("%s changed", rel)

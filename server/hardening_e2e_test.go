@@ -282,34 +282,3 @@ func checkLedgerAgrees(t *testing.T, e *editortest.Editor, dir string) {
 		}
 	}
 }
-
-// hashFiles fingerprints every file of the vault outside margin's state
-// dir and output folder: the files only a person changes.
-func hashFiles(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		if d.IsDir() {
-			if rel == ".margin" || rel == "Margin" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		sum := sha256.Sum256(b)
-		out[rel] = hex.EncodeToString(sum[:])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}

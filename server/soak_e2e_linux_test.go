@@ -18,6 +18,7 @@ import (
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
 	"github.com/margin-md/margin/vault/vaultgen"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // TestSoakEditStorm runs margin on a generated vault with task agents and a
@@ -68,7 +69,7 @@ func TestSoakEditStorm(t *testing.T) {
 
 	pid := e.Process().Pid
 	rssBefore, gBefore := rssKB(t, pid), goroutines(e)
-	baseline := hashFiles(t, dir)
+	baseline := vaulttest.UserFiles(t, dir)
 
 	s := &storm{t: t, e: e, dir: dir, rng: rng, tasks: tasks, daily: daily, others: others,
 		touched: map[string]bool{}, approved: map[string]bool{}, kinds: map[string]int{}}
@@ -90,7 +91,7 @@ func TestSoakEditStorm(t *testing.T) {
 		t.Errorf("goroutines grew from %d to %d over the storm", gBefore, gAfter)
 	}
 
-	after := hashFiles(t, dir)
+	after := vaulttest.UserFiles(t, dir)
 	for rel, h := range baseline {
 		if !s.touched[rel] && !s.approved[rel] && after[rel] != h {
 			t.Errorf("%s changed, and neither the storm nor an approved change touched it", rel)

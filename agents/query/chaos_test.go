@@ -2,13 +2,8 @@ package query_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +17,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // The chaos suite: every role of the query flow, in a flow that reaches it,
@@ -334,57 +330,6 @@ func roleCalls(reqs []llmtest.OllamaRequest) map[string]int {
 	return out
 }
 
-// vaultFiles hashes every file of the vault but the state directory.
-func vaultFiles(t *testing.T, dir string) map[string][32]byte {
-	t.Helper()
-	out := map[string][32]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() {
-			if strings.HasPrefix(d.Name(), ".") && rel != "." {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		out[filepath.ToSlash(rel)] = sha256.Sum256(b)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// changedOutside lists the files that changed, appeared or went away
-// outside Margin/ and the allowed paths.
-func changedOutside(before, after map[string][32]byte, allowed ...string) []string {
-	var out []string
-	check := func(p string) {
-		if strings.HasPrefix(p, "Margin/") || slices.Contains(allowed, p) {
-			return
-		}
-		if before[p] != after[p] {
-			out = append(out, p)
-		}
-	}
-	for p := range before {
-		check(p)
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			check(p)
-		}
-	}
-	return out
-}
-
 func (f chaosFlow) run(ctx context.Context, e *query.Engine) (query.Result, error) {
 	if f.log {
 		return e.Log(ctx, f.input, time.Time{}, nil)
@@ -441,7 +386,7 @@ func chaosCell(t *testing.T, env *chaosEnv, flow chaosFlow, role string, fault c
 		own.Handle(handle)
 		engine = env.engineWith(t, onFaultyProvider(role, own.URL))
 	}
-	before := vaultFiles(t, env.v.Dir())
+	before := vaulttest.UserFiles(t, env.v.Dir())
 	earlier := len(env.fake.Requests())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only to catch a hang
 	defer cancel()
@@ -520,7 +465,7 @@ func chaosCell(t *testing.T, env *chaosEnv, flow chaosFlow, role string, fault c
 		t.Errorf("a missing model's answer does not say how to fix it: %q", r.Answer)
 	}
 
-	if out := changedOutside(before, vaultFiles(t, env.v.Dir()), flow.daily); len(out) > 0 {
+	if out := vaulttest.Changed(before, vaulttest.UserFiles(t, env.v.Dir()), flow.daily); len(out) > 0 {
 		t.Errorf("the flow wrote outside Margin/: %v", out)
 	}
 }
