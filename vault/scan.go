@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -253,14 +254,27 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 // changed, a Change for subscribers.
 func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) {
 	old := edit.Fingerprint(was.Hash)
-	info, err := v.root.Stat(rel)
+	// One handle for the stat and the read: resolving the path inside the
+	// vault is a system call per folder. Should the open fail, Stat says why
+	// (and gives the stat to record with a file that cannot be read).
+	f, err := v.root.OpenRead(rel)
+	var info fs.FileInfo
+	if err == nil {
+		defer f.Close()
+		info, err = f.Stat()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		openErr := err
+		if info, err = v.root.Stat(rel); err == nil {
+			err = openErr
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		if was.Hash == "" && was.State == "" {
 			return index.Update{Path: rel, Remove: true}, nil
 		}
 		return index.Update{Path: rel, Remove: true}, &Change{Path: rel, Old: old}
 	}
-	if err != nil {
+	if info == nil {
 		return index.Update{Path: rel, State: index.StateFailed, Reason: err.Error()}, nil
 	}
 	stat := index.FileStat{Size: info.Size(), MtimeNS: info.ModTime().UnixNano()}
@@ -274,10 +288,10 @@ func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) 
 		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped,
 			Reason: fmt.Sprintf("over the size cap (%d bytes > %d): indexed by name only", info.Size(), v.opts.MaxFileSize)}, nil
 	}
-	data, err := v.root.ReadFile(rel)
-	if errors.Is(err, os.ErrNotExist) {
-		return index.Update{Path: rel, Remove: true}, &Change{Path: rel, Old: old}
+	if err != nil {
+		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
 	}
+	data, err := readAll(f, info.Size())
 	if err != nil {
 		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
 	}
@@ -296,6 +310,24 @@ func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) 
 		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
 	}
 	return u, &Change{Path: rel, Kind: n.Kind, Old: old, New: fp, Own: v.root.IsOwnWrite(rel, fp)}
+}
+
+// readAll reads f to the end into a buffer of its expected size.
+func readAll(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1) // +1: reaching EOF needs no second buffer
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) { // the file grew
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // isContent reports whether a file belongs to the vault's content, which
