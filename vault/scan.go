@@ -92,12 +92,19 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 		}
 		seen[rel] = true
 		res.Files++
+		// A file the index does not know is read whatever its stat says:
+		// examine stats it then (a cold index saves a system call a file).
+		k, ok := known[rel]
+		if !ok {
+			paths = append(paths, rel)
+			return nil
+		}
 		info, err := d.Info()
 		if err != nil {
 			paths = append(paths, rel) // let examine report it
 			return nil
 		}
-		if k, ok := known[rel]; ok && k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() {
+		if k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() {
 			res.Unchanged++
 			return nil
 		}
