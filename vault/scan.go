@@ -160,6 +160,9 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		update index.Update
 		change *Change
 	}
+	// One resolution of each folder for the whole pass, not one a file.
+	rd := v.root.NewReader()
+	defer rd.Close()
 	jobs := make(chan string)
 	results := make(chan result, 64)
 	var wg sync.WaitGroup
@@ -168,7 +171,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
-				u, c := v.examine(p, known[p])
+				u, c := v.examineFrom(rd, p, known[p])
 				results <- result{u, c}
 			}
 		}()
@@ -260,11 +263,20 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 // examine turns one file into an index update and, when its content
 // changed, a Change for subscribers.
 func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) {
+	return v.examineFrom(v.root, rel, was)
+}
+
+// opener is *edit.Root or *edit.Reader.
+type opener interface {
+	OpenRead(name string) (*os.File, error)
+}
+
+func (v *Vault) examineFrom(o opener, rel string, was index.FileStat) (index.Update, *Change) {
 	old := edit.Fingerprint(was.Hash)
 	// One handle for the stat and the read: resolving the path inside the
 	// vault is a system call per folder. Should the open fail, Stat says why
 	// (and gives the stat to record with a file that cannot be read).
-	f, err := v.root.OpenRead(rel)
+	f, err := o.OpenRead(rel)
 	var info fs.FileInfo
 	if err == nil {
 		defer f.Close()
