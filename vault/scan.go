@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,12 +96,19 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 		}
 		seen[rel] = true
 		res.Files++
+		// A file the index does not know is read whatever its stat says:
+		// examine stats it then (a cold index saves a system call a file).
+		k, ok := known[rel]
+		if !ok {
+			paths = append(paths, rel)
+			return nil
+		}
 		info, err := d.Info()
 		if err != nil {
 			paths = append(paths, rel) // let examine report it
 			return nil
 		}
-		if k, ok := known[rel]; ok && k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() {
+		if k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() {
 			res.Unchanged++
 			return nil
 		}
@@ -156,6 +164,9 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		update index.Update
 		change *Change
 	}
+	// One resolution of each folder for the whole pass, not one a file.
+	rd := v.root.NewReader()
+	defer rd.Close()
 	jobs := make(chan string)
 	results := make(chan result, 64)
 	var wg sync.WaitGroup
@@ -164,7 +175,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
-				u, c := v.examine(p, known[p])
+				u, c := v.examineFrom(rd, p, known[p])
 				results <- result{u, c}
 			}
 		}()
@@ -256,15 +267,37 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 // examine turns one file into an index update and, when its content
 // changed, a Change for subscribers.
 func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) {
+	return v.examineFrom(v.root, rel, was)
+}
+
+// opener is *edit.Root or *edit.Reader.
+type opener interface {
+	OpenRead(name string) (*os.File, error)
+}
+
+func (v *Vault) examineFrom(o opener, rel string, was index.FileStat) (index.Update, *Change) {
 	old := edit.Fingerprint(was.Hash)
-	info, err := v.root.Stat(rel)
+	// One handle for the stat and the read: resolving the path inside the
+	// vault is a system call per folder. Should the open fail, Stat says why
+	// (and gives the stat to record with a file that cannot be read).
+	f, err := o.OpenRead(rel)
+	var info fs.FileInfo
+	if err == nil {
+		defer f.Close()
+		info, err = f.Stat()
+	} else if !errors.Is(err, os.ErrNotExist) {
+		openErr := err
+		if info, err = v.root.Stat(rel); err == nil {
+			err = openErr
+		}
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		if was.Hash == "" && was.State == "" {
 			return index.Update{Path: rel, Remove: true}, nil
 		}
 		return index.Update{Path: rel, Remove: true}, &Change{Path: rel, Old: old}
 	}
-	if err != nil {
+	if info == nil {
 		return index.Update{Path: rel, State: index.StateFailed, Reason: err.Error()}, nil
 	}
 	stat := index.FileStat{Size: info.Size(), MtimeNS: info.ModTime().UnixNano()}
@@ -278,10 +311,10 @@ func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) 
 		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped,
 			Reason: fmt.Sprintf("over the size cap (%d bytes > %d): indexed by name only", info.Size(), v.opts.MaxFileSize)}, nil
 	}
-	data, err := v.root.ReadFile(rel)
-	if errors.Is(err, os.ErrNotExist) {
-		return index.Update{Path: rel, Remove: true}, &Change{Path: rel, Old: old}
+	if err != nil {
+		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
 	}
+	data, err := readAll(f, info.Size())
 	if err != nil {
 		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
 	}
@@ -300,6 +333,24 @@ func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) 
 		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
 	}
 	return u, &Change{Path: rel, Kind: n.Kind, Old: old, New: fp, Own: v.root.IsOwnWrite(rel, fp)}
+}
+
+// readAll reads f to the end into a buffer of its expected size.
+func readAll(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1) // +1: reaching EOF needs no second buffer
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) { // the file grew
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // isContent reports whether a file belongs to the vault's content, which

@@ -2,6 +2,7 @@ package edit
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -457,5 +458,37 @@ func TestIsTempName(t *testing.T) {
 				t.Fatalf("IsTempName(%q) = %v", tt.name, got)
 			}
 		})
+	}
+}
+
+// A Reader opens what Root.OpenRead opens, and fails where it fails, also
+// through symlinks that leave the file's folder or the vault.
+func TestReaderOpensAsRoot(t *testing.T) {
+	r, _, _ := testVault(t)
+	rd := r.NewReader()
+	defer rd.Close()
+	read := func(open func(string) (*os.File, error), name string) (string, error) {
+		f, err := open(name)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(f)
+		return string(b), err
+	}
+	for range 2 { // the second time from the folders the Reader kept
+		for _, name := range []string{"Tasks/Ship.md", "Notes/Ship.md", "Notes/rel.md", "out.md",
+			"outdir/secret.md", "outdir/vault/Tasks/Ship.md", "Tasks/missing.md", "Nowhere/x.md", "../secret.md", "Tasks/../Tasks/Ship.md"} {
+			want, werr := read(r.OpenRead, name)
+			got, gerr := read(rd.OpenRead, name)
+			if got != want || (werr == nil) != (gerr == nil) ||
+				errors.Is(gerr, ErrOutsideVault) != errors.Is(werr, ErrOutsideVault) ||
+				errors.Is(gerr, fs.ErrNotExist) != errors.Is(werr, fs.ErrNotExist) {
+				t.Errorf("%s: Reader gave %q, %v; Root gave %q, %v", name, got, gerr, want, werr)
+			}
+		}
+	}
+	if err := rd.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
