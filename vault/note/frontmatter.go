@@ -368,7 +368,9 @@ func simpleScalar(v string) (any, bool) {
 		}
 		for item := range strings.SplitSeq(inner, ",") {
 			item = strings.TrimSpace(item)
-			if item == "" || strings.ContainsAny(item, "[]{}#:") {
+			// libyaml reads ? as a key indicator inside flow collections
+			// ("[1?]" does not parse), so such items go to yaml.v3.
+			if item == "" || strings.ContainsAny(item, "[]{}#:?") {
 				return nil, false
 			}
 			var x any
