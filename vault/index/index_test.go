@@ -927,6 +927,32 @@ func TestLinkedEntries(t *testing.T) {
 	}
 }
 
+// A task's report carries the task's name (SPEC §3.3): a link by that name
+// is the task's, and the report is linked only by a longer path.
+func TestMarginFilesAreNotLinkedByTheirTasksName(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t)
+	for _, f := range []fixture{
+		{path: "Tasks/Ship.md", kind: note.KindTask, content: "task\n", task: &note.Task{Status: "open"}},
+		{path: "Margin/Reports/Ship.md", kind: note.KindMargin, content: "report\n"},
+		{path: "Daily/2026-01-01.md", kind: note.KindDaily, content: "## 09:00\n[[Ship]]\n## 10:00\n[[Reports/Ship]]\n"},
+	} {
+		apply(t, ix, f.update())
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"Tasks/Ship.md", "Ship"},
+		{"Margin/Reports/Ship.md", "Reports/Ship"},
+	} {
+		bl, err := ix.Backlinks(ctx, tc.path)
+		if err != nil || len(bl) != 1 || bl[0].Target != tc.want {
+			t.Errorf("Backlinks(%s) = %+v, %v; want only the link [[%s]]", tc.path, bl, err, tc.want)
+		}
+		if p, err := ix.ResolveLink(ctx, "Daily/2026-01-01.md", tc.want); p != tc.path {
+			t.Errorf("ResolveLink([[%s]]) = %q, %v; want %s", tc.want, p, err, tc.path)
+		}
+	}
+}
+
 func TestBacklinks(t *testing.T) {
 	ix := loadVault(t)
 	bl, err := ix.Backlinks(context.Background(), "Tasks/Ship v2.md")

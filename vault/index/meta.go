@@ -409,11 +409,10 @@ func (ix *Index) ResolveLink(ctx context.Context, from, target string) (string, 
 	}
 	defer tx.Rollback()
 	// Candidates: notes the link's key could name by path, name or
-	// alias; resolve's condition then decides for each. Files margin
-	// writes answer to their full path only, as in resolve's counts.
+	// alias; resolve's condition then decides for each.
 	var candidates []string
-	err = collect(ctx, tx, `SELECT path FROM files WHERE path_key IN (?, ?) OR kind <> 'margin' AND (stem_key = ?
-		OR id IN (SELECT file_id FROM aliases WHERE alias_key = ?)) ORDER BY path`,
+	err = collect(ctx, tx, `SELECT path FROM files WHERE path_key IN (?, ?) OR stem_key = ?
+		OR id IN (SELECT file_id FROM aliases WHERE alias_key = ?) ORDER BY path`,
 		[]any{key, rel, key[strings.LastIndexByte(key, '/')+1:], key}, func(r *sql.Rows) error {
 			var p string
 			err := r.Scan(&p)
@@ -462,22 +461,29 @@ type resolution struct {
 // counts as ambiguous and resolves to neither.
 func resolve(ctx context.Context, tx *sql.Tx, path string) (resolution, error) {
 	var r resolution
-	err := tx.QueryRowContext(ctx, `SELECT id, path_key FROM files WHERE path = ?`, path).Scan(&r.id, &r.exact)
+	var kind string
+	err := tx.QueryRowContext(ctx, `SELECT id, path_key, kind FROM files WHERE path = ?`, path).Scan(&r.id, &r.exact, &kind)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, ErrNotFound
 	}
 	if err != nil {
 		return r, fmt.Errorf("resolving links: %w", err)
 	}
-	// ending counts the files whose key is k or ends in "/"+k. Files margin
-	// writes do not count: a task's report and journal carry its name
-	// (SPEC §3.3) and would otherwise make every link to it by name ambiguous.
+	// ending counts the files whose key is k or ends in "/"+k. For a
+	// person's note, files margin writes do not count: a task's report and
+	// journal carry its name (SPEC §3.3) and would otherwise make every link
+	// to it by name ambiguous. For margin's own file they all count, so the
+	// report is linked by a longer path ("Reports/Ship"), never by the name.
+	others := ` AND kind <> 'margin'`
+	if kind == string(note.KindMargin) {
+		others = ""
+	}
 	ending := func(k string) (int, error) {
 		var n int
-		q := `SELECT count(*) FROM files WHERE stem_key = ? AND kind <> 'margin'`
+		q := `SELECT count(*) FROM files WHERE stem_key = ?` + others
 		args := []any{k}
 		if strings.Contains(k, "/") {
-			q = `SELECT count(*) FROM files WHERE (path_key = ? OR substr(path_key, -length(?) - 1) = '/' || ?) AND kind <> 'margin'`
+			q = `SELECT count(*) FROM files WHERE (path_key = ? OR substr(path_key, -length(?) - 1) = '/' || ?)` + others
 			args = []any{k, k, k}
 		}
 		err := tx.QueryRowContext(ctx, q, args...).Scan(&n)
