@@ -331,9 +331,27 @@ func skipValue(dec *json.Decoder) error {
 	}
 }
 
-// indexFold is strings.Index ignoring ASCII case.
+// indexFold is strings.Index ignoring ASCII case; substr is lower case.
 func indexFold(s, substr string) int {
-	return strings.Index(strings.ToLower(s), substr)
+	// Byte by byte, so the index is into s itself: strings.ToLower would
+	// rewrite invalid UTF-8 as U+FFFD and shift every index after it.
+	for i := 0; i+len(substr) <= len(s); i++ {
+		j := 0
+		for j < len(substr) && lowerASCII(s[i+j]) == substr[j] {
+			j++
+		}
+		if j == len(substr) {
+			return i
+		}
+	}
+	return -1
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 func isToken(s string) bool {
