@@ -357,24 +357,30 @@ func TestAgentNoOpSavesCostNoModelCall(t *testing.T) {
 	}
 }
 
-func TestAgentCrashMidWakeIsRecoveredWithoutDuplicates(t *testing.T) {
-	const obs = "Deploy on a Thursday night hit a migration lock."
-	observe := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "record_observations", Args: map[string]any{"observations": []string{obs}}}}}
+// observing is a model reply that records obs in the journal.
+func observing(obs string) llmtest.Reply {
+	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "record_observations", Args: map[string]any{"observations": []string{obs}}}}}
+}
 
+// crashMidWake starts margin on a copy of the sample vault with a model
+// that records obs on the first turn of the Ship task's wake and hangs on
+// the second, and kills margin there with SIGKILL.
+func crashMidWake(t *testing.T, obs string) (dir string, a agentInfo) {
+	t.Helper()
 	fake := llmtest.NewOllama(t, taskModel)
 	stalled := make(chan struct{})
 	var once sync.Once
 	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
 		if r.Messages[len(r.Messages)-1].Role == "user" {
-			return observe
+			return observing(obs)
 		}
 		once.Do(func() { close(stalled) })
 		return llmtest.Reply{Delay: time.Hour} // until the process dies
 	})
-	dir := editortest.SampleVault(t)
+	dir = editortest.SampleVault(t)
 	e := editortest.Start(t, agentEnv(fake.URL))
 	e.Initialize(dir)
-	a := createAgent(t, e, shipTask)
+	a = createAgent(t, e, shipTask)
 	select {
 	case <-stalled:
 	case <-time.After(editortest.Timeout):
@@ -384,19 +390,32 @@ func TestAgentCrashMidWakeIsRecoveredWithoutDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Exit()
+	return dir, a
+}
+
+// recoverWake restarts margin on dir with a model that repeats the
+// interrupted wake's first call and then reports, and waits for that wake.
+func recoverWake(t *testing.T, dir string, a agentInfo, obs string) (*editortest.Editor, *llmtest.Ollama) {
+	t.Helper()
+	fake := llmtest.NewOllama(t, taskModel)
+	fake.Script(observing(obs), llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "update_report", Args: map[string]any{"tldr": "Recovered.", "content": "Recovered after a crash."}}}})
+	e := editortest.Start(t, agentEnv(fake.URL))
+	e.Initialize(dir)
+	waitNth(e, "the recovered report", "margin/reportUpdated", 1, forTask(shipTask))
+	waitWakes(t, e, a.ID, 1)
+	return e, fake
+}
+
+func TestAgentCrashMidWakeIsRecoveredWithoutDuplicates(t *testing.T) {
+	const obs = "Deploy on a Thursday night hit a migration lock."
+	dir, a := crashMidWake(t, obs)
 	if n := strings.Count(readFile(t, dir, shipJourn), obs); n != 1 {
 		t.Fatalf("journal has the observation %d times before the restart, want 1", n)
 	}
 
 	// The restarted margin re-runs the interrupted wake; the model repeats
 	// its first call, which must not append the observation again.
-	fake2 := llmtest.NewOllama(t, taskModel)
-	fake2.Script(observe, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "update_report", Args: map[string]any{"tldr": "Recovered.", "content": "Recovered after a crash."}}}})
-	e2 := editortest.Start(t, agentEnv(fake2.URL))
-	e2.Initialize(dir)
-	waitNth(e2, "the recovered report", "margin/reportUpdated", 1, forTask(shipTask))
-	waitWakes(t, e2, a.ID, 1)
-
+	e2, fake2 := recoverWake(t, dir, a, obs)
 	if n := strings.Count(readFile(t, dir, shipJourn), obs); n != 1 {
 		t.Errorf("journal has the observation %d times after recovery, want 1", n)
 	}

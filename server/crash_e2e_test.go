@@ -182,30 +182,7 @@ func TestChangeSetWithoutFileIsRestored(t *testing.T) {
 // the restarted margin must settle it from the journal, without appending.
 func TestJournalAppendInterruptedBeforeItsRecord(t *testing.T) {
 	const obs = "Deploy on a Thursday night hit a migration lock."
-	observe := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "record_observations", Args: map[string]any{"observations": []string{obs}}}}}
-	fake := llmtest.NewOllama(t, taskModel)
-	stalled := make(chan struct{})
-	var once sync.Once
-	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
-		if r.Messages[len(r.Messages)-1].Role == "user" {
-			return observe
-		}
-		once.Do(func() { close(stalled) })
-		return llmtest.Reply{Delay: time.Hour}
-	})
-	dir := editortest.SampleVault(t)
-	e := editortest.Start(t, agentEnv(fake.URL))
-	e.Initialize(dir)
-	a := createAgent(t, e, shipTask)
-	select {
-	case <-stalled:
-	case <-time.After(editortest.Timeout):
-		t.Fatal("the wake never reached its second turn")
-	}
-	if err := e.Process().Kill(); err != nil {
-		t.Fatal(err)
-	}
-	e.Exit()
+	dir, a := crashMidWake(t, obs)
 	db, err := sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -217,12 +194,7 @@ func TestJournalAppendInterruptedBeforeItsRecord(t *testing.T) {
 	db.Close()
 
 	// The re-run's model repeats the call, then reports.
-	fake2 := llmtest.NewOllama(t, taskModel)
-	fake2.Script(observe, llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "update_report", Args: map[string]any{"tldr": "Recovered.", "content": "Recovered after a crash."}}}})
-	e2 := editortest.Start(t, agentEnv(fake2.URL))
-	e2.Initialize(dir)
-	waitNth(e2, "the recovered report", "margin/reportUpdated", 1, forTask(shipTask))
-	waitWakes(t, e2, a.ID, 1)
+	e2, _ := recoverWake(t, dir, a, obs)
 	if n := strings.Count(readFile(t, dir, shipJourn), obs); n != 1 {
 		t.Errorf("journal has the observation %d times, want 1:\n%s", n, readFile(t, dir, shipJourn))
 	}
