@@ -445,9 +445,15 @@ func (r *Runtime) startWaiting(ctx context.Context, wg *sync.WaitGroup) {
 		}
 		id := r.waiting[0]
 		r.waiting = r.waiting[1:]
-		r.queues[id].waiting = false
+		q := r.queues[id]
+		q.waiting = false
+		// A change since it queued put its wake off (quiet period): its
+		// timer starts it then.
+		later := q.dueAt.After(r.now())
 		r.mu.Unlock()
-		r.start(ctx, wg, id)
+		if !later {
+			r.start(ctx, wg, id)
+		}
 	}
 }
 
