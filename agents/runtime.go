@@ -144,7 +144,16 @@ type Runtime struct {
 	batches [][]vault.Change
 	queues  map[string]*wakeQueue
 	skipped map[string]int // wakes skipped because their run key had completed, per agent, since start
+	waking  int            // wakes running, at most wakeSlots
+	waiting []string       // agents whose wake is due, waiting for a slot, in order
 }
+
+// wakeSlots bounds the wakes running at once. Startup wakes every active
+// agent; unbounded, a thousand tasks meant a thousand goroutines in SQLite,
+// whose page cache mutex every query then queued behind (vault/status took
+// seconds). Two per model call let one wake gather and record while
+// another talks to the model, which is what limits them anyway.
+func (o *Options) wakeSlots() int { return 2 * o.Concurrency }
 
 // wakeQueue is one agent's pending wake: changes coalesce in it until the
 // quiet period passes (or the max wait runs out), and it makes sure only
@@ -155,6 +164,7 @@ type wakeQueue struct {
 	reasons     []string
 	force       bool
 	timer       *time.Timer
+	waiting     bool // due, in Runtime.waiting for a slot
 	running     bool
 	again       bool // something arrived while running: wake again after
 }
@@ -296,7 +306,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 			q.running = false
 			again := q.again
 			q.again = false
+			r.waking--
 			r.mu.Unlock()
+			r.startWaiting(ctx, &wg)
 			if !e.retryAt.IsZero() {
 				r.schedule(kick{agent: e.agent, reason: "retry after a failed wake", mode: at, at: e.retryAt})
 			}
@@ -395,6 +407,15 @@ func (r *Runtime) start(ctx context.Context, wg *sync.WaitGroup, id string) {
 		r.mu.Unlock()
 		return
 	}
+	if r.waking >= r.opts.wakeSlots() {
+		if !q.waiting {
+			q.waiting = true
+			r.waiting = append(r.waiting, id)
+		}
+		r.mu.Unlock()
+		return
+	}
+	r.waking++
 	req := wakeRequest{reason: strings.Join(q.reasons, ", "), force: q.force}
 	q.first, q.last, q.dueAt, q.reasons, q.force = time.Time{}, time.Time{}, time.Time{}, nil, false
 	q.running = true
@@ -411,6 +432,29 @@ func (r *Runtime) start(ctx context.Context, wg *sync.WaitGroup, id string) {
 		case <-ctx.Done():
 		}
 	}()
+}
+
+// startWaiting starts the wakes waiting for a slot, oldest first, while
+// slots are free. It runs on Run's goroutine.
+func (r *Runtime) startWaiting(ctx context.Context, wg *sync.WaitGroup) {
+	for {
+		r.mu.Lock()
+		if r.waking >= r.opts.wakeSlots() || len(r.waiting) == 0 {
+			r.mu.Unlock()
+			return
+		}
+		id := r.waiting[0]
+		r.waiting = r.waiting[1:]
+		q := r.queues[id]
+		q.waiting = false
+		// A change since it queued put its wake off (quiet period): its
+		// timer starts it then.
+		later := q.dueAt.After(r.now())
+		r.mu.Unlock()
+		if !later {
+			r.start(ctx, wg, id)
+		}
+	}
 }
 
 // Kick asks for a wake of the agent through Run's goroutine.

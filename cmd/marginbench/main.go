@@ -351,9 +351,11 @@ func (b *bench) statusRoundTrip(dir string, label func(string) string) error {
 		}
 		lat = append(lat, time.Since(start))
 	}
+	// The tail is reported too: it is where waiting on other work shows
+	// (startup wakes every agent while these calls run).
 	p50, p99 := percentile(lat, 50), percentile(lat, 99)
-	b.add(row{figure: label("vault/status round trip over stdio p50 / p99"), target: "p50 ≤ 1 ms",
-		measured: fmt.Sprintf("%s / %s", round(p50), round(p99)), pass: check(p50 <= time.Millisecond)})
+	b.add(row{figure: label("vault/status round trip over stdio p50 / p99 / max"), target: "p50 ≤ 1 ms",
+		measured: fmt.Sprintf("%s / %s / %s", round(p50), round(p99), round(slices.Max(lat))), pass: check(p50 <= time.Millisecond)})
 	return nil
 }
 
