@@ -49,13 +49,21 @@ unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # fuzz gives every fuzz target a short run; the corpus in testdata/fuzz keeps
-# what earlier runs found.
+# what earlier runs found. Go 1.26's fuzz coordinator can fail a run with a
+# bare "context deadline exceeded" as -fuzztime ends on a loaded machine
+# (go.dev/issue/75804, fixed in Go 1.27): that, with no failing input
+# written, is not a finding and does not fail the build.
 fuzz:
-	@set -e; for pkg in $$($(GO) list ./...); do \
+	@set -e; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for pkg in $$($(GO) list ./...); do \
 	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for t in $$(grep -ho '^func Fuzz[A-Za-z0-9_]*' $$dir/*_test.go 2>/dev/null | sed 's/^func //'); do \
 	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg > /tmp/margin-fuzz.log 2>&1 || { cat /tmp/margin-fuzz.log; exit 1; }; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg > $$log 2>&1 && continue; \
+	    if grep -q '^    context deadline exceeded$$' $$log && ! grep -q 'Failing input written' $$log; then \
+	      echo "  stopped by go.dev/issue/75804 at the deadline, no failing input: not a finding"; continue; \
+	    fi; \
+	    cat $$log; exit 1; \
 	  done; \
 	done
 
