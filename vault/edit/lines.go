@@ -23,7 +23,13 @@ func splitLines(src []byte, from int) []mdLine {
 	for i := from; i < len(src); {
 		j := bytes.IndexByte(src[i:], '\n')
 		if j < 0 {
-			lines = append(lines, mdLine{i, len(src), len(src)})
+			// A last line ending in "\r" reads as ended (CommonMark): the
+			// "\n" a writer adds after it makes "\r\n" of it; see lineBreak.
+			end := len(src)
+			if end > i && src[end-1] == '\r' {
+				end--
+			}
+			lines = append(lines, mdLine{i, end, len(src)})
 			break
 		}
 		end := i + j
@@ -34,6 +40,19 @@ func splitLines(src []byte, from int) []mdLine {
 		i += j + 1
 	}
 	return lines
+}
+
+// lineBreak is what ends the last line of src before text is added after
+// it: nothing when it has its "\n", the "\n" that completes a closing "\r",
+// else eol.
+func lineBreak(src []byte, eol string) string {
+	switch {
+	case len(src) == 0 || src[len(src)-1] == '\n':
+		return ""
+	case src[len(src)-1] == '\r':
+		return "\n"
+	}
+	return eol
 }
 
 // lineAt returns 1-based line n of src.

@@ -82,8 +82,8 @@ func appendUnderSection(src []byte, heading, text string) ([]byte, error) {
 	}
 	l := lines[last]
 	ins := ""
-	if l.next == l.end { // the note ends without a line ending
-		ins = eol
+	if l.next == len(src) {
+		ins = lineBreak(src, eol)
 	}
 	if fence != "" && end == len(lines) {
 		// The section ends in a code block left open to the end of the
@@ -115,9 +115,7 @@ func appendSection(src []byte, from int, eol, fence string, level int, title, te
 	var b strings.Builder
 	b.Write(src[:cut])
 	if cut > 0 {
-		if src[cut-1] != '\n' {
-			b.WriteString(eol)
-		}
+		b.WriteString(lineBreak(src[:cut], eol))
 		if fence != "" {
 			b.WriteString(fence + eol)
 		}
