@@ -388,15 +388,6 @@ func renderSession(s Session) []byte {
 
 // codeBlock fences text in a block longer than any backtick run in it.
 func codeBlock(lang, text string) string {
-	longest, run := 0, 0
-	for _, r := range text {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := fenceFor(text)
 	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
 }

@@ -230,10 +230,9 @@ func unifiedDiffNamed(from, to, old, new string, context int) string {
 	return d
 }
 
-// fenced wraps text in a code fence longer than any backtick run inside
-// it, labelled, so note content can neither close the fence nor pass for
-// part of the prompt.
-func fenced(label, text string) string {
+// fenceFor is a backtick fence longer than any backtick run in text, so
+// the text cannot close it.
+func fenceFor(text string) string {
 	longest, run := 0, 0
 	for _, r := range text {
 		if r == '`' {
@@ -243,7 +242,14 @@ func fenced(label, text string) string {
 			run = 0
 		}
 	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// fenced wraps text in a code fence longer than any backtick run inside
+// it, labelled, so note content can neither close the fence nor pass for
+// part of the prompt.
+func fenced(label, text string) string {
+	fence := fenceFor(text)
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}
