@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"path"
 	"strings"
 
@@ -83,18 +84,6 @@ func (ix *Index) Apply(ctx context.Context, batch []Update) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	// A connection of its own, so that the buffered inserts can go to the
-	// driver directly (see rowBuffer) inside the transaction.
-	conn, err := ix.db.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("applying index batch: %w", err)
-	}
-	defer conn.Close()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("applying index batch: %w", err)
-	}
-	defer tx.Rollback()
 	ix.mu.Lock()
 	bulk := ix.bulk
 	if bulk != nil {
@@ -102,39 +91,143 @@ func (ix *Index) Apply(ctx context.Context, batch []Update) error {
 		defer bulk.applying.Done()
 	}
 	ix.mu.Unlock()
-	w, err := newWriter(ctx, conn, tx, batch)
+	var ftsRows []ftsRow
+	err := ix.write(ctx, func(wc *writeConn, tx *sql.Tx) error {
+		w, err := newWriter(ctx, wc, tx, batch)
+		if err != nil {
+			return err
+		}
+		defer w.close()
+		w.bulk = bulk
+		if bulk != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO index_state (key, value) VALUES ('fts_pending', 1)`); err != nil {
+				return err
+			}
+		}
+		for _, u := range batch {
+			if err := u.check(); err != nil {
+				return fmt.Errorf("%s: %w", u.Path, err)
+			}
+			if err := w.apply(ctx, u); err != nil {
+				return fmt.Errorf("%s: %w", u.Path, err)
+			}
+		}
+		ftsRows = w.ftsRows
+		return w.finish(ctx)
+	})
 	if err != nil {
 		return fmt.Errorf("applying index batch: %w", err)
 	}
-	defer w.close()
-	w.bulk = bulk
 	if bulk != nil {
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO index_state (key, value) VALUES ('fts_pending', 1)`); err != nil {
-			return fmt.Errorf("applying index batch: %w", err)
-		}
-	}
-	for _, u := range batch {
-		if err := u.check(); err != nil {
-			return fmt.Errorf("applying index batch: %s: %w", u.Path, err)
-		}
-		if err := w.apply(ctx, u); err != nil {
-			return fmt.Errorf("applying index batch: %s: %w", u.Path, err)
-		}
-	}
-	if err := w.finish(ctx); err != nil {
-		return fmt.Errorf("applying index batch: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("applying index batch: committing: %w", err)
-	}
-	if bulk != nil {
-		bulk.indexed(w.ftsRows)
+		bulk.indexed(ftsRows)
 	}
 	ix.mu.Lock()
 	ix.counts = nil
 	ix.gen++
 	ix.mu.Unlock()
 	return nil
+}
+
+// write runs f in a transaction on the write connection and commits it.
+// Writes go one at a time (they would queue for SQLite's write lock anyway)
+// through one connection, which keeps its prepared inserts and is the only
+// one of the pool to hold a writer's page cache.
+func (ix *Index) write(ctx context.Context, f func(*writeConn, *sql.Tx) error) error {
+	ix.writing.Lock()
+	defer ix.writing.Unlock()
+	wc, err := ix.writeConn(ctx)
+	if err != nil {
+		return err
+	}
+	err = func() error {
+		tx, err := wc.conn.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := f(wc, tx); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("committing: %w", err)
+		}
+		return nil
+	}()
+	if err != nil {
+		// The connection may be what failed; the next write starts afresh.
+		ix.dropWriteConn()
+	}
+	return err
+}
+
+// writeConn is the connection Apply writes on. It is kept from one batch to
+// the next so that the multi-row inserts, which take SQLite longer to
+// prepare than to run, are prepared once per connection rather than once
+// per batch.
+type writeConn struct {
+	conn  *sql.Conn
+	stmts map[string]driver.Stmt // prepared on conn's driver connection, by SQL
+}
+
+// writeConn returns the write connection, opening it if need be. The caller
+// holds ix.writing.
+func (ix *Index) writeConn(ctx context.Context) (*writeConn, error) {
+	if ix.wc != nil {
+		return ix.wc, nil
+	}
+	conn, err := ix.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ix.wc = &writeConn{conn: conn, stmts: make(map[string]driver.Stmt)}
+	return ix.wc, nil
+}
+
+// dropWriteConn closes the write connection, if open. The caller holds
+// ix.writing.
+func (ix *Index) dropWriteConn() error {
+	wc := ix.wc
+	if wc == nil {
+		return nil
+	}
+	ix.wc = nil
+	wc.conn.Raw(func(any) error {
+		for _, s := range wc.stmts {
+			s.Close()
+		}
+		return nil
+	})
+	return wc.conn.Close()
+}
+
+// exec runs q, prepared once, with args on the driver connection dc of
+// the write connection.
+func (wc *writeConn) exec(ctx context.Context, dc any, q string, args []driver.NamedValue) error {
+	s, ok := wc.stmts[q]
+	if !ok {
+		var err error
+		if s, err = prepareRaw(ctx, dc, q); err != nil {
+			return err
+		}
+		wc.stmts[q] = s
+	}
+	return execRaw(ctx, s, args)
+}
+
+func prepareRaw(ctx context.Context, dc any, q string) (driver.Stmt, error) {
+	if p, ok := dc.(driver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, q)
+	}
+	return dc.(driver.Conn).Prepare(q)
+}
+
+func execRaw(ctx context.Context, s driver.Stmt, args []driver.NamedValue) error {
+	e, ok := s.(driver.StmtExecContext)
+	if !ok {
+		return errors.New("the SQLite driver cannot execute with a context")
+	}
+	_, err := e.ExecContext(ctx, args)
+	return err
 }
 
 // writer holds the state of one Apply transaction. Ids are allocated here
@@ -150,34 +243,51 @@ func (ix *Index) Apply(ctx context.Context, batch []Update) error {
 // the two made hundreds of tiny segments per batch and spent most of the
 // time merging them.
 type writer struct {
-	conn                  *sql.Conn // tx's
+	wc                    *writeConn // tx's
 	tx                    *sql.Tx
 	nextFile, nextSection int64
 	touched               map[string]bool  // paths applied so far in this batch
 	ids                   map[string]int64 // file id of each path of the batch the index holds
-	stmts                 []*sql.Stmt
-
-	updateFile, touchFile, deleteFile *sql.Stmt
-	sectionRange, deleteSections      *sql.Stmt
-	deleteChildren                    []*sql.Stmt
+	stmts                 map[string]*sql.Stmt
 
 	files, notes, sections, checklist, tags, aliases, links *rowBuffer
 	buffers                                                 []*rowBuffer
 
-	insertFTS, deleteFTS *sql.Stmt
-	ftsRows              []ftsRow
+	ftsRows []ftsRow
 	// bulk, when set, takes the FTS rows once the batch is committed, and
 	// sections_fts is not written here.
 	bulk *Bulk
 }
+
+// The statements of a writer other than its inserts. A cold index needs
+// none of them, so each is prepared on first use.
+const (
+	updateFileSQL = `UPDATE files SET size = ?, mtime_ns = ?, hash = ?, state = ?, reason = ?, kind = ? WHERE id = ?`
+	// A touch without a State keeps the recorded state and reason.
+	touchFileSQL = `UPDATE files SET size = ?1, mtime_ns = ?2, hash = ?3,
+		state = COALESCE(NULLIF(?4, ''), state), reason = CASE WHEN ?4 = '' THEN reason ELSE ?5 END WHERE id = ?6`
+	deleteFileSQL     = `DELETE FROM files WHERE id = ?`
+	sectionRangeSQL   = `SELECT first_section, last_section FROM notes WHERE file_id = ?`
+	deleteSectionsSQL = `DELETE FROM sections WHERE id BETWEEN ? AND ?`
+	insertFTSSQL      = `INSERT INTO sections_fts (rowid, title, heading, body, meta) VALUES (?, ?, ?, ?, ?)`
+	// An external-content FTS table forgets a row when told the values it
+	// indexed, which sections still holds.
+	deleteFTSSQL = `INSERT INTO sections_fts (sections_fts, rowid, title, heading, body, meta)
+		SELECT 'delete', id, title, heading, body, meta FROM sections WHERE id BETWEEN ? AND ?`
+)
+
+// childTables hold rows of a note keyed by file_id, which deleteContent
+// deletes.
+var childTables = []string{"notes", "checklist_items", "tags", "aliases", "links"}
 
 type ftsRow struct {
 	id                         int64
 	title, heading, body, meta string
 }
 
-func newWriter(ctx context.Context, conn *sql.Conn, tx *sql.Tx, batch []Update) (*writer, error) {
-	w := &writer{conn: conn, tx: tx, touched: make(map[string]bool), ids: make(map[string]int64, len(batch))}
+func newWriter(ctx context.Context, wc *writeConn, tx *sql.Tx, batch []Update) (*writer, error) {
+	w := &writer{wc: wc, tx: tx, touched: make(map[string]bool), ids: make(map[string]int64, len(batch)),
+		stmts: make(map[string]*sql.Stmt)}
 	// One lookup for the whole batch rather than one per update.
 	paths := make([]string, len(batch))
 	for i, u := range batch {
@@ -200,38 +310,6 @@ func newWriter(ctx context.Context, conn *sql.Conn, tx *sql.Tx, batch []Update) 
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) + 1 FROM sections`).Scan(&w.nextSection); err != nil {
 		return nil, fmt.Errorf("reading section ids: %w", err)
 	}
-	prep := func(q string) *sql.Stmt {
-		if err != nil {
-			return nil
-		}
-		var s *sql.Stmt
-		s, err = tx.PrepareContext(ctx, q)
-		if err == nil {
-			w.stmts = append(w.stmts, s)
-		} else {
-			err = fmt.Errorf("preparing %q: %w", q, err)
-		}
-		return s
-	}
-	w.updateFile = prep(`UPDATE files SET size = ?, mtime_ns = ?, hash = ?, state = ?, reason = ?, kind = ? WHERE id = ?`)
-	// A touch without a State keeps the recorded state and reason.
-	w.touchFile = prep(`UPDATE files SET size = ?1, mtime_ns = ?2, hash = ?3,
-		state = COALESCE(NULLIF(?4, ''), state), reason = CASE WHEN ?4 = '' THEN reason ELSE ?5 END WHERE id = ?6`)
-	w.deleteFile = prep(`DELETE FROM files WHERE id = ?`)
-	w.sectionRange = prep(`SELECT first_section, last_section FROM notes WHERE file_id = ?`)
-	w.deleteSections = prep(`DELETE FROM sections WHERE id BETWEEN ? AND ?`)
-	w.insertFTS = prep(`INSERT INTO sections_fts (rowid, title, heading, body, meta) VALUES (?, ?, ?, ?, ?)`)
-	// An external-content FTS table forgets a row when told the values it
-	// indexed, which sections still holds.
-	w.deleteFTS = prep(`INSERT INTO sections_fts (sections_fts, rowid, title, heading, body, meta)
-		SELECT 'delete', id, title, heading, body, meta FROM sections WHERE id BETWEEN ? AND ?`)
-	for _, table := range []string{"notes", "checklist_items", "tags", "aliases", "links"} {
-		w.deleteChildren = append(w.deleteChildren, prep(`DELETE FROM `+table+` WHERE file_id = ?`))
-	}
-	if err != nil {
-		w.close()
-		return nil, err
-	}
 	buf := func(insert string, cols ...string) *rowBuffer {
 		b := &rowBuffer{table: insert[strings.LastIndexByte(insert, ' ')+1:],
 			insert: insert + " (" + strings.Join(cols, ", ") + ") VALUES ", ncols: len(cols)}
@@ -253,24 +331,38 @@ func newWriter(ctx context.Context, conn *sql.Conn, tx *sql.Tx, batch []Update) 
 	return w, nil
 }
 
+// stmt returns q prepared in the writer's transaction.
+func (w *writer) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if s, ok := w.stmts[q]; ok {
+		return s, nil
+	}
+	s, err := w.tx.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("preparing %q: %w", q, err)
+	}
+	w.stmts[q] = s
+	return s, nil
+}
+
+// exec runs q, prepared by stmt, with args.
+func (w *writer) exec(ctx context.Context, q string, args ...any) error {
+	s, err := w.stmt(ctx, q)
+	if err == nil {
+		_, err = s.ExecContext(ctx, args...)
+	}
+	return err
+}
+
 func (w *writer) close() {
 	for _, s := range w.stmts {
 		s.Close()
 	}
-	w.conn.Raw(func(any) error {
-		for _, b := range w.buffers {
-			if b.full != nil {
-				b.full.Close()
-			}
-		}
-		return nil
-	})
 }
 
 // flush writes every buffered row except the FTS ones.
 func (w *writer) flush(ctx context.Context) error {
 	for _, b := range w.buffers {
-		if err := b.flush(ctx, w.conn); err != nil {
+		if err := b.flush(ctx, w.wc); err != nil {
 			return err
 		}
 	}
@@ -283,7 +375,7 @@ func (w *writer) flushFTS(ctx context.Context) error {
 		return nil
 	}
 	for _, r := range w.ftsRows {
-		if _, err := w.insertFTS.ExecContext(ctx, r.id, r.title, r.heading, r.body, r.meta); err != nil {
+		if err := w.exec(ctx, insertFTSSQL, r.id, r.title, r.heading, r.body, r.meta); err != nil {
 			return fmt.Errorf("indexing search text: %w", err)
 		}
 	}
@@ -322,8 +414,7 @@ func (w *writer) apply(ctx context.Context, u Update) error {
 	}
 	switch {
 	case u.TouchOnly:
-		_, err := w.touchFile.ExecContext(ctx, st.Size, st.MtimeNS, st.Hash, state, u.Reason, id)
-		if err != nil {
+		if err := w.exec(ctx, touchFileSQL, st.Size, st.MtimeNS, st.Hash, state, u.Reason, id); err != nil {
 			return fmt.Errorf("updating file: %w", err)
 		}
 		return nil
@@ -333,7 +424,7 @@ func (w *writer) apply(ctx context.Context, u Update) error {
 		}
 	}
 	if u.Remove {
-		if _, err := w.deleteFile.ExecContext(ctx, id); err != nil {
+		if err := w.exec(ctx, deleteFileSQL, id); err != nil {
 			return fmt.Errorf("deleting file: %w", err)
 		}
 		delete(w.ids, u.Path)
@@ -344,11 +435,11 @@ func (w *writer) apply(ctx context.Context, u Update) error {
 		w.nextFile++
 		w.ids[u.Path] = id
 		key := note.LinkKey(u.Path)
-		if err := w.files.add(ctx, w.conn, id, u.Path, key, key[strings.LastIndexByte(key, '/')+1:],
+		if err := w.files.add(ctx, w.wc, id, u.Path, key, key[strings.LastIndexByte(key, '/')+1:],
 			st.Size, st.MtimeNS, st.Hash, state, u.Reason, kind); err != nil {
 			return err
 		}
-	} else if _, err := w.updateFile.ExecContext(ctx, st.Size, st.MtimeNS, st.Hash, state, u.Reason, kind, id); err != nil {
+	} else if err := w.exec(ctx, updateFileSQL, st.Size, st.MtimeNS, st.Hash, state, u.Reason, kind, id); err != nil {
 		return fmt.Errorf("updating file: %w", err)
 	}
 	if u.Note != nil {
@@ -361,26 +452,30 @@ func (w *writer) apply(ctx context.Context, u Update) error {
 // files row.
 func (w *writer) deleteContent(ctx context.Context, id int64) error {
 	var lo, hi int64
-	switch err := w.sectionRange.QueryRowContext(ctx, id).Scan(&lo, &hi); {
+	sectionRange, err := w.stmt(ctx, sectionRangeSQL)
+	if err != nil {
+		return err
+	}
+	switch err := sectionRange.QueryRowContext(ctx, id).Scan(&lo, &hi); {
 	case errors.Is(err, sql.ErrNoRows): // skipped or failed: no note, no sections
 	case err != nil:
 		return fmt.Errorf("finding sections: %w", err)
 	case w.bulk != nil:
 		// The sections may not be in sections_fts (yet): Finish rebuilds it.
 		w.bulk.spoil()
-		if _, err := w.deleteSections.ExecContext(ctx, lo, hi); err != nil {
+		if err := w.exec(ctx, deleteSectionsSQL, lo, hi); err != nil {
 			return fmt.Errorf("deleting sections: %w", err)
 		}
 	default:
-		if _, err := w.deleteFTS.ExecContext(ctx, lo, hi); err != nil {
+		if err := w.exec(ctx, deleteFTSSQL, lo, hi); err != nil {
 			return fmt.Errorf("unindexing sections: %w", err)
 		}
-		if _, err := w.deleteSections.ExecContext(ctx, lo, hi); err != nil {
+		if err := w.exec(ctx, deleteSectionsSQL, lo, hi); err != nil {
 			return fmt.Errorf("deleting sections: %w", err)
 		}
 	}
-	for _, s := range w.deleteChildren {
-		if _, err := s.ExecContext(ctx, id); err != nil {
+	for _, table := range childTables {
+		if err := w.exec(ctx, `DELETE FROM `+table+` WHERE file_id = ?`, id); err != nil {
 			return fmt.Errorf("deleting note data: %w", err)
 		}
 	}
@@ -412,7 +507,7 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 	secs := sectionsOf(n, content)
 	meta := metaTokens(n)
 	first := w.nextSection
-	if err := w.notes.add(ctx, w.conn, id, n.Title, string(n.Kind), date, n.MarginKind, n.FrontmatterError,
+	if err := w.notes.add(ctx, w.wc, id, n.Title, string(n.Kind), date, n.MarginKind, n.FrontmatterError,
 		status, priority, due, scheduled, estimate, language, labels, string(headings), first, first+int64(len(secs))-1); err != nil {
 		return err
 	}
@@ -423,7 +518,7 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 		if e := s.entry; e != nil {
 			tm, corr, start, end = e.Time, e.Correction, e.Start, e.End
 		}
-		if err := w.sections.add(ctx, w.conn, sid, id, s.line, s.title, s.heading, s.text, meta, date, s.listed, tm, corr, start, end); err != nil {
+		if err := w.sections.add(ctx, w.wc, sid, id, s.line, s.title, s.heading, s.text, meta, date, s.listed, tm, corr, start, end); err != nil {
 			return err
 		}
 		w.ftsRows = append(w.ftsRows, ftsRow{sid, s.title, s.heading, s.text, meta})
@@ -441,23 +536,23 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 				rel = r
 			}
 		}
-		if err := w.links.add(ctx, w.conn, id, i, sid, l.Line, l.Target, l.Heading, key, rel); err != nil {
+		if err := w.links.add(ctx, w.wc, id, i, sid, l.Line, l.Target, l.Heading, key, rel); err != nil {
 			return err
 		}
 	}
 	for i, c := range n.Checklist {
-		if err := w.checklist.add(ctx, w.conn, id, i, c.Line, string(c.State), c.Text,
+		if err := w.checklist.add(ctx, w.wc, id, i, c.Line, string(c.State), c.Text,
 			c.Due, c.Scheduled, c.Start, c.Done, c.Cancelled, c.Priority, c.ID); err != nil {
 			return err
 		}
 	}
 	for i, t := range n.Tags {
-		if err := w.tags.add(ctx, w.conn, id, tagKey(t), t, i); err != nil {
+		if err := w.tags.add(ctx, w.wc, id, tagKey(t), t, i); err != nil {
 			return err
 		}
 	}
 	for i, a := range n.Aliases {
-		if err := w.aliases.add(ctx, w.conn, id, note.LinkKey(a), a, i); err != nil {
+		if err := w.aliases.add(ctx, w.wc, id, note.LinkKey(a), a, i); err != nil {
 			return err
 		}
 	}
@@ -466,7 +561,8 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 
 // chunkRows is how many rows one buffered INSERT writes. Past a few dozen
 // the per-statement overhead is already amortised; the widest table (16
-// columns) stays far below SQLite's limit of 32,766 parameters.
+// columns) stays far below SQLite's limit of 32,766 parameters. It is a
+// power of two: see flush.
 const chunkRows = 64
 
 // rowBuffer collects the rows of one table and inserts them chunkRows at a
@@ -479,10 +575,10 @@ type rowBuffer struct {
 	insert string // "INSERT INTO t (a, b) VALUES "
 	ncols  int
 	args   []driver.NamedValue
-	full   driver.Stmt // prepared on first use, for a full chunk
+	sqls   map[int]string // the INSERT of n rows, by n
 }
 
-func (b *rowBuffer) add(ctx context.Context, c *sql.Conn, row ...any) error {
+func (b *rowBuffer) add(ctx context.Context, wc *writeConn, row ...any) error {
 	for _, v := range row {
 		dv, err := driverValue(v)
 		if err != nil {
@@ -493,38 +589,32 @@ func (b *rowBuffer) add(ctx context.Context, c *sql.Conn, row ...any) error {
 	if len(b.args) < chunkRows*b.ncols {
 		return nil
 	}
-	err := c.Raw(func(dc any) error {
-		if b.full == nil {
-			s, err := prepareRaw(ctx, dc, b.sql(chunkRows))
-			if err != nil {
-				return err
-			}
-			b.full = s
-		}
-		return execRaw(ctx, b.full, b.args)
-	})
-	clear(b.args)
-	b.args = b.args[:0]
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", b.table, err)
-	}
-	return nil
+	return b.flush(ctx, wc)
 }
 
-func (b *rowBuffer) flush(ctx context.Context, c *sql.Conn) error {
+// flush writes the buffered rows. A remainder of fewer than chunkRows rows
+// goes out in power-of-two pieces (64 = 32 + 16 + ...), so that every
+// INSERT it runs is one of seven per table, each prepared once for the
+// write connection.
+func (b *rowBuffer) flush(ctx context.Context, wc *writeConn) error {
 	if len(b.args) == 0 {
 		return nil
 	}
-	err := c.Raw(func(dc any) error {
-		s, err := prepareRaw(ctx, dc, b.sql(len(b.args)/b.ncols))
-		if err != nil {
-			return err
+	err := wc.conn.Raw(func(dc any) error {
+		for args := b.args; len(args) > 0; {
+			rows := len(args) / b.ncols
+			n := 1 << (bits.Len(uint(rows)) - 1) // the largest power of two ≤ rows
+			piece := args[:n*b.ncols]
+			args = args[len(piece):]
+			// Ordinals count from 1 within each statement.
+			for i := range piece {
+				piece[i].Ordinal = i + 1
+			}
+			if err := wc.exec(ctx, dc, b.sql(n), piece); err != nil {
+				return err
+			}
 		}
-		err = execRaw(ctx, s, b.args)
-		if cerr := s.Close(); err == nil {
-			err = cerr
-		}
-		return err
+		return nil
 	})
 	clear(b.args)
 	b.args = b.args[:0]
@@ -532,22 +622,6 @@ func (b *rowBuffer) flush(ctx context.Context, c *sql.Conn) error {
 		return fmt.Errorf("writing %s: %w", b.table, err)
 	}
 	return nil
-}
-
-func prepareRaw(ctx context.Context, dc any, q string) (driver.Stmt, error) {
-	if p, ok := dc.(driver.ConnPrepareContext); ok {
-		return p.PrepareContext(ctx, q)
-	}
-	return dc.(driver.Conn).Prepare(q)
-}
-
-func execRaw(ctx context.Context, s driver.Stmt, args []driver.NamedValue) error {
-	e, ok := s.(driver.StmtExecContext)
-	if !ok {
-		return errors.New("the SQLite driver cannot execute with a context")
-	}
-	_, err := e.ExecContext(ctx, args)
-	return err
 }
 
 // driverValue converts what Apply writes into a value the driver takes, as
@@ -564,8 +638,16 @@ func driverValue(v any) (driver.Value, error) {
 }
 
 func (b *rowBuffer) sql(rows int) string {
+	if q, ok := b.sqls[rows]; ok {
+		return q
+	}
 	row := "(" + placeholders(b.ncols) + ")"
-	return b.insert + strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
+	q := b.insert + strings.TrimSuffix(strings.Repeat(row+", ", rows), ", ")
+	if b.sqls == nil {
+		b.sqls = make(map[int]string)
+	}
+	b.sqls[rows] = q
+	return q
 }
 
 func nonNil(s []string) []string {

@@ -41,6 +41,9 @@ type Index struct {
 	counts *Counts
 	gen    uint64 // bumped by every Apply, so a count read before it is not cached after it
 	bulk   *Bulk  // the cold build under way, if any
+
+	writing sync.Mutex // held through every write transaction (see write); guards wc
+	wc      *writeConn
 }
 
 // Open returns the index stored in db (opened with store.Open), creating or
@@ -58,7 +61,10 @@ func Open(ctx context.Context, db *sql.DB) (*Index, error) {
 
 // Close closes the database the index was opened on.
 func (ix *Index) Close() error {
-	return ix.db.Close()
+	ix.writing.Lock()
+	err := ix.dropWriteConn()
+	ix.writing.Unlock()
+	return errors.Join(err, ix.db.Close())
 }
 
 // schema holds the migration steps of the index. Append, never edit.
@@ -200,7 +206,11 @@ CREATE TABLE index_state (
 // rewrites the whole search table (about 0.15 s for 10,000 notes) and holds
 // the write lock meanwhile.
 func (ix *Index) Optimize(ctx context.Context) error {
-	if _, err := ix.db.ExecContext(ctx, `INSERT INTO sections_fts(sections_fts) VALUES ('optimize')`); err != nil {
+	err := ix.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO sections_fts(sections_fts) VALUES ('optimize')`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("optimizing the search index: %w", err)
 	}
 	return nil
