@@ -130,7 +130,7 @@ func rootDir(p initializeParams) (string, error) {
 // background; requests that read the index wait for the first scan.
 func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	opts.Logger = s.logger
-	opts.OnStatus = func(st vault.IndexEvent) { s.notify("margin/indexStatus", st) }
+	opts.OnStatus = func(st vault.IndexEvent) { s.notifyDroppable("margin/indexStatus", st) }
 	v, err := vault.Open(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"log/slog"
-
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // clientLogHandler logs to the next handler (stderr) and forwards records at
@@ -12,7 +10,7 @@ import (
 // only protocol messages, so nothing here ever prints.
 type clientLogHandler struct {
 	next slog.Handler
-	conn *jsonrpc2.Conn
+	s    *Server
 }
 
 // LSP MessageType values.
@@ -40,7 +38,7 @@ func (h *clientLogHandler) Handle(ctx context.Context, r slog.Record) error {
 			msg += " " + a.String()
 			return true
 		})
-		_ = h.conn.Notify(context.Background(), "window/logMessage", struct {
+		h.s.notifyDroppable("window/logMessage", struct {
 			Type    int    `json:"type"`
 			Message string `json:"message"`
 		}{typ, msg})
@@ -52,9 +50,9 @@ func (h *clientLogHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *clientLogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &clientLogHandler{next: h.next.WithAttrs(attrs), conn: h.conn}
+	return &clientLogHandler{next: h.next.WithAttrs(attrs), s: h.s}
 }
 
 func (h *clientLogHandler) WithGroup(name string) slog.Handler {
-	return &clientLogHandler{next: h.next.WithGroup(name), conn: h.conn}
+	return &clientLogHandler{next: h.next.WithGroup(name), s: h.s}
 }

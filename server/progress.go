@@ -36,10 +36,16 @@ func (s *Server) startProgress(ctx context.Context, req *jsonrpc2.Request) (cont
 }
 
 func (p *progress) send(v progressValue) {
-	p.s.notify("$/progress", struct {
+	params := struct {
 		Token json.RawMessage `json:"token"`
 		Value progressValue   `json:"value"`
-	}{p.token, v})
+	}{p.token, v}
+	if v.Kind == "report" {
+		// Begin and end always go: a client shown a begin waits for its end.
+		p.s.notifyDroppable("$/progress", params)
+		return
+	}
+	p.s.notify("$/progress", params)
 }
 
 // reportProgress tells the client which stage a long request is in; it does

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/ledger"
@@ -51,6 +52,7 @@ type Server struct {
 	logger *slog.Logger // logs to stderr and, once connected, to window/logMessage
 
 	conn  *jsonrpc2.Conn
+	out   *outbox // conn's writes: they never wait for the client
 	docs  documents
 	model modelWatch
 	// connected is closed once conn and logger are set: the connection's
@@ -116,9 +118,10 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	st := newStream(r, w, nil, s.opts.MaxMessageSize)
+	s.out = newOutbox(w)
+	st := newStream(r, s.out, nil, s.opts.MaxMessageSize)
 	s.conn = jsonrpc2.NewConn(ctx, st, s, jsonrpc2.SetLogger(slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelDebug)))
-	s.logger = slog.New(&clientLogHandler{next: s.opts.Logger.Handler(), conn: s.conn})
+	s.logger = slog.New(&clientLogHandler{next: s.opts.Logger.Handler(), s: s})
 	close(s.connected)
 
 	go s.runSerial(ctx)
@@ -137,8 +140,13 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) int {
 	}
 	s.closeVault()
 	s.conn.Close()
+	s.out.Close(flushGrace)
 	return code
 }
+
+// flushGrace is how long Serve waits at the end for the client to read
+// what is still queued for it.
+const flushGrace = 2 * time.Second
 
 func (s *Server) runSerial(ctx context.Context) {
 	for {
@@ -324,11 +332,23 @@ func (s *Server) forget(req *jsonrpc2.Request) {
 	s.mu.Unlock()
 }
 
-// notify sends a server → client notification. It never blocks on the client.
+// notify sends a server → client notification. It never blocks on the
+// client (see outbox).
 func (s *Server) notify(method string, params any) {
 	if err := s.conn.Notify(context.Background(), method, params); err != nil {
 		s.opts.Logger.Debug("notification not sent", "method", method, "err", err)
 	}
+}
+
+// notifyDroppable sends a notification the client can do without (a log
+// line, a progress report), unless the client has stopped reading: then it
+// is dropped rather than queued.
+func (s *Server) notifyDroppable(method string, params any) {
+	if s.out.Backlogged() {
+		s.opts.Logger.Debug("notification dropped: the client is not reading", "method", method)
+		return
+	}
+	s.notify(method, params)
 }
 
 // handlerFunc is the shape every method is adapted to.
