@@ -257,7 +257,8 @@ func (e *Evolution) run(ctx context.Context, s *Session, target Template) (Turn,
 	if err != nil {
 		return Turn{}, err
 	}
-	req := llm.Request{Role: evolutionRole, System: evolutionSystemPrompt(improver), Messages: s.Messages}
+	req := llm.Request{Role: evolutionRole, Tier: improver.Tier, Model: improver.Model,
+		System: evolutionSystemPrompt(improver), Messages: s.Messages}
 	res, err := llm.RunTools(ledger.WithScope(ctx, "evolution:"+s.ID), e.model, req, box,
 		llm.Loop{MaxTurns: evolutionTurns, StopAfter: []string{"propose_directives"}})
 	if len(res.Messages) > 0 {

@@ -344,3 +344,21 @@ func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {
 		t.Errorf("start without a model: %v, want llm.ErrUnavailable", err)
 	}
 }
+
+// The evolution agent runs from the improver template, so that template's
+// tier and model choose its model.
+func TestEvolutionUsesImproverTierAndModel(t *testing.T) {
+	ctx := context.Background()
+	f := newEvolutionFixture(t)
+	withTemplateKeys(t, f.lib, f.v.Dir(), improverName, "tier: high\nmodel: some-model\n")
+	f.model.replies = []llm.Message{{Role: llm.RoleAssistant, Content: "What should change?"}}
+	if _, err := f.evo.Start(ctx, templateName); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.model.requests) != 1 {
+		t.Fatalf("%d model requests, want 1", len(f.model.requests))
+	}
+	if r := f.model.requests[0]; r.Tier != "high" || r.Model != "some-model" {
+		t.Errorf("request tier %q model %q, want the improver template's high and some-model", r.Tier, r.Model)
+	}
+}

@@ -186,7 +186,8 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 	if err != nil {
 		return runEnd{}, fmt.Errorf("reading the journal: %w", err)
 	}
-	req := llm.Request{Role: rt.opts.Role, System: systemPrompt(w.template), Tools: box.Specs()}
+	req := llm.Request{Role: rt.opts.Role, Tier: w.template.Tier, Model: w.template.Model,
+		System: systemPrompt(w.template), Tools: box.Specs()}
 	fixed := llm.EstimateTokens(req)
 	msg, _ := userMessage(wakeContext{
 		Now: rt.now(), Reason: reason, Task: w.sources[0], Entries: w.sources[1:], Seen: seen,

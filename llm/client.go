@@ -70,14 +70,20 @@ func New(cfg Config, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// Chat sends req to the model that serves req.Role, through the cascade.
+// Chat sends req to the model that serves req.Role (or the tier or model
+// req asks for), through the cascade.
 // A cancelled ctx stops it at once, mid-stream or mid-backoff, and the
 // error is ctx's.
 func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	if err := req.check(); err != nil {
 		return Response{}, fmt.Errorf("chat for role %s: %w", req.Role, err)
 	}
-	primary, model, err := c.cfg.Resolve(req.Role)
+	rc, err := c.cfg.roleFor(req.Role, req.Tier, req.Model)
+	if err != nil {
+		return Response{}, fmt.Errorf("chat for role %s: %w", req.Role, err)
+	}
+	primary := c.cfg.ownProvider(rc)
+	model, err := c.cfg.modelOn(req.Role, rc, primary)
 	if err != nil {
 		return Response{}, fmt.Errorf("chat for role %s: %w", req.Role, err)
 	}
@@ -90,7 +96,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	}
 	reasons := []error{err}
 	if fb := c.cfg.FallbackProvider; fb != "" && fb != primary {
-		fbModel, ferr := c.cfg.resolveOn(req.Role, fb)
+		fbModel, ferr := c.cfg.modelOn(req.Role, rc, fb)
 		if ferr != nil {
 			reasons = append(reasons, fmt.Errorf("no fallback: %w", ferr))
 		} else {

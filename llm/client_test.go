@@ -454,6 +454,98 @@ func TestFallbackToOpenAICompatible(t *testing.T) {
 	}
 }
 
+// A request's Tier and Model choose the model for that call: the tier's
+// model on every provider of the cascade, the model on the role's own
+// provider only.
+func TestRequestOverridesTierAndModel(t *testing.T) {
+	tests := []struct {
+		name        string
+		tier, model string
+		roleModel   string // llm.agents.parser.model
+		fallback    string // the fallback provider, when ollama fails
+		// wantOllama is the model ollama is asked for; wantFallback the
+		// fallback's, "" when ollama answers.
+		wantOllama, wantFallback string
+	}{
+		{name: "as configured", wantOllama: ollamaModel},
+		{name: "tier high", tier: "high", wantOllama: "qwen2.5:14b"},
+		{name: "model", model: "qwen3:32b", wantOllama: "qwen3:32b"},
+		{name: "model wins over tier on the own provider", tier: "low", model: "qwen3:32b", wantOllama: "qwen3:32b"},
+		{name: "tier replaces the role's model", tier: "high", roleModel: "qwen2.5:7b-instruct-q8_0", wantOllama: "qwen2.5:14b"},
+		{name: "model falls back to openai's tier model", model: "qwen3:32b", fallback: "openai", wantOllama: "qwen3:32b", wantFallback: openaiModel},
+		{name: "tier high falls back to openai's high model", tier: "high", fallback: "openai", wantOllama: "qwen2.5:14b", wantFallback: "gpt-4o"},
+		{name: "tier and model fall back to anthropic's tier model", tier: "high", model: "qwen3:32b", fallback: "anthropic",
+			wantOllama: "qwen3:32b", wantFallback: "claude-sonnet-4-20250514"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pulled := []string{tt.wantOllama}
+			if tt.wantFallback != "" {
+				pulled = nil // ollama answers 404, the cascade moves on
+			}
+			local := llmtest.NewOllama(t, pulled...)
+			local.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{Content: "ok"} })
+			cloud := llmtest.NewOpenAI(t, openaiModel, "gpt-4o")
+			cloud.Handle(func(llmtest.OpenAIRequest) llmtest.Reply { return llmtest.Reply{Content: "ok"} })
+			claude := llmtest.NewAnthropic(t, claudeModel, "claude-sonnet-4-20250514")
+			claude.Handle(func(llmtest.AnthropicRequest) llmtest.Reply { return llmtest.Reply{Content: "ok"} })
+			cfg := testConfig("ollama", tt.fallback, map[string]string{"ollama": local.URL, "openai": cloud.URL, "anthropic": claude.URL})
+			cfg.Agents[role] = llm.RoleConfig{Tier: "medium", Model: tt.roleModel}
+			rec := &ledger{}
+			c := newClient(t, cfg, llm.WithRecorder(rec))
+
+			req := userAsks("hi")
+			req.Tier, req.Model = tt.tier, tt.model
+			resp, err := c.Chat(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			var asked []string
+			for _, r := range local.Requests() {
+				asked = append(asked, "ollama:"+r.Model)
+			}
+			for _, r := range cloud.Requests() {
+				asked = append(asked, "openai:"+r.Model)
+			}
+			for _, r := range claude.Requests() {
+				asked = append(asked, "anthropic:"+r.Model)
+			}
+			var recorded []string
+			for _, r := range rec.all() {
+				recorded = append(recorded, r.Provider+":"+r.Model)
+			}
+			want, used := []string{"ollama:" + tt.wantOllama}, tt.wantOllama
+			if tt.wantFallback != "" {
+				want, used = append(want, tt.fallback+":"+tt.wantFallback), tt.wantFallback
+			}
+			if !slices.Equal(asked, want) {
+				t.Errorf("models asked for = %v, want %v", asked, want)
+			}
+			if !slices.Equal(recorded, want) {
+				t.Errorf("ledger records = %v, want %v", recorded, want)
+			}
+			if resp.Model != used {
+				t.Errorf("response model = %q, want %q", resp.Model, used)
+			}
+		})
+	}
+}
+
+func TestRequestUnknownTier(t *testing.T) {
+	fake := llmtest.NewOllama(t, ollamaModel)
+	c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": fake.URL}))
+	req := userAsks("hi")
+	req.Tier = "ultra"
+	_, err := c.Chat(t.Context(), req)
+	if err == nil || !strings.Contains(err.Error(), `tier "ultra"`) {
+		t.Fatalf("err = %v, want one that names the tier", err)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Fatalf("%d requests reached the server", n)
+	}
+}
+
 func TestUnavailableWhenAllFail(t *testing.T) {
 	cloud := llmtest.NewOpenAI(t, openaiModel)
 	cloud.Handle(func(llmtest.OpenAIRequest) llmtest.Reply {

@@ -149,31 +149,49 @@ func (p ProviderConfig) kind(name string) string {
 // provider) wins; otherwise the role's tier is mapped through llm.tiers for
 // the role's provider, or for the default provider.
 func (c Config) Resolve(role string) (provider, model string, err error) {
-	rc, ok := c.Agents[role]
-	if !ok {
-		return "", "", fmt.Errorf("llm.agents.%s: role not configured", role)
+	rc, err := c.roleFor(role, "", "")
+	if err != nil {
+		return "", "", err
 	}
-	provider = rc.Provider
-	if provider == "" {
-		provider = c.DefaultProvider
-	}
-	model, err = c.resolveOn(role, provider)
+	provider = c.ownProvider(rc)
+	model, err = c.modelOn(role, rc, provider)
 	return provider, model, err
 }
 
-// resolveOn returns the model role uses on provider. The role's model
-// override belongs to the role's own provider; on any other provider (the
-// fallback) only the tier mapping applies.
-func (c Config) resolveOn(role, provider string) (string, error) {
+// roleFor is role's configuration with one request's overrides applied
+// (see [Request.Tier]). A tier override drops the role's own model: a
+// request that asks for a tier asks for that tier's model.
+func (c Config) roleFor(role, tier, model string) (RoleConfig, error) {
 	rc, ok := c.Agents[role]
 	if !ok {
-		return "", fmt.Errorf("llm.agents.%s: role not configured", role)
+		return RoleConfig{}, fmt.Errorf("llm.agents.%s: role not configured", role)
 	}
-	own := rc.Provider
-	if own == "" {
-		own = c.DefaultProvider
+	if tier != "" {
+		if _, ok := c.Tiers[tier]; !ok {
+			return RoleConfig{}, fmt.Errorf("tier %q asked for by the request is not configured under llm.tiers (have %s)",
+				tier, strings.Join(slices.Sorted(maps.Keys(c.Tiers)), ", "))
+		}
+		rc.Tier, rc.Model = tier, ""
 	}
-	if rc.Model != "" && provider == own {
+	if model != "" {
+		rc.Model = model
+	}
+	return rc, nil
+}
+
+// ownProvider is the provider rc names, or the default provider.
+func (c Config) ownProvider(rc RoleConfig) string {
+	if rc.Provider != "" {
+		return rc.Provider
+	}
+	return c.DefaultProvider
+}
+
+// modelOn returns the model role, configured as rc, uses on provider. The
+// model rc names belongs to rc's own provider; on any other provider (the
+// fallback) only the tier mapping applies.
+func (c Config) modelOn(role string, rc RoleConfig, provider string) (string, error) {
+	if rc.Model != "" && provider == c.ownProvider(rc) {
 		return rc.Model, nil
 	}
 	if rc.Tier == "" {
@@ -281,7 +299,7 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 		if fb := c.FallbackProvider; fb != "" && known(fb) && fb != c.DefaultProvider {
-			if _, err := c.resolveOn(role, fb); err != nil {
+			if _, err := c.modelOn(role, rc, fb); err != nil {
 				errs = append(errs, fmt.Errorf("%w (needed to fall back to %s)", err, fb))
 			}
 		}

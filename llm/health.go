@@ -44,8 +44,8 @@ func (c *Client) configuredModels(provider string) []string {
 			set[m] = true
 		}
 	}
-	for role := range c.cfg.Agents {
-		if m, err := c.cfg.resolveOn(role, provider); err == nil {
+	for role, rc := range c.cfg.Agents {
+		if m, err := c.cfg.modelOn(role, rc, provider); err == nil {
 			set[m] = true
 		}
 	}

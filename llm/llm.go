@@ -61,6 +61,15 @@ type Options struct {
 type Request struct {
 	// Role is the agent role asking; it selects provider and model.
 	Role string
+	// Tier and Model override the role's configuration for this call only
+	// (an agent template's tier and model); empty means "as configured".
+	// Tier replaces the role's tier and its configured model, so on every
+	// provider of the cascade the model is llm.tiers.<Tier>.<provider>.
+	// Model names the model on the role's own provider only: the fallback
+	// keeps its tier model, because one provider's model name means
+	// nothing to another. A Tier missing from llm.tiers is an error.
+	Tier  string
+	Model string
 	// System is the system prompt. Keep it a stable prefix (see
 	// [SystemPrompt]) so the model server can reuse its KV cache across calls.
 	System   string
