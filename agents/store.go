@@ -206,6 +206,8 @@ SELECT id, created_at, seq, stem, lower(stem) AS stem_key,
 	CASE WHEN folder <> '' THEN stem || ' (' || folder || ')' ELSE '' END AS with_folder,
 	'' AS output_name
 FROM stems;
+CREATE UNIQUE INDEX named_agents_id ON named_agents(id);
+CREATE INDEX named_agents_stem ON named_agents(stem_key, place);
 
 UPDATE named_agents SET output_name = stem WHERE place = 1;
 
@@ -221,6 +223,7 @@ INSERT INTO taken_names SELECT lower(output_name) FROM named_agents WHERE output
 CREATE TEMP TABLE unnamed_agents AS
 	SELECT id, stem, stem_key, ROW_NUMBER() OVER (PARTITION BY stem_key ORDER BY created_at, seq) AS k
 	FROM named_agents WHERE output_name = '';
+CREATE UNIQUE INDEX unnamed_agents_id ON unnamed_agents(id);
 
 CREATE TEMP TABLE free_numbers AS
 WITH RECURSIVE numbers(n) AS (
