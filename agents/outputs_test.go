@@ -189,3 +189,42 @@ func equalFiles(a, b map[string]string) bool {
 	}
 	return true
 }
+
+// A renamed task keeps its agent's output name: the next wake updates the
+// report where it was, which names the task by its new path.
+func TestRenamedTaskKeepsItsOutputs(t *testing.T) {
+	v := twoPlansVault(t)
+	ctx := context.Background()
+	rt, err := New(ctx, v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := rt.store.createAgent(ctx, "Tasks/Home/Plan.md", "", querytest.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.wake(ctx, a.ID, wakeRequest{reason: "test", force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(v.Dir(), "Tasks/Home/Plan.md"), filepath.Join(v.Dir(), "Tasks/Home/Garden.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.store.moveTask(ctx, a.ID, "Tasks/Home/Garden.md", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.wake(ctx, a.ID, wakeRequest{reason: "test", force: true}); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := rt.store.Agent(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ReadReport(v, moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if moved.OutputName != "Plan" || rep.Path != "Margin/Reports/Plan.md" || rep.Task != "Tasks/Home/Garden" || rep.Wake != 2 {
+		t.Errorf("after the rename: output name %q, report %s on %q at wake %d; want the report at Margin/Reports/Plan.md, "+
+			"on Tasks/Home/Garden, at wake 2", moved.OutputName, rep.Path, rep.Task, rep.Wake)
+	}
+}
