@@ -335,9 +335,10 @@ func newChangeSetID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// ChangeSetPath is where a change set's file lives (SPEC §3.3).
-func ChangeSetPath(outputFolder, taskPath string, created time.Time, id string) string {
-	return path.Join(outputFolder, "Changes", stem(taskPath), created.Format("2006-01-02-1504")+"-"+id+".md")
+// ChangeSetPath is where a change set's file of the agent with outputName
+// lives (SPEC §3.3).
+func ChangeSetPath(outputFolder, outputName string, created time.Time, id string) string {
+	return path.Join(outputFolder, "Changes", outputName, created.Format("2006-01-02-1504")+"-"+id+".md")
 }
 
 // itemYAML is an item in the file's frontmatter, keys in SPEC order.

@@ -32,7 +32,7 @@ func sampleSet(t testing.TB) ChangeSet {
 			Base: itemBase(n, tool, json.RawMessage(args))}
 	}
 	return ChangeSet{ID: "3f9a1c2e", Agent: "a0123456789ab", Task: shipPath, Run: 7, Status: SetPending,
-		Path: ChangeSetPath("Margin", shipPath, created, "3f9a1c2e"), Created: created, Expires: created.Add(7 * 24 * time.Hour),
+		Path: ChangeSetPath("Margin", "Ship invoice export", created, "3f9a1c2e"), Created: created, Expires: created.Add(7 * 24 * time.Hour),
 		Items: []ChangeItem{
 			item("c1", "update_task_estimate", `{"estimate":"2h"}`, "Set estimate to 2h"),
 			item("c2", "add_checklist_item", `{"title":"Announce the export to Acme"}`, `Add checklist item "Announce the export to Acme"`),

@@ -66,7 +66,7 @@ func (r *Runtime) routeProposals(ctx context.Context, a Agent, run int64, task *
 		}
 		id := newChangeSetID()
 		sets = append(sets, ChangeSet{ID: id, Agent: a.ID, Task: a.Task, Run: run, Status: SetPending,
-			Path: ChangeSetPath(r.outputFolder(), a.Task, now, id), Created: now, Expires: now.Add(r.opts.ExpireAfter), Items: chunk})
+			Path: ChangeSetPath(r.outputFolder(), a.OutputName, now, id), Created: now, Expires: now.Add(r.opts.ExpireAfter), Items: chunk})
 	}
 	older, err := r.store.addChangeSets(ctx, sets, ids, now)
 	if err != nil {

@@ -233,32 +233,32 @@ func writeMetrics(b *strings.Builder, kind string, m Metrics) {
 
 // writeOutputs adds the recent reports and observations of the task agents.
 func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error {
-	rows, err := e.db.QueryContext(ctx, `SELECT task FROM agents WHERE lifecycle <> 'destroyed' AND last_wake <> ''
+	rows, err := e.db.QueryContext(ctx, `SELECT task, output_name FROM agents WHERE lifecycle <> 'destroyed' AND last_wake <> ''
 		ORDER BY last_wake DESC LIMIT ?`, contextReports)
 	if err != nil {
 		return fmt.Errorf("reading recent agents: %w", err)
 	}
-	var tasks []string
+	var recent []Agent
 	for rows.Next() {
-		var task string
-		if err := rows.Scan(&task); err != nil {
+		var a Agent
+		if err := rows.Scan(&a.Task, &a.OutputName); err != nil {
 			rows.Close()
 			return err
 		}
-		tasks = append(tasks, task)
+		recent = append(recent, a)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
 	b.WriteString("\n## Instance Reports\n\n")
-	if len(tasks) == 0 {
+	if len(recent) == 0 {
 		b.WriteString("(no agent has woken yet)\n")
 	}
-	for _, task := range tasks {
-		rep, err := ReadReport(e.v, task)
+	for _, a := range recent {
+		rep, err := ReadReport(e.v, a)
 		if errors.Is(err, vault.ErrNotFound) {
-			fmt.Fprintf(b, "- %s: no report yet\n", task)
+			fmt.Fprintf(b, "- %s: no report yet\n", a.Task)
 			continue
 		}
 		if err != nil {
@@ -268,18 +268,18 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		if r := []rune(body); len(r) > contextReportChars {
 			body = string(r[:contextReportChars]) + "\n…(cut)"
 		}
-		b.WriteString(fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", task, rep.GeneratedBy, oneLine(rep.TLDR)), body))
+		b.WriteString(fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, oneLine(rep.TLDR)), body))
 	}
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
-	for _, task := range tasks {
-		lines, err := readJournal(e.v.Root(), JournalPath(e.v.Options().OutputFolder, task))
+	for _, a := range recent {
+		lines, err := readJournal(e.v.Root(), JournalPath(e.v.Options().OutputFolder, a.OutputName))
 		if err != nil || len(lines) == 0 {
 			continue
 		}
 		none = false
 		lines = lines[max(0, len(lines)-contextObservations):]
-		b.WriteString(fenced("data: latest observations on "+task, strings.Join(lines, "\n")))
+		b.WriteString(fenced("data: latest observations on "+a.Task, strings.Join(lines, "\n")))
 	}
 	if none {
 		b.WriteString("(none)\n")

@@ -21,14 +21,16 @@ const (
 	generatedMargin  = "margin"  // margin's own notice (broken frontmatter)
 )
 
-// ReportPath is where the report on the task at taskPath lives (SPEC §3.3).
-func ReportPath(outputFolder, taskPath string) string {
-	return path.Join(outputFolder, "Reports", stem(taskPath)+".md")
+// ReportPath is where the report of the agent with outputName lives (SPEC
+// §3.3): an agent's output name, not its task's stem, so that tasks of one
+// name in different folders never share a report.
+func ReportPath(outputFolder, outputName string) string {
+	return path.Join(outputFolder, "Reports", outputName+".md")
 }
 
-// JournalPath is where the journal of the task at taskPath lives.
-func JournalPath(outputFolder, taskPath string) string {
-	return path.Join(outputFolder, "Journal", stem(taskPath)+".md")
+// JournalPath is where the journal of the agent with outputName lives.
+func JournalPath(outputFolder, outputName string) string {
+	return path.Join(outputFolder, "Journal", outputName+".md")
 }
 
 func stem(p string) string {

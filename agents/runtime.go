@@ -1010,18 +1010,18 @@ func (r *Runtime) Counts(ctx context.Context) (Counts, error) {
 	return c, nil
 }
 
-// ReadReport reads the report on the task at taskPath from the vault.
-func ReadReport(v *vault.Vault, taskPath string) (Report, error) {
-	p := ReportPath(v.Options().OutputFolder, taskPath)
+// ReadReport reads the report of agent a from the vault.
+func ReadReport(v *vault.Vault, a Agent) (Report, error) {
+	p := ReportPath(v.Options().OutputFolder, a.OutputName)
 	rep, ok, err := readReport(v.Root(), p)
 	if err != nil {
-		return rep, fmt.Errorf("reading the report on %s: %w", taskPath, err)
+		return rep, fmt.Errorf("reading the report on %s: %w", a.Task, err)
 	}
 	if !ok {
-		return rep, fmt.Errorf("no report on %s yet: %w", taskPath, vault.ErrNotFound)
+		return rep, fmt.Errorf("no report on %s yet: %w", a.Task, vault.ErrNotFound)
 	}
 	if rep.Task == "" {
-		rep.Task = taskPath
+		rep.Task = a.Task
 	}
 	return rep, nil
 }

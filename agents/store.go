@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/margin-md/margin/vault"
@@ -178,12 +179,78 @@ CREATE TABLE decisions (
 );
 CREATE INDEX decisions_agent ON decisions(agent_id, id);
 CREATE INDEX decisions_task ON decisions(task, id);
+`, `
+-- The name of the agent's report, journal and change-set folder under the
+-- output folder. It was the task's stem, so two tasks of one name in
+-- different folders shared (and overwrote) each other's outputs. Existing
+-- agents keep their stem; of agents sharing one the oldest keeps it, the
+-- others get the name newOutputName would give them: "<stem> (<folder>)",
+-- else "<stem> (<n>)" with the lowest free n from 2. Names are unique
+-- without regard to case, as file names are on macOS and Windows.
+ALTER TABLE agents ADD COLUMN output_name TEXT NOT NULL DEFAULT '';
+
+CREATE TEMP TABLE named_agents AS
+WITH parts AS (
+	SELECT id, created_at, rowid AS seq,
+		substr(task, length(rtrim(task, replace(task, '/', ''))) + 1) AS base,
+		rtrim(rtrim(task, replace(task, '/', '')), '/') AS dir
+	FROM agents
+), stems AS (
+	SELECT id, created_at, seq,
+		CASE WHEN instr(base, '.') > 0 THEN substr(base, 1, length(rtrim(base, replace(base, '.', ''))) - 1) ELSE base END AS stem,
+		substr(dir, length(rtrim(dir, replace(dir, '/', ''))) + 1) AS folder
+	FROM parts
+)
+SELECT id, created_at, seq, stem, lower(stem) AS stem_key,
+	ROW_NUMBER() OVER (PARTITION BY lower(stem) ORDER BY created_at, seq) AS place,
+	CASE WHEN folder <> '' THEN stem || ' (' || folder || ')' ELSE '' END AS with_folder,
+	'' AS output_name
+FROM stems;
+CREATE UNIQUE INDEX named_agents_id ON named_agents(id);
+CREATE INDEX named_agents_stem ON named_agents(stem_key, place);
+
+UPDATE named_agents SET output_name = stem WHERE place = 1;
+
+UPDATE named_agents SET output_name = with_folder
+WHERE place > 1 AND with_folder <> ''
+	AND NOT EXISTS (SELECT 1 FROM named_agents o WHERE o.place = 1 AND o.stem_key = lower(named_agents.with_folder))
+	AND NOT EXISTS (SELECT 1 FROM named_agents o WHERE o.place > 1 AND lower(o.with_folder) = lower(named_agents.with_folder)
+		AND (o.created_at, o.seq) < (named_agents.created_at, named_agents.seq));
+
+CREATE TEMP TABLE taken_names (name_key TEXT PRIMARY KEY) WITHOUT ROWID;
+INSERT INTO taken_names SELECT lower(output_name) FROM named_agents WHERE output_name <> '';
+
+CREATE TEMP TABLE unnamed_agents AS
+	SELECT id, stem, stem_key, ROW_NUMBER() OVER (PARTITION BY stem_key ORDER BY created_at, seq) AS k
+	FROM named_agents WHERE output_name = '';
+CREATE UNIQUE INDEX unnamed_agents_id ON unnamed_agents(id);
+
+CREATE TEMP TABLE free_numbers AS
+WITH RECURSIVE numbers(n) AS (
+	SELECT 2 UNION ALL SELECT n + 1 FROM numbers WHERE n <= (SELECT COUNT(*) FROM named_agents)
+)
+SELECT g.stem_key, n, ROW_NUMBER() OVER (PARTITION BY g.stem_key ORDER BY n) AS k
+FROM (SELECT DISTINCT stem_key FROM unnamed_agents) g, numbers
+WHERE NOT EXISTS (SELECT 1 FROM taken_names t WHERE t.name_key = g.stem_key || ' (' || n || ')');
+
+UPDATE named_agents SET output_name = (
+	SELECT u.stem || ' (' || f.n || ')' FROM unnamed_agents u JOIN free_numbers f ON f.stem_key = u.stem_key AND f.k = u.k
+	WHERE u.id = named_agents.id)
+WHERE output_name = '';
+
+UPDATE agents SET output_name = (SELECT output_name FROM named_agents WHERE named_agents.id = agents.id);
+DROP TABLE named_agents;
+DROP TABLE taken_names;
+DROP TABLE unnamed_agents;
+DROP TABLE free_numbers;
+CREATE UNIQUE INDEX agents_output_name ON agents(output_name COLLATE NOCASE);
 `}
 
 // Agent is one task agent as stored.
 type Agent struct {
 	ID             string    `json:"id"`
 	Task           string    `json:"task"`
+	OutputName     string    `json:"outputName"` // names its report, journal and change sets; see newOutputName
 	Lifecycle      Lifecycle `json:"lifecycle"`
 	DormantReason  string    `json:"dormantReason,omitempty"`
 	Created        time.Time `json:"created"`
@@ -271,7 +338,7 @@ func newAgentID() string {
 	return "a" + hex.EncodeToString(b[:])
 }
 
-const agentColumns = `a.id, a.task, a.task_fingerprint, a.lifecycle, a.dormant_reason, a.created_at, a.last_wake, a.next_wake,
+const agentColumns = `a.id, a.task, a.output_name, a.task_fingerprint, a.lifecycle, a.dormant_reason, a.created_at, a.last_wake, a.next_wake,
 	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator,
 	(SELECT COUNT(*) FROM change_items i JOIN change_sets s ON s.id = i.set_id
 		WHERE s.agent_id = a.id AND s.status IN ('pending', 'partially-resolved') AND i.status IN ('pending', 'deferred'))`
@@ -279,7 +346,7 @@ const agentColumns = `a.id, a.task, a.task_fingerprint, a.lifecycle, a.dormant_r
 func scanAgent(row interface{ Scan(...any) error }) (Agent, error) {
 	var a Agent
 	var created, last, next string
-	err := row.Scan(&a.ID, &a.Task, &a.taskFingerprint, &a.Lifecycle, &a.DormantReason, &created, &last, &next,
+	err := row.Scan(&a.ID, &a.Task, &a.OutputName, &a.taskFingerprint, &a.Lifecycle, &a.DormantReason, &created, &last, &next,
 		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator, &a.PendingChanges)
 	a.Created, a.LastWake, a.NextWake = unstamp(created), unstamp(last), unstamp(next)
 	return a, err
@@ -333,12 +400,55 @@ func (s *Store) AgentForTask(ctx context.Context, path string) (Agent, error) {
 
 func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now time.Time) (Agent, error) {
 	id := newAgentID()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO agents (id, task, task_fingerprint, lifecycle, created_at) VALUES (?, ?, ?, 'active', ?)`,
-		id, task, fingerprint, stamp(now))
+	// One transaction, so that two agents created at once cannot both
+	// find the same name free.
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
+	defer tx.Rollback()
+	output, err := newOutputName(ctx, tx, task)
+	if err != nil {
+		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO agents (id, task, output_name, task_fingerprint, lifecycle, created_at)
+		VALUES (?, ?, ?, ?, 'active', ?)`, id, task, output, fingerprint, stamp(now)); err != nil {
+		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
+	}
 	return s.Agent(ctx, id)
+}
+
+// newOutputName is the output name of a new agent of the task at task:
+// the task's stem, so SPEC §3.3's paths hold in the common case; when
+// another agent (of any lifecycle: a destroyed one can come back) has it,
+// the stem and the task's folder, "Plan (Home)"; then the stem and the
+// lowest free number from 2, "Plan (2)". The migration that added output
+// names backfills by the same rule. Names compare without regard to case,
+// as file names do on macOS and Windows. A name is given once: a renamed
+// task keeps it (see moveTask).
+func newOutputName(ctx context.Context, tx *sql.Tx, task string) (string, error) {
+	s := stem(task)
+	names := []string{s}
+	if folder := path.Base(path.Dir(task)); folder != "." && folder != "/" {
+		names = append(names, s+" ("+folder+")")
+	}
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s (%d)", s, i-len(names)+2)
+		if i < len(names) {
+			name = names[i]
+		}
+		var taken bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE output_name = ? COLLATE NOCASE)`,
+			name).Scan(&taken); err != nil {
+			return "", fmt.Errorf("finding a free output name: %w", err)
+		}
+		if !taken {
+			return name, nil
+		}
+	}
 }
 
 func (s *Store) setLifecycle(ctx context.Context, id string, l Lifecycle, reason string) error {
@@ -358,6 +468,8 @@ func (s *Store) resume(ctx context.Context, id string) error {
 	return nil
 }
 
+// moveTask follows a rename of the agent's task. The output name stays, so
+// the report, journal and change sets stay where the person finds them.
 func (s *Store) moveTask(ctx context.Context, id, task, fingerprint string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE agents SET task = ?, task_fingerprint = ? WHERE id = ?`, task, fingerprint, id)
 	if err != nil {

@@ -66,8 +66,8 @@ func decisionLines(ds []Decision) []string {
 	return out
 }
 
-func (w *wake) journalPath() string { return JournalPath(w.rt.outputFolder(), w.agent.Task) }
-func (w *wake) reportPath() string  { return ReportPath(w.rt.outputFolder(), w.agent.Task) }
+func (w *wake) journalPath() string { return JournalPath(w.rt.outputFolder(), w.agent.OutputName) }
+func (w *wake) reportPath() string  { return ReportPath(w.rt.outputFolder(), w.agent.OutputName) }
 
 func (w *wake) modelID() string {
 	if w.modelName == "" {

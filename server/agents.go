@@ -117,7 +117,7 @@ type reportSummary struct {
 
 func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (agentDetail, error) {
 	d := agentDetail{Agent: a, State: rt.WakeState(a.ID)}
-	rep, err := s.taskReport(v, a.Task)
+	rep, err := s.taskReport(v, a)
 	switch {
 	case err == nil:
 		d.Report = &reportSummary{Path: rep.Path, TLDR: rep.TLDR, GeneratedBy: rep.GeneratedBy, Template: rep.Template}
@@ -228,7 +228,7 @@ func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, er
 		if err != nil {
 			return agents.Report{}, err
 		}
-		return s.taskReport(v, a.Task)
+		return s.taskReport(v, a)
 	}
 	if p.Task == "" {
 		return agents.Report{}, invalidParams("task", "task or id is required")
@@ -237,5 +237,5 @@ func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, er
 	if err != nil {
 		return agents.Report{}, err
 	}
-	return s.taskReport(v, path)
+	return s.taskReportAt(ctx, rt, v, path)
 }

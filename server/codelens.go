@@ -92,7 +92,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 		return lenses, nil
 	}
 	top := lineRange(src, 0, enc)
-	if rep, err := s.taskReport(v, path); err == nil && rep.TLDR != "" {
+	if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
 		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + strings.Join(strings.Fields(rep.TLDR), " "), Command: "margin.wake", Arguments: []any{a.ID}}})
 	}
 	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
@@ -124,16 +124,29 @@ func (s *Server) documentText(v *vault.Vault, path string) ([]byte, error) {
 	return snap.Content, err
 }
 
-// taskReport is the report on a task as the person sees it: the editor's
+// taskReport is the report of agent a as the person sees it: the editor's
 // buffer when the report is open there, else the file.
-func (s *Server) taskReport(v *vault.Vault, task string) (agents.Report, error) {
-	p := agents.ReportPath(v.Options().OutputFolder, task)
+func (s *Server) taskReport(v *vault.Vault, a agents.Agent) (agents.Report, error) {
+	p := agents.ReportPath(v.Options().OutputFolder, a.OutputName)
 	if text, _, ok := (editor{s}).Open(p); ok {
 		rep := agents.ParseReport(p, []byte(text))
 		if rep.Task == "" {
-			rep.Task = task
+			rep.Task = a.Task
 		}
 		return rep, nil
 	}
-	return agents.ReadReport(v, task)
+	return agents.ReadReport(v, a)
+}
+
+// taskReportAt is the report on the task at task, found through its agent:
+// the report's name is the agent's, not the task's.
+func (s *Server) taskReportAt(ctx context.Context, rt *agents.Runtime, v *vault.Vault, task string) (agents.Report, error) {
+	a, err := rt.Store().AgentForTask(ctx, task)
+	if errors.Is(err, agents.ErrNotFound) {
+		return agents.Report{}, fmt.Errorf("no report on %s yet: the task has no agent: %w", task, vault.ErrNotFound)
+	}
+	if err != nil {
+		return agents.Report{}, err
+	}
+	return s.taskReport(v, a)
 }

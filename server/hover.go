@@ -90,7 +90,7 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*hover, error) {
 		title = target
 	}
 	fmt.Fprintf(&b, "**%s**\n\n", title)
-	switch rep, err := s.taskReport(v, target); {
+	switch rep, err := s.taskReportAt(ctx, rt, v, target); {
 	case err == nil && rep.TLDR != "":
 		fmt.Fprintf(&b, "%s\n\n", rep.TLDR)
 	case err == nil || errors.Is(err, vault.ErrNotFound):

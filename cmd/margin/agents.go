@@ -92,7 +92,8 @@ func newReportCommand(g *globals) *cobra.Command {
 		Use:   "report TASK",
 		Short: "Print the agent's report on a task",
 		Long: `report prints the report margin's agent keeps on a task note, from
-<output folder>/Reports/<task>.md. TASK is the task note's path in the vault,
+<output folder>/Reports/<task>.md (<task> (<folder>).md when another task
+of that name had an agent first). TASK is the task note's path in the vault,
 or its name.`,
 		Example: `  margin report "Tasks/Ship invoice export.md"
   margin report "Ship invoice export"`,
@@ -107,7 +108,18 @@ or its name.`,
 			if err != nil {
 				return err
 			}
-			rep, err := agents.ReadReport(v, task)
+			st, err := agents.OpenStore(cmd.Context(), v.DB())
+			if err != nil {
+				return err
+			}
+			a, err := st.AgentForTask(cmd.Context(), task)
+			if errors.Is(err, agents.ErrNotFound) {
+				return fmt.Errorf("no report on %s yet: the task has no agent: %w", task, vault.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			rep, err := agents.ReadReport(v, a)
 			if err != nil {
 				return err
 			}
