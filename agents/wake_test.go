@@ -57,7 +57,7 @@ func TestWakeUsesTemplateTierAndModel(t *testing.T) {
 			if want := `"model":"` + tt.model + `"`; !strings.Contains(string(reqs[0].Raw), want) {
 				t.Errorf("the request does not carry %s: %.200s", want, reqs[0].Raw)
 			}
-			if r, err := ReadReport(c.v, chaosTask); err != nil || r.GeneratedBy != tt.model {
+			if r, err := c.report(t); err != nil || r.GeneratedBy != tt.model {
 				t.Errorf("report generated_by %q (%v), want %q", r.GeneratedBy, err, tt.model)
 			}
 		})
