@@ -431,23 +431,25 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 // task keeps it (see moveTask).
 func newOutputName(ctx context.Context, tx *sql.Tx, task string) (string, error) {
 	s := stem(task)
+	free := func(name string) (bool, error) {
+		var taken bool
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE output_name = ? COLLATE NOCASE)`, name).Scan(&taken)
+		if err != nil {
+			return false, fmt.Errorf("finding a free output name: %w", err)
+		}
+		return !taken, nil
+	}
 	names := []string{s}
 	if folder := path.Base(path.Dir(task)); folder != "." && folder != "/" {
 		names = append(names, s+" ("+folder+")")
 	}
-	for i := 0; ; i++ {
-		name := fmt.Sprintf("%s (%d)", s, i-len(names)+2)
-		if i < len(names) {
-			name = names[i]
+	for n := 2; ; n++ {
+		for _, name := range names {
+			if ok, err := free(name); ok || err != nil {
+				return name, err
+			}
 		}
-		var taken bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE output_name = ? COLLATE NOCASE)`,
-			name).Scan(&taken); err != nil {
-			return "", fmt.Errorf("finding a free output name: %w", err)
-		}
-		if !taken {
-			return name, nil
-		}
+		names = []string{fmt.Sprintf("%s (%d)", s, n)}
 	}
 }
 
