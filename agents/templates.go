@@ -349,6 +349,28 @@ func (l *Templates) List(ctx context.Context) ([]Template, error) {
 	return out, nil
 }
 
+// Models lists the models the active templates name in their `model`
+// key, for a check that they are pulled. It only reads: unlike List it
+// records no versions, so `margin doctor` can call it. A template whose
+// active file does not parse names none.
+func (l *Templates) Models() ([]string, error) {
+	names, err := l.names()
+	if err != nil {
+		return nil, err
+	}
+	var models []string
+	for _, n := range names {
+		snap, err := l.root.Read(l.activePath(n))
+		if err != nil {
+			continue // not written yet (a built-in), or unreadable: List reports that
+		}
+		if t, err := parseTemplate(l.activePath(n), snap.Content); err == nil && t.Model != "" && !slices.Contains(models, t.Model) {
+			models = append(models, t.Model)
+		}
+	}
+	return models, nil
+}
+
 // names lists the templates: built-ins first seen or not, then the vault's.
 func (l *Templates) names() ([]string, error) {
 	set := map[string]bool{}

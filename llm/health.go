@@ -25,14 +25,21 @@ type Health struct {
 }
 
 // Probe checks provider without a model call: whether it answers, its
-// version, its models and, for Ollama, which configured models are not
+// version, its models and, for Ollama, which configured models, and which
+// of also (models asked for elsewhere, such as by templates), are not
 // pulled.
-func (c *Client) Probe(ctx context.Context, provider string) Health {
+func (c *Client) Probe(ctx context.Context, provider string, also ...string) Health {
 	p, ok := c.providers[provider]
 	if !ok {
 		return Health{Provider: provider, Err: fmt.Errorf("llm.providers.%s: provider not configured", provider)}
 	}
-	return p.probe(ctx, c.configuredModels(provider))
+	models := c.configuredModels(provider)
+	for _, m := range also {
+		if m != "" && !slices.Contains(models, m) {
+			models = append(models, m)
+		}
+	}
+	return p.probe(ctx, models)
 }
 
 // configuredModels are the models any role can use on provider: every tier's

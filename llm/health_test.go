@@ -14,17 +14,20 @@ func TestProbeOllama(t *testing.T) {
 	tests := []struct {
 		name        string
 		pulled      []string
+		also        []string // asked for besides the configuration, as by a template
 		wantMissing []string
 		wantFix     string
 	}{
-		{"all pulled", []string{"qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b", "nomic-embed-text:latest"}, nil, ""},
-		{"two missing", []string{"qwen2.5:7b"}, []string{"qwen2.5:14b", "qwen2.5:3b"}, "ollama pull qwen2.5:14b && ollama pull qwen2.5:3b"},
+		{"all pulled", []string{"qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b", "nomic-embed-text:latest"}, nil, nil, ""},
+		{"two missing", []string{"qwen2.5:7b"}, nil, []string{"qwen2.5:14b", "qwen2.5:3b"}, "ollama pull qwen2.5:14b && ollama pull qwen2.5:3b"},
+		{"a template's model missing", []string{"qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b"}, []string{"qwen3:32b", "qwen2.5:7b"},
+			[]string{"qwen3:32b"}, "ollama pull qwen3:32b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := llmtest.NewOllama(t, tt.pulled...)
 			c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": fake.URL}))
-			h := c.Probe(t.Context(), "ollama")
+			h := c.Probe(t.Context(), "ollama", tt.also...)
 			if !h.Reachable || h.Version != llmtest.OllamaVersion || len(h.Models) != len(tt.pulled) {
 				t.Fatalf("health = %+v", h)
 			}

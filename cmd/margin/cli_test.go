@@ -116,6 +116,23 @@ func TestDoctor(t *testing.T) {
 		}
 	})
 
+	t.Run("a template's model is not pulled", func(t *testing.T) {
+		tmpl := filepath.Join(vault, "Margin", "Templates", "task-agent.md")
+		if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		err := os.WriteFile(tmpl, []byte("---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep the report short.\n"), 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(tmpl)
+		ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+		out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
+		if code != exitDoctor || !strings.Contains(out, "ollama pull qwen3:32b") {
+			t.Errorf("exit %d, want %d and the pull command for the template's model:\n%s", code, exitDoctor, out)
+		}
+	})
+
 	t.Run("unreachable server", func(t *testing.T) {
 		out, _, code := runMargin(t, []string{"OLLAMA_HOST=http://127.0.0.1:1"}, "doctor", "--vault", vault)
 		if code != exitDoctor || !strings.Contains(out, "ollama serve") {

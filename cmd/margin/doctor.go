@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
@@ -43,10 +44,9 @@ func newDoctorCommand(g *globals) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			var findings []finding
-			findings = append(findings, checkVault(ctx, cfg, dir, logger)...)
+			findings, templateModels := checkVault(ctx, cfg, dir, logger)
 			findings = append(findings, checkWatchLimit(cfg, dir))
-			findings = append(findings, checkModels(ctx, cfg)...)
+			findings = append(findings, checkModels(ctx, cfg, templateModels)...)
 			if printFindings(cmd.OutOrStdout(), findings) {
 				return nil
 			}
@@ -71,11 +71,13 @@ func printFindings(w io.Writer, findings []finding) bool {
 	return all
 }
 
-func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger) []finding {
+// checkVault opens, indexes and checks the vault. It also returns the
+// models its templates name, which checkModels looks for.
+func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger) ([]finding, []string) {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		return []finding{{check: "vault", detail: fmt.Sprintf("%s is not a readable directory", dir),
-			fix: "pass --vault DIR or set vault.path (MARGIN_VAULT_PATH) to your notes folder"}}
+			fix: "pass --vault DIR or set vault.path (MARGIN_VAULT_PATH) to your notes folder"}}, nil
 	}
 	opts := cfg.vaultOptions()
 	opts.Dir, opts.Logger = dir, logger
@@ -83,20 +85,24 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	v, err := vault.Open(ctx, opts)
 	if err != nil {
 		return []finding{{check: "state db", detail: err.Error(),
-			fix: fmt.Sprintf("check that %s is writable; if the database is damaged, remove it (margin rebuilds it)", filepath.Join(dir, cfg.Vault.StateDir))}}
+			fix: fmt.Sprintf("check that %s is writable; if the database is damaged, remove it (margin rebuilds it)", filepath.Join(dir, cfg.Vault.StateDir))}}, nil
 	}
 	defer v.Close()
 	res, err := v.Scan(ctx, nil)
 	if err != nil {
-		return []finding{{check: "index", detail: err.Error(), fix: "remove " + filepath.Join(dir, cfg.Vault.StateDir, "state.db") + " and run margin status to rebuild it"}}
+		return []finding{{check: "index", detail: err.Error(), fix: "remove " + filepath.Join(dir, cfg.Vault.StateDir, "state.db") + " and run margin status to rebuild it"}}, nil
 	}
 	out := []finding{{check: "state db", ok: true, detail: filepath.Join(dir, cfg.Vault.StateDir, "state.db")}}
 	if err := v.Index().Check(ctx); err != nil {
 		out[0] = finding{check: "state db", detail: err.Error(), fix: "remove " + filepath.Join(dir, cfg.Vault.StateDir, "state.db") + "; margin rebuilds it from the vault"}
 	}
+	models, err := agents.NewTemplates(v, agents.Options{Logger: logger}).Models()
+	if err != nil {
+		out = append(out, finding{check: "templates", detail: err.Error()})
+	}
 	st, err := v.Status(ctx)
 	if err != nil {
-		return append(out, finding{check: "vault", detail: err.Error()})
+		return append(out, finding{check: "vault", detail: err.Error()}), models
 	}
 	f := finding{check: "vault", ok: st.Notes > 0,
 		detail: fmt.Sprintf("%s: %d notes (%d daily, %d tasks), %d skipped, %d failed, indexed in %s",
@@ -108,7 +114,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	if st.Failed > 0 {
 		failed, err := v.Index().Coverage(ctx, index.StateFailed)
 		if err != nil {
-			return append(out, finding{check: "notes", detail: err.Error()})
+			return append(out, finding{check: "notes", detail: err.Error()}), models
 		}
 		var names []string
 		for _, f := range failed {
@@ -117,7 +123,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 		out = append(out, finding{check: "notes", detail: fmt.Sprintf("%d of %d files could not be indexed: %s", st.Failed, res.Files, strings.Join(names, "; ")),
 			fix: "fix each file's frontmatter (it must be valid YAML between --- lines); margin re-reads it on save"})
 	}
-	return out
+	return out, models
 }
 
 // checkWatchLimit compares the inotify watch limit with the folders margin
@@ -153,7 +159,9 @@ func checkWatchLimit(cfg Config, dir string) finding {
 	return f
 }
 
-func checkModels(ctx context.Context, cfg Config) []finding {
+// checkModels probes each provider margin may call. templateModels are
+// looked for on the default provider, the one a template's model applies to.
+func checkModels(ctx context.Context, cfg Config, templateModels []string) []finding {
 	client, err := llm.New(cfg.LLM)
 	if err != nil {
 		return []finding{{check: "models", detail: err.Error(), fix: "fix the llm section of the config"}}
@@ -163,9 +171,13 @@ func checkModels(ctx context.Context, cfg Config) []finding {
 		providers = append(providers, cfg.LLM.FallbackProvider)
 	}
 	var out []finding
-	for _, p := range providers {
+	for i, p := range providers {
+		var also []string
+		if i == 0 {
+			also = templateModels
+		}
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		h := client.Probe(ctx, p)
+		h := client.Probe(ctx, p, also...)
 		cancel()
 		f := finding{check: "model " + p, ok: h.Err == nil && h.Reachable && len(h.Missing) == 0, fix: h.Fix}
 		switch {
