@@ -1,5 +1,6 @@
 // The plugin's protocol module against the real margin binary, with
-// bin/fakeollama as the model that proposes one change.
+// bin/fakeollama as the model that proposes one change and asks back about
+// one question.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
