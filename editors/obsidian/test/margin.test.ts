@@ -75,6 +75,11 @@ test('pending changes are listed and applied; reports come back; questions are a
   // Cancelling the first prompt declines: margin answers with what it has.
   const again = await margin.ask("Was stress behind Friday's heavy bench?");
   assert.equal(again.status, 'needs_clarification', JSON.stringify(again));
-  const declined = await margin.clarify(again, async () => undefined);
+  let cancelled = 0;
+  const declined = await margin.clarify(again, async () => {
+    cancelled++;
+    return undefined;
+  });
+  assert.equal(cancelled, 1, 'no question after the cancelled one');
   assert.equal(declined.status, 'partial', JSON.stringify(declined));
 });

@@ -191,6 +191,11 @@ test('a question margin needs clarified is answered through the prompts, then ci
   // Escape on the first prompt declines: margin answers with what it has.
   const again = await margin.ask(conn, question);
   assert.equal(again.status, 'needs_clarification', JSON.stringify(again));
-  const declined = await margin.clarify(conn, again, async () => undefined);
+  let cancelled = 0;
+  const declined = await margin.clarify(conn, again, async () => {
+    cancelled++;
+    return undefined;
+  });
+  assert.equal(cancelled, 1, 'no question after the cancelled one');
   assert.equal(declined.status, 'partial', JSON.stringify(declined));
 });
