@@ -1,27 +1,67 @@
 // Command fakeollama is the model of the editor plugins' tests: llmtest's
 // fake Ollama server, scripted so that the first wake of the agent of
-// Tasks/Ship invoice export.md proposes a change set (its estimate, 2h) and
-// every other call only writes a report. It prints its URL on the
-// first line of stdout and serves until stdin closes, so a test that starts
-// it cannot leave it running.
+// Tasks/Ship invoice export.md proposes a change set (its estimate, 2h),
+// every other wake only writes a report, and the question Clarified first
+// gets clarifying questions, then a cited answer once they are answered. It
+// prints its URL on the first line of stdout and serves until stdin closes,
+// so a test that starts it cannot leave it running.
 package main
 
 import (
 	"fmt"
 	"io"
 	"log"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm/llmtest"
 )
 
-// Model is margin's default model for task agents (llm.tiers.medium). The
-// query flow's router (tier low) is left unpulled, so margin.ask answers
-// degraded, from the search index, without a script for every stage.
-const model = "qwen2.5:7b"
+// The models of config.yaml's llm.tiers: the task agents use medium, the
+// query flow all three.
+var models = []string{"qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b"}
+
+// Clarified is the question the query flow answers only after asking the
+// person two things, one with options and one without, so a plugin's
+// reply path meets both kinds of prompt.
+const Clarified = "Was stress behind Friday's heavy bench?"
+
+// heavyBench is the entry the answer to Clarified cites.
+const heavyBench = "[[Daily/2026-11-13#18:15]]"
+
+// clarifiedScript is the query flow for Clarified: the first analysis is
+// insufficient, so the planner asks; after the reply the analysis suffices
+// and the answer cites the entry retrieved before the questions.
+func clarifiedScript() querytest.Replies {
+	bench := querytest.Instr("the heavy session", "2026-11-09", "2026-11-15", "bench")
+	found := querytest.Finding("Bench felt heavy on Friday at 185", heavyBench)
+	return querytest.Replies{
+		"router": {querytest.Route("query", "Strength training")},
+		"planner": {
+			querytest.Plan("insight", bench),
+			querytest.PlanClarify("insight", "How stressed were you on Friday?", "What did you eat before the session?"),
+		},
+		"analyzer": {
+			querytest.Analysis(false, []map[string]any{found}, nil, querytest.Gap("stress on Friday", "subjective", true)),
+			querytest.Analysis(true, []map[string]any{found, querytest.Finding("Very stressed on Friday, by the user's account")}, nil),
+		},
+		"clarifier": {map[string]any{
+			"context_explanation": "Your notes do not say how Friday felt.",
+			"questions": []any{
+				map[string]any{"question": "How stressed were you on Friday?", "gap_addressed": "stress", "options": []string{"not at all", "somewhat", "very"}},
+				map[string]any{"question": "What did you eat before the session?", "gap_addressed": "food", "options": []string{}},
+			},
+			"fallback_action": "answer from the notes alone",
+		}},
+		"synthesizer": {querytest.Draft("Yes: you were very stressed, and Friday's bench felt heavy "+heavyBench+".", "medium", heavyBench)},
+		"evaluator":   {querytest.Eval(true)},
+		"observer":    {map[string]any{"insights_captured": []string{}, "updates": []any{}, "should_update": false}},
+	}
+}
 
 // program lets llmtest's fake, written for tests, run in a program: it
 // cleans up on exit and a broken expectation ends the program.
@@ -32,10 +72,19 @@ func (program) Cleanup(func())                 {}
 func (program) Errorf(format string, a ...any) { log.Fatalf(format, a...) }
 
 func main() {
-	fake := llmtest.NewOllama(program{}, model)
+	fake := llmtest.NewOllama(program{}, models...)
+	queries := querytest.NewModel(clarifiedScript())
 	var mu sync.Mutex
 	proposed := false
 	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
+		switch role := querytest.RoleOf(r); {
+		case role == "router" && !strings.Contains(querytest.User(r), Clarified):
+			// Any other question finds the router's model missing, so it is
+			// answered degraded, from the search index, without a script.
+			return llmtest.Reply{Status: http.StatusNotFound, Error: fmt.Sprintf("model %q not found, try pulling it first", r.Model)}
+		case role != "":
+			return queries.Reply(r)
+		}
 		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": "QA and docs left.", "content": "## Left\n- QA\n"}}
 		mu.Lock()
 		first := !proposed && forTask(r, "Tasks/Ship invoice export.md")

@@ -4,7 +4,9 @@
 --     -c "luafile editors/neovim/test/margin_test.lua"
 -- A task agent proposes a change set (scripted by fakeollama); the test reads
 -- the Apply lens on its item, approves it with :MarginApprove and sees the
--- task note change on disk. It exits non-zero on the first failed check.
+-- task note change on disk; it asks a question the fake model asks back
+-- about and answers through stubbed prompts. It exits non-zero on the first
+-- failed check.
 
 local function wait(what, cond, ms)
   if not vim.wait(ms or 20000, cond, 50) then
@@ -126,6 +128,43 @@ local function run()
   end)
   local answer = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
   check(answer:find("\nSources:\n", 1, true) and answer:find("%.md:%d+"), "answer with citations:\n" .. answer)
+
+  -- fakeollama asks back about this question, once with options and once
+  -- without: the person picks "very" and types what they ate, and the
+  -- answer that follows cites the heavy session.
+  local prompts = {}
+  local pick, typed = "very", "nothing"
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(prompts, "select " .. opts.prompt .. " [" .. table.concat(items, "/") .. "]")
+    on_choice(pick)
+  end
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(prompts, "input " .. opts.prompt)
+    on_confirm(typed)
+  end
+  local function next_answer(after)
+    wait("the answer window after " .. after, function()
+      return vim.api.nvim_get_current_buf() ~= after and vim.api.nvim_buf_get_name(0):find("margin://answer/", 1, true) ~= nil
+    end)
+    return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  end
+  local shown = vim.api.nvim_get_current_buf()
+  vim.cmd("MarginAsk Was stress behind Friday's heavy bench?")
+  answer = next_answer(shown)
+  check(
+    table.concat(prompts, "\n")
+      == "select How stressed were you on Friday? [not at all/somewhat/very]\ninput What did you eat before the session? ",
+    "prompts:\n" .. table.concat(prompts, "\n")
+  )
+  check(answer:find("very stressed", 1, true), "the answer after the reply:\n" .. answer)
+  check(answer:find("\nDaily/2026%-11%-13%.md:%d+  18:15\n") and answer:find("(answered)", 1, true), "its citation:\n" .. answer)
+
+  -- Cancelling the first prompt declines: margin answers with what it has.
+  prompts, pick, shown = {}, nil, vim.api.nvim_get_current_buf()
+  vim.cmd("MarginAsk Was stress behind Friday's heavy bench?")
+  answer = next_answer(shown)
+  check(#prompts == 1, "prompts after cancelling: " .. vim.inspect(prompts))
+  check(answer:find("(partial)", 1, true), "the declined answer:\n" .. answer)
 
   client.stop()
   wait("the server to stop", function()

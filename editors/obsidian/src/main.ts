@@ -1,7 +1,7 @@
 // The margin plugin: runs margin serve for this vault, shows the open task's
 // TLDR in the status bar, lists pending changes with Apply/Reject, and asks.
 import { App, FileSystemAdapter, ItemView, Modal, Notice, Plugin, PluginSettingTab, Setting, TFile, WorkspaceLeaf } from 'obsidian';
-import { Answer, Margin, changeNotifications } from './margin';
+import { Answer, Margin, Question, changeNotifications } from './margin';
 
 const CHANGES_VIEW = 'margin-changes';
 
@@ -132,11 +132,18 @@ class ChangesView extends ItemView {
 }
 
 class AskModal extends Modal {
+  // cancel settles the question on screen as declined, when the modal closes.
+  private cancel: (() => void) | null = null;
+
   constructor(
     app: App,
     private readonly plugin: MarginPlugin,
   ) {
     super(app);
+  }
+
+  onClose(): void {
+    this.cancel?.();
   }
 
   onOpen(): void {
@@ -148,14 +155,47 @@ class AskModal extends Modal {
       if (ev.key !== 'Enter' || !input.value.trim() || !this.plugin.margin) {
         return;
       }
+      const margin = this.plugin.margin;
       out.setText('…');
       try {
-        this.show(out, await this.plugin.margin.ask(input.value.trim()));
+        const asked = await margin.ask(input.value.trim());
+        this.show(out, await margin.clarify(asked, (q) => this.prompt(out, q)));
       } catch (e) {
         out.setText(`margin: ${e}`);
       }
     };
     input.focus();
+  }
+
+  // prompt shows one question of a clarification: a button per option, or
+  // a text field; Decline (or closing the modal) declines.
+  private prompt(out: HTMLElement, q: Question): Promise<string | undefined> {
+    out.empty();
+    out.createEl('p', { text: q.question });
+    return new Promise((settle) => {
+      const done = (answer: string | undefined) => {
+        this.cancel = null;
+        out.setText('…');
+        settle(answer);
+      };
+      this.cancel = () => done(undefined);
+      const row = out.createDiv();
+      if (q.options?.length) {
+        for (const o of q.options) {
+          row.createEl('button', { text: o }).onclick = () => done(o);
+        }
+      } else {
+        const field = row.createEl('input', { type: 'text' });
+        field.style.width = '100%';
+        field.onkeydown = (ev) => {
+          if (ev.key === 'Enter' && field.value.trim()) {
+            done(field.value.trim());
+          }
+        };
+        field.focus();
+      }
+      row.createEl('button', { text: 'Decline' }).onclick = () => done(undefined);
+    });
   }
 
   // show writes the answer and its citations, each a link to the cited line.

@@ -10,11 +10,21 @@ export interface Citation {
   line: number;
 }
 
+export interface Question {
+  id: string;
+  question: string;
+  options: string[] | null;
+}
+
+/** Prompt puts one question to the person: their answer, or undefined when they cancel. */
+export type Prompt = (q: Question) => Promise<string | undefined>;
+
 export interface Answer {
+  sessionId: string;
   status: string;
   answer: string;
   citations: Citation[] | null;
-  questions: { id: string; question: string; options: string[] | null }[] | null;
+  questions: Question[] | null;
 }
 
 export interface Report {
@@ -94,6 +104,29 @@ export class Margin {
 
   ask(text: string): Promise<Answer> {
     return this.conn.sendRequest<Answer>('query/ask', { text });
+  }
+
+  /**
+   * clarify settles an answer that needs clarification: it puts its
+   * questions to the person one after another and replies with what they
+   * said, until margin answers; a cancelled prompt declines the rest, and
+   * margin answers with what it has.
+   */
+  async clarify(a: Answer, prompt: Prompt): Promise<Answer> {
+    while (a.status === 'needs_clarification' && a.questions?.length) {
+      const answers: Record<string, string> = {};
+      let decline = false;
+      for (const q of a.questions) {
+        const text = await prompt(q);
+        if (text === undefined) {
+          decline = true;
+          break;
+        }
+        answers[q.id] = text;
+      }
+      a = await this.conn.sendRequest<Answer>('query/reply', { sessionId: a.sessionId, answers: decline ? {} : answers, decline });
+    }
+    return a;
   }
 
   /** stop ends the server as LSP asks: shutdown, then exit. */

@@ -1,5 +1,6 @@
 // The plugin's protocol module against the real margin binary, with
-// bin/fakeollama as the model that proposes one change.
+// bin/fakeollama as the model that proposes one change and asks back about
+// one question.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -7,11 +8,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { Margin, PendingChange } from '../src/margin';
+import { Margin, PendingChange, Question } from '../src/margin';
 
 const root = resolve(__dirname, '../../..');
 
-test('pending changes are listed and applied; reports and answers come back', { timeout: 60000 }, async (t) => {
+test('pending changes are listed and applied; reports come back; questions are answered, clarified or not', { timeout: 60000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'margin-obsidian-'));
   const vault = join(dir, 'vault');
   cpSync(join(root, 'testdata/vault'), vault, { recursive: true });
@@ -50,4 +51,35 @@ test('pending changes are listed and applied; reports and answers come back', { 
 
   const answer = await margin.ask('bench press');
   assert.ok(answer.citations?.length, JSON.stringify(answer));
+
+  // fakeollama asks two things back about this question (one with options),
+  // then answers it with a citation.
+  const asked = await margin.ask("Was stress behind Friday's heavy bench?");
+  assert.equal(asked.status, 'needs_clarification', JSON.stringify(asked));
+  const prompted: Question[] = [];
+  const final = await margin.clarify(asked, async (q) => {
+    prompted.push(q);
+    return q.options?.length ? q.options[q.options.length - 1] : 'nothing';
+  });
+  assert.deepEqual(
+    prompted.map((q) => [q.question, q.options]),
+    [
+      ['How stressed were you on Friday?', ['not at all', 'somewhat', 'very']],
+      ['What did you eat before the session?', []],
+    ],
+  );
+  assert.equal(final.status, 'answered', JSON.stringify(final));
+  assert.match(final.answer, /very stressed/);
+  assert.deepEqual(final.citations?.map((c) => `${c.path}#${c.heading}`), ['Daily/2026-11-13.md#18:15']);
+
+  // Cancelling the first prompt declines: margin answers with what it has.
+  const again = await margin.ask("Was stress behind Friday's heavy bench?");
+  assert.equal(again.status, 'needs_clarification', JSON.stringify(again));
+  let cancelled = 0;
+  const declined = await margin.clarify(again, async () => {
+    cancelled++;
+    return undefined;
+  });
+  assert.equal(cancelled, 1, 'no question after the cancelled one');
+  assert.equal(declined.status, 'partial', JSON.stringify(declined));
 });

@@ -28,7 +28,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         if (!text) {
           return undefined;
         }
-        const answer = await margin.ask(client!, text);
+        const answer = await margin.clarify(client!, await margin.ask(client!, text), promptQuestion);
         const doc = await vscode.workspace.openTextDocument({
           language: 'markdown',
           content: margin.answerMarkdown(text, answer, folder.uri.toString()),
@@ -45,6 +45,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
 export async function deactivate(): Promise<void> {
   await client?.stop();
+}
+
+// promptQuestion asks one of margin's clarifying questions: a pick of its
+// options, or free text when it has none; Escape declines.
+async function promptQuestion(q: margin.Question): Promise<string | undefined> {
+  if (q.options?.length) {
+    return vscode.window.showQuickPick(q.options, { title: 'margin asks', placeHolder: q.question, ignoreFocusOut: true });
+  }
+  return vscode.window.showInputBox({ title: 'margin asks', prompt: q.question, ignoreFocusOut: true });
 }
 
 // showChanges lists the open change items; the one picked is opened in its

@@ -27,13 +27,22 @@ export interface Citation {
   link: string;
 }
 
+export interface Question {
+  id: string;
+  question: string;
+  options: string[] | null;
+}
+
 export interface Answer {
   sessionId: string;
   status: 'answered' | 'needs_clarification' | 'partial' | 'degraded' | 'logged';
   answer: string;
   citations: Citation[] | null;
-  questions: { id: string; question: string; options: string[] | null }[] | null;
+  questions: Question[] | null;
 }
+
+/** Prompt puts one question to the person: their answer, or undefined when they cancel. */
+export type Prompt = (q: Question) => Promise<string | undefined>;
 
 export interface ChangeItem {
   id: string;
@@ -65,6 +74,29 @@ export function executeCommand<R>(c: Requester, command: string, args: unknown[]
 
 export function ask(c: Requester, text: string): Promise<Answer> {
   return executeCommand<Answer>(c, 'margin.ask', [text]);
+}
+
+/**
+ * clarify settles an answer that needs clarification: it puts its questions
+ * to the person one after another and sends query/reply with what they
+ * said, until margin answers; a cancelled prompt declines the rest, and
+ * margin answers with what it has.
+ */
+export async function clarify(c: Requester, a: Answer, prompt: Prompt): Promise<Answer> {
+  while (a.status === 'needs_clarification' && a.questions?.length) {
+    const answers: Record<string, string> = {};
+    let decline = false;
+    for (const q of a.questions) {
+      const text = await prompt(q);
+      if (text === undefined) {
+        decline = true;
+        break;
+      }
+      answers[q.id] = text;
+    }
+    a = await c.sendRequest<Answer>('query/reply', { sessionId: a.sessionId, answers: decline ? {} : answers, decline });
+  }
+  return a;
 }
 
 const open = new Set(['pending', 'deferred']);

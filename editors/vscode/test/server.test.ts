@@ -1,7 +1,8 @@
 // Drives the real margin binary the way the extension does: the same
 // initialize params, requests shaped by src/protocol.ts, and the answers
 // VS Code gives to the server's own requests. A fake Ollama (bin/fakeollama)
-// makes the task agent propose one change set.
+// makes the task agent propose one change set and the query flow ask back
+// about one question.
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -163,4 +164,38 @@ test('margin.ask answers with citations that link into the vault', limit, async 
   const md = margin.answerMarkdown(question, answer, pathToFileURL(vault).href);
   const c = answer.citations![0];
   assert.ok(md.includes(`](${pathToFileURL(join(vault, c.path)).href}#L${c.line})`), md);
+});
+
+test('a question margin needs clarified is answered through the prompts, then cited', limit, async () => {
+  // fakeollama asks two things back about this question (one with options).
+  const question = "Was stress behind Friday's heavy bench?";
+  const asked = await margin.ask(conn, question);
+  assert.equal(asked.status, 'needs_clarification', JSON.stringify(asked));
+  const prompted: margin.Question[] = [];
+  const answer = await margin.clarify(conn, asked, async (q) => {
+    prompted.push(q);
+    return q.options?.length ? q.options[q.options.length - 1] : 'nothing';
+  });
+  assert.deepEqual(
+    prompted.map((q) => [q.question, q.options]),
+    [
+      ['How stressed were you on Friday?', ['not at all', 'somewhat', 'very']],
+      ['What did you eat before the session?', []],
+    ],
+  );
+  assert.equal(answer.status, 'answered', JSON.stringify(answer));
+  const md = margin.answerMarkdown(question, answer, pathToFileURL(vault).href);
+  assert.match(md, /very stressed/);
+  assert.ok(md.includes(`- [Daily/2026-11-13.md › 18:15](${pathToFileURL(join(vault, 'Daily/2026-11-13.md')).href}#L`), md);
+
+  // Escape on the first prompt declines: margin answers with what it has.
+  const again = await margin.ask(conn, question);
+  assert.equal(again.status, 'needs_clarification', JSON.stringify(again));
+  let cancelled = 0;
+  const declined = await margin.clarify(conn, again, async () => {
+    cancelled++;
+    return undefined;
+  });
+  assert.equal(cancelled, 1, 'no question after the cancelled one');
+  assert.equal(declined.status, 'partial', JSON.stringify(declined));
 });

@@ -70,30 +70,74 @@ local function item_line(file, item)
   return 1
 end
 
--- ask shows the answer to a question, with its citations as path:line
--- lines that gF opens, in a scratch window.
-function M.ask(text)
-  command("margin.ask", { text }, function(res)
-    local lines = vim.split(res.answer or "", "\n")
-    for _, q in ipairs(res.questions or {}) do
-      table.insert(lines, "? " .. q.question .. " " .. table.concat(q.options or {}, " / "))
+-- show_answer shows an answer, with its citations as path:line lines that
+-- gF opens, in a scratch window.
+local function show_answer(res)
+  local lines = vim.split(res.answer or "", "\n")
+  if res.citations and #res.citations > 0 then
+    vim.list_extend(lines, { "", "Sources:" })
+    for _, c in ipairs(res.citations) do
+      table.insert(lines, string.format("%s:%d  %s", c.path, c.line, c.heading or ""))
     end
-    if res.citations and #res.citations > 0 then
-      vim.list_extend(lines, { "", "Sources:" })
-      for _, c in ipairs(res.citations) do
-        table.insert(lines, string.format("%s:%d  %s", c.path, c.line, c.heading or ""))
+  end
+  table.insert(lines, "")
+  table.insert(lines, "(" .. res.status .. ")")
+  vim.cmd("botright new")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
+  vim.bo[buf].path = config.vault -- citations are vault-relative
+  vim.api.nvim_buf_set_name(buf, "margin://answer/" .. buf)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+end
+
+-- clarify puts the questions of a clarification to the person one after
+-- another (vim.ui.select when it has options, vim.ui.input otherwise), then
+-- sends query/reply with the answers and hands its result to done. A
+-- cancelled prompt declines: margin answers with what it has.
+local function clarify(res, done)
+  local answers = {}
+  local function reply(decline)
+    local params = { sessionId = res.sessionId, answers = decline and vim.empty_dict() or answers, decline = decline }
+    request("query/reply", params, done)
+  end
+  local function ask_from(i)
+    local q = res.questions[i]
+    if not q then
+      reply(false)
+      return
+    end
+    -- vim.ui.input on 0.7 gives nil for an empty answer: that declines too.
+    local function answered(text)
+      if text == nil or text == "" then
+        reply(true)
+        return
       end
+      answers[q.id] = text
+      ask_from(i + 1)
     end
-    table.insert(lines, "")
-    table.insert(lines, "(" .. res.status .. ")")
-    vim.cmd("botright new")
-    local buf = vim.api.nvim_get_current_buf()
-    vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
-    vim.bo[buf].path = config.vault -- citations are vault-relative
-    vim.api.nvim_buf_set_name(buf, "margin://answer/" .. buf)
-    vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-    vim.bo[buf].modifiable = false
-  end)
+    if q.options and #q.options > 0 then
+      vim.ui.select(q.options, { prompt = q.question }, answered)
+    else
+      vim.ui.input({ prompt = q.question .. " " }, answered)
+    end
+  end
+  ask_from(1)
+end
+
+-- settle shows a result of query/ask or query/reply, first answering its
+-- questions while margin needs clarification.
+local function settle(res)
+  if res.status == "needs_clarification" and res.questions and #res.questions > 0 then
+    clarify(res, settle)
+    return
+  end
+  show_answer(res)
+end
+
+-- ask answers a question, asking back when margin needs clarification.
+function M.ask(text)
+  command("margin.ask", { text }, settle)
 end
 
 -- changes puts every open item of every open change set in the quickfix list.
