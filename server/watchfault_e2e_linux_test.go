@@ -214,7 +214,12 @@ func TestWatcherLimitDegradesAndRecovers(t *testing.T) {
 	t.Run("injected", func(t *testing.T) { testWatcherLimit(t, false) })
 }
 
-func testWatcherLimit(t *testing.T, real bool) {
+// reachWatchLimit starts margin on a sample vault and moves a tree of two
+// directories into it once margin is at the watch limit. It checks that
+// margin rescans, indexes the tree and reports it degraded, and returns the
+// status from before the limit.
+func reachWatchLimit(t *testing.T, real bool) (*editortest.Editor, string, *watchLimit, watchStatus) {
+	t.Helper()
 	dir := editortest.SampleVault(t)
 	limit := startAtWatchLimit(t, dir, real)
 	e := limit.e
@@ -256,6 +261,11 @@ func testWatcherLimit(t *testing.T, real bool) {
 		!strings.Contains(st.RescanWhy, "max_user_watches") || st.WatchedDirs != before.WatchedDirs {
 		t.Errorf("vault/status = %+v, want the unwatched directories and the limit named (watched before: %d)", st, before.WatchedDirs)
 	}
+	return e, dir, limit, before
+}
+
+func testWatcherLimit(t *testing.T, real bool) {
+	e, dir, limit, before := reachWatchLimit(t, real)
 
 	// The limit is lifted; a watcher error makes margin rebuild its watches
 	// and rescan, which finds what was written meanwhile.
@@ -266,11 +276,57 @@ func testWatcherLimit(t *testing.T, real bool) {
 		t.Errorf("second rescan reason = %q, want the watcher error", reason)
 	}
 	poll(t, "the note written while unwatched indexed", func() bool { return len(searchHits(e, "meanwhilequux")) == 1 })
-	st = watchStatus{} // degraded is omitted when empty
+	var st watchStatus
 	e.MustCall("vault/status", nil, &st)
 	if st.Degraded != "" || st.WatchedDirs != before.WatchedDirs+2 {
 		t.Errorf("vault/status = %+v, want every directory watched again: %d and the two new ones", st, before.WatchedDirs)
 	}
 	writeFile(t, dir, "Projects/Limited/Deep/Watched.md", "# Watched\n\nWatchedagainquux.\n")
 	poll(t, "an edit in the directory watched again", func() bool { return len(searchHits(e, "watchedagainquux")) == 1 })
+}
+
+// TestRescanRetriesWatchesAfterTheLimitIsLifted is the person's way out of
+// the watch limit: raise fs.inotify.max_user_watches, then run a rescan from
+// the editor. vault/rescan must try the unwatched directories again — once,
+// and to no effect but an up-to-date status while the limit holds — and,
+// once it is lifted, watch them, so notes written there later are indexed
+// without another rescan.
+func TestRescanRetriesWatchesAfterTheLimitIsLifted(t *testing.T) {
+	t.Run("kernel", func(t *testing.T) { testRescanAfterWatchLimit(t, true) })
+	t.Run("injected", func(t *testing.T) { testRescanAfterWatchLimit(t, false) })
+}
+
+func testRescanAfterWatchLimit(t *testing.T, real bool) {
+	e, dir, limit, before := reachWatchLimit(t, real)
+
+	// No event reports a directory made inside an unwatched one; the retry
+	// finds it, fails on it too, and counts it.
+	if err := os.Mkdir(filepath.Join(dir, "Projects/Limited/Deep/More"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.MustCall("vault/rescan", nil, nil)
+	var st watchStatus
+	e.MustCall("vault/status", nil, &st)
+	if !strings.HasPrefix(st.Degraded, "3 of ") || !strings.Contains(st.Degraded, "Projects/Limited/Deep/More") || st.WatchedDirs != before.WatchedDirs {
+		t.Errorf("vault/status after a rescan at the limit = %+v, want the three unwatched directories counted", st)
+	}
+
+	limit.set(false)
+	writeFile(t, dir, "Projects/Limited/Deep/Meanwhile.md", "# Meanwhile\n\nMeanwhilequux.\n")
+	e.MustCall("vault/rescan", nil, nil)
+	if hits := searchHits(e, "meanwhilequux"); len(hits) != 1 {
+		t.Errorf("search for the note written while unwatched = %+v, want it indexed by the rescan", hits)
+	}
+	st = watchStatus{} // degraded is omitted when empty
+	e.MustCall("vault/status", nil, &st)
+	if st.Degraded != "" || st.WatchedDirs != before.WatchedDirs+3 {
+		t.Errorf("vault/status after the rescan = %+v, want every directory watched: %d and the three new ones", st, before.WatchedDirs)
+	}
+	writeFile(t, dir, "Projects/Limited/Deep/More/Watched.md", "# Watched\n\nRewatchedquux.\n")
+	poll(t, "a note written in the directory watched again", func() bool { return len(searchHits(e, "rewatchedquux")) == 1 })
+	var after watchStatus
+	e.MustCall("vault/status", nil, &after)
+	if !after.LastRescan.Equal(st.LastRescan) {
+		t.Errorf("last rescan moved from %v to %v: the note was found by a rescan, not by the watch", st.LastRescan, after.LastRescan)
+	}
 }

@@ -70,7 +70,9 @@ func (v *Vault) Run(ctx context.Context) error {
 		case b := <-w.Batches():
 			if b.Rescan {
 				v.logger.Warn("the watcher may have missed changes", "reason", b.Reason)
-				if _, err := v.Rescan(ctx, b.Reason, nil); err != nil && ctx.Err() == nil {
+				// The watcher has just rebuilt its watches, or failed to add
+				// one: retrying them here would be a second attempt per rescan.
+				if _, err := v.rescan(ctx, b.Reason, nil); err != nil && ctx.Err() == nil {
 					v.logger.Error("rescan failed", "reason", b.Reason, "err", err)
 				}
 				continue
@@ -84,7 +86,23 @@ func (v *Vault) Run(ctx context.Context) error {
 
 // Rescan walks the vault again and reconciles the index by size, mtime and
 // content hash, and records why, so status never hides a stale moment.
+// While Run watches, the watcher first retries the directories it could not
+// watch (at the inotify watch limit, which the person may have raised since)
+// and picks up new ones, so that what the rescan finds there stays seen.
 func (v *Vault) Rescan(ctx context.Context, reason string, progress func(done, total int)) (ScanResult, error) {
+	v.mu.Lock()
+	w := v.watcher
+	v.mu.Unlock()
+	if w != nil {
+		if err := w.Resync(ctx); err != nil {
+			v.logger.Warn("rescanning without retrying the watches", "err", err)
+		}
+	}
+	return v.rescan(ctx, reason, progress)
+}
+
+// rescan is Rescan without the retry of the watches.
+func (v *Vault) rescan(ctx context.Context, reason string, progress func(done, total int)) (ScanResult, error) {
 	v.logger.Info("rescanning the vault", "reason", reason)
 	res, err := v.Scan(ctx, progress)
 	if err != nil {

@@ -124,6 +124,8 @@ type Watcher struct {
 	addWatch  func(dir string) error
 	extraErrs <-chan error
 	batches   chan Batch
+	resyncs   chan chan struct{} // Resync's requests, each closed when done
+	stopped   chan struct{}      // closed when Run returns
 	started   atomic.Bool
 
 	// The fields below belong to the goroutine running Run (and to New before
@@ -206,6 +208,8 @@ func New(dir string, opts Options) (*Watcher, error) {
 		addWatch:  fsw.Add,
 		extraErrs: opts.errs,
 		batches:   make(chan Batch),
+		resyncs:   make(chan chan struct{}),
+		stopped:   make(chan struct{}),
 		dirs:      make(map[string]*dirState),
 		failed:    make(map[string]error),
 		pending:   make(map[string]pendingPath),
@@ -255,6 +259,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.log.Warn("closing the vault watcher", "err", err)
 		}
 		close(w.batches)
+		close(w.stopped)
 		w.mu.Lock()
 		w.status.Watching = false
 		w.mu.Unlock()
@@ -285,6 +290,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.watcherError(err)
 		case err := <-w.extraErrs:
 			w.watcherError(err)
+		case done := <-w.resyncs:
+			if err := w.resync(time.Now()); err != nil {
+				w.log.Warn("directories still not watched", "reason", failureReason(err))
+			}
+			close(done)
 		case <-w.timer.C:
 			w.timerAt = time.Time{}
 			w.flush(time.Now())
@@ -568,23 +578,46 @@ func (w *Watcher) watcherError(err error) {
 	if errors.Is(err, fsnotify.ErrEventOverflow) {
 		reason = "the kernel's event queue overflowed (fs.inotify.max_queued_events): events were lost"
 	}
-	w.resync(reason)
+	now := time.Now()
+	if err := w.resync(now); err != nil {
+		reason += "; " + failureReason(err)
+	}
+	w.requestRescan(reason, now)
+}
+
+// Resync rebuilds the watcher's view from the disk, as after an overflow,
+// without asking for a rescan: it is for a consumer about to rescan on its
+// own account (a person asked for one, perhaps after raising
+// fs.inotify.max_user_watches), so that directories refused a watch before
+// are tried once more, and those that get one stay seen after the rescan.
+// Status shows what is still not watched. It returns once the watches are in
+// place, or with an error if Run has stopped or ctx ends first.
+func (w *Watcher) Resync(ctx context.Context) error {
+	done := make(chan struct{})
+	select {
+	case w.resyncs <- done:
+	case <-w.stopped:
+		return errors.New("resyncing the vault watcher: it has stopped")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Run closes done before it can stop, so this wait needs no other exit.
+	<-done
+	return nil
 }
 
 // resync rebuilds the watcher's view from the disk: it re-adds every watch,
 // which picks up directories whose create event was lost and retries those
-// refused before, relearns every directory's files, drops the watches of
-// directories that are gone, and then asks the consumer to rescan.
-func (w *Watcher) resync(reason string) {
-	now := time.Now()
+// refused before, relearns every directory's files, and drops the watches of
+// directories that are gone. It returns the first error that left a
+// directory unwatched.
+func (w *Watcher) resync(now time.Time) error {
 	old := w.dirs
 	w.dirs = make(map[string]*dirState)
 	w.failed = make(map[string]error)
 	w.watched = 0
 	w.rootGone = false
-	if err := w.addDir("", now, false); err != nil {
-		reason += "; " + failureReason(err)
-	}
+	failure := w.addDir("", now, false)
 	for rel, d := range old {
 		if _, still := w.dirs[rel]; d.watched && !still {
 			_ = w.fsw.Remove(w.abs(rel)) // as in forgetDir
@@ -594,7 +627,7 @@ func (w *Watcher) resync(reason string) {
 		w.rootGone = true
 	}
 	w.publish()
-	w.requestRescan(reason, now)
+	return failure
 }
 
 // requestRescan asks the consumer to reconcile the whole vault. Pending

@@ -526,6 +526,74 @@ func TestWatchLimitOnNewDirectory(t *testing.T) {
 	}
 }
 
+// TestResyncRetriesTheWatchLimit is a consumer's own rescan after the
+// person raises fs.inotify.max_user_watches: Resync must try the refused
+// directories once each, without asking for another rescan, and watch them
+// once the limit allows.
+func TestResyncRetriesTheWatchLimit(t *testing.T) {
+	var limited atomic.Bool
+	var attempts atomic.Int32 // adds tried for "full"
+	limited.Store(true)
+	opts := Options{addWatch: func(dir string, add func(string) error) error {
+		if filepath.Base(dir) == "full" {
+			attempts.Add(1)
+		}
+		if limited.Load() && strings.Contains(dir, "full") {
+			return syscall.ENOSPC
+		}
+		return add(dir)
+	}}
+	v := startVault(t, map[string]string{"a/x.md": "", "full/y.md": ""}, opts)
+	if b := v.next(); !b.Rescan || !strings.Contains(b.Reason, "max_user_watches") {
+		t.Fatalf("first batch = %+v, want a rescan for the watch limit", b)
+	}
+	resync := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		before := attempts.Load()
+		if err := v.w.Resync(ctx); err != nil {
+			t.Fatalf("Resync: %v", err)
+		}
+		if n := attempts.Load() - before; n != 1 {
+			t.Errorf("Resync tried to watch full %d times, want once", n)
+		}
+	}
+
+	// Still at the limit: a directory made where no watch sees it is counted,
+	// and nothing asks for a rescan (settle fails on one).
+	v.mkdir("full/sub")
+	resync()
+	if st := v.w.Status(); !strings.HasPrefix(st.Degraded, "2 of 4 directories not watched") || !strings.Contains(st.Degraded, "full/sub") || st.Dirs != 2 {
+		t.Errorf("status at the limit = %+v, want full and full/sub not watched of 4", st)
+	}
+	v.settle(func() {})
+
+	limited.Store(false)
+	resync()
+	if st := v.w.Status(); st.Degraded != "" || st.Dirs != 4 {
+		t.Errorf("status after the limit was lifted = %+v, want all 4 directories watched", st)
+	}
+	if got, want := v.settle(func() { v.write("full/sub/new.md", "") }), changed("full/sub/new.md"); !slices.Equal(got, want) {
+		t.Errorf("changes in the directory watched again = %v, want %v", got, want)
+	}
+}
+
+func TestResyncAfterRunStopped(t *testing.T) {
+	w, err := New(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Resync(context.Background()); err == nil {
+		t.Error("Resync of a stopped watcher succeeded")
+	}
+}
+
 func TestRunLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	w, err := New(dir, Options{})
