@@ -228,3 +228,41 @@ func TestRenamedTaskKeepsItsOutputs(t *testing.T) {
 			"on Tasks/Home/Garden, at wake 2", moved.OutputName, rep.Path, rep.Task, rep.Wake)
 	}
 }
+
+// TestNewAgentLeavesAnotherTasksReportAlone is a state database rebuilt
+// from scratch (deleted, or a fresh clone of the vault): the reports of the
+// agents before it are still in the vault. A new agent must not take the
+// name, and overwrite the report, of another task.
+func TestNewAgentLeavesAnotherTasksReportAlone(t *testing.T) {
+	v := twoPlansVault(t)
+	ctx := context.Background()
+	homes := "---\nmargin: report\ntask: \"[[Tasks/Home/Plan]]\"\ntldr: Home plan from before\n---\n\nThe garden first.\n"
+	if err := os.MkdirAll(filepath.Join(v.Dir(), "Margin", "Reports"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(v.Dir(), "Margin", "Reports", "Plan.md"), []byte(homes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rt, err := New(ctx, v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, err := rt.store.createAgent(ctx, "Tasks/Work/Plan.md", "", querytest.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, err := rt.store.createAgent(ctx, "Tasks/Home/Plan.md", "", querytest.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if work.OutputName != "Plan (Work)" || home.OutputName != "Plan" {
+		t.Fatalf("output names %q (work) and %q (home), want \"Plan (Work)\" and the report's own \"Plan\"", work.OutputName, home.OutputName)
+	}
+	if _, err := rt.wake(ctx, work.ID, wakeRequest{reason: "test", force: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(v.Dir(), "Margin", "Reports", "Plan.md"))
+	if err != nil || string(got) != homes {
+		t.Errorf("the home plan's report after the work plan's wake (%v):\n%s", err, got)
+	}
+}

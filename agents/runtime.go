@@ -210,6 +210,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		queues:   map[string]*wakeQueue{},
 		skipped:  map[string]int{},
 	}
+	st.reportTask = r.reportTask
 	if r.evolution, err = NewEvolution(ctx, v, r.templates, model, opts); err != nil {
 		return nil, err
 	}
@@ -228,6 +229,17 @@ func (r *Runtime) Evolution() *Evolution { return r.evolution }
 
 func (r *Runtime) now() time.Time       { return r.opts.Now() }
 func (r *Runtime) outputFolder() string { return r.v.Options().OutputFolder }
+
+// reportTask is the task the report of outputName says it is about, "" when
+// there is no such report.
+func (r *Runtime) reportTask(outputName string) string {
+	p := ReportPath(r.outputFolder(), outputName)
+	snap, err := r.v.Root().Read(p)
+	if err != nil {
+		return ""
+	}
+	return ParseReport(p, snap.Content).Task
+}
 func (r *Runtime) notify(method string, params any) {
 	r.opts.Notifier.Notify(method, params)
 }

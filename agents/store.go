@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/margin-md/margin/vault"
@@ -310,6 +311,11 @@ type ToolCall struct {
 // Store reads and writes the agents' tables. It is safe for concurrent use.
 type Store struct {
 	db *sql.DB
+	// reportTask, when set, reads the task an existing report file says it
+	// is about ("" when there is none). A state database rebuilt from
+	// scratch hands names out again, and a new agent must not take over,
+	// and overwrite, the outputs an earlier agent wrote for another task.
+	reportTask func(outputName string) string
 }
 
 // OpenStore migrates the agents' tables in db, the vault's state database.
@@ -407,7 +413,7 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
 	defer tx.Rollback()
-	output, err := newOutputName(ctx, tx, task)
+	output, err := newOutputName(ctx, tx, task, s.reportTask)
 	if err != nil {
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
@@ -428,14 +434,20 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 // lowest free number from 2, "Plan (2)". The migration that added output
 // names backfills by the same rule. Names compare without regard to case,
 // as file names do on macOS and Windows. A name is given once: a renamed
-// task keeps it (see moveTask).
-func newOutputName(ctx context.Context, tx *sql.Tx, task string) (string, error) {
+// task keeps it (see moveTask). A name whose report reportTask (when set)
+// says is another task's is taken too.
+func newOutputName(ctx context.Context, tx *sql.Tx, task string, reportTask func(string) string) (string, error) {
 	s := stem(task)
+	link := strings.TrimSuffix(task, path.Ext(task))
 	free := func(name string) (bool, error) {
 		var taken bool
 		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE output_name = ? COLLATE NOCASE)`, name).Scan(&taken)
 		if err != nil {
 			return false, fmt.Errorf("finding a free output name: %w", err)
+		}
+		if !taken && reportTask != nil {
+			owner := reportTask(name)
+			taken = owner != "" && !strings.EqualFold(owner, link)
 		}
 		return !taken, nil
 	}
