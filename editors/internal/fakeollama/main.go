@@ -2,9 +2,10 @@
 // fake Ollama server, scripted so that the first wake of the agent of
 // Tasks/Ship invoice export.md proposes a change set (its estimate, 2h),
 // every other wake only writes a report, and the question Clarified first
-// gets clarifying questions, then a cited answer once they are answered. It
-// prints its URL on the first line of stdout and serves until stdin closes,
-// so a test that starts it cannot leave it running.
+// gets clarifying questions with the reason it asks, then a cited answer
+// once they are answered, or a partial answer naming its gaps when they are
+// declined. It prints its URL on the first line of stdout and serves until
+// stdin closes, so a test that starts it cannot leave it running.
 package main
 
 import (
@@ -35,7 +36,9 @@ const heavyBench = "[[Daily/2026-11-13#18:15]]"
 
 // clarifiedScript is the query flow for Clarified: the first analysis is
 // insufficient, so the planner asks; after the reply the analysis suffices
-// and the answer cites the entry retrieved before the questions.
+// and the answer cites the entry retrieved before the questions. A declined
+// reply gives a partial answer whose gaps are the questions' gap_addressed,
+// so those are written as a person should read them.
 func clarifiedScript() querytest.Replies {
 	bench := querytest.Instr("the heavy session", "2026-11-09", "2026-11-15", "bench")
 	found := querytest.Finding("Bench felt heavy on Friday at 185", heavyBench)
@@ -52,8 +55,8 @@ func clarifiedScript() querytest.Replies {
 		"clarifier": {map[string]any{
 			"context_explanation": "Your notes do not say how Friday felt.",
 			"questions": []any{
-				map[string]any{"question": "How stressed were you on Friday?", "gap_addressed": "stress", "options": []string{"not at all", "somewhat", "very"}},
-				map[string]any{"question": "What did you eat before the session?", "gap_addressed": "food", "options": []string{}},
+				map[string]any{"question": "How stressed were you on Friday?", "gap_addressed": "how stressed you were on Friday", "options": []string{"not at all", "somewhat", "very"}},
+				map[string]any{"question": "What did you eat before the session?", "gap_addressed": "what you ate before the session", "options": []string{}},
 			},
 			"fallback_action": "answer from the notes alone",
 		}},

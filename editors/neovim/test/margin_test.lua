@@ -130,8 +130,8 @@ local function run()
   check(answer:find("\nSources:\n", 1, true) and answer:find("%.md:%d+"), "answer with citations:\n" .. answer)
 
   -- fakeollama asks back about this question, once with options and once
-  -- without: the person picks "very" and types what they ate, and the
-  -- answer that follows cites the heavy session.
+  -- without, after saying why: the person picks "very" and types what they
+  -- ate, and the answer that follows cites the heavy session.
   local prompts = {}
   local pick, typed = "very", "nothing"
   vim.ui.select = function(items, opts, on_choice)
@@ -153,7 +153,8 @@ local function run()
   answer = next_answer(shown)
   check(
     table.concat(prompts, "\n")
-      == "select How stressed were you on Friday? [not at all/somewhat/very]\ninput What did you eat before the session? ",
+      == "select Your notes do not say how Friday felt.\nHow stressed were you on Friday? [not at all/somewhat/very]"
+        .. "\ninput What did you eat before the session? ",
     "prompts:\n" .. table.concat(prompts, "\n")
   )
   check(answer:find("very stressed", 1, true), "the answer after the reply:\n" .. answer)
@@ -165,6 +166,10 @@ local function run()
   answer = next_answer(shown)
   check(#prompts == 1, "prompts after cancelling: " .. vim.inspect(prompts))
   check(answer:find("(partial)", 1, true), "the declined answer:\n" .. answer)
+  check(
+    answer:find("\nNot found in your notes:\n- how stressed you were on Friday\n- what you ate before the session\n", 1, true),
+    "the declined answer's gaps:\n" .. answer
+  )
 
   client.stop()
   wait("the server to stop", function()

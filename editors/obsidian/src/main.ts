@@ -1,7 +1,7 @@
 // The margin plugin: runs margin serve for this vault, shows the open task's
 // TLDR in the status bar, lists pending changes with Apply/Reject, and asks.
 import { App, FileSystemAdapter, ItemView, Modal, Notice, Plugin, PluginSettingTab, Setting, TFile, WorkspaceLeaf } from 'obsidian';
-import { Answer, Margin, Question, changeNotifications } from './margin';
+import { Answer, Margin, Question, changeNotifications, notFound } from './margin';
 
 const CHANGES_VIEW = 'margin-changes';
 
@@ -159,7 +159,7 @@ class AskModal extends Modal {
       out.setText('…');
       try {
         const asked = await margin.ask(input.value.trim());
-        this.show(out, await margin.clarify(asked, (q) => this.prompt(out, q)));
+        this.show(out, await margin.clarify(asked, (q, why) => this.prompt(out, q, why)));
       } catch (e) {
         out.setText(`margin: ${e}`);
       }
@@ -167,10 +167,14 @@ class AskModal extends Modal {
     input.focus();
   }
 
-  // prompt shows one question of a clarification: a button per option, or
-  // a text field; Decline (or closing the modal) declines.
-  private prompt(out: HTMLElement, q: Question): Promise<string | undefined> {
+  // prompt shows one question of a clarification under margin's reason for
+  // asking: a button per option, or a text field; Decline (or closing the
+  // modal) declines.
+  private prompt(out: HTMLElement, q: Question, why: string): Promise<string | undefined> {
     out.empty();
+    if (why) {
+      out.createEl('p').createEl('em', { text: why });
+    }
     out.createEl('p', { text: q.question });
     return new Promise((settle) => {
       const done = (answer: string | undefined) => {
@@ -198,10 +202,19 @@ class AskModal extends Modal {
     });
   }
 
-  // show writes the answer and its citations, each a link to the cited line.
+  // show writes the answer, what margin could not find, and its citations,
+  // each a link to the cited line.
   private show(out: HTMLElement, a: Answer): void {
     out.empty();
     out.createEl('p', { text: a.answer });
+    const missing = notFound(a);
+    if (missing) {
+      out.createEl('p', { text: missing.heading });
+      const gaps = out.createEl('ul');
+      for (const g of missing.gaps) {
+        gaps.createEl('li', { text: g });
+      }
+    }
     for (const q of a.questions ?? []) {
       out.createEl('p', { text: `${q.question} ${q.options?.join(' / ') ?? ''}` });
     }

@@ -16,15 +16,30 @@ export interface Question {
   options: string[] | null;
 }
 
-/** Prompt puts one question to the person: their answer, or undefined when they cancel. */
-export type Prompt = (q: Question) => Promise<string | undefined>;
+/**
+ * Prompt puts one question to the person: their answer, or undefined when
+ * they cancel. why is margin's reason for asking, the same for every
+ * question of a clarification, since the Ask modal redraws per question and
+ * keeps it above each.
+ */
+export type Prompt = (q: Question, why: string) => Promise<string | undefined>;
 
 export interface Answer {
   sessionId: string;
   status: string;
   answer: string;
   citations: Citation[] | null;
+  /** What margin could not find, when the answer is partial. */
+  gaps: string[] | null;
   questions: Question[] | null;
+}
+
+/**
+ * notFound is what the answer view says margin could not find: a partial
+ * answer's gaps under a heading, or null when it names none.
+ */
+export function notFound(a: Answer): { heading: string; gaps: string[] } | null {
+  return a.gaps?.length ? { heading: 'Not found in your notes', gaps: a.gaps } : null;
 }
 
 export interface Report {
@@ -108,16 +123,17 @@ export class Margin {
 
   /**
    * clarify settles an answer that needs clarification: it puts its
-   * questions to the person one after another and replies with what they
-   * said, until margin answers; a cancelled prompt declines the rest, and
-   * margin answers with what it has.
+   * questions to the person one after another, with margin's explanation
+   * (the answer text) so they know why they are asked, and replies with
+   * what they said, until margin answers; a cancelled prompt declines the
+   * rest, and margin answers with what it has.
    */
   async clarify(a: Answer, prompt: Prompt): Promise<Answer> {
     while (a.status === 'needs_clarification' && a.questions?.length) {
       const answers: Record<string, string> = {};
       let decline = false;
       for (const q of a.questions) {
-        const text = await prompt(q);
+        const text = await prompt(q, a.answer);
         if (text === undefined) {
           decline = true;
           break;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { Margin, PendingChange, Question } from '../src/margin';
+import { Margin, PendingChange, notFound } from '../src/margin';
 
 const root = resolve(__dirname, '../../..');
 
@@ -53,24 +53,23 @@ test('pending changes are listed and applied; reports come back; questions are a
   assert.ok(answer.citations?.length, JSON.stringify(answer));
 
   // fakeollama asks two things back about this question (one with options),
-  // then answers it with a citation.
+  // saying why, then answers it with a citation.
   const asked = await margin.ask("Was stress behind Friday's heavy bench?");
   assert.equal(asked.status, 'needs_clarification', JSON.stringify(asked));
-  const prompted: Question[] = [];
-  const final = await margin.clarify(asked, async (q) => {
-    prompted.push(q);
+  const why = 'Your notes do not say how Friday felt.';
+  const prompted: [string, string, string[] | null][] = [];
+  const final = await margin.clarify(asked, async (q, reason) => {
+    prompted.push([reason, q.question, q.options]);
     return q.options?.length ? q.options[q.options.length - 1] : 'nothing';
   });
-  assert.deepEqual(
-    prompted.map((q) => [q.question, q.options]),
-    [
-      ['How stressed were you on Friday?', ['not at all', 'somewhat', 'very']],
-      ['What did you eat before the session?', []],
-    ],
-  );
+  assert.deepEqual(prompted, [
+    [why, 'How stressed were you on Friday?', ['not at all', 'somewhat', 'very']],
+    [why, 'What did you eat before the session?', []],
+  ]);
   assert.equal(final.status, 'answered', JSON.stringify(final));
   assert.match(final.answer, /very stressed/);
   assert.deepEqual(final.citations?.map((c) => `${c.path}#${c.heading}`), ['Daily/2026-11-13.md#18:15']);
+  assert.equal(notFound(final), null, 'a full answer has no gaps to show');
 
   // Cancelling the first prompt declines: margin answers with what it has.
   const again = await margin.ask("Was stress behind Friday's heavy bench?");
@@ -82,4 +81,8 @@ test('pending changes are listed and applied; reports come back; questions are a
   });
   assert.equal(cancelled, 1, 'no question after the cancelled one');
   assert.equal(declined.status, 'partial', JSON.stringify(declined));
+  assert.deepEqual(notFound(declined), {
+    heading: 'Not found in your notes',
+    gaps: ['how stressed you were on Friday', 'what you ate before the session'],
+  });
 });

@@ -48,12 +48,14 @@ export async function deactivate(): Promise<void> {
 }
 
 // promptQuestion asks one of margin's clarifying questions: a pick of its
-// options, or free text when it has none; Escape declines.
-async function promptQuestion(q: margin.Question): Promise<string | undefined> {
+// options, or free text when it has none; Escape declines. margin's reason
+// for asking, when given, is the title, above the question.
+async function promptQuestion(q: margin.Question, why: string): Promise<string | undefined> {
+  const title = why ? `margin asks: ${why}` : 'margin asks';
   if (q.options?.length) {
-    return vscode.window.showQuickPick(q.options, { title: 'margin asks', placeHolder: q.question, ignoreFocusOut: true });
+    return vscode.window.showQuickPick(q.options, { title, placeHolder: q.question, ignoreFocusOut: true });
   }
-  return vscode.window.showInputBox({ title: 'margin asks', prompt: q.question, ignoreFocusOut: true });
+  return vscode.window.showInputBox({ title, prompt: q.question, ignoreFocusOut: true });
 }
 
 // showChanges lists the open change items; the one picked is opened in its

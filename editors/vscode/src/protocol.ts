@@ -38,11 +38,17 @@ export interface Answer {
   status: 'answered' | 'needs_clarification' | 'partial' | 'degraded' | 'logged';
   answer: string;
   citations: Citation[] | null;
+  /** What margin could not find, when the answer is partial. */
+  gaps: string[] | null;
   questions: Question[] | null;
 }
 
-/** Prompt puts one question to the person: their answer, or undefined when they cancel. */
-export type Prompt = (q: Question) => Promise<string | undefined>;
+/**
+ * Prompt puts one question to the person: their answer, or undefined when
+ * they cancel. why is margin's reason for asking, given with the first
+ * question of a clarification and '' with the rest.
+ */
+export type Prompt = (q: Question, why: string) => Promise<string | undefined>;
 
 export interface ChangeItem {
   id: string;
@@ -78,16 +84,17 @@ export function ask(c: Requester, text: string): Promise<Answer> {
 
 /**
  * clarify settles an answer that needs clarification: it puts its questions
- * to the person one after another and sends query/reply with what they
- * said, until margin answers; a cancelled prompt declines the rest, and
- * margin answers with what it has.
+ * to the person one after another, the first with margin's explanation (the
+ * answer text) so they know why they are asked, and sends query/reply with
+ * what they said, until margin answers; a cancelled prompt declines the
+ * rest, and margin answers with what it has.
  */
 export async function clarify(c: Requester, a: Answer, prompt: Prompt): Promise<Answer> {
   while (a.status === 'needs_clarification' && a.questions?.length) {
     const answers: Record<string, string> = {};
     let decline = false;
-    for (const q of a.questions) {
-      const text = await prompt(q);
+    for (const [i, q] of a.questions.entries()) {
+      const text = await prompt(q, i === 0 ? a.answer : '');
       if (text === undefined) {
         decline = true;
         break;
@@ -119,13 +126,17 @@ export function outcome(set: ChangeSet, item: string): string {
 }
 
 /**
- * answerMarkdown renders an answer as a markdown document whose citations
- * link to the cited line (file URI with #L, which VS Code opens there).
+ * answerMarkdown renders an answer as a markdown document with what margin
+ * could not find, and citations that link to the cited line (file URI with
+ * #L, which VS Code opens there).
  */
 export function answerMarkdown(question: string, a: Answer, vaultUri: string): string {
   const out = [`# ${question}`, '', a.answer, ''];
   for (const q of a.questions ?? []) {
     out.push(`- ${q.question}${q.options?.length ? ` (${q.options.join(' / ')})` : ''}`);
+  }
+  if (a.gaps?.length) {
+    out.push('## Not found in your notes', '', ...a.gaps.map((g) => `- ${g}`), '');
   }
   if (a.citations?.length) {
     out.push('## Sources', '');

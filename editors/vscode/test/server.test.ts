@@ -167,22 +167,20 @@ test('margin.ask answers with citations that link into the vault', limit, async 
 });
 
 test('a question margin needs clarified is answered through the prompts, then cited', limit, async () => {
-  // fakeollama asks two things back about this question (one with options).
+  // fakeollama asks two things back about this question (one with options),
+  // saying why with the first.
   const question = "Was stress behind Friday's heavy bench?";
   const asked = await margin.ask(conn, question);
   assert.equal(asked.status, 'needs_clarification', JSON.stringify(asked));
-  const prompted: margin.Question[] = [];
-  const answer = await margin.clarify(conn, asked, async (q) => {
-    prompted.push(q);
+  const prompted: [string, string, string[] | null][] = [];
+  const answer = await margin.clarify(conn, asked, async (q, why) => {
+    prompted.push([why, q.question, q.options]);
     return q.options?.length ? q.options[q.options.length - 1] : 'nothing';
   });
-  assert.deepEqual(
-    prompted.map((q) => [q.question, q.options]),
-    [
-      ['How stressed were you on Friday?', ['not at all', 'somewhat', 'very']],
-      ['What did you eat before the session?', []],
-    ],
-  );
+  assert.deepEqual(prompted, [
+    ['Your notes do not say how Friday felt.', 'How stressed were you on Friday?', ['not at all', 'somewhat', 'very']],
+    ['', 'What did you eat before the session?', []],
+  ]);
   assert.equal(answer.status, 'answered', JSON.stringify(answer));
   const md = margin.answerMarkdown(question, answer, pathToFileURL(vault).href);
   assert.match(md, /very stressed/);
@@ -198,4 +196,10 @@ test('a question margin needs clarified is answered through the prompts, then ci
   });
   assert.equal(cancelled, 1, 'no question after the cancelled one');
   assert.equal(declined.status, 'partial', JSON.stringify(declined));
+  // What margin could not find is in the answer shown.
+  const partial = margin.answerMarkdown(question, declined, pathToFileURL(vault).href);
+  assert.ok(
+    partial.includes('\n## Not found in your notes\n\n- how stressed you were on Friday\n- what you ate before the session\n'),
+    partial,
+  );
 });

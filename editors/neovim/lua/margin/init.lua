@@ -70,10 +70,17 @@ local function item_line(file, item)
   return 1
 end
 
--- show_answer shows an answer, with its citations as path:line lines that
--- gF opens, in a scratch window.
+-- show_answer shows an answer, with what margin could not find (the gaps of
+-- a partial answer) and its citations as path:line lines that gF opens, in a
+-- scratch window.
 local function show_answer(res)
   local lines = vim.split(res.answer or "", "\n")
+  if res.gaps and #res.gaps > 0 then
+    vim.list_extend(lines, { "", "Not found in your notes:" })
+    for _, g in ipairs(res.gaps) do
+      table.insert(lines, "- " .. g)
+    end
+  end
   if res.citations and #res.citations > 0 then
     vim.list_extend(lines, { "", "Sources:" })
     for _, c in ipairs(res.citations) do
@@ -93,8 +100,10 @@ end
 
 -- clarify puts the questions of a clarification to the person one after
 -- another (vim.ui.select when it has options, vim.ui.input otherwise), then
--- sends query/reply with the answers and hands its result to done. A
--- cancelled prompt declines: margin answers with what it has.
+-- sends query/reply with the answers and hands its result to done. The
+-- first prompt opens with margin's reason for asking (the answer text), so
+-- the person knows why before answering. A cancelled prompt declines:
+-- margin answers with what it has.
 local function clarify(res, done)
   local answers = {}
   local function reply(decline)
@@ -116,10 +125,15 @@ local function clarify(res, done)
       answers[q.id] = text
       ask_from(i + 1)
     end
+    -- Both 0.7 prompts (inputlist, input) start a new line at "\n".
+    local prompt = q.question
+    if i == 1 and res.answer and res.answer ~= "" then
+      prompt = res.answer .. "\n" .. prompt
+    end
     if q.options and #q.options > 0 then
-      vim.ui.select(q.options, { prompt = q.question }, answered)
+      vim.ui.select(q.options, { prompt = prompt }, answered)
     else
-      vim.ui.input({ prompt = q.question .. " " }, answered)
+      vim.ui.input({ prompt = prompt .. " " }, answered)
     end
   end
   ask_from(1)
