@@ -10,6 +10,7 @@ import (
 
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/vaultgen"
 )
 
 func sampleVault(t *testing.T) string {
@@ -309,5 +310,39 @@ func TestLinkedTasksIsTheReverseOfLinkedEntries(t *testing.T) {
 	}
 	if len(seen) < 20 {
 		t.Errorf("checked %d daily notes, want all of the sample vault's", len(seen))
+	}
+}
+
+// TestRunMergesTheSearchTableAfterAColdIndex: a cold index leaves the
+// search table in several segments; Run merges them after its first scan.
+func TestRunMergesTheSearchTableAfterAColdIndex(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 3000, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	v := open(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	<-v.Ready()
+	segments := func() int {
+		var n int
+		if err := v.DB().QueryRow(`SELECT count(DISTINCT segid) FROM sections_fts_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for segments() > 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the search table still has %d segments 10 s after the first scan, want 1", segments())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
