@@ -86,7 +86,7 @@ func (f *evolutionFixture) history(t *testing.T) {
 		{a2.ID, RunCompleted, [][2]int{{1000, 120}}},
 		{a2.ID, RunFailed, nil},
 	} {
-		run, err := st.startRun(ctx, r.agent, "k"+string(rune('a'+i)), "test", true, at)
+		run, err := st.startRun(ctx, r.agent, "k"+string(rune('a'+i)), "test", "task-agent@1", true, at)
 		if err != nil {
 			t.Fatal(err)
 		}
