@@ -61,6 +61,13 @@ func (t Tally) decided() int {
 	return n
 }
 
+func (t *Tally) addWakes(w Tally) {
+	t.Wakes += w.Wakes
+	t.Completed += w.Completed
+	t.Incomplete += w.Incomplete
+	t.Failed += w.Failed
+}
+
 // addTool adds one tool's decisions; tools arrive in order of name.
 func (t *Tally) addTool(r ToolRate) {
 	if n := len(t.Tools); n > 0 && t.Tools[n-1].Tool == r.Tool {
@@ -185,10 +192,9 @@ func (e *Evolution) taskMetrics(ctx context.Context, t Template, m *Metrics) err
 			rows.Close()
 			return fmt.Errorf("counting wakes: %w", err)
 		}
-		for _, to := range []*Tally{&m.Tally, byLabel[label]} {
-			if to != nil {
-				to.Wakes, to.Completed, to.Incomplete, to.Failed = to.Wakes+w.Wakes, to.Completed+w.Completed, to.Incomplete+w.Incomplete, to.Failed+w.Failed
-			}
+		m.addWakes(w)
+		if to := byLabel[label]; to != nil {
+			to.addWakes(w)
 		}
 	}
 	rows.Close()
@@ -270,20 +276,27 @@ func (e *Evolution) versionCalls(ctx context.Context, byLabel map[string]*Tally)
 	if err != nil {
 		return err
 	}
-	rows, err := e.db.QueryContext(ctx, `SELECT id, template FROM wake_runs WHERE template <> ''`)
+	for label, to := range byLabel {
+		if err := e.addRunCalls(ctx, label, to, byScope); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRunCalls adds the model calls of the runs of one version.
+func (e *Evolution) addRunCalls(ctx context.Context, label string, to *Tally, byScope map[string]ledger.Totals) error {
+	rows, err := e.db.QueryContext(ctx, `SELECT id FROM wake_runs WHERE template = ?`, label)
 	if err != nil {
-		return fmt.Errorf("reading the versions of runs: %w", err)
+		return fmt.Errorf("reading the runs of %s: %w", label, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id int64
-		var label string
-		if err := rows.Scan(&id, &label); err != nil {
-			return fmt.Errorf("reading the versions of runs: %w", err)
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("reading the runs of %s: %w", label, err)
 		}
-		if to := byLabel[label]; to != nil {
-			to.addCalls(byScope["run:"+strconv.FormatInt(id, 10)])
-		}
+		to.addCalls(byScope["run:"+strconv.FormatInt(id, 10)])
 	}
 	return rows.Err()
 }
