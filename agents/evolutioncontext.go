@@ -2,11 +2,14 @@ package agents
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 )
@@ -16,17 +19,71 @@ import (
 // For the improver the "wakes" are evolution sessions and its "tool" is
 // propose_directives, confirmed by approval.
 type Metrics struct {
-	Agents           int         `json:"agents"`
-	Wakes            int         `json:"wakes"`
-	Completed        int         `json:"completed"`
-	Incomplete       int         `json:"incomplete"`
-	Failed           int         `json:"failed"`
-	ModelCalls       int         `json:"modelCalls"`
-	FailedCalls      int         `json:"failedCalls"`
-	PromptTokens     int         `json:"promptTokens"`
-	CompletionTokens int         `json:"completionTokens"`
-	Tools            []ToolRate  `json:"tools"`
-	Rejections       []Rejection `json:"rejections"`
+	Agents int `json:"agents"`
+	// Tally counts every run, whatever version it ran: runs from before
+	// margin recorded versions count only here.
+	Tally
+	// Versions are the active version of a task template and, when there
+	// is one, the version before it: whether a new version does better is
+	// what evolving directives is for. The improver has none, as an
+	// evolution session does not record the improver's version.
+	Versions   []VersionMetrics `json:"versions,omitempty"`
+	Rejections []Rejection      `json:"rejections"`
+}
+
+// Tally is what a set of runs did: their wakes, model calls, and people's
+// decisions on what they proposed.
+type Tally struct {
+	Wakes            int        `json:"wakes"`
+	Completed        int        `json:"completed"`
+	Incomplete       int        `json:"incomplete"`
+	Failed           int        `json:"failed"`
+	ModelCalls       int        `json:"modelCalls"`
+	FailedCalls      int        `json:"failedCalls"`
+	PromptTokens     int        `json:"promptTokens"`
+	CompletionTokens int        `json:"completionTokens"`
+	Tools            []ToolRate `json:"tools"`
+}
+
+// VersionMetrics is the tally of the runs of one template version.
+type VersionMetrics struct {
+	Version int  `json:"version"`
+	Active  bool `json:"active"`
+	Tally
+}
+
+// decided counts the decisions on the tally's proposals.
+func (t Tally) decided() int {
+	n := 0
+	for _, r := range t.Tools {
+		n += r.Confirmed + r.Rejected + r.Deferred
+	}
+	return n
+}
+
+func (t *Tally) addWakes(w Tally) {
+	t.Wakes += w.Wakes
+	t.Completed += w.Completed
+	t.Incomplete += w.Incomplete
+	t.Failed += w.Failed
+}
+
+// addTool adds one tool's decisions; tools arrive in order of name.
+func (t *Tally) addTool(r ToolRate) {
+	if n := len(t.Tools); n > 0 && t.Tools[n-1].Tool == r.Tool {
+		t.Tools[n-1].Confirmed += r.Confirmed
+		t.Tools[n-1].Rejected += r.Rejected
+		t.Tools[n-1].Deferred += r.Deferred
+		return
+	}
+	t.Tools = append(t.Tools, r)
+}
+
+func (t *Tally) addCalls(c ledger.Totals) {
+	t.ModelCalls += c.Calls
+	t.FailedCalls += c.Failed
+	t.PromptTokens += c.PromptTokens
+	t.CompletionTokens += c.CompletionTokens
 }
 
 // ToolRate is how people decided one tool's proposals.
@@ -49,6 +106,7 @@ func (r ToolRate) ConfirmRate() int {
 // Rejection is one rejected proposal and the person's reason.
 type Rejection struct {
 	Tool    string    `json:"tool"`
+	Version int       `json:"version,omitempty"` // of the run that proposed it; 0 when not known
 	Summary string    `json:"summary"`
 	Reason  string    `json:"reason"`
 	Date    time.Time `json:"date"`
@@ -89,7 +147,7 @@ func (e *Evolution) metrics(ctx context.Context, t Template) (Metrics, error) {
 		if err := rows.Err(); err != nil {
 			return m, err
 		}
-	} else if err := e.taskMetrics(ctx, &m); err != nil {
+	} else if err := e.taskMetrics(ctx, t, &m); err != nil {
 		return m, err
 	}
 	tot, err := e.ledger.TotalsWithPrefix(ctx, prefix)
@@ -100,48 +158,166 @@ func (e *Evolution) metrics(ctx context.Context, t Template) (Metrics, error) {
 	return m, nil
 }
 
-// taskMetrics counts the task agents' wakes and decisions: every task
-// agent runs the task-agent template.
-func (e *Evolution) taskMetrics(ctx context.Context, m *Metrics) error {
+// taskMetrics counts the task agents' wakes, model calls and decisions,
+// in total and for the active version of t and the version before it.
+// Every task agent runs the task-agent template; a decision counts for
+// the version of the run whose change set it decided.
+func (e *Evolution) taskMetrics(ctx context.Context, t Template, m *Metrics) error {
 	err := e.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE lifecycle <> 'destroyed'`).Scan(&m.Agents)
 	if err != nil {
 		return fmt.Errorf("counting agents: %w", err)
 	}
-	err = e.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(status = 'completed'), 0), COALESCE(SUM(status = 'incomplete'), 0),
-		COALESCE(SUM(status = 'failed'), 0) FROM wake_runs`).Scan(&m.Wakes, &m.Completed, &m.Incomplete, &m.Failed)
+	prev, err := e.previousVersion(ctx, t)
+	if err != nil {
+		return err
+	}
+	m.Versions = []VersionMetrics{{Version: t.Version, Active: true}}
+	if prev > 0 {
+		m.Versions = append(m.Versions, VersionMetrics{Version: prev})
+	}
+	byLabel := map[string]*Tally{}
+	for i := range m.Versions {
+		byLabel[fmt.Sprintf("%s@%d", t.Name, m.Versions[i].Version)] = &m.Versions[i].Tally
+	}
+
+	rows, err := e.db.QueryContext(ctx, `SELECT template, COUNT(*), COALESCE(SUM(status = 'completed'), 0), COALESCE(SUM(status = 'incomplete'), 0),
+		COALESCE(SUM(status = 'failed'), 0) FROM wake_runs GROUP BY template`)
 	if err != nil {
 		return fmt.Errorf("counting wakes: %w", err)
 	}
-	rows, err := e.db.QueryContext(ctx, `SELECT tool, COALESCE(SUM(verdict = 'confirmed'), 0), COALESCE(SUM(verdict = 'rejected'), 0),
-		COALESCE(SUM(verdict = 'deferred'), 0) FROM decisions GROUP BY tool ORDER BY tool`)
+	for rows.Next() {
+		var label string
+		var w Tally
+		if err := rows.Scan(&label, &w.Wakes, &w.Completed, &w.Incomplete, &w.Failed); err != nil {
+			rows.Close()
+			return fmt.Errorf("counting wakes: %w", err)
+		}
+		m.addWakes(w)
+		if to := byLabel[label]; to != nil {
+			to.addWakes(w)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("counting wakes: %w", err)
+	}
+
+	rows, err = e.db.QueryContext(ctx, `SELECT d.tool, COALESCE(r.template, ''), COALESCE(SUM(d.verdict = 'confirmed'), 0),
+		COALESCE(SUM(d.verdict = 'rejected'), 0), COALESCE(SUM(d.verdict = 'deferred'), 0)
+		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id LEFT JOIN wake_runs r ON r.id = s.run_id
+		GROUP BY 1, 2 ORDER BY 1, 2`)
 	if err != nil {
 		return fmt.Errorf("counting decisions: %w", err)
 	}
 	for rows.Next() {
 		var r ToolRate
-		if err := rows.Scan(&r.Tool, &r.Confirmed, &r.Rejected, &r.Deferred); err != nil {
+		var label string
+		if err := rows.Scan(&r.Tool, &label, &r.Confirmed, &r.Rejected, &r.Deferred); err != nil {
 			rows.Close()
-			return err
+			return fmt.Errorf("counting decisions: %w", err)
 		}
-		m.Tools = append(m.Tools, r)
+		m.addTool(r)
+		if to := byLabel[label]; to != nil {
+			to.addTool(r)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		return fmt.Errorf("counting decisions: %w", err)
+	}
+
+	if err := e.versionCalls(ctx, byLabel); err != nil {
 		return err
 	}
-	rows, err = e.db.QueryContext(ctx, `SELECT tool, summary, reason, created_at FROM decisions
-		WHERE verdict = 'rejected' AND reason <> '' ORDER BY id DESC LIMIT ?`, recentRejections)
+	return e.rejections(ctx, t, m)
+}
+
+// previousVersion is the version of t the agents ran last before the
+// active one (after a rollback, the version rolled back from); when they
+// ran no other, the version numbered before it. 0 when there is none.
+func (e *Evolution) previousVersion(ctx context.Context, t Template) (int, error) {
+	var label string
+	err := e.db.QueryRowContext(ctx, `SELECT template FROM wake_runs WHERE substr(template, 1, length(?1)) = ?1 AND template <> ?2
+		ORDER BY id DESC LIMIT 1`, t.Name+"@", t.Label()).Scan(&label)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("finding the version before %s: %w", t.Label(), err)
+	}
+	if v := versionOf(t.Name, label); v > 0 {
+		return v, nil
+	}
+	versions, err := e.templates.Versions(ctx, t.Name)
+	if err != nil {
+		return 0, err
+	}
+	prev := 0
+	for _, v := range versions {
+		if v.Version < t.Version {
+			prev = v.Version
+		}
+	}
+	return prev, nil
+}
+
+// versionOf is the version in a run's template label, 0 when the label
+// is empty or names another template.
+func versionOf(name, label string) int {
+	v, ok := strings.CutPrefix(label, name+"@")
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.Atoi(v)
+	return n
+}
+
+// versionCalls adds the ledger's model calls of each version's wake runs
+// to its tally.
+func (e *Evolution) versionCalls(ctx context.Context, byLabel map[string]*Tally) error {
+	byScope, err := e.ledger.TotalsByScope(ctx, "run:")
+	if err != nil {
+		return err
+	}
+	for label, to := range byLabel {
+		if err := e.addRunCalls(ctx, label, to, byScope); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addRunCalls adds the model calls of the runs of one version.
+func (e *Evolution) addRunCalls(ctx context.Context, label string, to *Tally, byScope map[string]ledger.Totals) error {
+	rows, err := e.db.QueryContext(ctx, `SELECT id FROM wake_runs WHERE template = ?`, label)
+	if err != nil {
+		return fmt.Errorf("reading the runs of %s: %w", label, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("reading the runs of %s: %w", label, err)
+		}
+		to.addCalls(byScope["run:"+strconv.FormatInt(id, 10)])
+	}
+	return rows.Err()
+}
+
+// rejections reads the latest rejections with reasons, each with the
+// version of the run that proposed it when known.
+func (e *Evolution) rejections(ctx context.Context, t Template, m *Metrics) error {
+	rows, err := e.db.QueryContext(ctx, `SELECT d.tool, d.summary, d.reason, d.created_at, COALESCE(r.template, '')
+		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id LEFT JOIN wake_runs r ON r.id = s.run_id
+		WHERE d.verdict = 'rejected' AND d.reason <> '' ORDER BY d.id DESC LIMIT ?`, recentRejections)
 	if err != nil {
 		return fmt.Errorf("reading rejections: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r Rejection
-		var at string
-		if err := rows.Scan(&r.Tool, &r.Summary, &r.Reason, &at); err != nil {
-			return err
+		var at, label string
+		if err := rows.Scan(&r.Tool, &r.Summary, &r.Reason, &at, &label); err != nil {
+			return fmt.Errorf("reading rejections: %w", err)
 		}
-		r.Date = unstamp(at)
+		r.Date, r.Version = unstamp(at), versionOf(t.Name, label)
 		m.Rejections = append(m.Rejections, r)
 	}
 	return rows.Err()
@@ -204,31 +380,92 @@ func (e *Evolution) context(ctx context.Context, t Template, m Metrics) (string,
 	return b.String(), nil
 }
 
+// metricsColumn is one column of the metrics table.
+type metricsColumn struct {
+	title string
+	Tally
+}
+
+// writeMetrics writes the metrics as a table, the active version and the
+// one before it side by side. The all-versions column is left out when
+// it would repeat the active one: then every run and decision is of it.
 func writeMetrics(b *strings.Builder, kind string, m Metrics) {
-	if kind == KindImprover {
-		fmt.Fprintf(b, "- Evolution sessions: %d (%d approved, %d rejected, %d open)\n", m.Wakes, m.Completed, m.Failed, m.Incomplete)
-	} else {
-		fmt.Fprintf(b, "- Agents: %d\n- Wakes: %d (%d completed, %d incomplete, %d failed)\n", m.Agents, m.Wakes, m.Completed, m.Incomplete, m.Failed)
-	}
-	fmt.Fprintf(b, "- Model calls: %d (%d failed); tokens: %d prompt, %d completion\n", m.ModelCalls, m.FailedCalls, m.PromptTokens, m.CompletionTokens)
-	if len(m.Tools) == 0 {
-		b.WriteString("- Proposals decided: none yet\n")
-	} else {
-		b.WriteString("- Proposals decided, by tool:\n")
-		for _, r := range m.Tools {
-			rate := "no confirm or reject yet"
-			if p := r.ConfirmRate(); p >= 0 {
-				rate = fmt.Sprintf("%d%% confirmed", p)
-			}
-			fmt.Fprintf(b, "  - %s: %d confirmed, %d rejected, %d deferred (%s)\n", r.Tool, r.Confirmed, r.Rejected, r.Deferred, rate)
+	var cols []metricsColumn
+	for _, v := range m.Versions {
+		title := fmt.Sprintf("v%d", v.Version)
+		if v.Active {
+			title += " (active)"
 		}
+		cols = append(cols, metricsColumn{title, v.Tally})
+	}
+	if len(m.Versions) != 1 || m.Versions[0].Wakes != m.Wakes || m.Versions[0].decided() != m.decided() {
+		cols = append(cols, metricsColumn{"all versions", m.Tally})
+	}
+	if kind == KindImprover {
+		b.WriteString("Evolution sessions are the improver's wakes; an approval confirms its proposal.\n\n")
+	} else {
+		fmt.Fprintf(b, "Agents: %d. A version's column counts the wakes that ran it and the decisions on what they proposed", m.Agents)
+		if len(cols) > len(m.Versions) {
+			b.WriteString("; all versions counts every wake and decision, also of older versions and of runs whose version was not recorded")
+		}
+		b.WriteString(".\n\n")
+	}
+	row := func(label string, cell func(Tally) string) {
+		b.WriteString("| " + label)
+		for _, c := range cols {
+			b.WriteString(" | " + cell(c.Tally))
+		}
+		b.WriteString(" |\n")
+	}
+	b.WriteString("|")
+	for _, c := range cols {
+		b.WriteString(" | " + c.title)
+	}
+	b.WriteString(" |\n|---")
+	b.WriteString(strings.Repeat("|---:", len(cols)))
+	b.WriteString("|\n")
+	if kind == KindImprover {
+		row("Evolution sessions: approved / rejected / open", func(t Tally) string {
+			return fmt.Sprintf("%d: %d / %d / %d", t.Wakes, t.Completed, t.Failed, t.Incomplete)
+		})
+	} else {
+		row("Wakes: completed / incomplete / failed", func(t Tally) string {
+			return fmt.Sprintf("%d: %d / %d / %d", t.Wakes, t.Completed, t.Incomplete, t.Failed)
+		})
+	}
+	row("Model calls (failed)", func(t Tally) string { return fmt.Sprintf("%d (%d)", t.ModelCalls, t.FailedCalls) })
+	row("Tokens: prompt / completion", func(t Tally) string { return fmt.Sprintf("%d / %d", t.PromptTokens, t.CompletionTokens) })
+	for _, r := range m.Tools {
+		row(r.Tool+": confirmed / rejected / deferred", func(t Tally) string { return toolCell(t, r.Tool) })
+	}
+	if len(m.Tools) == 0 {
+		b.WriteString("\nNo proposal decided yet.\n")
 	}
 	if len(m.Rejections) > 0 {
-		b.WriteString("- Rejection reasons, newest first:\n")
+		b.WriteString("\nRejection reasons, newest first:\n\n")
 		for _, r := range m.Rejections {
-			fmt.Fprintf(b, "  - %s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), r.Tool, oneLine(r.Summary), oneLine(r.Reason))
+			version := ""
+			if r.Version > 0 {
+				version = fmt.Sprintf(" v%d", r.Version)
+			}
+			fmt.Fprintf(b, "- %s%s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), version, r.Tool, oneLine(r.Summary), oneLine(r.Reason))
 		}
 	}
+}
+
+// toolCell is how people decided one tool's proposals in a column.
+func toolCell(t Tally, tool string) string {
+	for _, r := range t.Tools {
+		if r.Tool != tool {
+			continue
+		}
+		rate := ""
+		if p := r.ConfirmRate(); p >= 0 {
+			rate = fmt.Sprintf(" (%d%%)", p)
+		}
+		return fmt.Sprintf("%d / %d / %d%s", r.Confirmed, r.Rejected, r.Deferred, rate)
+	}
+	return "–"
 }
 
 // writeOutputs adds the recent reports and observations of the task agents.

@@ -523,7 +523,7 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 		// A crash stopped this run: do it again under its own key, so
 		// the tool calls it already made are recognised.
 		w.key, w.run, reason = RunKey(prev.RunKey), prev.ID, prev.Reason+" (re-run after an interrupted attempt)"
-		if err := r.store.restartRun(ctx, w.run, full); err != nil {
+		if err := r.store.restartRun(ctx, w.run, w.template.Label(), full); err != nil {
 			return time.Time{}, err
 		}
 		if err := w.settleStarted(ctx); err != nil {
@@ -543,7 +543,7 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 			r.log.Debug("wake skipped: this state was processed already", "agent", a.ID, "task", a.Task)
 			return time.Time{}, nil
 		}
-		if w.run, err = r.store.startRun(ctx, a.ID, string(w.key), reason, full, r.now()); err != nil {
+		if w.run, err = r.store.startRun(ctx, a.ID, string(w.key), reason, w.template.Label(), full, r.now()); err != nil {
 			return time.Time{}, err
 		}
 	}

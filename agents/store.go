@@ -245,6 +245,13 @@ DROP TABLE taken_names;
 DROP TABLE unnamed_agents;
 DROP TABLE free_numbers;
 CREATE UNIQUE INDEX agents_output_name ON agents(output_name COLLATE NOCASE);
+`, `
+-- The template name@version each run ran, so the evolution metrics can
+-- set a version against the one before it. Runs from before this step
+-- stay '': their version is not known, and guessing would skew the
+-- comparison.
+ALTER TABLE wake_runs ADD COLUMN template TEXT NOT NULL DEFAULT '';
+CREATE INDEX wake_runs_template ON wake_runs(template);
 `}
 
 // Agent is one task agent as stored.
@@ -273,6 +280,7 @@ type Run struct {
 	Agent            string    `json:"agent"`
 	RunKey           string    `json:"runKey"`
 	Reason           string    `json:"reason"`
+	Template         string    `json:"template"` // name@version; "" for runs from before margin recorded it
 	Status           string    `json:"status"`
 	Detail           string    `json:"detail,omitempty"`
 	FullContext      bool      `json:"fullContext"`
@@ -590,30 +598,33 @@ func (s *Store) interrupted(ctx context.Context, agent string) (Run, bool, error
 	return r, true, nil
 }
 
-const runColumns = `id, agent_id, run_key, reason, status, detail, full_context, attempts, turns, prompt_tokens, completion_tokens, started_at, finished_at`
+const runColumns = `id, agent_id, run_key, reason, template, status, detail, full_context, attempts, turns, prompt_tokens, completion_tokens, started_at, finished_at`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var started, finished string
-	err := row.Scan(&r.ID, &r.Agent, &r.RunKey, &r.Reason, &r.Status, &r.Detail, &r.FullContext, &r.Attempts, &r.Turns,
+	err := row.Scan(&r.ID, &r.Agent, &r.RunKey, &r.Reason, &r.Template, &r.Status, &r.Detail, &r.FullContext, &r.Attempts, &r.Turns,
 		&r.PromptTokens, &r.CompletionTokens, &started, &finished)
 	r.Started, r.Finished = unstamp(started), unstamp(finished)
 	return r, err
 }
 
-func (s *Store) startRun(ctx context.Context, agent, key, reason string, full bool, now time.Time) (int64, error) {
+// startRun records a run of the agent under template (name@version).
+func (s *Store) startRun(ctx context.Context, agent, key, reason, template string, full bool, now time.Time) (int64, error) {
 	var id int64
-	err := s.db.QueryRowContext(ctx, `INSERT INTO wake_runs (agent_id, run_key, reason, status, full_context, started_at)
-		VALUES (?, ?, ?, 'started', ?, ?) RETURNING id`, agent, key, reason, full, stamp(now)).Scan(&id)
+	err := s.db.QueryRowContext(ctx, `INSERT INTO wake_runs (agent_id, run_key, reason, template, status, full_context, started_at)
+		VALUES (?, ?, ?, ?, 'started', ?, ?) RETURNING id`, agent, key, reason, template, full, stamp(now)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("starting a run of agent %s: %w", agent, err)
 	}
 	return id, nil
 }
 
-// restartRun counts another attempt at an interrupted run.
-func (s *Store) restartRun(ctx context.Context, id int64, full bool) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE wake_runs SET attempts = attempts + 1, full_context = ? WHERE id = ?`, full, id)
+// restartRun counts another attempt at an interrupted run. The attempt
+// runs the template active now, which a new version may have replaced
+// since the crash.
+func (s *Store) restartRun(ctx context.Context, id int64, template string, full bool) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE wake_runs SET attempts = attempts + 1, template = ?, full_context = ? WHERE id = ?`, template, full, id)
 	if err != nil {
 		return fmt.Errorf("restarting run %d: %w", id, err)
 	}

@@ -36,12 +36,23 @@ type evolutionTurn struct {
 	}
 	Metrics struct {
 		Agents, Wakes, ModelCalls, FailedCalls, PromptTokens, CompletionTokens int
-		Tools                                                                  []struct {
-			Tool                          string
-			Confirmed, Rejected, Deferred int
+		Tools                                                                  []toolRate
+		Versions                                                               []struct {
+			Version                                                        int
+			Active                                                         bool
+			Wakes, ModelCalls, FailedCalls, PromptTokens, CompletionTokens int
+			Tools                                                          []toolRate
 		}
-		Rejections []struct{ Tool, Reason string }
+		Rejections []struct {
+			Tool, Reason string
+			Version      int
+		}
 	}
+}
+
+type toolRate struct {
+	Tool                          string
+	Confirmed, Rejected, Deferred int
 }
 
 // systemPrompts are the system prompts of the task model's requests, in order.
@@ -231,14 +242,20 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 	if calls != 2 || m.ModelCalls != calls || m.FailedCalls != failed || m.PromptTokens != prompt || m.CompletionTokens != completion || m.Wakes != 2 || m.Agents != 1 {
 		t.Errorf("metrics %+v, the ledger says %d calls (%d failed), %d + %d tokens", m, calls, failed, prompt, completion)
 	}
-	if len(m.Tools) != 1 || m.Tools[0].Tool != "update_task_estimate" || m.Tools[0].Rejected != 1 || len(m.Rejections) != 1 || m.Rejections[0].Reason != "estimates are mine" {
+	if len(m.Tools) != 1 || m.Tools[0].Tool != "update_task_estimate" || m.Tools[0].Rejected != 1 || len(m.Rejections) != 1 ||
+		m.Rejections[0].Reason != "estimates are mine" || m.Rejections[0].Version != 1 {
 		t.Errorf("tool metrics = %+v, %+v", m.Tools, m.Rejections)
+	}
+	if vs := m.Versions; len(vs) != 1 || vs[0].Version != 1 || !vs[0].Active || vs[0].Wakes != 2 || vs[0].ModelCalls != calls ||
+		len(vs[0].Tools) != 1 || vs[0].Tools[0].Rejected != 1 {
+		t.Errorf("version metrics = %+v, want v1 alone with every wake and decision", vs)
 	}
 	for _, want := range []string{
 		"## Current General Directive (v1)\n\nYou are a persistent", "## Current Report Directive (v1)\n\nYou MUST finish",
-		"- Wakes: 2 (2 completed, 0 incomplete, 0 failed)",
-		"- Model calls: 2 (0 failed); tokens: " + itoa(prompt) + " prompt, " + itoa(completion) + " completion",
-		"update_task_estimate: 0 confirmed, 1 rejected, 0 deferred (0% confirmed)", "estimates are mine",
+		"| | v1 (active) |\n",
+		"| Wakes: completed / incomplete / failed | 2: 2 / 0 / 0 |",
+		"| Model calls (failed) | 2 (0) |\n| Tokens: prompt / completion | " + itoa(prompt) + " / " + itoa(completion) + " |",
+		"| update_task_estimate: confirmed / rejected / deferred | 0 / 1 / 0 (0%) |", "v1 update_task_estimate", "estimates are mine",
 		"- v1 — active, authored by seed", "[data: report on " + shipTask, "## Instance Observations", "(no earlier sessions)",
 	} {
 		if !strings.Contains(ctxMsg, want) {
@@ -276,6 +293,30 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 	if turn2.Proposal == nil || turn2.Proposal.BaseVersion != 2 || turn2.Proposal.GeneralDiff != "" || !strings.Contains(turn2.Proposal.ReportDiff, "+Three sections") {
 		t.Errorf("second proposal against v2 = %+v, want the report changed and the general directive not", turn2.Proposal)
 	}
+	// The second session sets v2, which ran one wake, against v1; each
+	// version's model calls are those of its runs in state.db.
+	db, err = store.Open(context.Background(), filepath.Join(dir, ".margin", "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	callsOf := map[int]int{}
+	for _, v := range []int{1, 2} {
+		var n int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM model_calls c JOIN wake_runs r ON c.scope = 'run:' || r.id WHERE r.template = ?`,
+			"task-agent@"+itoa(v)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		callsOf[v] = n
+	}
+	db.Close()
+	if vs := turn2.Metrics.Versions; len(vs) != 2 || vs[0].Version != 2 || !vs[0].Active || vs[0].Wakes != 1 || vs[0].ModelCalls != callsOf[2] || len(vs[0].Tools) != 0 ||
+		vs[1].Version != 1 || vs[1].Active || vs[1].Wakes != 2 || vs[1].ModelCalls != callsOf[1] || len(vs[1].Tools) != 1 || vs[1].Tools[0].Rejected != 1 {
+		t.Errorf("version metrics of the second session = %+v, want v2 (1 wake, %d calls) and v1 (2 wakes, %d calls, the rejection)", vs, callsOf[2], callsOf[1])
+	}
+	if m2 := turn2.Metrics; m2.Wakes != 3 || m2.ModelCalls != callsOf[1]+callsOf[2] {
+		t.Errorf("all versions of the second session: %d wakes, %d model calls; want 3 and %d", m2.Wakes, m2.ModelCalls, callsOf[1]+callsOf[2])
+	}
+
 	var rejected struct{ Status, Reason, Path string }
 	e.MustCall("evolution/reject", map[string]any{"sessionId": turn2.SessionID, "reason": "too terse"}, &rejected)
 	if rejected.Status != "rejected" || rejected.Reason != "too terse" || !strings.Contains(readFile(t, dir, rejected.Path), ": too terse") {

@@ -122,6 +122,32 @@ func (l *Ledger) TotalsWithPrefix(ctx context.Context, prefix string) (Totals, e
 	return t, nil
 }
 
+// TotalsByScope sums the calls of each scope that starts with prefix, so
+// a caller can add up the scopes it groups (the runs of one template
+// version) without the ledger knowing what a scope stands for.
+func (l *Ledger) TotalsByScope(ctx context.Context, prefix string) (map[string]Totals, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT scope, COUNT(*), COALESCE(SUM(outcome <> 'ok'), 0),
+		COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0)
+		FROM model_calls WHERE substr(scope, 1, length(?1)) = ?1 AND scope <> '' GROUP BY scope`, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("summing model calls by scope of %s*: %w", prefix, err)
+	}
+	defer rows.Close()
+	out := map[string]Totals{}
+	for rows.Next() {
+		var scope string
+		var t Totals
+		if err := rows.Scan(&scope, &t.Calls, &t.Failed, &t.PromptTokens, &t.CompletionTokens); err != nil {
+			return nil, fmt.Errorf("summing model calls by scope of %s*: %w", prefix, err)
+		}
+		out[scope] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("summing model calls by scope of %s*: %w", prefix, err)
+	}
+	return out, nil
+}
+
 // Slot is an llm.Recorder that forwards to a Ledger once there is one. The
 // model client is built at startup, before an editor names the vault whose
 // state database holds the ledger; calls made before Attach are not recorded.

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"testing"
 	"time"
@@ -70,5 +71,12 @@ func TestTotalsSumTheCallsOfOneScope(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("TotalsWithPrefix(%s) = %+v, want %+v", tc.prefix, got, tc.want)
 		}
+	}
+	byScope, err := l.TotalsByScope(ctx, "run:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]Totals{"run:1": {Calls: 3, Failed: 1, PromptTokens: 1500, CompletionTokens: 120}, "run:2": {Calls: 1, PromptTokens: 50, CompletionTokens: 5}}; !maps.Equal(byScope, want) {
+		t.Errorf("TotalsByScope(run:) = %+v, want %+v", byScope, want)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,5 +73,26 @@ func TestEvolveCommand(t *testing.T) {
 	}
 	if approved != 3 || rejected != 1 || open != 1 {
 		t.Errorf("session files: %d approved, %d rejected, %d open; want 3, 1, 1", approved, rejected, open)
+	}
+
+	// --json gives the metrics of the active version and the one before
+	// it, next to the all-versions totals.
+	out, stderr, code := runMargin(t, env, "evolve", "task-agent", "--json", "--vault", vault)
+	var turn struct {
+		Metrics struct {
+			Wakes    *int
+			Versions []struct {
+				Version int
+				Active  bool
+				Wakes   *int
+			}
+		}
+	}
+	if err := json.NewDecoder(strings.NewReader(out)).Decode(&turn); code != 0 || err != nil {
+		t.Fatalf("margin evolve --json: exit %d, %v\n%s\n%s", code, err, out, stderr)
+	}
+	if vs := turn.Metrics.Versions; turn.Metrics.Wakes == nil || len(vs) != 2 || vs[0].Version != 2 || !vs[0].Active || vs[0].Wakes == nil ||
+		vs[1].Version != 1 || vs[1].Active || vs[1].Wakes == nil {
+		t.Errorf("metrics of margin evolve --json = %+v, want the totals, v2 (active) and v1\n%s", turn.Metrics, out)
 	}
 }
