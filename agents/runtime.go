@@ -318,6 +318,16 @@ func (r *Runtime) Run(ctx context.Context) error {
 			q.running = false
 			again := q.again
 			q.again = false
+			if again && !e.retryAt.IsZero() && !q.force {
+				// What arrived during a failed wake waits for the retry,
+				// which sees it: waking at once would skip the backoff that
+				// spares a failing model. A person's "wake" does not wait.
+				q.first, q.last, q.dueAt = time.Time{}, time.Time{}, time.Time{}
+				if q.timer != nil {
+					q.timer.Stop()
+				}
+				again = false
+			}
 			r.waking--
 			r.mu.Unlock()
 			r.startWaiting(ctx, &wg)

@@ -75,3 +75,67 @@ func TestStartupWakesBounded(t *testing.T) {
 		}
 	}
 }
+
+// lazyModel never calls update_report, so every wake ends incomplete (a
+// failure, retried after a backoff). Its first call waits for release.
+type lazyModel struct {
+	entered, release chan struct{}
+	calls            chan time.Time
+}
+
+func (m lazyModel) Chat(ctx context.Context, _ llm.Request) (llm.Response, error) {
+	m.calls <- time.Now()
+	select {
+	case m.entered <- struct{}{}:
+		<-m.release
+	default:
+	}
+	return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "Looks fine to me."}}, nil
+}
+
+// A wake asked for while a wake runs, and that wake fails: the request
+// waits for the retry, after the backoff, instead of waking at once.
+func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
+	v := querytest.SampleVault(t)
+	model := lazyModel{entered: make(chan struct{}), release: make(chan struct{}), calls: make(chan time.Time, 10)}
+	ctx, cancel := context.WithCancel(context.Background())
+	const backoff = 400 * time.Millisecond
+	rt, err := New(ctx, v, model, Options{BackoffInitial: backoff, BackoffMax: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vaultDone, rtDone := make(chan error, 1), make(chan error, 1)
+	go func() { vaultDone <- v.Run(ctx) }()
+	go func() { rtDone <- rt.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-rtDone
+		<-vaultDone
+	}()
+	const task = "Tasks/Ship invoice export.md"
+	if _, err := rt.Create(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second) // only to end a hang
+	select {
+	case <-model.entered:
+	case <-deadline:
+		t.Fatal("the first wake never reached the model")
+	}
+	<-model.calls
+	// Asked again while the first wake waits in the model.
+	if _, err := rt.Create(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the request reaches the queue, which finds the wake running
+	failed := time.Now()
+	close(model.release)
+	select {
+	case second := <-model.calls:
+		if gap := second.Sub(failed); gap < backoff-50*time.Millisecond {
+			t.Errorf("the next wake called the model %s after the failure, want the backoff of %s", gap, backoff)
+		}
+	case <-deadline:
+		t.Fatal("no wake after the failed one")
+	}
+}
