@@ -96,6 +96,39 @@ func outputFiles(t *testing.T, v *vault.Vault, name string) map[string]string {
 	return out
 }
 
+// planRig is a runtime over a vault (twoPlansVault) answered by planModel.
+type planRig struct {
+	t  *testing.T
+	v  *vault.Vault
+	rt *Runtime
+}
+
+func newPlanRig(t *testing.T, v *vault.Vault) planRig {
+	t.Helper()
+	rt, err := New(context.Background(), v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return planRig{t, v, rt}
+}
+
+// create makes the agent of task, as a first sighting of the task does.
+func (r planRig) create(task string) Agent {
+	r.t.Helper()
+	a, err := r.rt.store.createAgent(context.Background(), task, "", querytest.Now)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return a
+}
+
+func (r planRig) wake(a Agent) {
+	r.t.Helper()
+	if _, err := r.rt.wake(context.Background(), a.ID, wakeRequest{reason: "test", force: true}); err != nil {
+		r.t.Fatalf("wake of %s: %v", a.Task, err)
+	}
+}
+
 // Two tasks named Plan in different folders each get their own report,
 // journal and change sets: the first agent keeps the plain stem, the
 // second is told apart by its folder, and waking one never touches what
@@ -103,29 +136,14 @@ func outputFiles(t *testing.T, v *vault.Vault, name string) map[string]string {
 func TestSameStemTasksKeepTheirOwnOutputs(t *testing.T) {
 	v := twoPlansVault(t)
 	ctx := context.Background()
-	rt, err := New(ctx, v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := rt.store.createAgent(ctx, "Tasks/Work/Plan.md", "", querytest.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, err := rt.store.createAgent(ctx, "Tasks/Home/Plan.md", "", querytest.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rig := newPlanRig(t, v)
+	rt := rig.rt
+	work, home := rig.create("Tasks/Work/Plan.md"), rig.create("Tasks/Home/Plan.md")
 	if work.OutputName != "Plan" || home.OutputName != "Plan (Home)" {
 		t.Fatalf("output names %q and %q, want \"Plan\" and \"Plan (Home)\"", work.OutputName, home.OutputName)
 	}
-	wake := func(a Agent) {
-		t.Helper()
-		if _, err := rt.wake(ctx, a.ID, wakeRequest{reason: "test", force: true}); err != nil {
-			t.Fatalf("wake of %s: %v", a.Task, err)
-		}
-	}
-	wake(work)
-	wake(home)
+	rig.wake(work)
+	rig.wake(home)
 
 	for _, c := range []struct {
 		agent       Agent
@@ -172,7 +190,7 @@ func TestSameStemTasksKeepTheirOwnOutputs(t *testing.T) {
 	}
 
 	homeBefore := outputFiles(t, v, home.OutputName)
-	wake(work)
+	rig.wake(work)
 	if homeAfter := outputFiles(t, v, home.OutputName); !equalFiles(homeBefore, homeAfter) {
 		t.Errorf("waking Tasks/Work/Plan.md changed the outputs of Tasks/Home/Plan.md:\nbefore %v\nafter %v", homeBefore, homeAfter)
 	}
@@ -195,26 +213,17 @@ func equalFiles(a, b map[string]string) bool {
 func TestRenamedTaskKeepsItsOutputs(t *testing.T) {
 	v := twoPlansVault(t)
 	ctx := context.Background()
-	rt, err := New(ctx, v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := rt.store.createAgent(ctx, "Tasks/Home/Plan.md", "", querytest.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rt.wake(ctx, a.ID, wakeRequest{reason: "test", force: true}); err != nil {
-		t.Fatal(err)
-	}
+	rig := newPlanRig(t, v)
+	rt := rig.rt
+	a := rig.create("Tasks/Home/Plan.md")
+	rig.wake(a)
 	if err := os.Rename(filepath.Join(v.Dir(), "Tasks/Home/Plan.md"), filepath.Join(v.Dir(), "Tasks/Home/Garden.md")); err != nil {
 		t.Fatal(err)
 	}
 	if err := rt.store.moveTask(ctx, a.ID, "Tasks/Home/Garden.md", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.wake(ctx, a.ID, wakeRequest{reason: "test", force: true}); err != nil {
-		t.Fatal(err)
-	}
+	rig.wake(a)
 	moved, err := rt.store.Agent(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +244,6 @@ func TestRenamedTaskKeepsItsOutputs(t *testing.T) {
 // name, and overwrite the report, of another task.
 func TestNewAgentLeavesAnotherTasksReportAlone(t *testing.T) {
 	v := twoPlansVault(t)
-	ctx := context.Background()
 	homes := "---\nmargin: report\ntask: \"[[Tasks/Home/Plan]]\"\ntldr: Home plan from before\n---\n\nThe garden first.\n"
 	if err := os.MkdirAll(filepath.Join(v.Dir(), "Margin", "Reports"), 0o755); err != nil {
 		t.Fatal(err)
@@ -243,24 +251,12 @@ func TestNewAgentLeavesAnotherTasksReportAlone(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(v.Dir(), "Margin", "Reports", "Plan.md"), []byte(homes), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := New(ctx, v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := rt.store.createAgent(ctx, "Tasks/Work/Plan.md", "", querytest.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	home, err := rt.store.createAgent(ctx, "Tasks/Home/Plan.md", "", querytest.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rig := newPlanRig(t, v)
+	work, home := rig.create("Tasks/Work/Plan.md"), rig.create("Tasks/Home/Plan.md")
 	if work.OutputName != "Plan (Work)" || home.OutputName != "Plan" {
 		t.Fatalf("output names %q (work) and %q (home), want \"Plan (Work)\" and the report's own \"Plan\"", work.OutputName, home.OutputName)
 	}
-	if _, err := rt.wake(ctx, work.ID, wakeRequest{reason: "test", force: true}); err != nil {
-		t.Fatal(err)
-	}
+	rig.wake(work)
 	got, err := os.ReadFile(filepath.Join(v.Dir(), "Margin", "Reports", "Plan.md"))
 	if err != nil || string(got) != homes {
 		t.Errorf("the home plan's report after the work plan's wake (%v):\n%s", err, got)
