@@ -318,10 +318,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 			q.running = false
 			again := q.again
 			q.again = false
-			if again && !e.retryAt.IsZero() && !q.force {
-				// What arrived during a failed wake waits for the retry,
-				// which sees it: waking at once would skip the backoff that
-				// spares a failing model. A person's "wake" does not wait.
+			if !e.retryAt.IsZero() && !q.force {
+				// What is asked for when a wake fails (during it, or due but
+				// not yet started) waits for the retry, which sees it: waking
+				// at once would skip the backoff that spares a failing model.
+				// A person's "wake" does not wait.
 				q.first, q.last, q.dueAt = time.Time{}, time.Time{}, time.Time{}
 				if q.timer != nil {
 					q.timer.Stop()

@@ -94,7 +94,8 @@ func (m lazyModel) Chat(ctx context.Context, _ llm.Request) (llm.Response, error
 }
 
 // A wake asked for while a wake runs, and that wake fails: the request
-// waits for the retry, after the backoff, instead of waking at once.
+// waits for the retry, after the backoff, instead of waking at once
+// (whether or not it was due before the failure).
 func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	v := querytest.SampleVault(t)
 	model := lazyModel{entered: make(chan struct{}), release: make(chan struct{}), calls: make(chan time.Time, 10)}
@@ -127,7 +128,7 @@ func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	if _, err := rt.Create(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // the request reaches the queue, which finds the wake running
+	time.Sleep(50 * time.Millisecond) // most often the request is due, and finds the wake running
 	failed := time.Now()
 	close(model.release)
 	select {
