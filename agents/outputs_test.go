@@ -34,15 +34,7 @@ func twoPlansVault(t *testing.T) *vault.Vault {
 			t.Fatal(err)
 		}
 	}
-	v, err := vault.Open(context.Background(), vault.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { v.Close() })
-	if _, err := v.Scan(context.Background(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return querytest.IndexedVault(t, dir)
 }
 
 // planModel answers each agent from what its task says: a report, an

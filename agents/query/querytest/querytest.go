@@ -142,6 +142,13 @@ func SampleVault(t testing.TB) *vault.Vault {
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
+	return IndexedVault(t, dir)
+}
+
+// IndexedVault opens the vault at dir and indexes it; it is closed when
+// the test ends.
+func IndexedVault(t testing.TB, dir string) *vault.Vault {
+	t.Helper()
 	v, err := vault.Open(context.Background(), vault.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
