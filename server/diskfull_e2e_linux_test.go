@@ -236,8 +236,10 @@ func TestDiskFullAndReadOnlyVault(t *testing.T) {
 	if code := e.Exit(); code != 0 {
 		t.Fatalf("margin exited %d after shutdown", code)
 	}
-	var integrity string
-	if err := openDB(t, filepath.Join(dir, ".margin/state.db"), "?mode=ro").QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
-		t.Errorf("state database integrity: %q, %v", integrity, err)
+	for _, db := range []string{"state.db", "index.db"} {
+		var integrity string
+		if err := openDB(t, filepath.Join(dir, ".margin", db), "?mode=ro").QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
+			t.Errorf("%s integrity: %q, %v", db, integrity, err)
+		}
 	}
 }

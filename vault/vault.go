@@ -83,7 +83,7 @@ type Vault struct {
 	parse   note.Options
 	ignore  func(rel string, isDir bool) bool
 	root    *edit.Root
-	db      *sql.DB // the state database; the index and the agents' ledger share it
+	db      *sql.DB // the state database (agents, ledger, queries); the index has a file of its own
 	index   *index.Index
 	watcher *watch.Watcher // nil until Run
 
@@ -119,12 +119,18 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
 	}
-	db, err := store.Open(ctx, filepath.Join(dir, opts.StateDir, "state.db"))
+	state := filepath.Join(dir, opts.StateDir)
+	db, err := store.Open(ctx, filepath.Join(state, "state.db"))
 	if err != nil {
 		root.Close()
 		return nil, err
 	}
-	idx, err := index.Open(ctx, db)
+	if dropped, err := index.DropFrom(ctx, db); err != nil {
+		opts.Logger.Warn("could not remove the old index from the state database", "err", err)
+	} else if dropped {
+		opts.Logger.Info("moved the index out of the state database: indexing the vault again")
+	}
+	idx, err := index.Open(ctx, filepath.Join(state, "index.db"))
 	if err != nil {
 		db.Close()
 		root.Close()
@@ -133,6 +139,7 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 	ignore, err := watch.DefaultIgnore(opts.StateDir, opts.Ignore)
 	if err != nil {
 		idx.Close()
+		db.Close()
 		root.Close()
 		return nil, fmt.Errorf("vault.ignore: %w", err)
 	}
@@ -208,7 +215,7 @@ func (v *Vault) Ready() <-chan struct{} { return v.ready }
 
 // Close releases the index and the vault root.
 func (v *Vault) Close() error {
-	return errors.Join(v.index.Close(), v.root.Close())
+	return errors.Join(v.index.Close(), v.db.Close(), v.root.Close())
 }
 
 // Root is the writer for everything margin puts into the vault.

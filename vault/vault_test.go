@@ -4,12 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/store"
 	"github.com/margin-md/margin/vault/vaultgen"
 )
 
@@ -331,9 +333,14 @@ func TestRunMergesTheSearchTableAfterAColdIndex(t *testing.T) {
 		}
 	})
 	<-v.Ready()
+	db, err := store.OpenRebuildable(ctx, filepath.Join(dir, ".margin", "index.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
 	segments := func() int {
 		var n int
-		if err := v.DB().QueryRow(`SELECT count(DISTINCT segid) FROM sections_fts_idx`).Scan(&n); err != nil {
+		if err := db.QueryRow(`SELECT count(DISTINCT segid) FROM sections_fts_idx`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -344,5 +351,51 @@ func TestRunMergesTheSearchTableAfterAColdIndex(t *testing.T) {
 			t.Fatalf("the search table still has %d segments 10 s after the first scan, want 1", segments())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOpenMovesTheIndexOutOfTheStateDatabase: margin kept the index in
+// state.db before it had a file of its own; opening the vault drops those
+// tables, keeps the others, and indexes into index.db.
+func TestOpenMovesTheIndexOutOfTheStateDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := sampleVault(t)
+	statePath := filepath.Join(dir, ".margin", "state.db")
+	old, err := index.Open(ctx, statePath) // the old layout: the index's tables in state.db
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	db, err := store.Open(ctx, statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx, db, "agents", []string{`CREATE TABLE agents (id INTEGER PRIMARY KEY)`}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	v := open(t, dir)
+	if _, err := v.Scan(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	rows, err := v.DB().QueryContext(ctx, `SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	rows.Close()
+	if want := []string{"agents", "schema_migrations"}; !slices.Equal(tables, want) {
+		t.Errorf("state.db tables = %q, want %q", tables, want)
+	}
+	if hits, err := v.Index().Search(ctx, index.Query{Text: "bench"}); err != nil || len(hits) == 0 {
+		t.Errorf("search after the move = %d hits, %v; want some", len(hits), err)
 	}
 }

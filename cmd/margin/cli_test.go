@@ -99,7 +99,7 @@ func TestDoctor(t *testing.T) {
 		if code != exitDoctor {
 			t.Errorf("exit %d, want %d\n%s", code, exitDoctor, out)
 		}
-		for _, want := range []string{"ok    state db", "ok    watch limit", "FAIL  notes", "Inbox/broken frontmatter.md", "FAIL  model ollama", "ollama pull qwen2.5:3b", "ollama pull qwen2.5:14b"} {
+		for _, want := range []string{"ok    state db", "ok    index", "ok    watch limit", "FAIL  notes", "Inbox/broken frontmatter.md", "FAIL  model ollama", "ollama pull qwen2.5:3b", "ollama pull qwen2.5:14b"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("doctor output lacks %q:\n%s", want, out)
 			}
@@ -130,6 +130,35 @@ func TestDoctor(t *testing.T) {
 		out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
 		if code != exitDoctor || !strings.Contains(out, "ollama pull qwen3:32b") {
 			t.Errorf("exit %d, want %d and the pull command for the template's model:\n%s", code, exitDoctor, out)
+		}
+	})
+
+	t.Run("a damaged index is rebuilt once removed", func(t *testing.T) {
+		indexDB := filepath.Join(vault, ".margin", "index.db")
+		f, err := os.OpenFile(indexDB, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, err := f.Stat()
+		if err == nil { // the last pages, past the schema that opening reads
+			_, err = f.WriteAt(bytes.Repeat([]byte{0xa5}, 8<<12), fi.Size()-8<<12)
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+		out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
+		if code != exitDoctor || !strings.Contains(out, "FAIL  index") || !strings.Contains(out, "remove "+indexDB) || !strings.Contains(out, "ok    state db") {
+			t.Errorf("exit %d, want %d, the index failed with the advice to remove it, and the state database ok:\n%s", code, exitDoctor, out)
+		}
+		if err := os.Remove(indexDB); err != nil {
+			t.Fatal(err)
+		}
+		if out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault); code != 0 {
+			t.Errorf("exit %d after removing the index, want 0:\n%s", code, out)
 		}
 	})
 

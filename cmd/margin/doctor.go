@@ -18,6 +18,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/store"
 	"github.com/margin-md/margin/vault/watch"
 )
 
@@ -82,19 +83,30 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	opts := cfg.vaultOptions()
 	opts.Dir, opts.Logger = dir, logger
 	start := time.Now()
+	stateDir := filepath.Join(dir, cfg.Vault.StateDir)
+	stateDB, indexDB := filepath.Join(stateDir, "state.db"), filepath.Join(stateDir, "index.db")
 	v, err := vault.Open(ctx, opts)
 	if err != nil {
 		return []finding{{check: "state db", detail: err.Error(),
-			fix: fmt.Sprintf("check that %s is writable; if the database is damaged, remove it (margin rebuilds it)", filepath.Join(dir, cfg.Vault.StateDir))}}, nil
+			fix: fmt.Sprintf("check that %s is writable; if index.db is damaged, remove it (margin rebuilds it from the vault)", stateDir)}}, nil
 	}
 	defer v.Close()
+	out := []finding{{check: "state db", ok: true, detail: stateDB}}
+	if err := store.Check(ctx, v.DB()); err != nil {
+		out[0] = finding{check: "state db", detail: "state database " + err.Error(),
+			fix: "move " + stateDB + " aside: margin starts a new one, and agents start over (their reports and journals in the vault stay)"}
+	}
+	damaged := func(err error) finding {
+		return finding{check: "index", detail: err.Error(), fix: "remove " + indexDB + "; margin rebuilds it from the vault"}
+	}
 	res, err := v.Scan(ctx, nil)
 	if err != nil {
-		return []finding{{check: "index", detail: err.Error(), fix: "remove " + filepath.Join(dir, cfg.Vault.StateDir, "state.db") + " and run margin status to rebuild it"}}, nil
+		return append(out, damaged(err)), nil
 	}
-	out := []finding{{check: "state db", ok: true, detail: filepath.Join(dir, cfg.Vault.StateDir, "state.db")}}
 	if err := v.Index().Check(ctx); err != nil {
-		out[0] = finding{check: "state db", detail: err.Error(), fix: "remove " + filepath.Join(dir, cfg.Vault.StateDir, "state.db") + "; margin rebuilds it from the vault"}
+		out = append(out, damaged(err))
+	} else {
+		out = append(out, finding{check: "index", ok: true, detail: indexDB})
 	}
 	models, err := agents.NewTemplates(v, agents.Options{Logger: logger}).Models()
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/vault/note"
-	"github.com/margin-md/margin/vault/store"
 	"github.com/margin-md/margin/vault/vaultgen"
 )
 
@@ -82,11 +81,7 @@ func parseAll(files []benchFile) []Update {
 
 func openBench(b *testing.B, dbPath string) *Index {
 	b.Helper()
-	db, err := store.Open(context.Background(), dbPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ix, err := Open(context.Background(), db)
+	ix, err := Open(context.Background(), dbPath)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +103,7 @@ func applyBatches(b *testing.B, ix *Index, us []Update) {
 // does.
 func buildBench(b *testing.B) *Index {
 	b.Helper()
-	ix := openBench(b, filepath.Join(b.TempDir(), "state.db"))
+	ix := openBench(b, filepath.Join(b.TempDir(), "index.db"))
 	b.Cleanup(func() { ix.Close() })
 	applyBatches(b, ix, parseAll(benchFiles(b)))
 	if err := ix.Optimize(context.Background()); err != nil {
@@ -124,7 +119,7 @@ func BenchmarkIndexCold(b *testing.B) {
 	var apply, optimize time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		ix := openBench(b, filepath.Join(b.TempDir(), "state.db"))
+		ix := openBench(b, filepath.Join(b.TempDir(), "index.db"))
 		b.StartTimer()
 		start := time.Now()
 		applyBatches(b, ix, us)
@@ -149,7 +144,7 @@ func BenchmarkIndexColdBulk(b *testing.B) {
 	var elapsed, finish time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		ix := openBench(b, filepath.Join(b.TempDir(), "state.db"))
+		ix := openBench(b, filepath.Join(b.TempDir(), "index.db"))
 		b.StartTimer()
 		start := time.Now()
 		bulk, err := ix.BeginBulk(context.Background())
@@ -179,7 +174,7 @@ func BenchmarkIndexColdParsed(b *testing.B) {
 	var elapsed time.Duration
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		ix := openBench(b, filepath.Join(b.TempDir(), "state.db"))
+		ix := openBench(b, filepath.Join(b.TempDir(), "index.db"))
 		b.StartTimer()
 		start := time.Now()
 		jobs := make(chan int)
@@ -222,7 +217,7 @@ func BenchmarkIndexColdParsed(b *testing.B) {
 // state database, check the schema, and read every file's stat for the walk
 // to compare against.
 func BenchmarkReopen(b *testing.B) {
-	dbPath := filepath.Join(b.TempDir(), "state.db")
+	dbPath := filepath.Join(b.TempDir(), "index.db")
 	ix := openBench(b, dbPath)
 	applyBatches(b, ix, parseAll(benchFiles(b)))
 	ix.Close()

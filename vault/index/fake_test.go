@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/margin-md/margin/vault/note"
-	"github.com/margin-md/margin/vault/store"
 )
 
 var (
@@ -86,26 +85,21 @@ func (f fixture) update() Update {
 		Stat: FileStat{Size: int64(len(f.content)), MtimeNS: 1, Hash: "h:" + f.path}}
 }
 
-// openIndex opens an index in a fresh state database under t.TempDir and
+// openIndex opens an index in a fresh database under t.TempDir and
 // returns it with the database path.
 func openIndex(t testing.TB) (*Index, string) {
 	t.Helper()
-	dbPath := filepath.Join(t.TempDir(), ".margin", "state.db")
+	dbPath := filepath.Join(t.TempDir(), ".margin", "index.db")
 	return reopen(t, dbPath), dbPath
 }
 
 func reopen(t testing.TB, dbPath string) *Index {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, dbPath)
+	ix, err := Open(context.Background(), dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	ix, err := Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { ix.Close() })
 	return ix
 }
 

@@ -1,12 +1,11 @@
-// Package index keeps margin's note index in the state database: which vault
-// files are indexed, skipped or failed; each note's title, kind, task fields,
-// headings, daily entries, checklist items, tags, aliases and links; and an
-// FTS5 full-text table over sections (one row per heading section or daily
-// entry, so every hit carries its heading anchor and line).
+// Package index keeps margin's note index, in a database file of its own:
+// which vault files are indexed, skipped or failed; each note's title, kind,
+// task fields, headings, daily entries, checklist items, tags, aliases and
+// links; and an FTS5 full-text table over sections (one row per heading
+// section or daily entry, so every hit carries its heading anchor and line).
 //
-// It owns the tables it creates (files, notes, sections and the entries
-// view, checklist_items, tags, aliases, links, sections_fts, index_state) and
-// nothing else in the database. It must not read the vault, parse markdown or
+// It owns that file and its tables (files, notes, sections and the entries
+// view, checklist_items, tags, aliases, links, sections_fts, index_state). It must not read the vault, parse markdown or
 // decide what to index: the caller walks and watches the vault, parses each
 // file with package note and hands the results to Apply. Everything here can
 // be rebuilt from the vault, so the schema favours write speed (no foreign key
@@ -18,7 +17,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/margin-md/margin/vault/store"
@@ -27,9 +25,10 @@ import (
 // ErrNotFound is returned when a path is not in the index.
 var ErrNotFound = errors.New("not in index")
 
-// Index is the note index over one state database. It is safe for
-// concurrent use: Apply serialises writers through SQLite's write lock, and
-// reads see a consistent snapshot (WAL) while a batch is being written.
+// Index is the note index over one database file. It is safe for concurrent
+// use: Apply serialises writers through SQLite's write lock, and reads see
+// the last committed batch (a reader and a committing writer wait for each
+// other, see store.OpenRebuildable).
 type Index struct {
 	db *sql.DB
 
@@ -46,20 +45,7 @@ type Index struct {
 	wc      *writeConn
 }
 
-// Open returns the index stored in db (opened with store.Open), creating or
-// upgrading its tables. The index takes ownership of db: Close closes it.
-func Open(ctx context.Context, db *sql.DB) (*Index, error) {
-	if err := store.Migrate(ctx, db, "index", schema); err != nil {
-		return nil, fmt.Errorf("opening index: %w", err)
-	}
-	ix := &Index{db: db}
-	if err := ix.repair(ctx); err != nil {
-		return nil, fmt.Errorf("opening index: %w", err)
-	}
-	return ix, nil
-}
-
-// Close closes the database the index was opened on.
+// Close closes the index's database.
 func (ix *Index) Close() error {
 	ix.writing.Lock()
 	err := ix.dropWriteConn()
@@ -221,27 +207,8 @@ func (ix *Index) Optimize(ctx context.Context) error {
 // for `margin doctor`. It reads everything: expect a fraction of a second
 // for 10,000 notes.
 func (ix *Index) Check(ctx context.Context) error {
-	rows, err := ix.db.QueryContext(ctx, `PRAGMA quick_check`)
-	if err != nil {
-		return fmt.Errorf("checking the state database: %w", err)
-	}
-	var problems []string
-	for rows.Next() {
-		var msg string
-		if err := rows.Scan(&msg); err != nil {
-			rows.Close()
-			return fmt.Errorf("checking the state database: %w", err)
-		}
-		if msg != "ok" {
-			problems = append(problems, msg)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("checking the state database: %w", err)
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("state database is damaged: %s", strings.Join(problems, "; "))
+	if err := store.Check(ctx, ix.db); err != nil {
+		return fmt.Errorf("index database: %w", err)
 	}
 	// rank 1 also compares the index with the sections it was built from.
 	if _, err := ix.db.ExecContext(ctx, `INSERT INTO sections_fts(sections_fts, rank) VALUES ('integrity-check', 1)`); err != nil {

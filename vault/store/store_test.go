@@ -13,8 +13,13 @@ import (
 
 func openTemp(t *testing.T, name string) (*sql.DB, string) {
 	t.Helper()
+	return openTempWith(t, Open, name)
+}
+
+func openTempWith(t *testing.T, open func(context.Context, string) (*sql.DB, error), name string) (*sql.DB, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "nested", "dir", name)
-	db, err := Open(context.Background(), path)
+	db, err := open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -23,14 +28,19 @@ func openTemp(t *testing.T, name string) (*sql.DB, string) {
 }
 
 func TestOpenPragmas(t *testing.T) {
+	t.Run("state", func(t *testing.T) { testPragmas(t, Open, "wal") })
+	t.Run("rebuildable", func(t *testing.T) { testPragmas(t, OpenRebuildable, "truncate") })
+}
+
+func testPragmas(t *testing.T, open func(context.Context, string) (*sql.DB, error), journal string) {
 	// A vault path may hold characters that are URI syntax.
-	db, _ := openTemp(t, "state ?#%.db")
+	db, _ := openTempWith(t, open, "state ?#%.db")
 	ctx := context.Background()
 	tests := []struct {
 		pragma string
 		want   string
 	}{
-		{"journal_mode", "wal"},
+		{"journal_mode", journal},
 		{"foreign_keys", "1"},
 		{"synchronous", "1"}, // NORMAL
 		{"busy_timeout", fmt.Sprint(busyTimeout.Milliseconds())},

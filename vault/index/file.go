@@ -1,0 +1,191 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/margin-md/margin/vault/store"
+)
+
+// The index lives in a database file of its own, apart from the state
+// database of agents and ledger, because everything in it can be rebuilt
+// from the vault. That allows what the state database cannot: a rollback
+// journal (see store.OpenRebuildable), a cold build that writes without
+// syncing, and, when in doubt, deleting the file.
+
+// Open opens the index kept in the database file at path, creating it (and
+// its folder) if need be. A file whose cold build was cut short is deleted
+// first (see coldMarker), and the index starts empty.
+func Open(ctx context.Context, path string) (*Index, error) {
+	if err := dropInterruptedBuild(path); err != nil {
+		return nil, fmt.Errorf("opening index: %w", err)
+	}
+	db, err := store.OpenRebuildable(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("opening index: %w", err)
+	}
+	if err := store.Migrate(ctx, db, "index", schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening index: %w", err)
+	}
+	ix := &Index{db: db}
+	if err := ix.repair(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening index: %w", err)
+	}
+	return ix, nil
+}
+
+// A coldMarker is a file beside the index database that says a cold build
+// is writing it without syncing (see BeginBulk). It is on disk before any
+// unsynced page is, and removed only once the database is synced. Its
+// builder holds an flock on it, so that another process can tell a build
+// under way (locked) from one whose process died (not locked): after a
+// crash, or a power cut that may have torn pages, such a file cannot be
+// trusted.
+type coldMarker struct {
+	f    *os.File // locked
+	path string
+}
+
+func coldMarkerPath(db string) string { return db + "-cold" }
+
+// markCold creates the marker of a cold build of db, locked. It returns nil
+// and no error when another process's build holds it.
+func markCold(db string) (*coldMarker, error) {
+	path := coldMarkerPath(db)
+	if f, err := os.Open(path); err == nil {
+		held := errors.Is(lock(f), syscall.EWOULDBLOCK)
+		f.Close()
+		if held {
+			return nil, nil
+		}
+	}
+	// Locked before it is given its name, so that nobody can find the
+	// marker unlocked while this build runs.
+	f, err := os.CreateTemp(filepath.Dir(db), filepath.Base(path)+"-*")
+	if err != nil {
+		return nil, err
+	}
+	m := &coldMarker{f: f, path: path}
+	err = lock(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// release syncs the database db and its journal, then removes the marker.
+func (m *coldMarker) release(db string) error {
+	defer m.f.Close()
+	for _, p := range []string{db, db + "-journal"} {
+		if err := syncFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("syncing the index: %w", err)
+		}
+	}
+	return os.Remove(m.path)
+}
+
+// dropInterruptedBuild deletes the database db if a cold build of it left
+// its marker behind and no process holds it any more.
+func dropInterruptedBuild(db string) error {
+	path := coldMarkerPath(db)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	defer f.Close()
+	switch err := lock(f); {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		return nil // a build under way in another process
+	case err != nil:
+		return err
+	}
+	// Another process may have dealt with it, and begun a build of its own,
+	// between the open and the lock.
+	locked, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if named, err := os.Stat(path); err != nil || !os.SameFile(locked, named) {
+		return nil
+	}
+	if err := removeDB(db); err != nil {
+		return err
+	}
+	return os.Remove(path)
+}
+
+// lock takes an exclusive flock on f without waiting.
+func lock(f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+func syncDir(dir string) error { return syncFile(dir) }
+
+// DropFrom removes the index's tables from db, the state database, where
+// margin kept the index before it had a file of its own, and gives their
+// space back. It reports whether there was anything to remove.
+func DropFrom(ctx context.Context, db *sql.DB) (bool, error) {
+	var found bool
+	err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sections_fts')`).Scan(&found)
+	if err != nil || !found {
+		return false, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	for _, q := range []string{
+		`DROP VIEW IF EXISTS entries`,
+		`DROP TABLE IF EXISTS sections_fts`,
+		`DROP TABLE IF EXISTS files`, `DROP TABLE IF EXISTS notes`, `DROP TABLE IF EXISTS sections`,
+		`DROP TABLE IF EXISTS checklist_items`, `DROP TABLE IF EXISTS tags`, `DROP TABLE IF EXISTS aliases`,
+		`DROP TABLE IF EXISTS links`, `DROP TABLE IF EXISTS index_state`,
+		`DELETE FROM schema_migrations WHERE component = 'index'`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return false, fmt.Errorf("dropping the old index: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("dropping the old index: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, `VACUUM`); err != nil {
+		return true, fmt.Errorf("reclaiming the old index's space: %w", err)
+	}
+	return true, nil
+}
