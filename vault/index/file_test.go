@@ -3,8 +3,10 @@ package index
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/margin-md/margin/vault/store"
@@ -75,6 +77,33 @@ func TestBeginBulkLeavesAnotherProcesssBuildAlone(t *testing.T) {
 	other := reopen(t, dbPath)
 	if b, err := other.BeginBulk(context.Background()); b != nil || err != nil {
 		t.Errorf("BeginBulk beside another process's cold build = %v, %v; want nil, nil", b, err)
+	}
+}
+
+// cancelAfter is a context that ends once its Err has been asked n times,
+// so that a test can end it in the middle of a batch.
+type cancelAfter struct {
+	context.Context
+	n atomic.Int32
+}
+
+func (c *cancelAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestApplyStopsBetweenUpdatesWhenCancelled(t *testing.T) {
+	ix, _ := openIndex(t)
+	ctx := &cancelAfter{Context: context.Background()}
+	ctx.n.Store(2)
+	err := ix.Apply(ctx, fixtureUpdates())
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Apply with a context ended mid-batch = %v, want context.Canceled", err)
+	}
+	if n := statCount(t, ix); n != 0 {
+		t.Errorf("%d files indexed by a cancelled batch, want none", n)
 	}
 }
 
