@@ -37,9 +37,11 @@ import (
 //
 // Until Finish, the batches are written without syncing (synchronous=OFF),
 // which spares the writer a few fsyncs a batch, a twentieth of a cold
-// index's time. A coldMarker covers that: should the process die before
-// Finish has synced the file, the next Open deletes it and the vault is
-// indexed again.
+// index's time; a goroutine syncs the file after each batch instead, off
+// the writer's path, so that what is left to sync at Finish is little. A
+// coldMarker covers the writes not yet synced: should the process die
+// before Finish has synced the file, the next Open deletes it and the vault
+// is indexed again.
 type Bulk struct {
 	ix        *Index
 	db        string // path of the index database
@@ -48,6 +50,8 @@ type Bulk struct {
 	structure []byte // sections_fts's structure record when the Bulk began
 	rows      chan []ftsRow
 	built     chan error
+	flush     chan struct{} // asks flusher to sync the batches written so far
+	flushed   chan error
 	applying  sync.WaitGroup // Applies that may still send rows
 
 	mu    sync.Mutex // guards dirty
@@ -82,7 +86,8 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 	}
 	// One batch may wait for the scratch build: more would only lengthen
 	// the wait at Finish and hold more memory.
-	b := &Bulk{ix: ix, db: main, scratch: main + "-bulk", rows: make(chan []ftsRow, 1), built: make(chan error, 1)}
+	b := &Bulk{ix: ix, db: main, scratch: main + "-bulk", rows: make(chan []ftsRow, 1), built: make(chan error, 1),
+		flush: make(chan struct{}, 1), flushed: make(chan error, 1)}
 	if err := ix.db.QueryRowContext(ctx, `SELECT block FROM sections_fts_data WHERE id = ?`, ftsStructureID).Scan(&b.structure); err != nil {
 		return nil, fmt.Errorf("starting a cold build: %w", err)
 	}
@@ -90,6 +95,7 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 		// nil: another process is building this index; it will finish it.
 		return nil, err
 	}
+	go func() { b.flushed <- b.flusher() }()
 	if err := removeDB(b.scratch); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
 	}
@@ -268,7 +274,24 @@ func (b *Bulk) build(db *sql.DB) (err error) {
 
 // indexed takes the search text of a committed batch.
 func (b *Bulk) indexed(rows []ftsRow) {
+	select {
+	case b.flush <- struct{}{}:
+	default: // a sync is pending, and covers this batch too
+	}
 	b.rows <- rows
+}
+
+// flusher syncs the index database whenever a batch asks it to, until
+// flush is closed. It reports the first error, which leaves the marker in
+// place.
+func (b *Bulk) flusher() error {
+	var err error
+	for range b.flush {
+		if e := syncFile(b.db); err == nil {
+			err = e
+		}
+	}
+	return err
 }
 
 // spoil makes Finish rebuild rather than copy.
@@ -316,16 +339,25 @@ func (b *Bulk) Finish(ctx context.Context) (err error) {
 }
 
 // release puts the write connection back to synchronous writes, syncs
-// what the cold build wrote and removes its marker.
+// what the cold build wrote and removes its marker. Should syncing fail,
+// the marker stays, held until the index is closed: the next Open after
+// that rebuilds the index.
 func (b *Bulk) release(ctx context.Context) error {
-	err := b.ix.setSynchronous(ctx, "NORMAL")
-	if err != nil {
+	close(b.flush)
+	err := <-b.flushed
+	if serr := b.ix.setSynchronous(ctx, "NORMAL"); serr != nil {
 		// The next write connection starts with it from its DSN.
 		b.ix.writing.Lock()
 		b.ix.dropWriteConn()
 		b.ix.writing.Unlock()
 	}
-	if err := b.marker.release(b.db); err != nil {
+	if err == nil {
+		err = b.marker.release(b.db)
+	}
+	if err != nil {
+		b.ix.mu.Lock()
+		b.ix.unsynced = append(b.ix.unsynced, b.marker)
+		b.ix.mu.Unlock()
 		return fmt.Errorf("finishing the cold build: %w", err)
 	}
 	return nil
@@ -362,6 +394,10 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	defer conn.Close()
+	// Like the batches, unsynced: release syncs the file once, after it.
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = OFF`); err != nil {
+		return false, err
+	}
 	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS bulk`, b.scratch); err != nil {
 		return false, err
 	}

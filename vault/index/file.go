@@ -91,15 +91,18 @@ func markCold(db string) (*coldMarker, error) {
 	return m, nil
 }
 
-// release syncs the database db and its journal, then removes the marker.
+// release syncs the database db and its journal, then removes the marker
+// and unlocks it. After an error the marker is still locked.
 func (m *coldMarker) release(db string) error {
-	defer m.f.Close()
 	for _, p := range []string{db, db + "-journal"} {
 		if err := syncFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("syncing the index: %w", err)
 		}
 	}
-	return os.Remove(m.path)
+	if err := os.Remove(m.path); err != nil {
+		return err
+	}
+	return m.f.Close()
 }
 
 // dropInterruptedBuild deletes the database db if a cold build of it left
@@ -144,7 +147,11 @@ func lock(f *os.File) error {
 	}
 }
 
-func syncFile(path string) error {
+// syncFile syncs a file of the index; a variable so that tests can make it
+// fail.
+var syncFile = syncPath
+
+func syncPath(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -153,7 +160,7 @@ func syncFile(path string) error {
 	return f.Sync()
 }
 
-func syncDir(dir string) error { return syncFile(dir) }
+func syncDir(dir string) error { return syncPath(dir) }
 
 // DropFrom removes the index's tables from db, the state database, where
 // margin kept the index before it had a file of its own, and gives their

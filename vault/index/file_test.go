@@ -69,6 +69,31 @@ func TestFinishSyncsAndRemovesTheMarker(t *testing.T) {
 	}
 }
 
+// When the cold build cannot sync the file, its marker stays held while
+// the index is open, and the next Open after it rebuilds the index.
+func TestFinishThatCannotSyncLeavesTheMarker(t *testing.T) {
+	ctx := context.Background()
+	ix, dbPath := openIndex(t)
+	b := beginBulk(t, ix)
+	sync := syncFile
+	t.Cleanup(func() { syncFile = sync })
+	syncFile = func(string) error { return errors.New("input/output error") }
+	apply(t, ix, fixtureUpdates()...)
+	if err := b.Finish(ctx); err == nil {
+		t.Fatal("Finish succeeded without syncing")
+	}
+	syncFile = sync
+	if n := statCount(t, reopen(t, dbPath)); n != len(vault) {
+		t.Errorf("opened beside the unsynced index: %d files, want %d", n, len(vault))
+	}
+	if err := ix.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := statCount(t, reopen(t, dbPath)); n != 0 {
+		t.Errorf("opened after the unsynced index was closed: %d files, want none", n)
+	}
+}
+
 // Two processes find the same empty index: one builds it in bulk, the
 // other indexes the usual way, into the same file.
 func TestBeginBulkLeavesAnotherProcesssBuildAlone(t *testing.T) {

@@ -36,13 +36,18 @@ type Index struct {
 	// which costs a scan of two tables. Apply clears it. Another margin
 	// process writing the same database does not, but whatever it indexes
 	// this process's watcher sees and applies too.
-	mu     sync.Mutex // guards counts, gen and bulk
+	mu     sync.Mutex // guards counts, gen, bulk and unsynced
 	counts *Counts
 	gen    uint64 // bumped by every Apply, so a count read before it is not cached after it
 	bulk   *Bulk  // the cold build under way, if any
 
 	writing sync.Mutex // held through every write transaction (see write); guards wc
 	wc      *writeConn
+
+	// unsynced are the markers of cold builds that could not sync the
+	// file: held until Close, so that no other process trusts the file
+	// meanwhile, and the next Open after it rebuilds the index.
+	unsynced []*coldMarker
 }
 
 // Close closes the index's database.
@@ -50,7 +55,14 @@ func (ix *Index) Close() error {
 	ix.writing.Lock()
 	err := ix.dropWriteConn()
 	ix.writing.Unlock()
-	return errors.Join(err, ix.db.Close())
+	err = errors.Join(err, ix.db.Close())
+	ix.mu.Lock()
+	for _, m := range ix.unsynced {
+		m.f.Close()
+	}
+	ix.unsynced = nil
+	ix.mu.Unlock()
+	return err
 }
 
 // schema holds the migration steps of the index. Append, never edit.
