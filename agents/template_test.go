@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -307,5 +308,22 @@ func TestBrokenTemplateWithoutVersionsIsReported(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "Margin/Templates/task-agent")); !os.IsNotExist(err) {
 		t.Errorf("a version was recorded from a broken file (err %v)", err)
+	}
+}
+
+// TestTemplateModelsByRole: a template's model is asked of the provider of
+// the role that uses it, the task agents' or the improver's.
+func TestTemplateModelsByRole(t *testing.T) {
+	l, dir, _ := library(t)
+	write(t, dir, "Margin/Templates/task-agent.md", "---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep it short.\n")
+	write(t, dir, "Margin/Templates/"+improverName+".md", "---\nmargin: template\nname: "+improverName+"\nkind: improver\nmodel: qwen3:235b\n---\n\n## Directives\nBe careful.\n")
+	write(t, dir, "Margin/Templates/terse.md", "---\nmargin: template\nname: terse\nmodel: qwen3:32b\n---\n\n## Directives\nTerse.\n")
+	got, err := l.Models()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TemplateModel{{Role: "task", Model: "qwen3:32b"}, {Role: evolutionRole, Model: "qwen3:235b"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Models = %+v, want %+v", got, want)
 	}
 }

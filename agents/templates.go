@@ -49,18 +49,20 @@ type Templates struct {
 	now    func() time.Time
 	log    *slog.Logger
 	notify Notifier
+	role   string // the llm role of task agents' calls
 
 	mu       sync.Mutex
 	problems map[string]edit.Fingerprint // name → broken active file already reported
 }
 
 // NewTemplates opens the template library of v. opts supply the clock,
-// the logger and the notifier that hears about broken hand edits.
+// the logger, the notifier that hears about broken hand edits and the llm
+// role of task agents.
 func NewTemplates(v *vault.Vault, opts Options) *Templates {
 	opts.setDefaults()
 	return &Templates{
 		root: v.Root(), folder: path.Join(v.Options().OutputFolder, "Templates"),
-		now: opts.Now, log: opts.Logger, notify: opts.Notifier, problems: map[string]edit.Fingerprint{},
+		now: opts.Now, log: opts.Logger, notify: opts.Notifier, role: opts.Role, problems: map[string]edit.Fingerprint{},
 	}
 }
 
@@ -349,23 +351,37 @@ func (l *Templates) List(ctx context.Context) ([]Template, error) {
 	return out, nil
 }
 
+// TemplateModel is a model a template names, with the llm role whose
+// calls use it: the model applies on that role's provider.
+type TemplateModel struct {
+	Role, Model string
+}
+
 // Models lists the models the active templates name in their `model`
 // key, for a check that they are pulled. It only reads: unlike List it
 // records no versions, so `margin doctor` can call it. A template whose
 // active file does not parse names none.
-func (l *Templates) Models() ([]string, error) {
+func (l *Templates) Models() ([]TemplateModel, error) {
 	names, err := l.names()
 	if err != nil {
 		return nil, err
 	}
-	var models []string
+	var models []TemplateModel
 	for _, n := range names {
 		snap, err := l.root.Read(l.activePath(n))
 		if err != nil {
 			continue // not written yet (a built-in), or unreadable: List reports that
 		}
-		if t, err := parseTemplate(l.activePath(n), snap.Content); err == nil && t.Model != "" && !slices.Contains(models, t.Model) {
-			models = append(models, t.Model)
+		t, err := parseTemplate(l.activePath(n), snap.Content)
+		if err != nil || t.Model == "" {
+			continue
+		}
+		m := TemplateModel{Role: l.role, Model: t.Model}
+		if t.Kind == KindImprover {
+			m.Role = evolutionRole
+		}
+		if !slices.Contains(models, m) {
+			models = append(models, m)
 		}
 	}
 	return models, nil

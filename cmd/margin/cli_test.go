@@ -133,6 +133,36 @@ func TestDoctor(t *testing.T) {
 		}
 	})
 
+	t.Run("a template's model is asked of its role's provider", func(t *testing.T) {
+		tmpl := filepath.Join(vault, "Margin", "Templates", "task-agent.md")
+		if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		err := os.WriteFile(tmpl, []byte("---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep the report short.\n"), 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(tmpl)
+		// Task agents run on a second Ollama server; everything else on the
+		// default one, which need not have the template's model.
+		local := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+		gpu := llmtest.NewOllama(t, "qwen2.5:7b")
+		config := filepath.Join(t.TempDir(), "config.yaml")
+		err = os.WriteFile(config, []byte("llm:\n  providers:\n    gpu: {kind: ollama, api_base: "+gpu.URL+"}\n  agents:\n    task: {provider: gpu, model: qwen2.5:7b}\n"), 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := []string{"OLLAMA_HOST=" + local.URL}
+		out, _, code := runMargin(t, env, "doctor", "--vault", vault, "--config", config)
+		if code != exitDoctor || !strings.Contains(out, "ok    model ollama") || !strings.Contains(out, "FAIL  model gpu") || !strings.Contains(out, "pull qwen3:32b") {
+			t.Errorf("exit %d, want %d, the default server ok and the pull of the template's model on gpu:\n%s", code, exitDoctor, out)
+		}
+		gpu.Pull("qwen3:32b")
+		if out, _, code := runMargin(t, env, "doctor", "--vault", vault, "--config", config); code != 0 {
+			t.Errorf("exit %d with the model pulled on gpu, want 0:\n%s", code, out)
+		}
+	})
+
 	t.Run("a damaged index is rebuilt once removed", func(t *testing.T) {
 		indexDB := filepath.Join(vault, ".margin", "index.db")
 		f, err := os.OpenFile(indexDB, os.O_RDWR, 0)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,7 +75,7 @@ func printFindings(w io.Writer, findings []finding) bool {
 
 // checkVault opens, indexes and checks the vault. It also returns the
 // models its templates name, which checkModels looks for.
-func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger) ([]finding, []string) {
+func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger) ([]finding, []agents.TemplateModel) {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		return []finding{{check: "vault", detail: fmt.Sprintf("%s is not a readable directory", dir),
@@ -173,7 +174,7 @@ func checkWatchLimit(cfg Config, dir string) finding {
 
 // checkModels probes each provider margin may call. templateModels are
 // looked for on the default provider, the one a template's model applies to.
-func checkModels(ctx context.Context, cfg Config, templateModels []string) []finding {
+func checkModels(ctx context.Context, cfg Config, templateModels []agents.TemplateModel) []finding {
 	client, err := llm.New(cfg.LLM)
 	if err != nil {
 		return []finding{{check: "models", detail: err.Error(), fix: "fix the llm section of the config"}}
@@ -182,14 +183,23 @@ func checkModels(ctx context.Context, cfg Config, templateModels []string) []fin
 	if cfg.LLM.FallbackProvider != "" {
 		providers = append(providers, cfg.LLM.FallbackProvider)
 	}
-	var out []finding
-	for i, p := range providers {
-		var also []string
-		if i == 0 {
-			also = templateModels
+	// A template's model is asked of its role's own provider; the
+	// fallback serves its own tier's model.
+	also := map[string][]string{}
+	for _, m := range templateModels {
+		p, _, err := client.Resolve(m.Role)
+		if err != nil {
+			continue // the role's configuration is checked by llm.New
 		}
+		also[p] = append(also[p], m.Model)
+		if !slices.Contains(providers, p) {
+			providers = append(providers, p)
+		}
+	}
+	var out []finding
+	for _, p := range providers {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		h := client.Probe(ctx, p, also...)
+		h := client.Probe(ctx, p, also[p]...)
 		cancel()
 		f := finding{check: "model " + p, ok: h.Err == nil && h.Reachable && len(h.Missing) == 0, fix: h.Fix}
 		switch {
