@@ -193,6 +193,7 @@ func openScratch(ctx context.Context, path string) (*sql.DB, error) {
 	q.Add("_pragma", "journal_mode(OFF)")
 	q.Add("_pragma", "synchronous(OFF)")
 	q.Add("_pragma", "locking_mode(EXCLUSIVE)")
+	q.Add("_pragma", fmt.Sprintf("page_size(%d)", store.RebuildablePageSize))
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {

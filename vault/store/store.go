@@ -34,24 +34,32 @@ const busyTimeout = 10 * time.Second
 // directory. Every pooled connection gets the same pragmas, because SQLite
 // settings such as foreign_keys and busy_timeout are per connection.
 func Open(ctx context.Context, path string) (*sql.DB, error) {
-	return open(ctx, path, "WAL")
+	return open(ctx, path, "WAL", 0)
 }
 
 // OpenRebuildable opens (creating if needed) a database that margin can
 // rebuild from the vault at any time: the note index. It differs from Open
-// in its journal. A first index appends a few tens of megabytes to a new
-// file; a rollback journal records nothing for pages that did not exist
-// before, where WAL writes every page twice (to the log, then back into the
-// database), which cost a tenth of the time of a cold index of 10,000
-// notes. The price is that readers and a committing writer wait for each
-// other (busy_timeout), which for the index's short transactions is
-// milliseconds. TRUNCATE rather than DELETE keeps the journal file, saving a
-// file creation and deletion per transaction.
+// in its journal and page size. A first index appends a few tens of
+// megabytes to a new file; a rollback journal records nothing for pages
+// that did not exist before, where WAL writes every page twice (to the
+// log, then back into the database), which cost a tenth of the time of a
+// cold index of 10,000 notes. The price is that readers and a committing
+// writer wait for each other (busy_timeout), which for the index's short
+// transactions is milliseconds. TRUNCATE rather than DELETE keeps the
+// journal file, saving a file creation and deletion per transaction.
 func OpenRebuildable(ctx context.Context, path string) (*sql.DB, error) {
-	return open(ctx, path, "TRUNCATE")
+	return open(ctx, path, "TRUNCATE", RebuildablePageSize)
 }
 
-func open(ctx context.Context, path, journal string) (*sql.DB, error) {
+// RebuildablePageSize is the page size of a database OpenRebuildable
+// creates (one it opens keeps its own). Twice SQLite's default halves the
+// pages, and the system calls, of a cold index, which is 3% faster with
+// them; the search table's leaves (4 KB) fit two to a page.
+const RebuildablePageSize = 8192
+
+// open opens path with journal; pageSize, unless 0, is the page size of a
+// database it creates.
+func open(ctx context.Context, path, journal string, pageSize int) (*sql.DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
@@ -59,7 +67,7 @@ func open(ctx context.Context, path, journal string) (*sql.DB, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", dsn(abs, journal))
+	db, err := sql.Open("sqlite", dsn(abs, journal, pageSize))
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
@@ -72,7 +80,7 @@ func open(ctx context.Context, path, journal string) (*sql.DB, error) {
 
 // dsn builds a file: URI so that characters such as '?', '#' and '%' in a
 // vault path are escaped instead of being read as URI syntax.
-func dsn(abs, journal string) string {
+func dsn(abs, journal string, pageSize int) string {
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_journal_mode", journal)
@@ -86,6 +94,9 @@ func dsn(abs, journal string) string {
 	q.Set("_txlock", "immediate")
 	// Keep sorter and temp b-trees of large index batches off the disk.
 	q.Add("_pragma", "temp_store(MEMORY)")
+	if pageSize != 0 {
+		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageSize))
+	}
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
 	return u.String()
 }

@@ -28,11 +28,11 @@ func openTempWith(t *testing.T, open func(context.Context, string) (*sql.DB, err
 }
 
 func TestOpenPragmas(t *testing.T) {
-	t.Run("state", func(t *testing.T) { testPragmas(t, Open, "wal") })
-	t.Run("rebuildable", func(t *testing.T) { testPragmas(t, OpenRebuildable, "truncate") })
+	t.Run("state", func(t *testing.T) { testPragmas(t, Open, "wal", "4096") })
+	t.Run("rebuildable", func(t *testing.T) { testPragmas(t, OpenRebuildable, "truncate", fmt.Sprint(RebuildablePageSize)) })
 }
 
-func testPragmas(t *testing.T, open func(context.Context, string) (*sql.DB, error), journal string) {
+func testPragmas(t *testing.T, open func(context.Context, string) (*sql.DB, error), journal, pageSize string) {
 	// A vault path may hold characters that are URI syntax.
 	db, _ := openTempWith(t, open, "state ?#%.db")
 	ctx := context.Background()
@@ -41,6 +41,7 @@ func testPragmas(t *testing.T, open func(context.Context, string) (*sql.DB, erro
 		want   string
 	}{
 		{"journal_mode", journal},
+		{"page_size", pageSize},
 		{"foreign_keys", "1"},
 		{"synchronous", "1"}, // NORMAL
 		{"busy_timeout", fmt.Sprint(busyTimeout.Milliseconds())},
