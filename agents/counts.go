@@ -5,11 +5,13 @@ import (
 	"fmt"
 )
 
+const lifecycleCountsSQL = `SELECT lifecycle, COUNT(*) FROM agents GROUP BY lifecycle`
+
 // lifecycleCounts counts agents by lifecycle in the database. vault/status
-// asks for it on every call, so it reads one index, not every agent's row
-// with its pending changes.
+// asks for it on every call, so it reads one index (agents_lifecycle), not
+// every agent's row.
 func (s *Store) lifecycleCounts(ctx context.Context) (map[Lifecycle]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT lifecycle, COUNT(*) FROM agents GROUP BY lifecycle`)
+	rows, err := s.db.QueryContext(ctx, lifecycleCountsSQL)
 	if err != nil {
 		return nil, fmt.Errorf("counting agents: %w", err)
 	}

@@ -252,6 +252,11 @@ CREATE UNIQUE INDEX agents_output_name ON agents(output_name COLLATE NOCASE);
 -- comparison.
 ALTER TABLE wake_runs ADD COLUMN template TEXT NOT NULL DEFAULT '';
 CREATE INDEX wake_runs_template ON wake_runs(template);
+`, `
+-- vault/status counts agents by lifecycle on every call; without this
+-- index that reads every agent's row (a third of a millisecond for 1,000
+-- agents, most of the call).
+CREATE INDEX agents_lifecycle ON agents(lifecycle);
 `}
 
 // Agent is one task agent as stored.

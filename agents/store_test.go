@@ -201,3 +201,35 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 		t.Errorf("rejections = %+v, want one of unknown version", m.Rejections)
 	}
 }
+
+// vault/status counts agents on every call: the count must come from an
+// index, not from every agent's row.
+func TestLifecycleCountsReadAnIndex(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := OpenStore(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range []string{"Tasks/A.md", "Tasks/B.md", "Tasks/C.md"} {
+		if _, err := st.createAgent(ctx, task, "", querytest.Now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var id, parent, notUsed int
+	var plan string
+	if err := db.QueryRowContext(ctx, `EXPLAIN QUERY PLAN `+lifecycleCountsSQL).Scan(&id, &parent, &notUsed, &plan); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(plan, "COVERING INDEX") {
+		t.Errorf("counting agents by lifecycle: %q, want a covering index", plan)
+	}
+	counts, err := st.lifecycleCounts(ctx)
+	if err != nil || counts[Active] != 3 {
+		t.Errorf("lifecycleCounts = %v, %v; want 3 active", counts, err)
+	}
+}
