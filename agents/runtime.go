@@ -43,6 +43,10 @@ type NotifyFunc func(method string, params any)
 // Notify implements Notifier.
 func (f NotifyFunc) Notify(method string, params any) { f(method, params) }
 
+// DefaultRole is the llm role of task agents' calls unless Options.Role
+// names another.
+const DefaultRole = "task"
+
 // Options configure a Runtime; cmd fills them from agents.* in the config.
 // Zero values take SPEC defaults.
 type Options struct {
@@ -60,7 +64,7 @@ type Options struct {
 	MaxItems int
 	// ExpireAfter is how long a change set stays open (7 days by default).
 	ExpireAfter time.Duration
-	// Role is the llm role the task agents use; "task" by default.
+	// Role is the llm role the task agents use; DefaultRole by default.
 	Role     string
 	Notifier Notifier
 	// Editor edits the notes open in the editor; nil when there is none
@@ -97,7 +101,7 @@ func (o *Options) setDefaults() {
 		o.DormantAfter = 5
 	}
 	if o.Role == "" {
-		o.Role = "task"
+		o.Role = DefaultRole
 	}
 	if o.MaxItems <= 0 {
 		o.MaxItems = 10

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,15 +21,24 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 		}
 		s.opts.Ledger.Attach(recorders{l, &s.model})
 	}
-	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
-	if s.opts.LLM != nil {
-		model = s.opts.LLM
-		go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM)
-	}
 	opts := s.opts.Agents
 	opts.Logger = s.logger
 	opts.Notifier = agents.NotifyFunc(s.agentNotify)
 	opts.Editor = editor{s}
+	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
+	if s.opts.LLM != nil {
+		model = s.opts.LLM
+		role := cmp.Or(opts.Role, agents.DefaultRole)
+		var also []string
+		if tms, err := agents.NewTemplates(v, opts).Models(); err == nil {
+			for _, tm := range tms {
+				if tm.Role == role {
+					also = append(also, tm.Model)
+				}
+			}
+		}
+		go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM, role, also)
+	}
 	rt, err := agents.New(ctx, v, model, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening agents: %w", err)

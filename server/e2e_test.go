@@ -396,6 +396,49 @@ func TestStatusReportsModelAndAgents(t *testing.T) {
 		}
 	})
 
+	// A task template that names its own model: the probe asks for it, and
+	// once the agents have called it, it is the model status shows.
+	templated := func(t *testing.T, pulled ...string) (*editortest.Editor, *llmtest.Ollama) {
+		t.Helper()
+		ollama := llmtest.NewOllama(t, pulled...)
+		ollama.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+			return llmtest.Reply{Status: 500, Error: "not in this test"}
+		})
+		dir := editortest.SampleVault(t)
+		tmpl := filepath.Join(dir, "Margin", "Templates", "task-agent.md")
+		if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tmpl, []byte("---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep the report short.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		e := editortest.Start(t, []string{"OLLAMA_HOST=" + ollama.URL})
+		e.Initialize(dir)
+		return e, ollama
+	}
+	t.Run("a template's model not pulled", func(t *testing.T) {
+		e, _ := templated(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+		st := waitProbe(e)
+		if !strings.Contains(st.Model.Error, "pull qwen3:32b") {
+			t.Errorf("model status %+v, want the pull of the template's model", st.Model)
+		}
+	})
+	t.Run("the model of the task agents' calls", func(t *testing.T) {
+		e, ollama := templated(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b", "qwen3:32b")
+		deadline := time.Now().Add(editortest.Timeout)
+		for {
+			var st fullStatus
+			e.MustCall("vault/status", nil, &st)
+			if st.Model.Model == "qwen3:32b" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("model status %+v after %d model calls, want the template's qwen3:32b", st.Model, len(ollama.Requests()))
+			}
+			time.Sleep(20 * time.Millisecond) // polling a state
+		}
+	})
+
 	t.Run("unreachable", func(t *testing.T) {
 		e, _ := start(t, "OLLAMA_HOST=http://127.0.0.1:1", "MARGIN_AGENTS_AUTO_CREATE=false")
 		st := waitProbe(e)

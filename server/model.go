@@ -20,19 +20,25 @@ type modelStatus struct {
 
 // modelWatch keeps modelStatus from a probe at start and from the outcome
 // of every model call since, so vault/status never waits on the network.
-// It implements llm.Recorder.
+// The model is the task agents' role's until they make a call, then the
+// one their last call asked for (a template may name its own). It
+// implements llm.Recorder.
 type modelWatch struct {
-	mu     sync.Mutex // guards status
+	mu     sync.Mutex // guards status and role
 	status modelStatus
+	role   string // the task agents' llm role
 }
 
 // probeTimeout bounds the start-up probe: a model server that takes longer
 // to list its models is as good as unreachable for an editor waiting on it.
 const probeTimeout = 5 * time.Second
 
-func (w *modelWatch) probe(ctx context.Context, client *llm.Client) {
-	provider, model, err := client.Resolve("task")
+// probe resolves the task agents' role, role, and asks its provider for
+// its models, with also (the models task templates name).
+func (w *modelWatch) probe(ctx context.Context, client *llm.Client, role string, also []string) {
+	provider, model, err := client.Resolve(role)
 	w.mu.Lock()
+	w.role = role
 	w.status.Provider, w.status.Model = provider, model
 	if err != nil {
 		w.status.Error = err.Error()
@@ -43,7 +49,7 @@ func (w *modelWatch) probe(ctx context.Context, client *llm.Client) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	h := client.Probe(ctx, provider)
+	h := client.Probe(ctx, provider, also...)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.status.Checked = time.Now()
@@ -64,6 +70,9 @@ func (w *modelWatch) Record(_ context.Context, r llm.Record) {
 	defer w.mu.Unlock()
 	if r.Provider != w.status.Provider {
 		return
+	}
+	if r.Role == w.role && r.Model != "" {
+		w.status.Model = r.Model
 	}
 	switch llm.Class(r.Outcome) {
 	case llm.ErrUnreachable, llm.ErrTimeout:
