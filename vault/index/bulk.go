@@ -176,12 +176,12 @@ func restoreIndexes(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// path is the state database's file, "" for an in-memory one.
+// path is the index database's file, "" for an in-memory one.
 func (ix *Index) path(ctx context.Context) (string, error) {
 	var seq int
 	var name, file string
 	if err := ix.db.QueryRowContext(ctx, `PRAGMA database_list`).Scan(&seq, &name, &file); err != nil {
-		return "", fmt.Errorf("finding the state database: %w", err)
+		return "", fmt.Errorf("finding the index database: %w", err)
 	}
 	return file, nil
 }
@@ -200,7 +200,7 @@ func openScratch(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	// The same columns and tokenizer as the state database's sections_fts,
+	// The same columns and tokenizer as the index's sections_fts,
 	// so that its storage can be copied there as is; contentless because
 	// nothing reads it but the copy. (A larger FTS5 hashsize, 4 or 16 MB
 	// rather than 1, made fewer segments but cost as much CPU and 10-20 MB
