@@ -230,6 +230,7 @@ func (e *Engine) plan(ctx context.Context, s *Session, a Active) (Plan, error) {
 	if s.QueryType != "" {
 		fmt.Fprintf(&b, "Query type so far: %s\n", s.QueryType)
 	}
+	writePart(&b, s, "Plan for")
 	writeAvailable(&b, a)
 	if len(s.Attempts) > 0 {
 		b.WriteString("\nPrevious retrieval attempts:\n")
@@ -262,6 +263,7 @@ func (e *Engine) plan(ctx context.Context, s *Session, a Active) (Plan, error) {
 func (e *Engine) analyze(ctx context.Context, s *Session, a Active) (Analysis, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Today: %s\nQuestion: %s\nQuery type: %s\n", s.Today, s.Query, s.QueryType)
+	writePart(&b, s, "Judge")
 	fmt.Fprintf(&b, "Loaded domains: %s\n", strings.Join(a.Loaded, ", "))
 	writeAvailable(&b, a)
 	fmt.Fprintf(&b, "\nRetrieved entries (%s):\n%s\n", dataFence, fence(e.entriesText(s)))
@@ -281,11 +283,19 @@ func (e *Engine) analyze(ctx context.Context, s *Session, a Active) (Analysis, e
 func (e *Engine) synthesize(ctx context.Context, s *Session, a Active, gaps []string) (Draft, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\nResponse style: %s\n", s.Query, e.opts.ResponseStyle)
-	if s.Analysis != nil {
+	if len(s.Parts) > 0 {
+		b.WriteString("\nIts parts, to answer in order, each building on the ones before:\n")
+		for i, q := range s.Parts {
+			fmt.Fprintf(&b, "%d. %s\n", i+1, q.Question)
+		}
+	}
+	if findings := s.findings(); len(findings) > 0 {
 		b.WriteString("\nFindings:\n")
-		for _, f := range s.Analysis.Findings {
+		for _, f := range findings {
 			fmt.Fprintf(&b, "- %s [evidence: %s] (%s)\n", f.Claim, strings.Join(f.Evidence, ", "), f.Confidence)
 		}
+	}
+	if s.Analysis != nil {
 		if len(s.Analysis.PatternsIdentified) > 0 {
 			b.WriteString("\nPatterns:\n")
 			for _, p := range s.Analysis.PatternsIdentified {
@@ -316,9 +326,9 @@ func (e *Engine) synthesize(ctx context.Context, s *Session, a Active, gaps []st
 func (e *Engine) evaluate(ctx context.Context, s *Session, a Active, d Draft) (Evaluation, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\nAttempt: %d\n\nAnswer to evaluate:\n%s\n", s.Query, s.Loops+1, d.Response)
-	if s.Analysis != nil {
+	if findings := s.findings(); len(findings) > 0 {
 		b.WriteString("\nAnalysis findings:\n")
-		for _, f := range s.Analysis.Findings {
+		for _, f := range findings {
 			fmt.Fprintf(&b, "- %s [evidence: %s]\n", f.Claim, strings.Join(f.Evidence, ", "))
 		}
 	}
@@ -462,4 +472,22 @@ func links(entries []Entry) []string {
 		out[i] = en.Link()
 	}
 	return out
+}
+
+// writePart tells the planner or the analyzer which part of a question
+// with dependent parts is under way, to do for it what verb ("Plan for")
+// says, and what the earlier parts found.
+func writePart(b *strings.Builder, s *Session, verb string) {
+	if len(s.Parts) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nThe question's parts build on each other and are worked through in order. %s part %d of %d now: %s\n",
+		verb, s.Part+1, len(s.Parts), s.Parts[s.Part].Question)
+	if len(s.Earlier) > 0 {
+		b.WriteString("Findings of the earlier parts:\n")
+		for _, f := range s.Earlier {
+			fmt.Fprintf(b, "- %s [evidence: %s]\n", f.Claim, strings.Join(f.Evidence, ", "))
+		}
+	}
+	b.WriteString("\n")
 }

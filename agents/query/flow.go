@@ -423,6 +423,9 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 	}
 	s.Plan = &p
 	s.QueryType = parseQueryType(p.QueryType)
+	if s.Parts == nil {
+		s.Parts = dependentParts(p)
+	}
 	action := strings.ToLower(strings.TrimSpace(p.NextAction))
 	if pending := loadable(s, p.DomainExpansionRequest); len(pending) > 0 {
 		s.Pending = pending
@@ -431,6 +434,10 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 	switch {
 	case action == "clarify" && len(p.ClarifyQuestions) > 0:
 		return StateClarify, "planner: gaps only the user can fill", nil
+	case action == "synthesize" && len(s.Entries) > 0 && len(s.Parts) > 0 && s.Analysis == nil:
+		// A later part whose evidence is already retrieved still needs
+		// its own analysis.
+		return StateAnalyze, fmt.Sprintf("planner: earlier retrieval covers part %d", s.Part+1), nil
 	case action == "synthesize" && len(s.Entries) > 0:
 		return StateSynthesize, "planner: earlier retrieval is sufficient", nil
 	}
@@ -442,6 +449,26 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		return StateRetrieve, "planner gave no instructions; searching the question's words", nil
 	}
 	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s", len(p.RetrievalInstructions), s.QueryType), nil
+}
+
+// dependentParts are the parts of a question p decomposed as dependent,
+// nil for a question of one part or whose parts do not build on each
+// other: independent parts are retrieved together (the retriever runs
+// instructions in parallel) and coupled ones are one question.
+func dependentParts(p Plan) []SubQuery {
+	if !strings.EqualFold(strings.TrimSpace(p.ExecutionStrategy), "dependent") {
+		return nil
+	}
+	var parts []SubQuery
+	for _, q := range p.SubQueries {
+		if strings.TrimSpace(q.Question) != "" {
+			parts = append(parts, q)
+		}
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
 }
 
 // loadable keeps the requested domains that exist and are not loaded yet,
@@ -507,6 +534,13 @@ func (e *Engine) stepAnalyze(ctx context.Context, s *Session) (State, string, er
 		return StateExpandDomain, "analysis needs domains " + strings.Join(pending, ", "), nil
 	}
 	if an.sufficient() {
+		if s.Part+1 < len(s.Parts) {
+			s.Earlier = append(s.Earlier, an.Findings...)
+			s.Analysis = nil
+			s.Part++
+			return StatePlan, fmt.Sprintf("analysis: part %d of %d answered; planning part %d: %s",
+				s.Part, len(s.Parts), s.Part+1, s.Parts[s.Part].Question), nil
+		}
 		return StateSynthesize, "analysis: sufficient", nil
 	}
 	if s.Loops < e.opts.LoopMax && len(s.Answers) == 0 {

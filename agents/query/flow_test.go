@@ -70,7 +70,7 @@ func TestScenarios(t *testing.T) {
 		"simple":         "BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE",
 		"insight":        "BUILD_CONTEXT PLAN RETRIEVE ANALYZE PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE",
 		"recommendation": "BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE",
-		"multi-part":     "BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE",
+		"multi-part":     "BUILD_CONTEXT PLAN RETRIEVE ANALYZE PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE",
 		"no data":        "BUILD_CONTEXT PLAN RETRIEVE PLAN RETRIEVE PLAN RETRIEVE SYNTHESIZE OBSERVE COMPLETE",
 	}
 	for _, sc := range querytest.Scenarios() {
@@ -533,5 +533,89 @@ func TestDomainExpansion(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDependentPartsAreWorkedInOrder: the second part of "why, and what to
+// change" is planned and judged with what the first part found, and the
+// answer is written from the findings of both, part by part.
+func TestDependentPartsAreWorkedInOrder(t *testing.T) {
+	sc := scenario(t, "multi-part")
+	v := querytest.SampleVault(t)
+	fake, _, client := fakeModel(t, sc.Replies)
+	if _, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil); err != nil {
+		t.Fatal(err)
+	}
+	byRole := map[string][]string{}
+	for _, req := range fake.Requests() {
+		byRole[querytest.RoleOf(req)] = append(byRole[querytest.RoleOf(req)], querytest.User(req))
+	}
+	for role, want := range map[string][][]string{
+		"planner": {
+			{"Question: Why was I tired last week and what should I change?"}, // the first plan finds the parts
+			{"Plan for part 2 of 2 now: What should I change?", "Findings of the earlier parts:\n- Slept 4h30 on Friday"},
+		},
+		"analyzer": {
+			{"Judge part 1 of 2 now: Why was I tired last week?"},
+			{"Judge part 2 of 2 now: What should I change?", "- Slept 4h30 on Friday"},
+		},
+		"synthesizer": {
+			{"1. Why was I tired last week?\n2. What should I change?", "- Slept 4h30 on Friday", "- The short night followed a late deploy"},
+		},
+	} {
+		if len(byRole[role]) != len(want) {
+			t.Errorf("%d %s calls, want %d", len(byRole[role]), role, len(want))
+			continue
+		}
+		for i, parts := range want {
+			for _, p := range parts {
+				if !strings.Contains(byRole[role][i], p) {
+					t.Errorf("%s call %d lacks %q:\n%s", role, i+1, p, byRole[role][i])
+				}
+			}
+		}
+	}
+}
+
+// TestIndependentPartsAreOnePass: parts that do not build on each other
+// are retrieved together and answered in one pass.
+func TestIndependentPartsAreOnePass(t *testing.T) {
+	sc := scenario(t, "multi-part")
+	sc.Replies["planner"] = []any{querytest.PlanParts("insight", "independent", []string{"How did I sleep last week?", "How was my bench?"},
+		querytest.Instr("sleep", "2026-11-09", "2026-11-15", "slept"), querytest.Instr("bench", "2026-11-09", "2026-11-15", "bench"))}
+	sc.Replies["analyzer"] = sc.Replies["analyzer"][1:]
+	v := querytest.SampleVault(t)
+	_, m, client := fakeModel(t, sc.Replies)
+	r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := states(r), "BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"; got != want {
+		t.Errorf("path =\n  %s\nwant\n  %s", got, want)
+	}
+	if calls := m.Calls(); calls["planner"] != 1 || calls["analyzer"] != 1 {
+		t.Errorf("calls %v, want one plan and one analysis", calls)
+	}
+}
+
+// TestLaterPartCoveredByEarlierRetrievalIsStillJudged: when the planner
+// finds the entries already retrieved enough for the next part, that part
+// is analysed without another retrieval before the answer is written.
+func TestLaterPartCoveredByEarlierRetrievalIsStillJudged(t *testing.T) {
+	sc := scenario(t, "multi-part")
+	enough := querytest.Plan("recommendation")
+	enough["next_action"] = "synthesize"
+	sc.Replies["planner"] = []any{sc.Replies["planner"][0], enough}
+	v := querytest.SampleVault(t)
+	_, m, client := fakeModel(t, sc.Replies)
+	r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := states(r), "BUILD_CONTEXT PLAN RETRIEVE ANALYZE PLAN ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"; got != want {
+		t.Errorf("path =\n  %s\nwant\n  %s", got, want)
+	}
+	if calls := m.Calls(); calls["analyzer"] != 2 {
+		t.Errorf("calls %v, want an analysis of each part", calls)
 	}
 }

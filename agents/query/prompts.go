@@ -26,7 +26,7 @@ RULES:
 3. Write retrieval_instructions the retriever executes literally, without a model: each has an optional date range (from, to), optional keywords (each keyword or short phrase is searched on its own, case-insensitively, with vocabulary synonyms), an optional path glob and optional tags. An instruction with only a date range returns every entry in it.
 4. Use several instructions for several kinds of evidence (for example the activity itself, sleep, food, stress); they run in parallel.
 5. On a re-plan, read the previous attempts and the gaps: widen the date range or try other keywords for what was not found; do not repeat an attempt that found nothing.
-6. Decompose a question with several parts into sub_queries and say whether they are independent, dependent or coupled.
+6. Decompose a question with several parts into sub_queries and say whether they are independent, dependent or coupled. Dependent parts are worked through in order: you are then asked for one part at a time, with what the earlier parts found; plan the retrieval for that part.
 7. If the question needs a domain that is listed as available but not loaded, name it in domain_expansion_request and choose expand_domain.
 8. next_action: retrieve (normal), expand_domain, clarify (non-retrievable gaps only; put the questions in clarify_questions) or synthesize (earlier attempts already hold enough).`
 
@@ -38,7 +38,9 @@ EVIDENCE: every finding must cite the entries it rests on, using the entry links
 
 GAPS: for each gap give gap_type (temporal, topical, contextual, subjective or clarification), severity (critical: blocks an answer; nice_to_have: would improve it), outside_current_expertise (true if it needs domain knowledge you were not given) and suspected_domain (an available domain that might help, or empty).
 
-VERDICT: sufficient when you can answer without unacceptable speculation (every claim has supporting entries); insufficient when critical gaps exist.`
+VERDICT: sufficient when you can answer without unacceptable speculation (every claim has supporting entries); insufficient when critical gaps exist.
+
+PARTS: when one part of the question is named as the one in focus, judge that part; the findings of the earlier parts are given for context.`
 
 const synthesizerPrompt = `ROLE: You write the answer the user reads, from the analysis of their notes.
 

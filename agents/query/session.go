@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,8 +44,16 @@ type Session struct {
 	Draft      *Draft      `json:"draft,omitempty"`
 	Evaluation *Evaluation `json:"evaluation,omitempty"`
 	Feedback   []Feedback  `json:"feedback,omitempty"`
+	// Parts are the parts of a question whose later parts build on the
+	// earlier ones (the planner's "dependent" strategy, seed 003 §7.4):
+	// they are planned and analysed in order, Part being the one under
+	// way, and the findings of those done are kept in Earlier. Empty for
+	// any other question, which is answered in one pass.
+	Parts   []SubQuery `json:"parts,omitempty"`
+	Part    int        `json:"part,omitempty"`
+	Earlier []Finding  `json:"earlier,omitempty"`
 	// Loops counts returns to PLAN (re-plans and re-evaluations), capped
-	// by Options.LoopMax.
+	// by Options.LoopMax; moving on to a question's next part is not one.
 	Loops   int  `json:"loops"`
 	Partial bool `json:"partial,omitempty"`
 	NoData  bool `json:"noData,omitempty"`
@@ -106,6 +115,16 @@ func (s *Session) addEntries(es []Entry) {
 // openGaps are what a partial answer must disclose: the analysis's critical
 // gaps, the evaluator's last objections, and what a declined question
 // would have filled.
+// findings are the findings of the earlier parts of a question and of
+// the last analysis.
+func (s *Session) findings() []Finding {
+	out := slices.Clip(s.Earlier)
+	if s.Analysis != nil {
+		out = append(out, s.Analysis.Findings...)
+	}
+	return out
+}
+
 func (s *Session) openGaps() []string {
 	if !s.Partial {
 		return nil

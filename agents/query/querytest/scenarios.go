@@ -264,18 +264,26 @@ func Scenarios() []Scenario {
 			Input: "Why was I tired last week and what should I change?",
 			Replies: Replies{
 				"router": {Route("query", "Work")},
-				"planner": {PlanParts("recommendation", "dependent", []string{"Why was I tired last week?", "What should I change?"},
-					week("sleep", "slept", "sleep"), week("late work", "deploy"))},
-				"analyzer": {Analysis(true, []map[string]any{
-					Finding("Slept 4h30 on Friday after a late deploy", badSleep, lateDeploy),
-				}, []string{"Late deploys cost sleep"})},
+				// The parts depend on each other: the second is planned and
+				// analysed once the first is answered.
+				"planner": {
+					PlanParts("recommendation", "dependent", []string{"Why was I tired last week?", "What should I change?"},
+						week("sleep", "slept", "sleep")),
+					Plan("recommendation", week("late work", "deploy")),
+				},
+				"analyzer": {
+					Analysis(true, []map[string]any{Finding("Slept 4h30 on Friday", badSleep)}, nil),
+					Analysis(true, []map[string]any{
+						Finding("The short night followed a late deploy", lateDeploy, badSleep),
+					}, []string{"Late deploys cost sleep"}),
+				},
 				"synthesizer": {Draft("You were tired because the late deploy "+lateDeploy+" cut your sleep to 4h30 "+badSleep+". Change: avoid late deploys before heavy days.", "medium", lateDeploy, badSleep)},
 				"evaluator":   {Eval(true)},
 				"observer":    {Observe("insight", "late_deploy_sleep", "Late deploys cut sleep the next night", "tentative")},
 			},
 			Status:   "answered",
 			Cite:     []string{lateDeploy, badSleep},
-			MaxCalls: 6,
+			MaxCalls: 8,
 		},
 		{
 			Name:  "no data",
