@@ -130,7 +130,16 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 	} else if dropped {
 		opts.Logger.Info("moved the index out of the state database: indexing the vault again")
 	}
-	idx, err := index.Open(ctx, filepath.Join(state, "index.db"))
+	indexDB := filepath.Join(state, "index.db")
+	idx, err := index.Open(ctx, indexDB)
+	if index.Damaged(err) {
+		// The index is margin's to rebuild; a damaged one must not keep
+		// margin from starting.
+		opts.Logger.Warn("the index is damaged: removing it and indexing the vault again", "err", err)
+		if err = index.Remove(indexDB); err == nil {
+			idx, err = index.Open(ctx, indexDB)
+		}
+	}
 	if err != nil {
 		db.Close()
 		root.Close()

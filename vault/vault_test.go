@@ -399,3 +399,45 @@ func TestOpenMovesTheIndexOutOfTheStateDatabase(t *testing.T) {
 		t.Errorf("search after the move = %d hits, %v; want some", len(hits), err)
 	}
 }
+
+// TestOpenRebuildsADamagedIndex: a damaged index.db must not keep margin
+// from starting; it is removed and the vault indexed again.
+func TestOpenRebuildsADamagedIndex(t *testing.T) {
+	for name, damage := range map[string]func(b []byte){
+		"not a database": func(b []byte) { copy(b, "this is not an SQLite database") },
+		"schema garbled": func(b []byte) {
+			for i := 100; i < store.RebuildablePageSize; i++ { // the rest of page 1: the schema
+				b[i] = 0xa5
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := sampleVault(t)
+			v := open(t, dir)
+			if _, err := v.Scan(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			v.Close()
+			indexDB := filepath.Join(dir, ".margin", "index.db")
+			b, err := os.ReadFile(indexDB)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damage(b)
+			if err := os.WriteFile(indexDB, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			v = open(t, dir)
+			if _, err := v.Scan(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if hits, err := v.Index().Search(ctx, index.Query{Text: "bench"}); err != nil || len(hits) == 0 {
+				t.Errorf("search after the rebuild = %d hits, %v; want some", len(hits), err)
+			}
+			if err := v.Index().Check(ctx); err != nil {
+				t.Errorf("rebuilt index: %v", err)
+			}
+		})
+	}
+}

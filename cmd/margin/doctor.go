@@ -89,7 +89,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	v, err := vault.Open(ctx, opts)
 	if err != nil {
 		return []finding{{check: "state db", detail: err.Error(),
-			fix: fmt.Sprintf("check that %s is writable; if index.db is damaged, remove it (margin rebuilds it from the vault)", stateDir)}}, nil
+			fix: fmt.Sprintf("check that %s is writable; if state.db is damaged, move it aside: margin starts a new one, and agents start over", stateDir)}}, nil
 	}
 	defer v.Close()
 	out := []finding{{check: "state db", ok: true, detail: stateDB}}

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -135,6 +138,33 @@ func dropInterruptedBuild(db string) error {
 		return err
 	}
 	return os.Remove(path)
+}
+
+// Damaged reports whether err says an index database is damaged (SQLite
+// found it malformed, or not a database at all). Its file can be removed
+// (Remove) and the vault indexed again.
+func Damaged(err error) bool {
+	var sqlErr *sqlite.Error
+	if !errors.As(err, &sqlErr) {
+		return false
+	}
+	switch sqlErr.Code() & 0xff { // the primary result code
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return true
+	}
+	return false
+}
+
+// Remove deletes the index database at path, which must not be open, with
+// its journal and the marker of a cold build.
+func Remove(path string) error {
+	if err := removeDB(path); err != nil {
+		return err
+	}
+	if err := os.Remove(coldMarkerPath(path)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // lock takes an exclusive flock on f without waiting.
