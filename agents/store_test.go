@@ -2,6 +2,7 @@ package agents
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -30,11 +31,7 @@ func TestNewOutputName(t *testing.T) {
 		{"a renamed task keeps its name", []string{"Tasks/Home/Plan.md>Tasks/Home/Garden.md"}, "Tasks/Work/Plan.md", "Plan (Work)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := stateDB(t)
 			ctx := context.Background()
 			st, err := OpenStore(ctx, db)
 			if err != nil {
@@ -68,11 +65,7 @@ func TestNewOutputName(t *testing.T) {
 // the name a new agent would get.
 func TestMigrationBackfillsOutputNames(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := stateDB(t)
 	const beforeOutputNames = 2 // the agents' schema steps released without output_name
 	if err := store.Migrate(ctx, db, "agents", schema[:beforeOutputNames]); err != nil {
 		t.Fatal(err)
@@ -206,11 +199,7 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 // index, not from every agent's row.
 func TestLifecycleCountsReadAnIndex(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := stateDB(t)
 	st, err := OpenStore(ctx, db)
 	if err != nil {
 		t.Fatal(err)
@@ -232,4 +221,15 @@ func TestLifecycleCountsReadAnIndex(t *testing.T) {
 	if err != nil || counts[Active] != 3 {
 		t.Errorf("lifecycleCounts = %v, %v; want 3 active", counts, err)
 	}
+}
+
+// stateDB opens a fresh state database, closed when the test ends.
+func stateDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

@@ -405,13 +405,7 @@ func TestStatusReportsModelAndAgents(t *testing.T) {
 			return llmtest.Reply{Status: 500, Error: "not in this test"}
 		})
 		dir := editortest.SampleVault(t)
-		tmpl := filepath.Join(dir, "Margin", "Templates", "task-agent.md")
-		if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(tmpl, []byte("---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep the report short.\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		editortest.TaskTemplate(t, dir, "qwen3:32b")
 		e := editortest.Start(t, []string{"OLLAMA_HOST=" + ollama.URL})
 		e.Initialize(dir)
 		return e, ollama

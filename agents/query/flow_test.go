@@ -536,16 +536,22 @@ func TestDomainExpansion(t *testing.T) {
 	}
 }
 
+// askScenario asks sc's question of a model scripted with sc's replies.
+func askScenario(t *testing.T, sc querytest.Scenario) (query.Result, *llmtest.Ollama, *querytest.Model) {
+	t.Helper()
+	fake, m, client := fakeModel(t, sc.Replies)
+	r, err := engine(t, querytest.SampleVault(t), client, querytest.Now).Ask(context.Background(), sc.Input, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, fake, m
+}
+
 // TestDependentPartsAreWorkedInOrder: the second part of "why, and what to
 // change" is planned and judged with what the first part found, and the
 // answer is written from the findings of both, part by part.
 func TestDependentPartsAreWorkedInOrder(t *testing.T) {
-	sc := scenario(t, "multi-part")
-	v := querytest.SampleVault(t)
-	fake, _, client := fakeModel(t, sc.Replies)
-	if _, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, fake, _ := askScenario(t, scenario(t, "multi-part"))
 	byRole := map[string][]string{}
 	for _, req := range fake.Requests() {
 		byRole[querytest.RoleOf(req)] = append(byRole[querytest.RoleOf(req)], querytest.User(req))
@@ -584,12 +590,7 @@ func TestIndependentPartsAreOnePass(t *testing.T) {
 	sc.Replies["planner"] = []any{querytest.PlanParts("insight", "independent", []string{"How did I sleep last week?", "How was my bench?"},
 		querytest.Instr("sleep", "2026-11-09", "2026-11-15", "slept"), querytest.Instr("bench", "2026-11-09", "2026-11-15", "bench"))}
 	sc.Replies["analyzer"] = sc.Replies["analyzer"][1:]
-	v := querytest.SampleVault(t)
-	_, m, client := fakeModel(t, sc.Replies)
-	r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _, m := askScenario(t, sc)
 	if got, want := states(r), "BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"; got != want {
 		t.Errorf("path =\n  %s\nwant\n  %s", got, want)
 	}
@@ -606,12 +607,7 @@ func TestLaterPartCoveredByEarlierRetrievalIsStillJudged(t *testing.T) {
 	enough := querytest.Plan("recommendation")
 	enough["next_action"] = "synthesize"
 	sc.Replies["planner"] = []any{sc.Replies["planner"][0], enough}
-	v := querytest.SampleVault(t)
-	_, m, client := fakeModel(t, sc.Replies)
-	r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), sc.Input, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _, m := askScenario(t, sc)
 	if got, want := states(r), "BUILD_CONTEXT PLAN RETRIEVE ANALYZE PLAN ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"; got != want {
 		t.Errorf("path =\n  %s\nwant\n  %s", got, want)
 	}

@@ -117,15 +117,7 @@ func TestDoctor(t *testing.T) {
 	})
 
 	t.Run("a template's model is not pulled", func(t *testing.T) {
-		tmpl := filepath.Join(vault, "Margin", "Templates", "task-agent.md")
-		if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		err := os.WriteFile(tmpl, []byte("---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep the report short.\n"), 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.Remove(tmpl)
+		editortest.TaskTemplate(t, vault, "qwen3:32b")
 		ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 		out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
 		if code != exitDoctor || !strings.Contains(out, "ollama pull qwen3:32b") {
@@ -134,21 +126,13 @@ func TestDoctor(t *testing.T) {
 	})
 
 	t.Run("a template's model is asked of its role's provider", func(t *testing.T) {
-		tmpl := filepath.Join(vault, "Margin", "Templates", "task-agent.md")
-		if err := os.MkdirAll(filepath.Dir(tmpl), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		err := os.WriteFile(tmpl, []byte("---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep the report short.\n"), 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.Remove(tmpl)
+		editortest.TaskTemplate(t, vault, "qwen3:32b")
 		// Task agents run on a second Ollama server; everything else on the
 		// default one, which need not have the template's model.
 		local := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 		gpu := llmtest.NewOllama(t, "qwen2.5:7b")
 		config := filepath.Join(t.TempDir(), "config.yaml")
-		err = os.WriteFile(config, []byte("llm:\n  providers:\n    gpu: {kind: ollama, api_base: "+gpu.URL+"}\n  agents:\n    task: {provider: gpu, model: qwen2.5:7b}\n"), 0o644)
+		err := os.WriteFile(config, []byte("llm:\n  providers:\n    gpu: {kind: ollama, api_base: "+gpu.URL+"}\n  agents:\n    task: {provider: gpu, model: qwen2.5:7b}\n"), 0o644)
 		if err != nil {
 			t.Fatal(err)
 		}

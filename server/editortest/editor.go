@@ -74,6 +74,21 @@ func SampleVault(t testing.TB) string {
 	return dst
 }
 
+// TaskTemplate writes the task agents' template into vault, naming model
+// as theirs, and removes it when the test ends.
+func TaskTemplate(t testing.TB, vault, model string) {
+	t.Helper()
+	p := filepath.Join(vault, "Margin", "Templates", "task-agent.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	content := "---\nmargin: template\nname: task-agent\nmodel: " + model + "\n---\n\n## Directives\nKeep the report short.\n"
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(p) })
+}
+
 // Editor is a running `margin serve` and the client side of its connection.
 type Editor struct {
 	t      testing.TB
