@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 // TestColdIndexKilledMidwayStartsAgain SIGKILLs `margin status` while it
 // builds a first index, which it writes without syncing under a marker
 // file, then runs it again: the run must drop the interrupted build's file
-// and its marker and index the vault anew, into an index equal to a fresh
-// one and sound by SQLite's and FTS5's own checks. (What the marker guards
+// and its marker and index the vault anew, into an index that counts what
+// a whole first run counted and passes SQLite's and FTS5's own checks;
+// the last one must equal a fresh index table by table. (What the marker guards
 // against, pages lost to a power cut, a kill cannot do; the unit tests of
 // vault/index drop such a file.)
 func TestColdIndexKilledMidwayStartsAgain(t *testing.T) {
@@ -34,16 +36,19 @@ func TestColdIndexKilledMidwayStartsAgain(t *testing.T) {
 	bin := editortest.Binary(t)
 	state := filepath.Join(dir, ".margin")
 	marker := filepath.Join(state, "index.db-cold")
-	status := func() {
+	margin := func(args ...string) string {
 		t.Helper()
-		if out, err := exec.Command(bin, "status", "--vault", dir).CombinedOutput(); err != nil {
-			t.Fatalf("margin status: %v\n%s", err, out)
+		out, err := exec.Command(bin, append(args, "--vault", dir)...).Output()
+		if err != nil {
+			t.Fatalf("margin %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+		return string(out)
 	}
 
-	// How long a whole first index takes here, to kill within it.
+	// How long a whole first index takes here, to kill within it, and
+	// what it counts.
 	start := time.Now()
-	status()
+	want := margin("status", "--json")
 	whole := time.Since(start)
 
 	midBuild := 0
@@ -61,14 +66,21 @@ func TestColdIndexKilledMidwayStartsAgain(t *testing.T) {
 		if _, err := os.Stat(marker); err == nil {
 			midBuild++
 		}
-		status()
+		if got := margin("status", "--json"); got != want {
+			t.Fatalf("kill %d: the run after it counts\n%s\nwant\n%s", i+1, got, want)
+		}
 		if _, err := os.Stat(marker); !os.IsNotExist(err) {
 			t.Fatalf("kill %d: the cold build's marker is still there after a complete run: %v", i+1, err)
 		}
-		compareWithFreshIndex(t, dir)
+		// doctor runs SQLite's quick_check and FTS5's integrity check; its
+		// exit status also covers the model server, which is not here.
+		if out, _ := exec.Command(bin, "doctor", "--vault", dir).Output(); !strings.Contains(string(out), "ok    index") {
+			t.Fatalf("kill %d: doctor after the run:\n%s", i+1, out)
+		}
 	}
 	if midBuild == 0 {
 		t.Fatalf("none of %d kills within a %v first index landed while it was being built", iterations, whole)
 	}
 	t.Logf("%d of %d kills landed while the index was being built (a first index took %v)", midBuild, iterations, whole)
+	compareWithFreshIndex(t, dir)
 }
