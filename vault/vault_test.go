@@ -109,15 +109,9 @@ func TestRestartReadsOnlyWhatChanged(t *testing.T) {
 	}
 }
 
-// watchChanges runs the vault and returns its changes as they come.
-func watchChanges(t *testing.T, v *Vault) <-chan Change {
+// run runs v until the test ends.
+func run(t *testing.T, v *Vault) {
 	t.Helper()
-	ch := make(chan Change, 64)
-	v.Subscribe(func(cs []Change) {
-		for _, c := range cs {
-			ch <- c
-		}
-	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- v.Run(ctx) }()
@@ -127,6 +121,18 @@ func watchChanges(t *testing.T, v *Vault) <-chan Change {
 			t.Errorf("Run: %v", err)
 		}
 	})
+}
+
+// watchChanges runs the vault and returns its changes as they come.
+func watchChanges(t *testing.T, v *Vault) <-chan Change {
+	t.Helper()
+	ch := make(chan Change, 64)
+	v.Subscribe(func(cs []Change) {
+		for _, c := range cs {
+			ch <- c
+		}
+	})
+	run(t, v)
 	select {
 	case <-v.Ready():
 	case <-time.After(10 * time.Second):
@@ -323,17 +329,9 @@ func TestRunMergesTheSearchTableAfterAColdIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := open(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- v.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	run(t, v)
 	<-v.Ready()
-	db, err := store.OpenRebuildable(ctx, filepath.Join(dir, ".margin", "index.db"))
+	db, err := store.OpenRebuildable(context.Background(), filepath.Join(dir, ".margin", "index.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
