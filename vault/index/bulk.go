@@ -64,8 +64,9 @@ const ftsStructureID = 10
 
 // BeginBulk starts a cold build. It returns nil (and no error) when the
 // search table already holds something (a Bulk only pays off, and can only
-// copy, into an empty one) or when another process is building the same
-// index. Call Finish once the batches are applied.
+// copy, into an empty one), when another process is building the same
+// index, or off Unix, where its marker cannot be locked. Call Finish once
+// the batches are applied.
 func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 	var empty bool
 	if err := ix.db.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM sections_fts_docsize)`).Scan(&empty); err != nil {

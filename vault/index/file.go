@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -59,11 +58,15 @@ type coldMarker struct {
 func coldMarkerPath(db string) string { return db + "-cold" }
 
 // markCold creates the marker of a cold build of db, locked. It returns nil
-// and no error when another process's build holds it.
+// and no error when another process's build holds it, or where markers
+// cannot be locked (see coldBuilds).
 func markCold(db string) (*coldMarker, error) {
+	if !coldBuilds {
+		return nil, nil
+	}
 	path := coldMarkerPath(db)
 	if f, err := os.Open(path); err == nil {
-		held := errors.Is(lock(f), syscall.EWOULDBLOCK)
+		held := errors.Is(lock(f), errLocked)
 		f.Close()
 		if held {
 			return nil, nil
@@ -111,6 +114,9 @@ func (m *coldMarker) release(db string) error {
 // dropInterruptedBuild deletes the database db if a cold build of it left
 // its marker behind and no process holds it any more.
 func dropInterruptedBuild(db string) error {
+	if !coldBuilds {
+		return nil
+	}
 	path := coldMarkerPath(db)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -120,7 +126,7 @@ func dropInterruptedBuild(db string) error {
 	}
 	defer f.Close()
 	switch err := lock(f); {
-	case errors.Is(err, syscall.EWOULDBLOCK):
+	case errors.Is(err, errLocked):
 		return nil // a build under way in another process
 	case err != nil:
 		return err
@@ -165,16 +171,6 @@ func Remove(path string) error {
 		return err
 	}
 	return nil
-}
-
-// lock takes an exclusive flock on f without waiting.
-func lock(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-	}
 }
 
 // syncFile syncs a file of the index; a variable so that tests can make it
