@@ -39,13 +39,13 @@ demo: build
 
 test: lint unit fuzz editors
 
-# lint also builds margin for macOS and Windows, where editors run it too.
+# lint also builds margin for Windows, where editors run it too (macOS
+# shares the Unix code; a Windows build from a cold cache costs ~2 minutes).
 lint: $(STATICCHECK)
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	GOOS=darwin $(GO) build -o /dev/null ./cmd/margin
 	GOOS=windows $(GO) build -o /dev/null ./cmd/margin
 
 unit:
