@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/store"
 )
@@ -445,24 +448,28 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 // another agent (of any lifecycle: a destroyed one can come back) has it,
 // the stem and the task's folder, "Plan (Home)"; then the stem and the
 // lowest free number from 2, "Plan (2)". The migration that added output
-// names backfills by the same rule. Names compare without regard to case,
-// as file names do on macOS and Windows. A name is given once: a renamed
-// task keeps it (see moveTask). A name whose report reportTask (when set)
-// says is another task's is taken too.
+// names backfills by the same rule. Names compare as file names do on macOS
+// and Windows: without regard to case, in any language, or to how an
+// accented letter is encoded (see nameKey). A name is given once: a
+// renamed task keeps it (see moveTask). A name whose report reportTask
+// (when set) says is another task's is taken too.
 func newOutputName(ctx context.Context, tx *sql.Tx, task string, reportTask func(string) string) (string, error) {
 	s := stem(task)
 	link := strings.TrimSuffix(task, path.Ext(task))
-	free := func(name string) (bool, error) {
-		var taken bool
-		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE output_name = ? COLLATE NOCASE)`, name).Scan(&taken)
-		if err != nil {
-			return false, fmt.Errorf("finding a free output name: %w", err)
+	// SQLite's NOCASE folds ASCII only, so the names are compared here.
+	taken, err := outputNameKeys(ctx, tx)
+	if err != nil {
+		return "", fmt.Errorf("finding a free output name: %w", err)
+	}
+	free := func(name string) bool {
+		if taken[nameKey(name)] {
+			return false
 		}
-		if !taken && reportTask != nil {
+		if reportTask != nil {
 			owner := reportTask(name)
-			taken = owner != "" && !strings.EqualFold(owner, link)
+			return owner == "" || strings.EqualFold(owner, link)
 		}
-		return !taken, nil
+		return true
 	}
 	names := []string{s}
 	if folder := path.Base(path.Dir(task)); folder != "." && folder != "/" {
@@ -470,12 +477,37 @@ func newOutputName(ctx context.Context, tx *sql.Tx, task string, reportTask func
 	}
 	for n := 2; ; n++ {
 		for _, name := range names {
-			if ok, err := free(name); ok || err != nil {
-				return name, err
+			if free(name) {
+				return name, nil
 			}
 		}
 		names = []string{fmt.Sprintf("%s (%d)", s, n)}
 	}
+}
+
+// outputNameKeys are the keys (nameKey) of every agent's output name.
+func outputNameKeys(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT output_name FROM agents`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	keys := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, err
+		}
+		keys[nameKey(name)] = true
+	}
+	return keys, rows.Err()
+}
+
+// nameKey is what two output names that would name the same file on a
+// case-insensitive file system have in common: composed (NFC, as macOS
+// normalises names), then case-folded.
+func nameKey(name string) string {
+	return cases.Fold().String(norm.NFC.String(name))
 }
 
 func (s *Store) setLifecycle(ctx context.Context, id string, l Lifecycle, reason string) error {

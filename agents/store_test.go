@@ -25,6 +25,8 @@ func TestNewOutputName(t *testing.T) {
 		{"a first task keeps its stem", nil, "Tasks/Work/Plan.md", "Plan"},
 		{"a second one takes its folder", []string{"Tasks/Work/Plan.md"}, "Tasks/Home/Plan.md", "Plan (Home)"},
 		{"names compare without case", []string{"Tasks/Work/plan.md"}, "Tasks/Home/Plan.md", "Plan (Home)"},
+		{"in any language", []string{"Tasks/Work/Übersicht.md"}, "Tasks/Home/übersicht.md", "übersicht (Home)"},
+		{"and whatever the encoding of an accent", []string{"Tasks/Work/\u00dcbersicht.md"}, "Tasks/Home/U\u0308bersicht.md", "U\u0308bersicht (Home)"},
 		{"a taken folder name falls back to a number", []string{"Tasks/Work/Plan.md", "Tasks/Home/Plan.md"}, "Archive/Home/Plan.md", "Plan (2)"},
 		{"a task at the root has no folder to take", []string{"Tasks/Plan.md"}, "Plan.md", "Plan (2)"},
 		{"numbers skip taken names", []string{"Tasks/Plan.md", "Notes/Plan (2).md"}, "Plan.md", "Plan (3)"},
