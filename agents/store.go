@@ -260,6 +260,12 @@ CREATE INDEX wake_runs_template ON wake_runs(template);
 -- index that reads every agent's row (a third of a millisecond for 1,000
 -- agents, most of the call).
 CREATE INDEX agents_lifecycle ON agents(lifecycle);
+`, `
+-- output_name's key (nameKey): names compare as file names do on macOS and
+-- Windows, which SQLite's NOCASE (ASCII only) cannot tell. OpenStore fills
+-- it for the agents this step finds.
+ALTER TABLE agents ADD COLUMN output_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX agents_output_key ON agents(output_key);
 `}
 
 // Agent is one task agent as stored.
@@ -339,7 +345,42 @@ func OpenStore(ctx context.Context, db *sql.DB) (*Store, error) {
 	if err := store.Migrate(ctx, db, "agents", schema); err != nil {
 		return nil, fmt.Errorf("opening the agents' store: %w", err)
 	}
+	if err := fillOutputKeys(ctx, db); err != nil {
+		return nil, fmt.Errorf("opening the agents' store: %w", err)
+	}
 	return &Store{db: db}, nil
+}
+
+// fillOutputKeys gives the agents created before output_key theirs.
+func fillOutputKeys(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT id, output_name FROM agents WHERE output_key = ''`)
+	if err != nil {
+		return err
+	}
+	keys := map[string]string{}
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			rows.Close()
+			return err
+		}
+		keys[id] = nameKey(name)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(keys) == 0 {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for id, key := range keys {
+		if _, err := tx.ExecContext(ctx, `UPDATE agents SET output_key = ? WHERE id = ? AND output_key = ''`, key, id); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
 
 func stamp(t time.Time) string {
@@ -433,8 +474,8 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 	if err != nil {
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO agents (id, task, output_name, task_fingerprint, lifecycle, created_at)
-		VALUES (?, ?, ?, ?, 'active', ?)`, id, task, output, fingerprint, stamp(now)); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO agents (id, task, output_name, output_key, task_fingerprint, lifecycle, created_at)
+		VALUES (?, ?, ?, ?, ?, 'active', ?)`, id, task, output, nameKey(output), fingerprint, stamp(now)); err != nil {
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -456,20 +497,17 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 func newOutputName(ctx context.Context, tx *sql.Tx, task string, reportTask func(string) string) (string, error) {
 	s := stem(task)
 	link := strings.TrimSuffix(task, path.Ext(task))
-	// SQLite's NOCASE folds ASCII only, so the names are compared here.
-	taken, err := outputNameKeys(ctx, tx)
-	if err != nil {
-		return "", fmt.Errorf("finding a free output name: %w", err)
-	}
-	free := func(name string) bool {
-		if taken[nameKey(name)] {
-			return false
+	free := func(name string) (bool, error) {
+		var taken bool
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agents WHERE output_key = ?)`, nameKey(name)).Scan(&taken)
+		if err != nil {
+			return false, fmt.Errorf("finding a free output name: %w", err)
 		}
-		if reportTask != nil {
+		if !taken && reportTask != nil {
 			owner := reportTask(name)
-			return owner == "" || strings.EqualFold(owner, link)
+			taken = owner != "" && !strings.EqualFold(owner, link)
 		}
-		return true
+		return !taken, nil
 	}
 	names := []string{s}
 	if folder := path.Base(path.Dir(task)); folder != "." && folder != "/" {
@@ -477,30 +515,12 @@ func newOutputName(ctx context.Context, tx *sql.Tx, task string, reportTask func
 	}
 	for n := 2; ; n++ {
 		for _, name := range names {
-			if free(name) {
-				return name, nil
+			if ok, err := free(name); ok || err != nil {
+				return name, err
 			}
 		}
 		names = []string{fmt.Sprintf("%s (%d)", s, n)}
 	}
-}
-
-// outputNameKeys are the keys (nameKey) of every agent's output name.
-func outputNameKeys(ctx context.Context, tx *sql.Tx) (map[string]bool, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT output_name FROM agents`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	keys := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return nil, err
-		}
-		keys[nameKey(name)] = true
-	}
-	return keys, rows.Err()
 }
 
 // nameKey is what two output names that would name the same file on a

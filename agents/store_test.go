@@ -84,6 +84,7 @@ func TestMigrationBackfillsOutputNames(t *testing.T) {
 		{"a5", "Tasks/Ship.md", day(1), "Ship"},
 		{"a6", "Tasks/Home/ship.md", day(2), "ship (Home)"},
 		{"a7", "Tasks/Renew passport.md", day(1), "Renew passport"},
+		{"a8", "Tasks/Übersicht.md", day(1), "Übersicht"},
 	}
 	for _, a := range existing {
 		if _, err := db.ExecContext(ctx, `INSERT INTO agents (id, task, lifecycle, created_at) VALUES (?, ?, 'active', ?)`,
@@ -111,6 +112,10 @@ func TestMigrationBackfillsOutputNames(t *testing.T) {
 	}
 	if later.OutputName != "Plan (5)" {
 		t.Errorf("an agent created after the migration: output name %q, want \"Plan (5)\"", later.OutputName)
+	}
+	// Names from before output_key compare by it too.
+	if a, err := st.createAgent(ctx, "Tasks/Home/übersicht.md", "", querytest.Now); err != nil || a.OutputName != "übersicht (Home)" {
+		t.Errorf("a case variant of a migrated name: output name %q (%v), want \"übersicht (Home)\"", a.OutputName, err)
 	}
 }
 
