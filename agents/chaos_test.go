@@ -188,10 +188,7 @@ type chaosRig struct {
 func newChaosRig(t *testing.T, timeout time.Duration) *chaosRig {
 	t.Helper()
 	c := &chaosRig{v: querytest.SampleVault(t), fake: llmtest.NewOllama(t, "qwen2.5:7b")}
-	cfg := llm.DefaultConfig()
-	p := cfg.Providers[llm.KindOllama]
-	p.APIBase = c.fake.URL
-	cfg.Providers[llm.KindOllama] = p
+	cfg := c.fake.Config()
 	cfg.Retry.LLMRetry = 1
 	cfg.Retry.Timeout = timeout
 	cfg.Retry.Backoff = llm.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}

@@ -53,11 +53,7 @@ func planModel(t *testing.T) llm.Model {
 			report(which+" plan", "## "+which+"\n- on track\n"),
 		}}
 	})
-	cfg := llm.DefaultConfig()
-	p := cfg.Providers[llm.KindOllama]
-	p.APIBase = fake.URL
-	cfg.Providers[llm.KindOllama] = p
-	client, err := llm.New(cfg)
+	client, err := llm.New(fake.Config())
 	if err != nil {
 		t.Fatal(err)
 	}

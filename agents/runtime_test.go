@@ -7,6 +7,7 @@ import (
 
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault"
 )
 
 // blockedModel answers no call: each waits until its wake is stopped.
@@ -40,14 +41,7 @@ func TestStartupWakesBounded(t *testing.T) {
 	if len(tasks) <= slots {
 		t.Fatalf("the sample vault has %d tasks, need more than %d", len(tasks), slots)
 	}
-	vaultDone, rtDone := make(chan error, 1), make(chan error, 1)
-	go func() { vaultDone <- v.Run(ctx) }()
-	go func() { rtDone <- rt.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-rtDone
-		<-vaultDone
-	}()
+	runAgents(t, ctx, cancel, v, rt)
 
 	deadline := time.After(30 * time.Second) // only to end a hang
 	select {
@@ -105,14 +99,7 @@ func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vaultDone, rtDone := make(chan error, 1), make(chan error, 1)
-	go func() { vaultDone <- v.Run(ctx) }()
-	go func() { rtDone <- rt.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-rtDone
-		<-vaultDone
-	}()
+	runAgents(t, ctx, cancel, v, rt)
 	const task = "Tasks/Ship invoice export.md"
 	if _, err := rt.Create(ctx, task); err != nil {
 		t.Fatal(err)
@@ -139,4 +126,18 @@ func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	case <-deadline:
 		t.Fatal("no wake after the failed one")
 	}
+}
+
+// runAgents runs v and rt with ctx until the test ends, then cancels ctx
+// and waits for both.
+func runAgents(t *testing.T, ctx context.Context, cancel context.CancelFunc, v *vault.Vault, rt *Runtime) {
+	t.Helper()
+	vaultDone, rtDone := make(chan error, 1), make(chan error, 1)
+	go func() { vaultDone <- v.Run(ctx) }()
+	go func() { rtDone <- rt.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-rtDone
+		<-vaultDone
+	})
 }

@@ -305,10 +305,7 @@ func newChaosEnv(t *testing.T, replies querytest.Replies, edit func(*llm.Config)
 	t.Helper()
 	env := &chaosEnv{v: querytest.SampleVault(t), fake: llmtest.NewOllama(t, chaosModels...), model: querytest.NewModel(replies)}
 	env.fake.Handle(env.model.Reply)
-	cfg := llm.DefaultConfig()
-	p := cfg.Providers[llm.KindOllama]
-	p.APIBase = env.fake.URL
-	cfg.Providers[llm.KindOllama] = p
+	cfg := env.fake.Config()
 	cfg.Retry.LLMRetry = 1
 	cfg.Retry.ParseRetry = 1
 	cfg.Retry.Timeout = 30 * time.Second

@@ -24,10 +24,7 @@ func fakeModel(t *testing.T, replies querytest.Replies) (*llmtest.Ollama, *query
 	fake := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 	m := querytest.NewModel(replies)
 	fake.Handle(m.Reply)
-	cfg := llm.DefaultConfig()
-	p := cfg.Providers[llm.KindOllama]
-	p.APIBase = fake.URL
-	cfg.Providers[llm.KindOllama] = p
+	cfg := fake.Config()
 	cfg.Retry.LLMRetry = 0
 	cfg.Retry.ParseRetry = 1
 	client, err := llm.New(cfg)

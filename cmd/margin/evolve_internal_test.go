@@ -27,10 +27,7 @@ func TestEvolveInteractive(t *testing.T) {
 		}
 		return llmtest.Reply{Content: "What bothers you about the reports?"}
 	})
-	cfg := llm.DefaultConfig()
-	ollama := cfg.Providers[llm.KindOllama]
-	ollama.APIBase = fake.URL
-	cfg.Providers[llm.KindOllama] = ollama
+	cfg := fake.Config()
 	cfg.Retry.LLMRetry = 0
 	client, err := llm.New(cfg)
 	if err != nil {

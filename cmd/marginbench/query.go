@@ -44,11 +44,7 @@ func (b *bench) measureQueries(tb *testing.B) error {
 	for _, sc := range querytest.Scenarios() {
 		fake := llmtest.NewOllama(tb, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 		fake.Handle(querytest.NewModel(sc.Replies).Reply)
-		cfg := llm.DefaultConfig()
-		p := cfg.Providers[llm.KindOllama]
-		p.APIBase = fake.URL
-		cfg.Providers[llm.KindOllama] = p
-		client, err := llm.New(cfg)
+		client, err := llm.New(fake.Config())
 		if err != nil {
 			return err
 		}

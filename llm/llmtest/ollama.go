@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/margin-md/margin/llm"
 	"github.com/ollama/ollama/types/model"
 )
 
@@ -62,6 +64,16 @@ func NewOllama(t testing.TB, pulled ...string) *Ollama {
 	t.Cleanup(srv.Close)
 	o.URL = srv.URL
 	return o
+}
+
+// Config is margin's default model configuration with its Ollama
+// provider at this server.
+func (o *Ollama) Config() llm.Config {
+	cfg := llm.DefaultConfig()
+	p := cfg.Providers[llm.KindOllama]
+	p.APIBase = o.URL
+	cfg.Providers[llm.KindOllama] = p
+	return cfg
 }
 
 // Pull adds models to the pulled set. As in Ollama, a name without a tag
