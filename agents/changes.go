@@ -187,6 +187,9 @@ func itemBase(n *note.Note, tool string, args json.RawMessage) string {
 // minimal diff. It returns stale (with why) when the item's target is no
 // longer what it was proposed against.
 func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string) (out []byte, stale string, err error) {
+	if err := checkValues(it.Tool, it.Args); err != nil {
+		return nil, "", fmt.Errorf("refused, nothing written: %w", err)
+	}
 	n := note.Parse(taskPath, src, note.Options{TaskFolders: taskFolders})
 	if n.FrontmatterError != "" {
 		return nil, "", fmt.Errorf("the task's frontmatter does not parse: %s", n.FrontmatterError)

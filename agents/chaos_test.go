@@ -147,6 +147,49 @@ func wakeFaults() []wakeFault {
 				t.Errorf("item %s after re-reading its file, want pending", cs.Items[0].Status)
 			}
 		}},
+		{name: "values a field cannot hold", completes: true, reply: func(n int) llmtest.Reply {
+			if n > 1 {
+				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
+			}
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+				call("update_task_due_date", map[string]any{"due_date": "2026-13-45"}),
+				call("update_task_estimate", map[string]any{"estimate": "99999999999999999999d"}),
+				call("set_task_title", map[string]any{"title": "Ship\n---\nstatus: done"}),
+				call("assign_task_labels", map[string]any{"labels": []string{"ok\nstatus: done"}}),
+				call("add_multiple_checklist_items", map[string]any{"items": []any{map[string]any{"title": "a\n- [x] b"}}}),
+			}}
+		}, check: func(t *testing.T, c *chaosRig) {
+			// The model is told what is wrong with each, so it can correct itself.
+			reqs := c.fake.Requests()
+			last := string(reqs[len(reqs)-1].Raw)
+			for _, want := range []string{"is not a day of the calendar", "is out of range"} {
+				if !strings.Contains(last, want) {
+					t.Errorf("the model was not told %q", want)
+				}
+			}
+			if n := strings.Count(last, "must be one line"); n != 3 {
+				t.Errorf("the model was told %d times that a value must be one line, want 3 (title, label, checklist item)", n)
+			}
+		}},
+		{name: "a summary that says something else", proposes: 1, completes: true, reply: func(int) llmtest.Reply {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+				call("set_task_status", map[string]any{"status": "done", "human_summary": `Add checklist item "Write docs" — ok`}),
+				goodReport,
+			}}
+		}, check: func(t *testing.T, c *chaosRig) {
+			sets, err := c.rt.store.ChangeSets(context.Background(), ChangeSetFilter{Task: chaosTask})
+			if err != nil || len(sets) != 1 {
+				t.Fatalf("change sets %+v, %v", sets, err)
+			}
+			const want = `Set status to done (because: Add checklist item "Write docs" - ok)`
+			if got := sets[0].Items[0].Summary; got != want {
+				t.Errorf("summary %q, want margin's words first: %q", got, want)
+			}
+			file, err := os.ReadFile(filepath.Join(c.v.Dir(), sets[0].Path))
+			if err != nil || !strings.Contains(string(file), "\n- [ ] "+want+" ^c1\n") {
+				t.Errorf("change set file (%v):\n%s", err, file)
+			}
+		}},
 		{name: "deferred tools aimed at another task or outside the vault", reply: func(int) llmtest.Reply {
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
 				call("set_task_title", map[string]any{"title": "x", "task": "Tasks/Renew passport.md"}),

@@ -61,7 +61,7 @@ type (
 	}
 	titleArgs struct {
 		Title        string `json:"title"`
-		HumanSummary string `json:"human_summary,omitempty" jsonschema:"one line the person reads to approve or reject"`
+		HumanSummary string `json:"human_summary,omitempty" jsonschema:"why, in one line; the person reads it after margin's own words for the change"`
 	}
 	statusArgs struct {
 		Status       string `json:"status"`
@@ -302,12 +302,16 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 		return "", err
 	}
 	w := wt.w
-	if w.task.Task != nil && strings.EqualFold(w.task.Task.Language, a.Language) {
-		return "", fmt.Errorf("the task's language is already %s: nothing to change", w.task.Task.Language)
+	if err := languageUnset(w.task); err != nil {
+		return "", err
 	}
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []proposal, error) {
 		if ed := w.rt.opts.Editor; ed != nil {
 			if buffer, version, open := ed.Open(w.agent.Task); open {
+				// The buffer may have been given a language since the wake read the note.
+				if err := languageUnset(note.Parse(w.agent.Task, []byte(buffer), note.Options{TaskFolders: w.rt.v.Options().TaskFolders})); err != nil {
+					return "", "", nil, err
+				}
 				updated, err := edit.SetFrontmatter([]byte(buffer), "language", a.Language)
 				if err != nil {
 					return "", "", nil, fmt.Errorf("setting the language: %w", err)
@@ -335,6 +339,16 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 		w.taskWritten(updated, fp)
 		return "applied", "language set to " + a.Language, nil, nil
 	}, nil)
+}
+
+// languageUnset refuses set_task_language on a task whose language is
+// set: the tool only fills in a language the person has not chosen, and
+// changing their choice is theirs to make.
+func languageUnset(n *note.Note) error {
+	if n.Task != nil && n.Task.Language != "" {
+		return fmt.Errorf("the task's language is already %s; set_task_language only sets a language that is not set yet", n.Task.Language)
+	}
+	return nil
 }
 
 // proposal is one change item of a deferred tool call.
@@ -367,7 +381,7 @@ func deferredTools() []deferredTool {
 				if strings.TrimSpace(a.Title) == t.Title {
 					return nil, []string{"the title is already " + strconv.Quote(t.Title)}, nil
 				}
-				return []proposal{{Args: args, Summary: summaryOr(a.HumanSummary, "Rename the task to "+strconv.Quote(a.Title))}}, nil, nil
+				return []proposal{{Args: args, Summary: because("Rename the task to "+strconv.Quote(a.Title), a.HumanSummary)}}, nil, nil
 			}},
 		{name: "set_task_status", description: "Propose a new status for the task.",
 			schema: schemaFor[statusArgs](func(s *jsonschema.Schema) { setProp(s, "status", func(p *jsonschema.Schema) { p.Enum = statuses }) }),
@@ -377,7 +391,7 @@ func deferredTools() []deferredTool {
 				if taskField(t, func(t *note.Task) string { return t.Status }) == a.Status {
 					return nil, []string{"the status is already " + a.Status}, nil
 				}
-				return []proposal{{Args: args, Summary: summaryOr(a.HumanSummary, "Set status to "+a.Status)}}, nil, nil
+				return []proposal{{Args: args, Summary: because("Set status to "+a.Status, a.HumanSummary)}}, nil, nil
 			}},
 		{name: "update_task_estimate", description: "Propose a new time estimate for the task.",
 			schema: schemaFor[estimateArgs](func(s *jsonschema.Schema) {
@@ -389,7 +403,7 @@ func deferredTools() []deferredTool {
 				if t.Task != nil && t.Task.Estimate == estimateMinutes(a.Estimate) {
 					return nil, []string{"the estimate is already " + formatMinutes(t.Task.Estimate)}, nil
 				}
-				return []proposal{{Args: args, Summary: summaryOr(a.HumanSummary, "Set estimate to "+a.Estimate)}}, nil, nil
+				return []proposal{{Args: args, Summary: because("Set estimate to "+a.Estimate, a.HumanSummary)}}, nil, nil
 			}},
 		{name: "update_task_due_date", description: "Propose a new due date for the task.",
 			schema: schemaFor[dueArgs](func(s *jsonschema.Schema) {
@@ -401,7 +415,7 @@ func deferredTools() []deferredTool {
 				if taskField(t, func(t *note.Task) string { return t.Due }) == a.DueDate {
 					return nil, []string{"the due date is already " + a.DueDate}, nil
 				}
-				return []proposal{{Args: args, Summary: summaryOr(a.HumanSummary, "Set due date to "+a.DueDate)}}, nil, nil
+				return []proposal{{Args: args, Summary: because("Set due date to "+a.DueDate, a.HumanSummary)}}, nil, nil
 			}},
 		{name: "update_task_priority", description: "Propose a new priority for the task.",
 			schema: schemaFor[priorityArgs](func(s *jsonschema.Schema) {
@@ -413,7 +427,7 @@ func deferredTools() []deferredTool {
 				if taskField(t, func(t *note.Task) string { return t.Priority }) == a.Priority {
 					return nil, []string{"the priority is already " + a.Priority}, nil
 				}
-				return []proposal{{Args: args, Summary: summaryOr(a.HumanSummary, "Set priority to "+a.Priority)}}, nil, nil
+				return []proposal{{Args: args, Summary: because("Set priority to "+a.Priority, a.HumanSummary)}}, nil, nil
 			}},
 		{name: "assign_task_labels", description: "Propose labels to add to the task.",
 			schema: schemaFor[labelArgs](func(s *jsonschema.Schema) {
@@ -431,7 +445,7 @@ func deferredTools() []deferredTool {
 				if len(add) == 0 {
 					return nil, []string{"the task already has every one of these labels"}, nil
 				}
-				return []proposal{{Args: args, Summary: summaryOr(a.HumanSummary, "Add labels "+strings.Join(add, ", "))}}, nil, nil
+				return []proposal{{Args: args, Summary: because("Add labels "+strings.Join(add, ", "), a.HumanSummary)}}, nil, nil
 			}},
 		{name: "add_multiple_checklist_items", description: "Propose checklist items to add to the task; each becomes its own change.",
 			schema: schemaFor[addItemsArgs](func(s *jsonschema.Schema) {
@@ -451,7 +465,7 @@ func deferredTools() []deferredTool {
 						continue
 					}
 					b, _ := json.Marshal(it)
-					out = append(out, proposal{Args: b, Summary: "Add checklist item " + strconv.Quote(it.Title)})
+					out = append(out, proposal{Args: b, Summary: because("Add checklist item "+strconv.Quote(it.Title), a.HumanSummary)})
 				}
 				return out, unchanged, nil
 			}},
@@ -482,7 +496,7 @@ func deferredTools() []deferredTool {
 					if !u.Done {
 						verb = "Uncheck "
 					}
-					out = append(out, proposal{Args: b, Summary: verb + strconv.Quote(item.Text)})
+					out = append(out, proposal{Args: b, Summary: because(verb+strconv.Quote(item.Text), a.HumanSummary)})
 				}
 				return out, unchanged, nil
 			}},
@@ -496,6 +510,11 @@ func (wt *wakeTools) propose(ctx context.Context, d deferredTool, args json.RawM
 	items, unchanged, err := d.items(w.task, args)
 	if err != nil {
 		return "", err
+	}
+	for _, p := range items {
+		if err := checkValues(explodedTool(d.name), p.Args); err != nil {
+			return "", err
+		}
 	}
 	open, err := w.rt.store.openItems(ctx, w.agent.ID)
 	if err != nil {
@@ -540,15 +559,6 @@ func summaries(ps []proposal) string {
 	return strings.Join(out, "; ")
 }
 
-// summaryOr is the model's human_summary, or one generated from the call
-// when the model gave none (SPEC §4.1).
-func summaryOr(given, generated string) string {
-	if s := oneLine(given); s != "" {
-		return s
-	}
-	return generated
-}
-
 func taskField(n *note.Note, f func(*note.Task) string) string {
 	if n.Task == nil {
 		return ""
@@ -558,6 +568,12 @@ func taskField(n *note.Note, f func(*note.Task) string) string {
 
 // estimateMinutes reads what estimateRE accepts, as note does: a day is 8 hours.
 func estimateMinutes(s string) int {
+	return int(min(estimateSpan(s), maxEstimateM+1) + 0.5)
+}
+
+// estimateSpan is estimateMinutes before rounding, in a float so that an
+// absurd estimate stays absurd instead of overflowing an int.
+func estimateSpan(s string) float64 {
 	m := estimateRE.FindStringSubmatch(s)
 	if m == nil {
 		return 0
@@ -569,5 +585,5 @@ func estimateMinutes(s string) int {
 	case "d":
 		n *= 8 * 60
 	}
-	return int(n + 0.5)
+	return n
 }

@@ -75,7 +75,7 @@ func TestDeferredToolsProposeOnlyChanges(t *testing.T) {
 	}{
 		{tool: "update_task_priority", args: `{"priority":"P1"}`, unchanged: 1},
 		{tool: "update_task_priority", args: `{"priority":"P0"}`, items: []string{"Set priority to P0"}},
-		{tool: "set_task_status", args: `{"status":"done","human_summary":"It shipped"}`, items: []string{"It shipped"}},
+		{tool: "set_task_status", args: `{"status":"done","human_summary":"It shipped"}`, items: []string{"Set status to done (because: It shipped)"}},
 		{tool: "set_task_status", args: `{"status":"in-progress"}`, unchanged: 1},
 		{tool: "add_multiple_checklist_items", args: `{"items":[{"title":"QA on staging"},{"title":"Write docs"},{"title":"Flag on"}]}`,
 			items: []string{`Add checklist item "Write docs"`, `Add checklist item "Flag on"`}, unchanged: 1},
