@@ -469,15 +469,25 @@ func (r *Runtime) onChangeSetFile(ctx context.Context, p string) error {
 	for _, why := range ignored {
 		r.log.Info("a line of a change set file decides nothing", "path", p, "why", why)
 	}
-	if len(ds) == 0 {
-		return nil
-	}
-	cs, changed, err := r.decide(ctx, cs.ID, ds)
-	if err != nil {
-		return err
+	changed := false
+	if len(ds) > 0 {
+		if cs, changed, err = r.decide(ctx, cs.ID, ds); err != nil {
+			return err
+		}
 	}
 	if changed {
 		r.schedule(kick{agent: cs.Agent, reason: "decision on a change set", mode: coalesce})
+		return nil // decide wrote the file
 	}
+	// A save made from a copy older than margin's last write (the person
+	// saved while items were being decided) takes the decided lines back
+	// to how they read before: write them as decided again. Only those
+	// lines and the frontmatter's statuses change; the rest is theirs.
+	r.decideMu.Lock()
+	defer r.decideMu.Unlock()
+	if cs, err = r.store.ChangeSet(ctx, cs.ID); err != nil {
+		return err
+	}
+	r.writeSetFile(ctx, cs)
 	return nil
 }

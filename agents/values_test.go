@@ -138,3 +138,51 @@ func TestSetTaskLanguageLeavesASetLanguage(t *testing.T) {
 		t.Errorf("the model was not told the language is set")
 	}
 }
+
+// A person's save made from a copy older than margin's last write (they
+// saved while items were being decided) does not leave decided items
+// reading as open: margin writes those lines as decided again.
+func TestStaleSaveOfAChangeSetFileGetsItsDecidedLinesBack(t *testing.T) {
+	c := newChaosRig(t, hangTimeout)
+	var turns atomic.Int32
+	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+		if turns.Add(1) == 1 {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+				call("add_multiple_checklist_items", map[string]any{"items": []any{
+					map[string]any{"title": "One"}, map[string]any{"title": "Two"}, map[string]any{"title": "Three"}}}),
+				goodReport,
+			}}
+		}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
+	})
+	c.wake(t)
+	ctx := t.Context()
+	sets, err := c.rt.store.ChangeSets(ctx, ChangeSetFilter{Task: chaosTask})
+	if err != nil || len(sets) != 1 || len(sets[0].Items) != 3 {
+		t.Fatalf("change sets %+v, %v", sets, err)
+	}
+	cs := sets[0]
+	p := filepath.Join(c.v.Dir(), cs.Path)
+	pending, err := os.ReadFile(p) // the person's copy
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.rt.Decide(ctx, cs.ID, []ItemDecision{{Item: "c1", Verdict: Rejected}, {Item: "c2", Verdict: Rejected}, {Item: "c3", Verdict: Rejected, Reason: "later"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Their save lands after margin's write, with a line of their own.
+	saved := strings.Replace(string(pending), "\n- [ ] ", "\nAsk Dana.\n- [ ] ", 1)
+	if err := os.WriteFile(p, []byte(saved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.rt.onChangeSetFile(ctx, cs.Path); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if n := strings.Count(string(got), "\n- [-] "); n != 3 || !strings.Contains(string(got), "\nstatus: resolved\n") {
+		t.Errorf("%d of 3 rejected lines read as rejected:\n%s", n, got)
+	}
+	if !strings.Contains(string(got), "\nAsk Dana.\n") {
+		t.Errorf("the person's own line was lost:\n%s", got)
+	}
+}
