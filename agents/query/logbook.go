@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"slices"
 	"strconv"
@@ -40,13 +39,14 @@ func (e *Engine) stepParse(ctx context.Context, s *Session) (State, string, erro
 
 func (e *Engine) stepStore(ctx context.Context, s *Session) (State, string, error) {
 	correction := s.Type == InputCorrection
-	path, heading, key, err := e.appendEntry(ctx, s.At, s.logText(), correction)
-	if err != nil {
+	if err := e.appendLog(ctx, s); err != nil {
 		return "", "", err
 	}
-	s.Logged = &Logged{Path: path, Heading: heading}
+	a := s.Appended
+	path, heading, key := a.Path, a.Heading, a.Key
+	s.Logged = &Logged{Path: path, Heading: heading, Note: a.Note}
 	if s.Parsed == nil {
-		s.Logged.Note = "stored unparsed: " + s.Degraded
+		s.Logged.Note = joinNotes(a.Note, "stored unparsed: "+s.Degraded)
 	} else {
 		data, uncertain := checkParsed(*s.Parsed, s.active().Schemas, s.logText())
 		s.Logged.Parsed, s.Logged.Uncertain = data, uncertain
@@ -72,6 +72,94 @@ func (e *Engine) stepStore(ctx context.Context, s *Session) (State, string, erro
 		return StateBuildContext, why + "; now the question", nil
 	}
 	return StateObserve, why, nil
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// Appended is a log entry as it was appended to its daily note.
+type Appended struct {
+	Path    string `json:"path"`
+	Heading string `json:"heading"`
+	// Key is the entry's name in the parsed-data table (see appendEntry).
+	Key string `json:"key"`
+	// Note says what the user should know about the write, e.g. that the
+	// daily template could not be used.
+	Note string `json:"note,omitempty"`
+}
+
+// appendLog appends the session's raw log text to its daily note, once:
+// the parser's data is stored afterwards, so a model call that is slow,
+// fails or is cancelled never loses what the user wrote. A log appended
+// before the Router said it is a correction gets the correction heading
+// now, if the entry still reads as margin wrote it.
+func (e *Engine) appendLog(ctx context.Context, s *Session) error {
+	correction := s.Type == InputCorrection
+	if a := s.Appended; a != nil {
+		if correction && !strings.HasSuffix(a.Heading, correctionMark) {
+			return e.markCorrection(ctx, s)
+		}
+		return nil
+	}
+	path, heading, key, note, err := e.appendEntry(ctx, s.At, s.logText(), correction)
+	if err != nil {
+		return err
+	}
+	s.Appended = &Appended{Path: path, Heading: heading, Key: key, Note: note}
+	return nil
+}
+
+const correctionMark = " [correction]"
+
+// markCorrection turns the heading of the entry appendLog wrote into a
+// correction heading. An entry the user has changed meanwhile is left as
+// it is, with a note: their edit matters more than the heading.
+func (e *Engine) markCorrection(ctx context.Context, s *Session) error {
+	a := s.Appended
+	heading := a.Heading + correctionMark
+	key, marked := heading, false
+	first, _, _ := strings.Cut(strings.TrimSpace(s.logText()), "\n")
+	first = strings.TrimSpace(first)
+	err := e.editNote(ctx, a.Path, func(cur []byte, exists bool) ([]byte, error) {
+		marked = false
+		if !exists {
+			return nil, nil
+		}
+		eol := "\n"
+		if bytes.Contains(cur, []byte("\r\n")) {
+			eol = "\r\n"
+		}
+		// The last entry with this heading is the one appendLog wrote,
+		// if the line after it still starts the user's text.
+		i := bytes.LastIndex(append([]byte(eol), cur...), []byte(eol+"## "+a.Heading+eol))
+		if i < 0 {
+			return nil, nil
+		}
+		end := i + len("## "+a.Heading)
+		if !bytes.HasPrefix(cur[end+len(eol):], []byte(first)) {
+			return nil, nil
+		}
+		if n := bytes.Count(append([]byte(eol), cur[:i]...), []byte(eol+"## "+heading+eol)); n > 0 {
+			key = fmt.Sprintf("%s (%d)", heading, n+1)
+		}
+		marked = true
+		out := append([]byte(nil), cur[:i]...)
+		out = append(out, "## "+heading...)
+		return append(out, cur[end:]...), nil
+	})
+	if err != nil {
+		return fmt.Errorf("marking the entry in %s a correction: %w", a.Path, err)
+	}
+	if !marked {
+		a.Note = joinNotes(a.Note, "the entry changed before it could be marked a correction, so it keeps its heading")
+		return nil
+	}
+	a.Heading, a.Key = heading, key
+	return nil
 }
 
 // checkParsed keeps the Parser honest: a domain that was not asked for is
@@ -177,7 +265,7 @@ var ErrEditorRefused = errors.New("the editor refused the edit of the open note"
 // open there (see editNote). key is the entry's name in the parsed-data
 // table: the heading, numbered when the note already has an entry with
 // that heading.
-func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, correction bool) (path, heading, key string, err error) {
+func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, correction bool) (path, heading, key, note string, err error) {
 	path = e.v.DailyFormat().Path(at)
 	heading = at.Format("15:04")
 	if correction {
@@ -186,10 +274,7 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 	err = e.editNote(ctx, path, func(base []byte, exists bool) ([]byte, error) {
 		fromTemplate := false
 		if !exists {
-			var err error
-			if base, err = e.newDailyNote(at); err != nil {
-				return nil, err
-			}
+			base, note = e.newDailyNote(at)
 			fromTemplate = len(base) > 0
 		}
 		key = heading
@@ -207,39 +292,50 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 		return edit.AppendSection(base, "## "+heading, text)
 	})
 	if err != nil {
-		return "", "", "", fmt.Errorf("appending to %s: %w", path, err)
+		return "", "", "", "", fmt.Errorf("appending to %s: %w", path, err)
 	}
-	return path, heading, key, nil
+	return path, heading, key, note, nil
 }
 
 // newDailyNote is the content of a new daily note: the vault's daily
-// template rendered as Obsidian would, or nothing.
-func (e *Engine) newDailyNote(at time.Time) ([]byte, error) {
+// template rendered as Obsidian would, or nothing. A template margin
+// cannot read (missing, outside the vault, a broken settings file) does
+// not stop the log: the note is made without it, and note says why.
+func (e *Engine) newDailyNote(at time.Time) (content []byte, note string) {
 	tpl, err := e.v.DailyTemplate()
-	if err != nil || tpl == "" {
-		return nil, err
+	if err == nil && tpl != "" {
+		var src []byte
+		if src, err = e.v.Root().ReadFile(tpl); err == nil {
+			title := strings.TrimSuffix(e.v.DailyFormat().Path(at), ".md")
+			if i := strings.LastIndex(title, "/"); i >= 0 {
+				title = title[i+1:]
+			}
+			return []byte(renderTemplate(string(src), at, title)), ""
+		}
 	}
-	src, err := e.v.Root().ReadFile(tpl)
-	if errors.Is(err, fs.ErrNotExist) {
-		e.log.Warn("daily template not found", "template", tpl)
-		return nil, nil
+	if err == nil {
+		return nil, ""
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading the daily template: %w", err)
-	}
-	title := strings.TrimSuffix(e.v.DailyFormat().Path(at), ".md")
-	if i := strings.LastIndex(title, "/"); i >= 0 {
-		title = title[i+1:]
-	}
-	return []byte(renderTemplate(string(src), at, title)), nil
+	e.log.Warn("the daily template cannot be used; the daily note is made without it", "template", tpl, "err", err)
+	return nil, "the daily note was made without its template: " + err.Error()
 }
 
-var templateVarRE = regexp.MustCompile(`\{\{\s*(date|time|title)(?::([^}]*))?\s*\}\}`)
+var (
+	templateVarRE = regexp.MustCompile(`\{\{\s*(date|time|title)(?::([^}]*))?\s*\}\}`)
+	// Templater's commands, `<% … %>` and `<%* … %>` (any whitespace
+	// control), alone on their lines or inside one.
+	templaterLineRE = regexp.MustCompile(`(?m)^[ \t]*<%[\s\S]*?%>[ \t]*(?:\r?\n|\z)`)
+	templaterRE     = regexp.MustCompile(`<%[\s\S]*?%>`)
+)
 
 // renderTemplate fills Obsidian's core template variables: {{date}},
 // {{time}}, {{title}} and {{date:FORMAT}} / {{time:FORMAT}} in moment.js
-// tokens. A format margin cannot read is left as written.
+// tokens. A format margin cannot read is left as written. Templater's
+// code is JavaScript margin does not run: it is left out (SPEC §3.1), a
+// line that holds only code with its line.
 func renderTemplate(src string, at time.Time, title string) string {
+	src = templaterLineRE.ReplaceAllString(src, "")
+	src = templaterRE.ReplaceAllString(src, "")
 	return templateVarRE.ReplaceAllStringFunc(src, func(m string) string {
 		sub := templateVarRE.FindStringSubmatch(m)
 		name, format := sub[1], strings.TrimSpace(sub[2])

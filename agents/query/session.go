@@ -65,9 +65,12 @@ type Session struct {
 	Declined    bool              `json:"declined,omitempty"`
 	Expires     time.Time         `json:"expires,omitzero"`
 
-	Parsed      *ParsedEntry `json:"parsed,omitempty"`
-	Logged      *Logged      `json:"logged,omitempty"`
-	Significant bool         `json:"significant,omitempty"`
+	Parsed *ParsedEntry `json:"parsed,omitempty"`
+	// Appended is where the raw log text went, written before any model
+	// call reads it (see Engine.appendLog).
+	Appended    *Appended `json:"appended,omitempty"`
+	Logged      *Logged   `json:"logged,omitempty"`
+	Significant bool      `json:"significant,omitempty"`
 
 	Degraded     string       `json:"degraded,omitempty"`
 	State        State        `json:"state"`

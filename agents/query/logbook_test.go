@@ -1,0 +1,169 @@
+package query_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/llm/llmtest"
+)
+
+var logAt = time.Date(2026, 11, 23, 18, 30, 0, 0, time.Local)
+
+const logNote = "Daily/2026-11-23.md" // no such note in the sample vault
+
+func readNote(t *testing.T, dir, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A log call cancelled while a model thinks about it keeps the user's
+// words in the daily note: they are appended before any model is asked.
+func TestCancelledLogKeepsTheLine(t *testing.T) {
+	for _, stage := range []string{"router", "parser"} {
+		t.Run(stage, func(t *testing.T) {
+			v := querytest.SampleVault(t)
+			fake, m, client := fakeModel(t, querytest.Replies{
+				"router": {querytest.Route("log", "Strength training")},
+			})
+			reached := make(chan struct{}, 1)
+			fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
+				if querytest.RoleOf(r) == stage {
+					reached <- struct{}{}
+					return llmtest.Reply{Delay: time.Minute} // a slow model
+				}
+				return m.Reply(r)
+			})
+			e := engine(t, v, client, querytest.Now)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := e.Log(ctx, "Squat 5x5 @ 100", logAt, nil)
+				done <- err
+			}()
+			<-reached
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want cancelled", err)
+			}
+			if got := readNote(t, v.Dir(), logNote); !strings.HasSuffix(got, "## 18:30\nSleep: \n\nSquat 5x5 @ 100\n") {
+				t.Errorf("the logged line is not in the daily note:\n%s", got)
+			}
+		})
+	}
+}
+
+// A log the Router takes for a correction is appended first as an entry,
+// then marked a correction; its parsed data is keyed by that heading.
+func TestLogMarkedCorrectionAfterAppend(t *testing.T) {
+	v := querytest.SampleVault(t)
+	_, _, client := fakeModel(t, querytest.Replies{
+		"router": {querytest.RouteCorrection("the squat weight", "Strength training")},
+		"parser": {querytest.ParseCorrection("[[Daily/2026-11-23#18:30]]", "Strength training", map[string]any{})},
+	})
+	e := engine(t, v, client, querytest.Now)
+	if err := os.WriteFile(filepath.Join(v.Dir(), logNote), []byte("## 18:30\nSquat 5x5 @ 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.Log(context.Background(), "Actually the squat was 105", logAt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Logged == nil || r.Logged.Heading != "18:30 [correction]" {
+		t.Fatalf("logged %+v", r.Logged)
+	}
+	want := "## 18:30\nSquat 5x5 @ 100\n\n## 18:30 [correction]\nActually the squat was 105\n"
+	if got := readNote(t, v.Dir(), logNote); got != want {
+		t.Errorf("daily note:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A NUL in the text never reaches the daily note, where it would make the
+// whole note read as binary and drop out of the index.
+func TestLogStripsNUL(t *testing.T) {
+	v := querytest.SampleVault(t)
+	_, _, client := fakeModel(t, querytest.Replies{
+		"router": {querytest.Route("log", "Strength training")},
+		"parser": {querytest.Parse("Strength training", map[string]any{}, false)},
+	})
+	e := engine(t, v, client, querytest.Now)
+	if _, err := e.Log(context.Background(), "Squat\x00 5x5", logAt, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readNote(t, v.Dir(), logNote); strings.ContainsRune(got, 0) || !strings.Contains(got, "\nSquat 5x5\n") {
+		t.Errorf("daily note %q", got)
+	}
+	if _, err := e.Log(context.Background(), "\x00\x00", logAt, nil); !errors.Is(err, query.ErrEmptyInput) {
+		t.Errorf("only NULs: err = %v, want empty input", err)
+	}
+}
+
+func setDailyTemplate(t *testing.T, dir, template string) {
+	t.Helper()
+	cfg := `{"folder": "Daily", "format": "YYYY-MM-DD", "template": "` + template + `"}`
+	if err := os.WriteFile(filepath.Join(dir, ".obsidian", "daily-notes.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A daily template margin cannot read does not stop the log: the note is
+// made without it, and the result says so.
+func TestLogWithATemplateOutsideTheVault(t *testing.T) {
+	v := querytest.SampleVault(t)
+	outside := filepath.Join(t.TempDir(), "Daily template.md")
+	if err := os.WriteFile(outside, []byte("# secret {{date}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(v.Dir(), strings.TrimSuffix(outside, ".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setDailyTemplate(t, v.Dir(), filepath.ToSlash(rel))
+	_, _, client := fakeModel(t, querytest.Replies{
+		"router": {querytest.Route("log", "Strength training")},
+		"parser": {querytest.Parse("Strength training", map[string]any{}, false)},
+	})
+	e := engine(t, v, client, querytest.Now)
+	r, err := e.Log(context.Background(), "Squat 5x5", logAt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readNote(t, v.Dir(), logNote); got != "## 18:30\nSquat 5x5\n" {
+		t.Errorf("daily note %q, want the entry without the template", got)
+	}
+	if r.Logged == nil || !strings.Contains(r.Logged.Note, "without its template") {
+		t.Errorf("logged %+v, want a note that the template was not used", r.Logged)
+	}
+}
+
+// A Templater template gives a new daily note its text, not its code.
+func TestTemplaterCodeIsNotCopied(t *testing.T) {
+	v := querytest.SampleVault(t)
+	tpl := "---\ncreated: <% tp.date.now(\"YYYY-MM-DD\") %>\n---\n<%* const mood = await tp.system.prompt(\"Mood?\") %>\n# <% tp.file.title %> {{date}}\n<%*\n  tR += \"multi-line\"\n-%>\nPlan:\n"
+	if err := os.WriteFile(filepath.Join(v.Dir(), "Templates", "Templater daily.md"), []byte(tpl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setDailyTemplate(t, v.Dir(), "Templates/Templater daily")
+	_, _, client := fakeModel(t, querytest.Replies{
+		"router": {querytest.Route("log", "Strength training")},
+		"parser": {querytest.Parse("Strength training", map[string]any{}, false)},
+	})
+	e := engine(t, v, client, querytest.Now)
+	if _, err := e.Log(context.Background(), "Squat 5x5", logAt, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "---\ncreated: \n---\n#  2026-11-23\nPlan:\n\n## 18:30\nSquat 5x5\n"
+	if got := readNote(t, v.Dir(), logNote); got != want {
+		t.Errorf("daily note:\n%q\nwant\n%q", got, want)
+	}
+}
