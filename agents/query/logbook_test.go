@@ -28,10 +28,15 @@ func readNote(t *testing.T, dir, p string) string {
 }
 
 // A log call cancelled while a model thinks about it keeps the user's
-// words in the daily note: they are appended before any model is asked.
+// words in the daily note: they are appended before any model is asked
+// (for query/ask, as soon as the Router says the input logs something).
 func TestCancelledLogKeepsTheLine(t *testing.T) {
-	for _, stage := range []string{"router", "parser"} {
-		t.Run(stage, func(t *testing.T) {
+	for _, tc := range []struct {
+		stage string
+		ask   bool
+	}{{"router", false}, {"parser", false}, {"parser", true}} {
+		stage := tc.stage
+		t.Run(map[bool]string{false: "log ", true: "ask "}[tc.ask]+stage, func(t *testing.T) {
 			v := querytest.SampleVault(t)
 			fake, m, client := fakeModel(t, querytest.Replies{
 				"router": {querytest.Route("log", "Strength training")},
@@ -44,11 +49,16 @@ func TestCancelledLogKeepsTheLine(t *testing.T) {
 				}
 				return m.Reply(r)
 			})
-			e := engine(t, v, client, querytest.Now)
+			e := engine(t, v, client, logAt)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() {
-				_, err := e.Log(ctx, "Squat 5x5 @ 100", logAt, nil)
+				var err error
+				if tc.ask {
+					_, err = e.Ask(ctx, "Squat 5x5 @ 100", nil)
+				} else {
+					_, err = e.Log(ctx, "Squat 5x5 @ 100", logAt, nil)
+				}
 				done <- err
 			}()
 			<-reached
