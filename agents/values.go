@@ -21,6 +21,7 @@ import (
 // Bounds of the values a change may carry.
 const (
 	maxTitle     = 200 // runes: a title is a note's name, not a paragraph
+	maxItem      = 500 // runes of a checklist line, which can carry Tasks fields
 	maxLabel     = 100
 	maxReason    = 200          // runes of the model's reason on a change set line
 	maxEstimateM = 250 * 8 * 60 // a year of 8-hour working days, in minutes
@@ -64,9 +65,9 @@ func checkValues(tool string, args json.RawMessage) error {
 	case "set_task_title":
 		return checkLine("the title", a.Title, maxTitle)
 	case "add_checklist_item":
-		return checkLine("a checklist item's title", a.Title, maxTitle)
+		return checkLine("a checklist item's title", a.Title, maxItem)
 	case "update_checklist_item":
-		return checkLine("a checklist item's text", a.Text, maxTitle)
+		return checkLine("a checklist item's text", a.Text, maxItem)
 	case "set_task_status":
 		if a.Status == nil || !slices.Contains(statuses, any(*a.Status)) {
 			return fmt.Errorf("status %q is not one of open, in-progress, blocked, done, cancelled", deref(a.Status))
