@@ -326,14 +326,18 @@ var (
 	// control), alone on their lines or inside one.
 	templaterLineRE = regexp.MustCompile(`(?m)^[ \t]*<%[\s\S]*?%>[ \t]*(?:\r?\n|\z)`)
 	templaterRE     = regexp.MustCompile(`<%[\s\S]*?%>`)
+	// The one Templater value margin knows without running code.
+	templaterTitleRE = regexp.MustCompile(`<%[-_]?\s*tp\.file\.title\s*[-_]?%>`)
 )
 
 // renderTemplate fills Obsidian's core template variables: {{date}},
 // {{time}}, {{title}} and {{date:FORMAT}} / {{time:FORMAT}} in moment.js
 // tokens. A format margin cannot read is left as written. Templater's
 // code is JavaScript margin does not run: it is left out (SPEC §3.1), a
-// line that holds only code with its line.
+// line that holds only code with its line; only tp.file.title, which
+// needs no code, is filled in.
 func renderTemplate(src string, at time.Time, title string) string {
+	src = templaterTitleRE.ReplaceAllLiteralString(src, title)
 	src = templaterLineRE.ReplaceAllString(src, "")
 	src = templaterRE.ReplaceAllString(src, "")
 	return templateVarRE.ReplaceAllStringFunc(src, func(m string) string {

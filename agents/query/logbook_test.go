@@ -172,7 +172,7 @@ func TestTemplaterCodeIsNotCopied(t *testing.T) {
 	if _, err := e.Log(context.Background(), "Squat 5x5", logAt, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := "---\ncreated: \n---\n#  2026-11-23\nPlan:\n\n## 18:30\nSquat 5x5\n"
+	want := "---\ncreated: \n---\n# 2026-11-23 2026-11-23\nPlan:\n\n## 18:30\nSquat 5x5\n"
 	if got := readNote(t, v.Dir(), logNote); got != want {
 		t.Errorf("daily note:\n%q\nwant\n%q", got, want)
 	}
