@@ -185,10 +185,13 @@ func itemBase(n *note.Note, tool string, args json.RawMessage) string {
 
 // applyItem splices one confirmed item into the task note's content with a
 // minimal diff. It returns stale (with why) when the item's target is no
-// longer what it was proposed against.
+// longer what it was proposed against, or its value is one the field
+// cannot hold.
 func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string) (out []byte, stale string, err error) {
 	if err := checkValues(it.Tool, it.Args); err != nil {
-		return nil, "", fmt.Errorf("refused, nothing written: %w", err)
+		// Never applicable, so not left pending: settled like a stale
+		// item, with why.
+		return nil, "refused, nothing written: " + err.Error(), nil
 	}
 	n := note.Parse(taskPath, src, note.Options{TaskFolders: taskFolders})
 	if n.FrontmatterError != "" {
