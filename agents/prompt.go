@@ -30,7 +30,8 @@ Rules:
   and it is not set yet.
 - The other tools only propose a change to the task note; the person approves
   or rejects it. Propose only what the notes support, with a short
-  human_summary. Do not propose a value the task already has.`
+  human_summary saying why (margin words the change itself). Do not
+  propose a value the task already has.`
 
 // systemPrompt is scaffold + general directive + report directive (seed
 // 000 §2.1): the same bytes on every wake of every agent with this
