@@ -167,16 +167,7 @@ func (e *Engine) Log(ctx context.Context, text string, at time.Time, progress Pr
 	if err != nil {
 		return Result{}, err
 	}
-	// The user's words are in the daily note before any model is asked
-	// about them: a slow, failed or cancelled call cannot lose them.
-	if err := e.appendLog(ctx, s); err != nil {
-		return Result{}, err
-	}
-	res, err := e.finish(ctx, s, progress)
-	if err != nil {
-		return res, fmt.Errorf("%w (the text is logged in %s under ## %s, unparsed)", err, s.Appended.Path, s.Appended.Heading)
-	}
-	return res, nil
+	return e.logFirst(ctx, s, progress)
 }
 
 // Reply continues a session waiting for clarification, with the user's
@@ -209,8 +200,7 @@ func (e *Engine) Reply(ctx context.Context, id string, answers map[string]string
 }
 
 func (e *Engine) newSession(ctx context.Context, text string, at time.Time, forceLog bool) (*Session, error) {
-	// A NUL would make the daily note it is logged to read as binary.
-	text = strings.ReplaceAll(text, "\x00", "")
+	text = strings.ReplaceAll(text, "\x00", "") // it would make the daily note it is logged to read as binary
 	if strings.TrimSpace(text) == "" {
 		return nil, ErrEmptyInput
 	}
@@ -423,12 +413,7 @@ func (e *Engine) stepRoute(ctx context.Context, s *Session) (State, string, erro
 		s.Type = InputLog
 		why = "router took it for a question, but the user asked to log it"
 	}
-	if s.Type != InputQuery {
-		if err := e.appendLog(ctx, s); err != nil {
-			return "", "", err
-		}
-	}
-	return StateBuildContext, why, nil
+	return StateBuildContext, why, e.appendLogged(ctx, s)
 }
 
 func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error) {

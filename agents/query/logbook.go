@@ -92,6 +92,28 @@ type Appended struct {
 	Note string `json:"note,omitempty"`
 }
 
+// logFirst runs a log the user asked for with their words already in the
+// daily note, before any model is asked about them.
+func (e *Engine) logFirst(ctx context.Context, s *Session, progress Progress) (Result, error) {
+	if err := e.appendLog(ctx, s); err != nil {
+		return Result{}, err
+	}
+	res, err := e.finish(ctx, s, progress)
+	if err != nil {
+		return res, fmt.Errorf("%w (the text is logged in %s under ## %s, unparsed)", err, s.Appended.Path, s.Appended.Heading)
+	}
+	return res, nil
+}
+
+// appendLogged appends the text of an input the Router found logs
+// something, before the Parser is asked about it.
+func (e *Engine) appendLogged(ctx context.Context, s *Session) error {
+	if s.Type == InputQuery {
+		return nil
+	}
+	return e.appendLog(ctx, s)
+}
+
 // appendLog appends the session's raw log text to its daily note, once:
 // the parser's data is stored afterwards, so a model call that is slow,
 // fails or is cancelled never loses what the user wrote. A log appended
