@@ -403,6 +403,8 @@ func (r *Runtime) writeSetFile(ctx context.Context, cs ChangeSet) {
 		}
 		return
 	}
+	// The person's next save brings the lines in line (onChangeSetFile).
+	r.log.Info("the change set file kept changing while margin wrote its statuses; the database has them", "path", cs.Path)
 }
 
 // expireDue expires the open change sets whose time is up (SPEC §4.2).
