@@ -194,11 +194,23 @@ func yamlFields(text string) (fields []Field, err error) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		var v any
 		if err := root.Content[i+1].Decode(&v); err != nil {
-			return nil, err
+			return nil, valueError(root.Content[i], root.Content[i+1])
 		}
 		fields = append(fields, Field{Key: root.Content[i].Value, Value: v})
 	}
 	return fields, nil
+}
+
+// valueError says which key holds a value YAML parses but margin cannot
+// read, in words rather than yaml.v3's Go types. Most often it is an
+// unquoted template placeholder such as {{date}}, which YAML reads as a map
+// used as a map key.
+func valueError(key, value *yaml.Node) error {
+	hint := ""
+	if value.Kind == yaml.MappingNode && value.Style&yaml.FlowStyle != 0 {
+		hint = ": {{…}} looks like a template placeholder; quote it, or keep the note in the templates folder"
+	}
+	return fmt.Errorf("yaml: line %d: the value of %q is not one margin can read%s", value.Line, key.Value, hint)
 }
 
 // fileLineError rewrites yaml.v3's "yaml: line N: …" to count lines of the
