@@ -122,7 +122,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 		return append(out, finding{check: "vault", detail: err.Error()}), models
 	}
 	f := finding{check: "vault", ok: st.Notes > 0,
-		detail: fmt.Sprintf("%s: %s notes, %d of margin's outputs, %d skipped, %d failed, indexed in %s",
+		detail: fmt.Sprintf("%s: notes %s, %d of margin's outputs, %d skipped, %d failed, indexed in %s",
 			dir, noteCounts(st), st.Outputs, st.Skipped, st.Failed, time.Since(start).Round(time.Millisecond))}
 	if st.Notes == 0 {
 		f.fix = "no markdown notes found: is --vault the right folder?"
