@@ -69,6 +69,12 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 		return ScanResult{}, err
 	}
 	reclassify := was != rules && len(known) > 0
+	if reclassify {
+		// known keeps what the index held, for the changes subscribers hear.
+		if err := v.index.Reset(ctx); err != nil {
+			return ScanResult{}, err
+		}
+	}
 
 	var (
 		res   ScanResult
@@ -219,8 +225,9 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 			applied int
 			bulk    *index.Bulk
 		)
-		if len(known) == 0 {
-			// A first index: build the search table on the other core.
+		if len(known) == 0 || reparse {
+			// A first index, or one emptied for new rules: build the search
+			// table on the other core.
 			if bulk, err = v.index.BeginBulk(ctx); err != nil {
 				v.logger.Warn("indexing without a parallel search build", "err", err)
 				err = nil
