@@ -51,6 +51,9 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 		n.BodyOffset, n.BodyLine = body, p.lineOf(body)
 		bodyStart = body
 		fm, err := decodeFrontmatter(s[ys:ye], p.lineOf(ys))
+		if err != nil && opts.isTemplate(notePath) {
+			fm, err = templateFrontmatter(s[ys:ye], fm, err)
+		}
 		if err != nil {
 			n.FrontmatterError = err.Error()
 		}
