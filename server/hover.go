@@ -117,7 +117,7 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*hover, error) {
 
 // parse parses a note the way the index does.
 func (s *Server) parse(v *vault.Vault, path string, text []byte) *note.Note {
-	return note.Parse(path, text, note.Options{Daily: v.DailyFormat(), TaskFolders: v.Options().TaskFolders})
+	return note.Parse(path, text, v.ParseOptions())
 }
 
 func pluralChanges(n int) string {

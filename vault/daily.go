@@ -17,6 +17,10 @@ import (
 // them: .obsidian/daily-notes.json when present, else the options.
 func (v *Vault) DailyFormat() note.DailyFormat { return v.parse.Daily }
 
+// ParseOptions are the rules the index parses notes with, for a caller
+// that parses a note itself (an editor's unsaved text).
+func (v *Vault) ParseOptions() note.Options { return v.parse }
+
 // DailyTemplate is the vault path of the note Obsidian creates new daily
 // notes from (daily-notes.json's "template", with ".md" added as Obsidian
 // does), or "" when none is configured. It is read on every call, so a

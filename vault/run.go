@@ -20,10 +20,17 @@ type IndexEvent struct {
 
 // Status is the vault's state as vault/status shows it.
 type Status struct {
-	Vault            string    `json:"vault"`
-	Notes            int       `json:"notes"`
-	Tasks            int       `json:"tasks"`
-	DailyNotes       int       `json:"dailyNotes"`
+	Vault string `json:"vault"`
+	// Notes are the user's notes; margin's own files (reports, journals,
+	// change sets, its templates) are Outputs.
+	Notes      int `json:"notes"`
+	Outputs    int `json:"outputs"`
+	Tasks      int `json:"tasks"`
+	DailyNotes int `json:"dailyNotes"`
+	// Templates are the notes in Obsidian's templates folders, among Notes.
+	Templates int `json:"templates"`
+	// ChecklistItems are the `- [ ]` lines in the user's notes.
+	ChecklistItems   int       `json:"checklistItems"`
 	Indexed          int       `json:"indexed"`
 	Skipped          int       `json:"skipped"`
 	Failed           int       `json:"failed"`
@@ -34,6 +41,9 @@ type Status struct {
 	// Degraded is empty when everything is watched; otherwise it says what
 	// margin cannot see change, and why.
 	Degraded string `json:"degraded,omitempty"`
+	// Warnings are settings margin could not read (a daily-note format,
+	// an excluded-files filter) and what it does instead.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // optimizeAfter is how many notes a first scan must index before Run
@@ -201,8 +211,10 @@ func (v *Vault) Status(ctx context.Context) (Status, error) {
 		return Status{}, err
 	}
 	st := Status{
-		Vault: v.dir, Notes: c.Notes, Tasks: c.Tasks, DailyNotes: c.DailyNotes,
+		Vault: v.dir, Notes: c.Notes - c.Outputs, Outputs: c.Outputs, Tasks: c.Tasks, DailyNotes: c.DailyNotes,
+		Templates: c.Templates, ChecklistItems: c.ChecklistItems,
 		Indexed: c.Indexed, Skipped: c.Skipped, Failed: c.Failed,
+		Warnings: v.rules.Warnings,
 	}
 	v.mu.Lock()
 	w := v.watcher

@@ -61,6 +61,20 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 	if err != nil {
 		return ScanResult{}, fmt.Errorf("reading index state: %w", err)
 	}
+	// Notes classified under other rules (another daily format, task or
+	// templates folder) are all read and parsed again.
+	rules := v.rules.Fingerprint()
+	was, err := v.index.Rules(ctx)
+	if err != nil {
+		return ScanResult{}, err
+	}
+	reclassify := was != rules && len(known) > 0
+	if reclassify {
+		// known keeps what the index held, for the changes subscribers hear.
+		if err := v.index.Reset(ctx); err != nil {
+			return ScanResult{}, err
+		}
+	}
 
 	var (
 		res   ScanResult
@@ -108,7 +122,7 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 			paths = append(paths, rel) // let examine report it
 			return nil
 		}
-		if k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() {
+		if k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() && !reclassify {
 			res.Unchanged++
 			return nil
 		}
@@ -127,7 +141,7 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 	}
 	res.Removed = len(removed)
 
-	changes, counts, err := v.examineAll(ctx, paths, known, func(done int) {
+	changes, counts, err := v.examineAll(ctx, paths, known, reclassify, func(done int) {
 		if progress != nil {
 			progress(res.Unchanged+done, res.Files)
 		}
@@ -140,6 +154,11 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 	}
 	for _, u := range removed {
 		changes = append(changes, Change{Path: u.Path, Old: edit.Fingerprint(known[u.Path].Hash)})
+	}
+	if was != rules {
+		if err := v.index.SetRules(ctx, rules); err != nil {
+			return res, err
+		}
 	}
 	res.Updated, res.Touched, res.Skipped, res.Failed = counts.updated, counts.touched, counts.skipped, counts.failed
 	res.Duration = time.Since(start)
@@ -154,8 +173,9 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 type examineCounts struct{ updated, touched, skipped, failed int }
 
 // examineAll reads, hashes and parses paths on all cores and writes the
-// results to the index in batches, each in one transaction.
-func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string]index.FileStat, done func(int)) ([]Change, examineCounts, error) {
+// results to the index in batches, each in one transaction. With reparse,
+// notes whose content is unchanged are parsed again too.
+func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string]index.FileStat, reparse bool, done func(int)) ([]Change, examineCounts, error) {
 	var counts examineCounts
 	if len(paths) == 0 {
 		return nil, counts, nil
@@ -175,7 +195,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
-				u, c := v.examineFrom(rd, p, known[p])
+				u, c := v.examineFrom(rd, p, known[p], reparse)
 				results <- result{u, c}
 			}
 		}()
@@ -205,8 +225,9 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 			applied int
 			bulk    *index.Bulk
 		)
-		if len(known) == 0 {
-			// A first index: build the search table on the other core.
+		if len(known) == 0 || reparse {
+			// A first index, or one emptied for new rules: build the search
+			// table on the other core.
 			if bulk, err = v.index.BeginBulk(ctx); err != nil {
 				v.logger.Warn("indexing without a parallel search build", "err", err)
 				err = nil
@@ -267,7 +288,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 // examine turns one file into an index update and, when its content
 // changed, a Change for subscribers.
 func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) {
-	return v.examineFrom(v.root, rel, was)
+	return v.examineFrom(v.root, rel, was, false)
 }
 
 // opener is *edit.Root or *edit.Reader.
@@ -275,7 +296,10 @@ type opener interface {
 	OpenRead(name string) (*os.File, error)
 }
 
-func (v *Vault) examineFrom(o opener, rel string, was index.FileStat) (index.Update, *Change) {
+// With reparse, a note whose content is unchanged is parsed again (the
+// rules changed) but no Change is told: subscribers read the new kinds
+// from the index when they start.
+func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reparse bool) (index.Update, *Change) {
 	old := edit.Fingerprint(was.Hash)
 	// One handle for the stat and the read: resolving the path inside the
 	// vault is a system call per folder. Should the open fail, Stat says why
@@ -323,14 +347,20 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat) (index.Upd
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped, Reason: "binary content"}, nil
 	}
-	if was.Hash == stat.Hash && was.State == index.StateIndexed {
+	same := was.Hash == stat.Hash && was.State != ""
+	if same && !reparse && was.State == index.StateIndexed {
 		// Touched, not changed: refresh the stat so the next scan skips it.
 		return index.Update{Path: rel, Stat: stat, State: index.StateIndexed, TouchOnly: true}, nil
 	}
 	n := note.Parse(rel, data, v.parse)
 	u := index.Update{Path: rel, Stat: stat, Note: n, Content: data, State: index.StateIndexed}
-	if n.FrontmatterError != "" {
+	// A template's placeholders ({{date}}, <% … %>) are not YAML, and
+	// need not be: it is indexed for search without its properties.
+	if n.FrontmatterError != "" && n.Kind != note.KindTemplate {
 		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
+	}
+	if same && reparse {
+		return u, nil
 	}
 	return u, &Change{Path: rel, Kind: n.Kind, Old: old, New: fp, Own: v.root.IsOwnWrite(rel, fp)}
 }
@@ -355,10 +385,10 @@ func readAll(f *os.File, size int64) ([]byte, error) {
 
 // isContent reports whether a file belongs to the vault's content, which
 // the index accounts for (indexed, skipped or failed). Editor swap files,
-// margin's temp files and notes the user told margin to ignore do not; the
+// margin's temp files and files excluded from the vault do not; the
 // scan and the watcher's batches must agree on this.
 func (v *Vault) isContent(rel string) bool {
-	return !isEditorTemp(rel) && !(isMarkdown(rel) && v.ignore(rel, false))
+	return !isEditorTemp(rel) && !v.excluded(rel, false)
 }
 
 func isMarkdown(rel string) bool {

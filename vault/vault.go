@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,11 +33,15 @@ var ErrNotFound = errors.New("not found")
 
 // Options configure a Vault. Zero values take SPEC defaults.
 type Options struct {
-	Dir          string
-	DailyFolder  string // used when .obsidian/daily-notes.json is absent
-	DailyFormat  string // moment.js format, likewise
-	TaskFolders  []string
-	Ignore       []string // globs relative to the vault
+	Dir         string
+	DailyFolder string // used when .obsidian/daily-notes.json is absent
+	DailyFormat string // moment.js format, likewise
+	TaskFolders []string
+	Ignore      []string // globs relative to the vault
+	// NoGitignore indexes what git ignores too (config
+	// vault.respect_gitignore: false); by default, in a git work tree,
+	// paths git ignores are not indexed.
+	NoGitignore  bool
 	OutputFolder string
 	StateDir     string // relative to Dir
 	MaxFileSize  int64
@@ -77,15 +80,19 @@ func (o *Options) setDefaults() {
 
 // Vault is an open vault.
 type Vault struct {
-	dir     string
-	opts    Options
-	logger  *slog.Logger
-	parse   note.Options
-	ignore  func(rel string, isDir bool) bool
-	root    *edit.Root
-	db      *sql.DB // the state database (agents, ledger, queries); the index has a file of its own
-	index   *index.Index
-	watcher *watch.Watcher // nil until Run
+	dir    string
+	opts   Options
+	logger *slog.Logger
+	parse  note.Options
+	rules  Rules
+	ignore func(rel string, isDir bool) bool // for the watcher: what is not a note
+	// excluded is what is not part of the vault at all (see ignoreRules):
+	// the index does not account for it, not even as skipped.
+	excluded func(rel string, isDir bool) bool
+	root     *edit.Root
+	db       *sql.DB // the state database (agents, ledger, queries); the index has a file of its own
+	index    *index.Index
+	watcher  *watch.Watcher // nil until Run
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -111,10 +118,7 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 		return nil, fmt.Errorf("vault %s is not a directory", dir)
 	}
 
-	daily, err := dailyFormat(dir, opts)
-	if err != nil {
-		return nil, err
-	}
+	rules := readRules(dir, opts)
 	root, err := edit.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
@@ -145,51 +149,34 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 		root.Close()
 		return nil, err
 	}
-	ignore, err := watch.DefaultIgnore(opts.StateDir, opts.Ignore)
+	excluded, ignore, err := ignoreRules(dir, opts.StateDir, &rules)
 	if err != nil {
 		idx.Close()
 		db.Close()
 		root.Close()
 		return nil, fmt.Errorf("vault.ignore: %w", err)
 	}
+	for _, w := range rules.Warnings {
+		opts.Logger.Warn(w)
+	}
 	if err := ignoreStateDir(dir, opts.StateDir); err != nil {
 		opts.Logger.Warn("could not add the state dir to .gitignore", "err", err)
 	}
 
 	v := &Vault{
-		dir:    dir,
-		opts:   opts,
-		logger: opts.Logger,
-		parse:  note.Options{Daily: daily, TaskFolders: opts.TaskFolders},
-		ignore: ignore,
-		root:   root,
-		db:     db,
-		index:  idx,
-		ready:  make(chan struct{}),
+		dir:      dir,
+		opts:     opts,
+		logger:   opts.Logger,
+		parse:    rules.noteOptions(),
+		rules:    rules,
+		ignore:   ignore,
+		excluded: excluded,
+		root:     root,
+		db:       db,
+		index:    idx,
+		ready:    make(chan struct{}),
 	}
 	return v, nil
-}
-
-// dailyFormat reads .obsidian/daily-notes.json, falling back to options.
-func dailyFormat(dir string, opts Options) (note.DailyFormat, error) {
-	folder, format := opts.DailyFolder, opts.DailyFormat
-	if data, err := os.ReadFile(filepath.Join(dir, ".obsidian", "daily-notes.json")); err == nil {
-		f, m, err := note.ParseObsidianDailyNotes(data)
-		if err != nil {
-			return note.DailyFormat{}, fmt.Errorf(".obsidian/daily-notes.json: %w", err)
-		}
-		if f != "" {
-			folder = f
-		}
-		if m != "" {
-			format = m
-		}
-	}
-	layout, err := note.MomentToGoLayout(format)
-	if err != nil {
-		return note.DailyFormat{}, fmt.Errorf("daily note format %q: %w", format, err)
-	}
-	return note.DailyFormat{Folder: strings.Trim(path.Clean("/"+folder), "/"), Layout: layout}, nil
 }
 
 // ignoreStateDir adds the state dir to the vault's .gitignore when the vault

@@ -127,7 +127,7 @@ func New(ctx context.Context, v *vault.Vault, client *llm.Client, opts Options) 
 	if err := migrate(ctx, v); err != nil {
 		return nil, err
 	}
-	out := v.Options().OutputFolder
+	exclude := append([]string{v.Options().OutputFolder}, v.Rules().TemplateFolders...)
 	return &Engine{
 		v:      v,
 		client: client,
@@ -135,7 +135,7 @@ func New(ctx context.Context, v *vault.Vault, client *llm.Client, opts Options) 
 		retriever: &Retriever{
 			Index:      v.Index(),
 			Read:       v.Root().ReadFile,
-			Exclude:    out,
+			Exclude:    exclude,
 			MaxEntries: opts.MaxEntries,
 		},
 		log: opts.Logger,

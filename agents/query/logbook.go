@@ -380,8 +380,8 @@ func renderTemplate(src string, at time.Time, title string) string {
 }
 
 // momentTokens are the moment.js tokens templates use, as Go layouts.
-// note.MomentToGoLayout covers file names, which have no times; a template
-// has {{time:HH:mm}}.
+// note.Moment covers file names, which have no times; a template has
+// {{time:HH:mm}}.
 var momentTokens = map[string]string{
 	"YYYY": "2006", "YY": "06", "MMMM": "January", "MMM": "Jan", "MM": "01", "M": "1",
 	"DD": "02", "D": "2", "dddd": "Monday", "ddd": "Mon",

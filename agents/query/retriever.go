@@ -21,9 +21,10 @@ type Retriever struct {
 	// Read returns a vault file's content, to give a keyword hit in a
 	// non-daily note its whole section rather than a snippet.
 	Read func(path string) ([]byte, error)
-	// Exclude is a folder whose notes are never evidence (margin's own
-	// output folder: the global context is given to the agents separately).
-	Exclude    string
+	// Exclude are folders whose notes are never evidence: margin's own
+	// output folder (the global context is given to the agents
+	// separately) and the templates folders.
+	Exclude    []string
 	MaxEntries int
 }
 
@@ -267,8 +268,12 @@ func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, err
 }
 
 func (r *Retriever) excluded(p string) bool {
-	ex := strings.Trim(r.Exclude, "/")
-	return ex != "" && (p == ex || strings.HasPrefix(p, ex+"/"))
+	for _, ex := range r.Exclude {
+		if ex = strings.Trim(ex, "/"); ex != "" && (p == ex || strings.HasPrefix(p, ex+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 // sectionText is the text of the section whose heading is on line (1-based),

@@ -22,7 +22,7 @@ func linksOf(es []Entry) []string {
 // no model is involved.
 func TestRetriever(t *testing.T) {
 	v := querytest.SampleVault(t)
-	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: "Margin", MaxEntries: 200}
+	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: []string{"Margin"}, MaxEntries: 200}
 	vocab := map[string]string{"bp": "bench press", "bench": "bench press"}
 	for _, tc := range []struct {
 		name      string

@@ -37,6 +37,7 @@ type VaultConfig struct {
 	DailyFormat  string   `mapstructure:"daily_format"`
 	TaskFolders  []string `mapstructure:"task_folders"`
 	Ignore       []string `mapstructure:"ignore"`
+	RespectGit   bool     `mapstructure:"respect_gitignore"`
 	OutputFolder string   `mapstructure:"output_folder"`
 	StateDir     string   `mapstructure:"state_dir"`
 	MaxFileSize  int64    `mapstructure:"max_file_size"`
@@ -93,6 +94,7 @@ func defaultConfig() Config {
 			DailyFormat:  "YYYY-MM-DD",
 			TaskFolders:  []string{"Tasks"},
 			Ignore:       []string{},
+			RespectGit:   true,
 			OutputFolder: "Margin",
 			StateDir:     ".margin",
 			MaxFileSize:  5 << 20,
@@ -303,6 +305,7 @@ func (c Config) vaultOptions() vault.Options {
 		DailyFormat:  c.Vault.DailyFormat,
 		TaskFolders:  c.Vault.TaskFolders,
 		Ignore:       c.Vault.Ignore,
+		NoGitignore:  !c.Vault.RespectGit,
 		OutputFolder: c.Vault.OutputFolder,
 		StateDir:     c.Vault.StateDir,
 		MaxFileSize:  c.Vault.MaxFileSize,

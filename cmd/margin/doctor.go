@@ -27,6 +27,7 @@ import (
 type finding struct {
 	check  string
 	ok     bool
+	warn   bool // not ok, but margin works: does not fail doctor
 	detail string
 	fix    string // the exact thing to do when !ok
 }
@@ -62,11 +63,14 @@ func printFindings(w io.Writer, findings []finding) bool {
 	all := true
 	for _, f := range findings {
 		mark := "ok  "
-		if !f.ok {
+		switch {
+		case f.warn:
+			mark = "warn"
+		case !f.ok:
 			mark, all = "FAIL", false
 		}
 		fmt.Fprintf(w, "%s  %-14s %s\n", mark, f.check, f.detail)
-		if !f.ok && f.fix != "" {
+		if (!f.ok || f.warn) && f.fix != "" {
 			fmt.Fprintf(w, "      fix: %s\n", f.fix)
 		}
 	}
@@ -118,12 +122,18 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 		return append(out, finding{check: "vault", detail: err.Error()}), models
 	}
 	f := finding{check: "vault", ok: st.Notes > 0,
-		detail: fmt.Sprintf("%s: %d notes (%d daily, %d tasks), %d skipped, %d failed, indexed in %s",
-			dir, st.Notes, st.DailyNotes, st.Tasks, st.Skipped, st.Failed, time.Since(start).Round(time.Millisecond))}
+		detail: fmt.Sprintf("%s: notes %s, %d of margin's outputs, %d skipped, %d failed, indexed in %s",
+			dir, noteCounts(st), st.Outputs, st.Skipped, st.Failed, time.Since(start).Round(time.Millisecond))}
 	if st.Notes == 0 {
 		f.fix = "no markdown notes found: is --vault the right folder?"
 	}
-	out = append(out, f)
+	out = append(out, f, rulesFinding(v.Rules()))
+	for _, w := range st.Warnings {
+		out = append(out, finding{check: "settings", warn: true, detail: w})
+	}
+	if st.Notes > 0 && st.Tasks == 0 {
+		out = append(out, noTasksFinding(st, v.Rules()))
+	}
 	if st.Failed > 0 {
 		failed, err := v.Index().Coverage(ctx, index.StateFailed)
 		if err != nil {
@@ -213,4 +223,39 @@ func checkModels(ctx context.Context, cfg Config, templateModels []agents.Templa
 		out = append(out, f)
 	}
 	return out
+}
+
+// rulesFinding says how margin reads the vault, so a person can see why a
+// note is or is not a daily note, a task or a template.
+func rulesFinding(r vault.Rules) finding {
+	folder := r.Daily.Folder
+	if folder == "" {
+		folder = "the vault root"
+	}
+	detail := fmt.Sprintf("daily notes %s in %s (from %s); tasks in %s", r.Daily.Format, folder, r.DailySource, listOr(r.TaskFolders, "no folder"))
+	if len(r.TemplateFolders) > 0 {
+		detail += "; templates in " + strings.Join(r.TemplateFolders, ", ")
+	}
+	if len(r.IgnoreFilters) > 0 {
+		detail += "; Obsidian's excluded files: " + strings.Join(r.IgnoreFilters, ", ")
+	}
+	return finding{check: "rules", ok: true, detail: detail}
+}
+
+// noTasksFinding explains a vault where margin found no task note: the
+// agents have nothing to follow until one is marked.
+func noTasksFinding(st vault.Status, r vault.Rules) finding {
+	detail := fmt.Sprintf("no task notes, so no agents: a task note has `type: task` in its frontmatter, a `task` tag, or lives in a task folder (vault.task_folders: %s)", listOr(r.TaskFolders, "none"))
+	if st.ChecklistItems > 0 {
+		detail += fmt.Sprintf("; the vault has %s, which margin reads inside task notes but does not make tasks of", plural(st.ChecklistItems, "checklist item", "checklist items"))
+	}
+	return finding{check: "tasks", warn: true, detail: detail,
+		fix: "add `type: task` to the frontmatter of the notes that are tasks, or set vault.task_folders to the folders that hold them"}
+}
+
+func listOr(items []string, none string) string {
+	if len(items) == 0 {
+		return none
+	}
+	return strings.Join(items, ", ")
 }

@@ -86,9 +86,13 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "vault\t%s\n", st.Vault)
-			fmt.Fprintf(w, "notes\t%d (%d daily, %d tasks)\n", st.Notes, st.DailyNotes, st.Tasks)
+			fmt.Fprintf(w, "notes\t%s\n", noteCounts(st))
+			fmt.Fprintf(w, "outputs\t%d (margin's reports, journals, change sets and templates)\n", st.Outputs)
 			fmt.Fprintf(w, "files\t%d indexed, %d skipped, %d failed\n", st.Indexed, st.Skipped, st.Failed)
 			w.Flush()
+			for _, warning := range st.Warnings {
+				fmt.Fprintf(cmd.OutOrStdout(), "  warning: %s\n", warning)
+			}
 			for _, f := range problems {
 				fmt.Fprintf(cmd.OutOrStdout(), "  failed: %s: %s\n", f.Path, f.Reason)
 			}
@@ -97,6 +101,19 @@ func newStatusCommand(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// noteCounts describes the user's notes: "120 (30 daily, 1 task, 3 templates)".
+func noteCounts(st vault.Status) string {
+	return fmt.Sprintf("%d (%s, %s, %s)", st.Notes, plural(st.DailyNotes, "daily", "daily"),
+		plural(st.Tasks, "task", "tasks"), plural(st.Templates, "template", "templates"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func newSearchCommand(g *globals) *cobra.Command {

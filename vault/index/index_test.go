@@ -373,7 +373,7 @@ func TestApply(t *testing.T) {
 			batches:    [][]Update{{ship.update()}},
 			wantStat:   map[string]State{"Tasks/Ship v2.md": StateIndexed},
 			wantSearch: map[string]int{"freeze": 1},
-			wantCounts: Counts{Notes: 1, Tasks: 1, Indexed: 1},
+			wantCounts: Counts{Notes: 1, Tasks: 1, ChecklistItems: 2, Indexed: 1},
 		},
 		{
 			name:       "upsert again replaces",
@@ -423,7 +423,7 @@ func TestApply(t *testing.T) {
 			batches:    [][]Update{{Update{Path: "Tasks/Ship v2.md", Stat: FileStat{}, State: StateFailed, Reason: "bad"}}, {ship.update()}},
 			wantStat:   map[string]State{"Tasks/Ship v2.md": StateIndexed},
 			wantSearch: map[string]int{"freeze": 1},
-			wantCounts: Counts{Notes: 1, Tasks: 1, Indexed: 1},
+			wantCounts: Counts{Notes: 1, Tasks: 1, ChecklistItems: 2, Indexed: 1},
 		},
 	}
 	for _, tt := range tests {

@@ -98,9 +98,12 @@ type FileState struct {
 	Reason string `json:"reason"`
 }
 
-// Counts summarises the index for status reports.
+// Counts summarises the index for status reports. Notes counts every
+// note, margin's own (Outputs) and templates included.
 type Counts struct {
 	Notes, Tasks, DailyNotes int
+	Outputs, Templates       int
+	ChecklistItems           int // in every note but margin's own
 	Indexed, Skipped, Failed int
 }
 
@@ -577,10 +580,13 @@ func (ix *Index) Counts(ctx context.Context) (Counts, error) {
 		(SELECT count(*) FROM notes),
 		(SELECT count(*) FROM notes WHERE kind = 'task'),
 		(SELECT count(*) FROM notes WHERE kind = 'daily'),
+		(SELECT count(*) FROM notes WHERE kind = 'margin'),
+		(SELECT count(*) FROM notes WHERE kind = 'template'),
+		(SELECT count(*) FROM checklist_items c JOIN notes n ON n.file_id = c.file_id WHERE n.kind <> 'margin'),
 		(SELECT count(*) FROM files WHERE state = 'indexed'),
 		(SELECT count(*) FROM files WHERE state = 'skipped'),
 		(SELECT count(*) FROM files WHERE state = 'failed')`).Scan(
-		&c.Notes, &c.Tasks, &c.DailyNotes, &c.Indexed, &c.Skipped, &c.Failed)
+		&c.Notes, &c.Tasks, &c.DailyNotes, &c.Outputs, &c.Templates, &c.ChecklistItems, &c.Indexed, &c.Skipped, &c.Failed)
 	if err != nil {
 		return c, fmt.Errorf("counting index: %w", err)
 	}

@@ -6,45 +6,6 @@ import (
 	"time"
 )
 
-func TestMomentToGoLayout(t *testing.T) {
-	tests := []struct {
-		moment string
-		layout string
-		err    string
-	}{
-		{moment: "YYYY-MM-DD", layout: "2006-01-02"},
-		{moment: "YY.M.D", layout: "06.1.2"},
-		{moment: "YYYYMMDD", layout: "20060102"},
-		{moment: "dddd, MMMM D YYYY", layout: "Monday, January 2 2006"},
-		{moment: "ddd DD MMM", layout: "Mon 02 Jan"},
-		{moment: "YYYY/MM/YYYY-MM-DD", layout: "2006/01/2006-01-02"},
-		{moment: "[Journal] YYYY-MM-DD", layout: "Journal 2006-01-02"},
-		{moment: "YYYY-MM-DD [Daily]", layout: "2006-01-02 Daily"},
-		{moment: "Do MMMM YYYY", err: "token Do is not supported"},
-		{moment: "YYYY-[W]ww", err: "token ww is not supported"},
-		{moment: "YYYY-MM-DD HH:mm", err: "token HH is not supported"},
-		{moment: "[Q1] YYYY", err: "cannot be written as a Go layout"},
-		{moment: "[Mon] YYYY", err: "cannot be written as a Go layout"},
-		{moment: "[Monthly] YYYY-MM", layout: "Monthly 2006-01"},
-		{moment: "YYYY-MM-DD [open", err: "unclosed ["},
-		{moment: "", err: "empty moment format"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.moment, func(t *testing.T) {
-			got, err := MomentToGoLayout(tt.moment)
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("MomentToGoLayout(%q) = %q, %v; want error containing %q", tt.moment, got, err, tt.err)
-				}
-				return
-			}
-			if err != nil || got != tt.layout {
-				t.Errorf("MomentToGoLayout(%q) = %q, %v; want %q", tt.moment, got, err, tt.layout)
-			}
-		})
-	}
-}
-
 func TestDailyFormatDate(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -59,13 +20,13 @@ func TestDailyFormatDate(t *testing.T) {
 		{name: "not markdown", format: DefaultDailyFormat(), path: "Daily/2026-11-22.txt"},
 		{name: "impossible day", format: DefaultDailyFormat(), path: "Daily/2026-02-30.md"},
 		{name: "no zero padding", format: DefaultDailyFormat(), path: "Daily/2026-1-2.md"},
-		{name: "vault root", format: DailyFormat{Layout: "2006-01-02"}, path: "2026-11-22.md", date: "2026-11-22"},
-		{name: "vault root rejects folders", format: DailyFormat{Layout: "2006-01-02"}, path: "x/2026-11-22.md"},
-		{name: "nested layout", format: DailyFormat{Folder: "/Journal/", Layout: "2006/01/2006-01-02"}, path: "Journal/2026/11/2026-11-22.md", date: "2026-11-22"},
-		{name: "nested layout disagreeing", format: DailyFormat{Folder: "Journal", Layout: "2006/01/2006-01-02"}, path: "Journal/2026/10/2026-11-22.md"},
-		{name: "weekday must match", format: DailyFormat{Folder: "D", Layout: "2006-01-02 Mon"}, path: "D/2026-11-22 Mon.md"},
-		{name: "weekday matching", format: DailyFormat{Folder: "D", Layout: "2006-01-02 Mon"}, path: "D/2026-11-22 Sun.md", date: "2026-11-22"},
-		{name: "month names any case", format: DailyFormat{Layout: "January 2, 2006"}, path: "november 22, 2026.md", date: "2026-11-22"},
+		{name: "vault root", format: DailyFormat{Format: MustMoment("YYYY-MM-DD")}, path: "2026-11-22.md", date: "2026-11-22"},
+		{name: "vault root rejects folders", format: DailyFormat{Format: MustMoment("YYYY-MM-DD")}, path: "x/2026-11-22.md"},
+		{name: "nested layout", format: DailyFormat{Folder: "/Journal/", Format: MustMoment("YYYY/MM/YYYY-MM-DD")}, path: "Journal/2026/11/2026-11-22.md", date: "2026-11-22"},
+		{name: "nested layout disagreeing", format: DailyFormat{Folder: "Journal", Format: MustMoment("YYYY/MM/YYYY-MM-DD")}, path: "Journal/2026/10/2026-11-22.md"},
+		{name: "weekday must match", format: DailyFormat{Folder: "D", Format: MustMoment("YYYY-MM-DD ddd")}, path: "D/2026-11-22 Mon.md"},
+		{name: "weekday matching", format: DailyFormat{Folder: "D", Format: MustMoment("YYYY-MM-DD ddd")}, path: "D/2026-11-22 Sun.md", date: "2026-11-22"},
+		{name: "month names any case", format: DailyFormat{Format: MustMoment("MMMM D, YYYY")}, path: "november 22, 2026.md", date: "2026-11-22"},
 		{name: "zero format", format: DailyFormat{}, path: "Daily/2026-11-22.md"},
 	}
 	for _, tt := range tests {
@@ -86,8 +47,8 @@ func TestDailyFormatPath(t *testing.T) {
 		want   string
 	}{
 		{"default", DefaultDailyFormat(), "Daily/2026-11-02.md"},
-		{"root", DailyFormat{Layout: "2006-01-02"}, "2026-11-02.md"},
-		{"nested", DailyFormat{Folder: "Journal/", Layout: "2006/01/Mon 2"}, "Journal/2026/11/Mon 2.md"},
+		{"root", DailyFormat{Format: MustMoment("YYYY-MM-DD")}, "2026-11-02.md"},
+		{"nested", DailyFormat{Folder: "Journal/", Format: MustMoment("YYYY/MM/ddd D")}, "Journal/2026/11/Mon 2.md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

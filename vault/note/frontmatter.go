@@ -3,6 +3,7 @@ package note
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -194,11 +195,23 @@ func yamlFields(text string) (fields []Field, err error) {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		var v any
 		if err := root.Content[i+1].Decode(&v); err != nil {
-			return nil, err
+			return nil, valueError(root.Content[i], root.Content[i+1])
 		}
 		fields = append(fields, Field{Key: root.Content[i].Value, Value: v})
 	}
 	return fields, nil
+}
+
+// valueError says which key holds a value YAML parses but margin cannot
+// read, in words rather than yaml.v3's Go types. Most often it is an
+// unquoted template placeholder such as {{date}}, which YAML reads as a map
+// used as a map key.
+func valueError(key, value *yaml.Node) error {
+	hint := ""
+	if value.Kind == yaml.MappingNode && value.Style&yaml.FlowStyle != 0 {
+		hint = ": {{…}} looks like a template placeholder; quote it, or keep the note in the templates folder"
+	}
+	return fmt.Errorf("yaml: line %d: the value of %q is not one margin can read%s", value.Line, key.Value, hint)
 }
 
 // fileLineError rewrites yaml.v3's "yaml: line N: …" to count lines of the
@@ -459,3 +472,48 @@ func isDate(s string) bool {
 func isASCIIAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+// isTemplate reports whether the note at p is in a templates folder.
+func (o Options) isTemplate(p string) bool {
+	for _, folder := range o.TemplateFolders {
+		if inFolder(p, folder) {
+			return true
+		}
+	}
+	return false
+}
+
+// templateFrontmatter reads a template's header whose placeholders YAML
+// cannot take as they stand (`created: {{date}}` is a map used as a key):
+// each value holding {{…}} or <%…%> is read as the text it is, so the
+// template's properties are searchable. Should the header still not
+// decode, the first error stands.
+func templateFrontmatter(text string, fm *Frontmatter, err error) (*Frontmatter, error) {
+	lines := strings.SplitAfter(text, "\n")
+	changed := false
+	for i, line := range lines {
+		body := strings.TrimRight(line, "\r\n")
+		m := placeholderValue.FindStringSubmatchIndex(body)
+		if m == nil {
+			continue
+		}
+		value := body[m[4]:m[5]]
+		if !strings.Contains(value, "{{") && !strings.Contains(value, "<%") {
+			continue
+		}
+		lines[i] = body[:m[4]] + "'" + strings.ReplaceAll(value, "'", "''") + "'" + line[len(body):]
+		changed = true
+	}
+	if !changed {
+		return fm, err
+	}
+	fields, qerr := yamlFields(strings.Join(lines, ""))
+	if qerr != nil {
+		return fm, err
+	}
+	return &Frontmatter{Fields: fields}, nil
+}
+
+// placeholderValue finds the value of a `key: value` or `- value` line
+// that is not already quoted.
+var placeholderValue = regexp.MustCompile(`^(\s*(?:- |[^\s#'"][^:]*:\s+))([^'"\s].*?)\s*$`)

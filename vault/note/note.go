@@ -20,7 +20,10 @@ const (
 	KindNote   Kind = "note"   // any other markdown note
 	KindDaily  Kind = "daily"  // a daily log: its path matches the daily-notes folder and format
 	KindTask   Kind = "task"   // type: task, a task tag, or a file under a task folder
-	KindMargin Kind = "margin" // a file margin writes itself (frontmatter `margin: <kind>`)
+	KindMargin Kind = "margin" // a file margin writes itself (frontmatter `margin: <kind>`, or under its output folder)
+	// KindTemplate is a note in Obsidian's or Templater's templates folder:
+	// searchable, never a task, a daily note or an agent's source.
+	KindTemplate Kind = "template"
 )
 
 // Note is one parsed markdown file.

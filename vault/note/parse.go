@@ -15,13 +15,19 @@ import (
 // in the configured defaults; the zero value recognises neither daily notes
 // nor task folders.
 type Options struct {
-	// Daily is the daily-notes folder and file-name layout (see
-	// MomentToGoLayout and ParseObsidianDailyNotes). A zero Layout means no
+	// Daily is the daily-notes folder and file-name format (see
+	// ParseMoment and ParseObsidianDailyNotes). A zero Format means no
 	// daily notes.
 	Daily DailyFormat
 	// TaskFolders are vault-relative folders ("Tasks") whose notes, sub-folders
 	// included, are task notes.
 	TaskFolders []string
+	// TemplateFolders hold Obsidian's and Templater's templates: their notes
+	// are templates, never tasks or daily notes.
+	TemplateFolders []string
+	// OutputFolder is where margin writes its own files ("Margin"): its
+	// notes are margin's, with or without a `margin:` key.
+	OutputFolder string
 }
 
 // markdown is shared by every Parse: building a goldmark parser sorts and
@@ -45,6 +51,9 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 		n.BodyOffset, n.BodyLine = body, p.lineOf(body)
 		bodyStart = body
 		fm, err := decodeFrontmatter(s[ys:ye], p.lineOf(ys))
+		if err != nil && opts.isTemplate(notePath) {
+			fm, err = templateFrontmatter(s[ys:ye], fm, err)
+		}
 		if err != nil {
 			n.FrontmatterError = err.Error()
 		}
@@ -194,10 +203,18 @@ func frontmatterTags(fm *Frontmatter) []string {
 }
 
 // kindOf applies the rules of SPEC §3.1 in order: margin's own files, then
-// tasks, then daily notes.
+// templates, then tasks, then daily notes.
 func kindOf(notePath string, fm *Frontmatter, tags []string, opts Options) (kind Kind, date, marginKind string) {
 	if v, ok := fm.Get("margin"); ok {
 		return KindMargin, "", strings.TrimSpace(scalarString(v))
+	}
+	if inFolder(notePath, opts.OutputFolder) {
+		return KindMargin, "", ""
+	}
+	for _, folder := range opts.TemplateFolders {
+		if inFolder(notePath, folder) {
+			return KindTemplate, "", ""
+		}
 	}
 	if strings.EqualFold(strings.TrimSpace(fm.String("type")), "task") || containsFold(tags, "task") {
 		return KindTask, "", ""

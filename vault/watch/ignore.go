@@ -9,7 +9,8 @@ import (
 
 // DefaultIgnore returns the ignore rule of SPEC §3.1, for Options.Ignore.
 //
-// It ignores the directories .git, .obsidian and .trash wherever they are; the
+// It ignores every hidden file and folder (a name starting with '.'), as
+// Obsidian does, which takes in .git, .obsidian, .trash, .github; the
 // state dir (vault-relative, as config vault.state_dir; "" for none); editor
 // scratch files (*.swp, *.swx, *~, vim's 4913 probe, emacs's .#* locks);
 // margin's own temp files (.margin-*.tmp); files that are not markdown
@@ -23,6 +24,26 @@ import (
 // trailing slash restricts it to directories. Anything inside an ignored
 // directory is ignored.
 func DefaultIgnore(stateDir string, globs []string) (func(rel string, isDir bool) bool, error) {
+	excluded, err := Excluded(stateDir, globs)
+	if err != nil {
+		return nil, err
+	}
+	return func(rel string, isDir bool) bool {
+		if excluded(rel, isDir) {
+			return true
+		}
+		if isDir {
+			return false
+		}
+		name := rel[strings.LastIndexByte(rel, '/')+1:]
+		return isScratch(name) || !strings.EqualFold(path.Ext(name), ".md")
+	}, nil
+}
+
+// Excluded is DefaultIgnore without its rules for file names (scratch
+// files, files that are not markdown): what is not part of the vault at
+// all, rather than files of the vault that are not notes.
+func Excluded(stateDir string, globs []string) (func(rel string, isDir bool) bool, error) {
 	if filepath.IsAbs(stateDir) {
 		return nil, fmt.Errorf("state dir %q: must be relative to the vault", stateDir)
 	}
@@ -49,7 +70,7 @@ func DefaultIgnore(stateDir string, globs []string) (func(rel string, isDir bool
 		segs := strings.Split(rel, "/")
 		for i, name := range segs {
 			dir := isDir || i < len(segs)-1
-			if dir && (name == ".git" || name == ".obsidian" || name == ".trash") {
+			if strings.HasPrefix(name, ".") {
 				return true
 			}
 			for _, r := range rules {
@@ -58,11 +79,7 @@ func DefaultIgnore(stateDir string, globs []string) (func(rel string, isDir bool
 				}
 			}
 		}
-		if isDir {
-			return false
-		}
-		name := segs[len(segs)-1]
-		return isScratch(name) || !strings.EqualFold(path.Ext(name), ".md")
+		return false
 	}, nil
 }
 

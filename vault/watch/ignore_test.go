@@ -28,7 +28,10 @@ func TestDefaultIgnore(t *testing.T) {
 		{".trash/old.md", false, true},
 		{".margin", true, true},
 		{".margin/cache.md", false, true},
-		{".marginal.md", false, false},
+		{".marginal.md", false, true}, // hidden, as Obsidian hides it
+		{".github/ISSUE_TEMPLATE/bug.md", false, true},
+		{"sub/.claude", true, true},
+		{"sub/.claude/agents/x.md", false, true},
 		{".note.md.swp", false, true},
 		{".note.md.swx", false, true},
 		{"note.md~", false, true},

@@ -1,0 +1,185 @@
+package vault
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/watch"
+)
+
+// Rules are how margin reads this vault (SPEC §3.1): where daily notes and
+// templates live, what is a task, what is ignored. They come from the
+// options and from Obsidian's settings in .obsidian/, which win where both
+// say something. A setting margin cannot read is a warning, never a reason
+// not to start.
+type Rules struct {
+	Daily           note.DailyFormat
+	DailySource     string // where the daily format came from, for doctor
+	TaskFolders     []string
+	TemplateFolders []string
+	OutputFolder    string
+	IgnoreFilters   []string // Obsidian's userIgnoreFilters, as written
+	Ignore          []string // config globs
+	RespectGit      bool
+	Warnings        []string
+}
+
+// readRules reads Obsidian's settings under dir/.obsidian and applies them
+// over opts.
+func readRules(dir string, opts Options) Rules {
+	r := Rules{
+		TaskFolders:  opts.TaskFolders,
+		OutputFolder: strings.Trim(path.Clean("/"+filepath.ToSlash(opts.OutputFolder)), "/"),
+		Ignore:       opts.Ignore,
+		RespectGit:   !opts.NoGitignore,
+	}
+	warn := func(format string, args ...any) { r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...)) }
+	read := func(name string, into any) bool {
+		data, err := os.ReadFile(filepath.Join(dir, ".obsidian", filepath.FromSlash(name)))
+		if errors.Is(err, fs.ErrNotExist) || err == nil && strings.TrimSpace(string(data)) == "" {
+			return false
+		}
+		if err == nil {
+			err = json.Unmarshal(data, into)
+		}
+		if err != nil {
+			warn(".obsidian/%s: %v; its settings are not used", name, err)
+			return false
+		}
+		return true
+	}
+
+	folder, format, source := opts.DailyFolder, opts.DailyFormat, "config"
+	var daily struct{ Folder, Format string }
+	if read("daily-notes.json", &daily) {
+		if f := strings.Trim(strings.TrimSpace(daily.Folder), "/"); f != "" {
+			folder, source = f, ".obsidian/daily-notes.json"
+		}
+		if f := strings.TrimSpace(daily.Format); f != "" {
+			m, err := note.ParseMoment(f)
+			if err == nil {
+				r.Daily.Format, source = m, ".obsidian/daily-notes.json"
+			} else {
+				warn("daily note format %q in .obsidian/daily-notes.json: %v; daily notes are found with vault.daily_format %q instead", f, err, format)
+			}
+		}
+	}
+	if r.Daily.Format.IsZero() {
+		m, err := note.ParseMoment(format)
+		if err != nil {
+			warn("vault.daily_format %q: %v; daily notes are found with YYYY-MM-DD instead", format, err)
+			m = note.MustMoment("YYYY-MM-DD")
+		}
+		r.Daily.Format = m
+	}
+	r.Daily.Folder = strings.Trim(path.Clean("/"+folder), "/")
+	r.DailySource = source
+
+	var templates struct{ Folder string }
+	if read("templates.json", &templates) {
+		r.addTemplateFolder(templates.Folder)
+	}
+	var templater struct {
+		Folder string `json:"templates_folder"`
+	}
+	if read("plugins/templater-obsidian/data.json", &templater) {
+		r.addTemplateFolder(templater.Folder)
+	}
+
+	var app struct {
+		Filters []string `json:"userIgnoreFilters"`
+	}
+	if read("app.json", &app) {
+		for _, f := range app.Filters {
+			if strings.TrimSpace(f) != "" {
+				r.IgnoreFilters = append(r.IgnoreFilters, f)
+			}
+		}
+	}
+	return r
+}
+
+func (r *Rules) addTemplateFolder(folder string) {
+	f := strings.Trim(path.Clean("/"+strings.TrimSpace(filepath.ToSlash(folder))), "/")
+	if f != "" && !slices.Contains(r.TemplateFolders, f) {
+		r.TemplateFolders = append(r.TemplateFolders, f)
+	}
+}
+
+// noteOptions are the rules as the parser takes them.
+func (r Rules) noteOptions() note.Options {
+	return note.Options{Daily: r.Daily, TaskFolders: r.TaskFolders, TemplateFolders: r.TemplateFolders, OutputFolder: r.OutputFolder}
+}
+
+// Fingerprint identifies the rules that decide each note's kind and
+// whether it is indexed at all. The index keeps the one it was built with:
+// a different one makes the next scan read every note again.
+func (r Rules) Fingerprint() string {
+	folders := func(ff []string) []string {
+		out := make([]string, len(ff))
+		for i, f := range ff {
+			out[i] = strings.ToLower(strings.Trim(path.Clean("/"+f), "/"))
+		}
+		slices.Sort(out)
+		return out
+	}
+	data, _ := json.Marshal(struct {
+		Version                   int
+		DailyFolder, DailyFormat  string
+		Tasks, Templates, Filters []string
+		Output                    string
+		Ignore                    []string
+		RespectGit                bool
+	}{
+		1, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(),
+		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
+		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
+	})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:12])
+}
+
+// Rules are the rules this vault was opened with.
+func (v *Vault) Rules() Rules { return v.rules }
+
+// ignoreRules are what the scan and the watcher leave out (SPEC §3.1).
+// excluded is what is not part of the vault at all: hidden files and
+// folders, the state dir, config globs, Obsidian's excluded files and what
+// git ignores. ignore adds the files of the vault that are not notes
+// (not markdown, editors' scratch files), which the watcher leaves out
+// too. A filter margin cannot read is a warning in rules.
+func ignoreRules(dir, stateDir string, rules *Rules) (excluded, ignore func(rel string, isDir bool) bool, err error) {
+	base, err := watch.Excluded(stateDir, rules.Ignore)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := watch.DefaultIgnore(stateDir, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	obsidian, bad := watch.ObsidianFilters(rules.IgnoreFilters)
+	for _, f := range bad {
+		rules.Warnings = append(rules.Warnings, fmt.Sprintf("excluded-files filter %q in .obsidian/app.json is not a regular expression margin reads; it is not applied", f))
+	}
+	var git func(string, bool) bool
+	if rules.RespectGit {
+		git, _ = watch.GitIgnore(dir)
+	}
+	excluded = func(rel string, isDir bool) bool {
+		return base(rel, isDir) || obsidian(rel, isDir) || git != nil && git(rel, isDir)
+	}
+	ignore = func(rel string, isDir bool) bool {
+		return names(rel, isDir) || excluded(rel, isDir)
+	}
+	return excluded, ignore, nil
+}

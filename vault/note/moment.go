@@ -1,0 +1,383 @@
+package note
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Moment is a compiled moment.js date format, as Obsidian's daily-notes
+// settings hold it: the tokens of SPEC §3.1 (YYYY YY gggg GGGG Q M MM MMM
+// MMMM D DD Do DDD DDDD d dd ddd dddd w ww W WW, and the ordinal "o" after
+// any number), literal text in [brackets] or after a backslash, and any
+// other character as written ('/' makes sub-folders). Names are English, as
+// Obsidian writes them by default; weeks are moment's English locale weeks
+// (Sunday first, week 1 holds January 1) for w and gggg, ISO weeks for W and
+// GGGG. The zero Moment formats nothing and parses nothing.
+type Moment struct {
+	src    string
+	pieces []momentPiece
+}
+
+// momentPiece is a token (tok) or literal text (lit).
+type momentPiece struct{ tok, lit string }
+
+// momentTokens are the tokens a date-only format can use; "o" may follow
+// the numeric ones.
+var momentTokens = map[string]bool{
+	"YYYY": true, "YY": true, "gggg": true, "GGGG": true, "Q": true,
+	"M": true, "MM": true, "MMM": true, "MMMM": true,
+	"D": true, "DD": true, "DDD": true, "DDDD": true,
+	"d": true, "dd": true, "ddd": true, "dddd": true,
+	"w": true, "ww": true, "W": true, "WW": true,
+}
+
+// ordinals are the numeric tokens "o" may follow.
+var ordinals = map[string]bool{"Q": true, "M": true, "D": true, "DDD": true, "d": true, "w": true, "W": true}
+
+// momentLetters are the letters moment.js reads as tokens; other letters are
+// literal text.
+const momentLetters = "AaDdEeGgHhkLlMmNQSsWwXxYyZz"
+
+// ParseMoment compiles a moment.js format. A token margin does not read (a
+// time, a timezone, a locale format such as LL) is an error that names it.
+func ParseMoment(format string) (Moment, error) {
+	if strings.TrimSpace(format) == "" {
+		return Moment{}, errors.New("empty moment format")
+	}
+	m := Moment{src: format}
+	lit := func(s string) {
+		if n := len(m.pieces); n > 0 && m.pieces[n-1].tok == "" {
+			m.pieces[n-1].lit += s
+			return
+		}
+		m.pieces = append(m.pieces, momentPiece{lit: s})
+	}
+	for i := 0; i < len(format); {
+		c := format[i]
+		switch {
+		case c == '[':
+			j := strings.IndexByte(format[i+1:], ']')
+			if j < 0 {
+				return Moment{}, fmt.Errorf("moment format %q: unclosed [", format)
+			}
+			lit(format[i+1 : i+1+j])
+			i += j + 2
+		case c == '\\' && i+1 < len(format):
+			lit(format[i+1 : i+2])
+			i += 2
+		case strings.IndexByte(momentLetters, c) >= 0:
+			j := i
+			for j < len(format) && format[j] == c {
+				j++
+			}
+			tok := format[i:j]
+			if j < len(format) && format[j] == 'o' {
+				if !ordinals[tok] {
+					return Moment{}, fmt.Errorf("moment format %q: token %so is not supported", format, tok)
+				}
+				tok += "o"
+				j++
+			} else if !momentTokens[tok] {
+				return Moment{}, fmt.Errorf("moment format %q: token %s is not supported (margin reads dates, not times)", format, tok)
+			}
+			m.pieces = append(m.pieces, momentPiece{tok: tok})
+			i = j
+		default:
+			lit(format[i : i+1])
+			i++
+		}
+	}
+	return m, nil
+}
+
+// MustMoment is ParseMoment for formats known to be good.
+func MustMoment(format string) Moment {
+	m, err := ParseMoment(format)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// String is the format as written.
+func (m Moment) String() string { return m.src }
+
+// IsZero reports whether m is the zero Moment.
+func (m Moment) IsZero() bool { return len(m.pieces) == 0 }
+
+// Format writes day as moment.js would.
+func (m Moment) Format(day time.Time) string {
+	var b strings.Builder
+	for _, p := range m.pieces {
+		if p.tok == "" {
+			b.WriteString(p.lit)
+			continue
+		}
+		tok, ord := strings.CutSuffix(p.tok, "o")
+		switch tok {
+		case "YYYY":
+			fmt.Fprintf(&b, "%04d", day.Year())
+		case "YY":
+			fmt.Fprintf(&b, "%02d", day.Year()%100)
+		case "gggg":
+			y, _ := localeWeek(day)
+			fmt.Fprintf(&b, "%04d", y)
+		case "GGGG":
+			y, _ := day.ISOWeek()
+			fmt.Fprintf(&b, "%04d", y)
+		case "MMMM":
+			b.WriteString(day.Month().String())
+		case "MMM":
+			b.WriteString(day.Month().String()[:3])
+		case "dddd":
+			b.WriteString(day.Weekday().String())
+		case "ddd":
+			b.WriteString(day.Weekday().String()[:3])
+		case "dd":
+			b.WriteString(day.Weekday().String()[:2])
+		default:
+			n, width := m.number(tok, day)
+			s := strconv.Itoa(n)
+			for len(s) < width {
+				s = "0" + s
+			}
+			b.WriteString(s)
+			if ord {
+				b.WriteString(ordinalSuffix(n))
+			}
+		}
+	}
+	return b.String()
+}
+
+// number is the value of a numeric token for day and its zero-padded width.
+func (Moment) number(tok string, day time.Time) (n, width int) {
+	_, lw := localeWeek(day)
+	_, iw := day.ISOWeek()
+	switch tok {
+	case "Q":
+		return (int(day.Month())-1)/3 + 1, 1
+	case "M":
+		return int(day.Month()), 1
+	case "MM":
+		return int(day.Month()), 2
+	case "D":
+		return day.Day(), 1
+	case "DD":
+		return day.Day(), 2
+	case "DDD":
+		return day.YearDay(), 1
+	case "DDDD":
+		return day.YearDay(), 3
+	case "d":
+		return int(day.Weekday()), 1
+	case "w":
+		return lw, 1
+	case "ww":
+		return lw, 2
+	case "W":
+		return iw, 1
+	case "WW":
+		return iw, 2
+	}
+	return 0, 0
+}
+
+func ordinalSuffix(n int) string {
+	if n%100 >= 11 && n%100 <= 13 {
+		return "th"
+	}
+	switch n % 10 {
+	case 1:
+		return "st"
+	case 2:
+		return "nd"
+	case 3:
+		return "rd"
+	}
+	return "th"
+}
+
+// localeWeek is moment's English week of day: weeks run Sunday to Saturday
+// and week 1 is the one that holds January 1, so its year is the year of
+// its Saturday.
+func localeWeek(day time.Time) (year, week int) {
+	sat := day.AddDate(0, 0, 6-int(day.Weekday()))
+	return sat.Year(), (sat.YearDay()-1)/7 + 1
+}
+
+// Parse reads s as a date in this format. Like Obsidian's strict moment
+// parse, s must format back to itself (up to case): a wrong weekday, a
+// missing leading zero or a 30 February is not a date. Fields the format
+// lacks take their first value (a month format gives the 1st, a week
+// format the week's first day).
+func (m Moment) Parse(s string) (time.Time, bool) {
+	if m.IsZero() {
+		return time.Time{}, false
+	}
+	f := fields{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+	rest := s
+	for _, p := range m.pieces {
+		if p.tok == "" {
+			if len(rest) < len(p.lit) || !strings.EqualFold(rest[:len(p.lit)], p.lit) {
+				return time.Time{}, false
+			}
+			rest = rest[len(p.lit):]
+			continue
+		}
+		var ok bool
+		if rest, ok = f.read(p.tok, rest); !ok {
+			return time.Time{}, false
+		}
+	}
+	if rest != "" {
+		return time.Time{}, false
+	}
+	day, ok := f.date()
+	if !ok || !strings.EqualFold(m.Format(day), s) {
+		return time.Time{}, false
+	}
+	return day, true
+}
+
+// fields are what a parse read; -1 is unset.
+type fields struct {
+	year, weekYear, isoYear, quarter, month, day, yearDay, weekday, week, isoWeek int
+}
+
+var weekdays = [...]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+
+// read consumes one token's text from s.
+func (f *fields) read(tok, s string) (string, bool) {
+	tok, ord := strings.CutSuffix(tok, "o")
+	name := func(n int, text func(int) string) (int, string, bool) {
+		for i := range n {
+			t := text(i)
+			if len(s) >= len(t) && strings.EqualFold(s[:len(t)], t) {
+				return i, s[len(t):], true
+			}
+		}
+		return 0, s, false
+	}
+	var (
+		v  int
+		ok bool
+	)
+	switch tok {
+	case "MMMM", "MMM":
+		v, s, ok = name(12, func(i int) string {
+			if tok == "MMM" {
+				return time.Month(i + 1).String()[:3]
+			}
+			return time.Month(i + 1).String()
+		})
+		f.month = v + 1
+		return s, ok
+	case "dddd", "ddd", "dd":
+		v, s, ok = name(7, func(i int) string {
+			return weekdays[i][:map[string]int{"dddd": len(weekdays[i]), "ddd": 3, "dd": 2}[tok]]
+		})
+		f.weekday = v
+		return s, ok
+	}
+	maxDigits := map[string]int{"YYYY": 4, "gggg": 4, "GGGG": 4, "YY": 2, "Q": 1, "DDD": 3, "DDDD": 3, "d": 1}[tok]
+	if maxDigits == 0 {
+		maxDigits = 2
+	}
+	n := 0
+	for n < len(s) && n < maxDigits && isDigit(s[n]) {
+		n++
+	}
+	if n == 0 {
+		return s, false
+	}
+	v, _ = strconv.Atoi(s[:n])
+	s = s[n:]
+	if ord {
+		suffix := ordinalSuffix(v)
+		if len(s) < 2 || !strings.EqualFold(s[:2], suffix) {
+			return s, false
+		}
+		s = s[2:]
+	}
+	switch tok {
+	case "YYYY":
+		f.year = v
+	case "YY":
+		// moment: 69–99 are the 1900s, 00–68 the 2000s.
+		if v > 68 {
+			f.year = 1900 + v
+		} else {
+			f.year = 2000 + v
+		}
+	case "gggg":
+		f.weekYear = v
+	case "GGGG":
+		f.isoYear = v
+	case "Q":
+		f.quarter = v
+	case "M", "MM":
+		f.month = v
+	case "D", "DD":
+		f.day = v
+	case "DDD", "DDDD":
+		f.yearDay = v
+	case "d":
+		f.weekday = v
+	case "w", "ww":
+		f.week = v
+	case "W", "WW":
+		f.isoWeek = v
+	}
+	return s, true
+}
+
+// date builds the day the fields name, or false when they name none.
+func (f *fields) date() (time.Time, bool) {
+	year := func(alts ...int) int {
+		for _, y := range alts {
+			if y >= 0 {
+				return y
+			}
+		}
+		return -1
+	}
+	switch {
+	case f.isoWeek >= 0:
+		y := year(f.isoYear, f.year, f.weekYear)
+		if y < 0 {
+			return time.Time{}, false
+		}
+		jan4 := time.Date(y, time.January, 4, 0, 0, 0, 0, time.UTC)
+		monday := jan4.AddDate(0, 0, -((int(jan4.Weekday()) + 6) % 7))
+		day := monday.AddDate(0, 0, 7*(f.isoWeek-1))
+		if f.weekday >= 0 {
+			day = day.AddDate(0, 0, (f.weekday+6)%7)
+		}
+		return day, true
+	case f.week >= 0:
+		y := year(f.weekYear, f.year, f.isoYear)
+		if y < 0 {
+			return time.Time{}, false
+		}
+		jan1 := time.Date(y, time.January, 1, 0, 0, 0, 0, time.UTC)
+		sunday := jan1.AddDate(0, 0, -int(jan1.Weekday()))
+		day := sunday.AddDate(0, 0, 7*(f.week-1)+max(f.weekday, 0))
+		return day, true
+	}
+	y := year(f.year, f.weekYear, f.isoYear)
+	if y < 0 {
+		return time.Time{}, false
+	}
+	if f.yearDay >= 0 {
+		return time.Date(y, time.January, f.yearDay, 0, 0, 0, 0, time.UTC), true
+	}
+	month := f.month
+	if month < 0 && f.quarter >= 0 {
+		month = (f.quarter-1)*3 + 1
+	}
+	return time.Date(y, time.Month(max(month, 1)), max(f.day, 1), 0, 0, 0, 0, time.UTC), true
+}
