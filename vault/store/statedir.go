@@ -38,7 +38,11 @@ func OpenDir(vaultDir, rel string) (string, error) {
 	}
 	defer root.Close()
 	refuse := func(p, why string) error {
-		return fmt.Errorf("state dir %s: %s %s; margin keeps its state only in a real folder inside the vault: remove the link", filepath.Join(abs, rel), filepath.Join(abs, filepath.FromSlash(p)), why)
+		what := "state dir " + filepath.Join(abs, filepath.FromSlash(rel))
+		if p != rel {
+			what += ": " + filepath.Join(abs, filepath.FromSlash(p))
+		}
+		return fmt.Errorf("%s %s; margin keeps its state only in real files and folders inside the vault", what, why)
 	}
 	cur := ""
 	for _, part := range strings.Split(rel, "/") {
