@@ -226,14 +226,15 @@ func TestStateDirIgnoresItself(t *testing.T) {
 }
 
 // A cloned vault whose state dir and .gitignore are symlinks out of it: margin
-// refuses, naming the link, and changes nothing outside, not even a damaged
-// index it would otherwise delete and rebuild.
+// refuses, naming the link, and changes nothing outside, not even an index
+// it would otherwise delete and rebuild (damaged, or its cold build cut short).
 func TestSymlinkedStateIsRefused(t *testing.T) {
 	for _, link := range []string{".margin", ".margin/index.db"} {
 		t.Run(link, func(t *testing.T) {
 			dir, elsewhere := sampleVault(t), t.TempDir()
 			os.Mkdir(filepath.Join(dir, ".git"), 0o755)
-			outside := map[string]string{"gitignore": "*.log\n", "state/index.db": "not a database, damaged"}
+			// A damaged index, and the marker of a cold build that died.
+			outside := map[string]string{"gitignore": "*.log\n", "state/index.db": "not a database, damaged", "state/index.db-cold": ""}
 			for name, content := range outside {
 				os.MkdirAll(filepath.Join(elsewhere, filepath.Dir(name)), 0o755)
 				os.WriteFile(filepath.Join(elsewhere, name), []byte(content), 0o644)
