@@ -135,6 +135,13 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
 	}
+	// The state dir ignores itself now; the line margin once added to the
+	// vault's .gitignore goes, here and not in the reading commands.
+	if removed, err := v.RemoveOldIgnoreLine(); err != nil {
+		s.logger.Warn("could not remove margin's old line from .gitignore", "err", err)
+	} else if removed {
+		s.logger.Info("removed margin's old line from .gitignore: the state dir has a .gitignore of its own")
+	}
 	qopts := s.opts.Query
 	qopts.Logger = s.logger
 	qopts.Editor = editor{s}

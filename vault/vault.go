@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -123,7 +122,11 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
 	}
-	state := filepath.Join(dir, opts.StateDir)
+	state, err := store.OpenDir(dir, opts.StateDir)
+	if err != nil {
+		root.Close()
+		return nil, err
+	}
 	db, err := store.Open(ctx, filepath.Join(state, "state.db"))
 	if err != nil {
 		root.Close()
@@ -159,9 +162,6 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 	for _, w := range rules.Warnings {
 		opts.Logger.Warn(w)
 	}
-	if err := ignoreStateDir(dir, opts.StateDir); err != nil {
-		opts.Logger.Warn("could not add the state dir to .gitignore", "err", err)
-	}
 
 	v := &Vault{
 		dir:      dir,
@@ -177,30 +177,6 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 		ready:    make(chan struct{}),
 	}
 	return v, nil
-}
-
-// ignoreStateDir adds the state dir to the vault's .gitignore when the vault
-// is a git repository, so margin's database never lands in the user's history.
-func ignoreStateDir(dir, stateDir string) error {
-	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
-		return nil
-	}
-	line := "/" + strings.Trim(filepath.ToSlash(stateDir), "/") + "/"
-	gi := filepath.Join(dir, ".gitignore")
-	data, err := os.ReadFile(gi)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if t := strings.TrimSpace(l); t == line || t == strings.TrimPrefix(line, "/") || t == strings.TrimSuffix(line, "/") {
-			return nil
-		}
-	}
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data, '\n')
-	}
-	data = append(data, "# margin's state (index, agents, ledger)\n"+line+"\n"...)
-	return os.WriteFile(gi, data, 0o644)
 }
 
 // Dir is the vault's absolute path.

@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,21 +211,109 @@ func TestRunDeliversEditsWithFingerprints(t *testing.T) {
 	}
 }
 
-func TestStateDirAddedToGitignore(t *testing.T) {
+// The state dir ignores itself; the vault's .gitignore is the user's.
+func TestStateDirIgnoresItself(t *testing.T) {
 	dir := sampleVault(t)
 	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
 	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*.tmp"), 0o644)
 	open(t, dir).Close()
-	open(t, dir).Close() // twice: added once
-	data, _ := os.ReadFile(filepath.Join(dir, ".gitignore"))
-	if got := strings.Count(string(data), "/.margin/"); got != 1 || !strings.HasPrefix(string(data), "*.tmp\n") {
-		t.Errorf(".gitignore = %q, want the user's line kept and /.margin/ added once", data)
+	if data, _ := os.ReadFile(filepath.Join(dir, ".gitignore")); string(data) != "*.tmp" {
+		t.Errorf("vault .gitignore = %q, want it untouched", data)
 	}
+	if data, _ := os.ReadFile(filepath.Join(dir, ".margin", ".gitignore")); string(data) != "*\n" {
+		t.Errorf(".margin/.gitignore = %q, want *", data)
+	}
+}
 
-	plain := sampleVault(t)
-	open(t, plain).Close()
-	if _, err := os.Stat(filepath.Join(plain, ".gitignore")); err == nil {
-		t.Errorf("a vault that is not a git repository got a .gitignore")
+// A cloned vault whose state dir and .gitignore are symlinks out of it: margin
+// refuses, naming the link, and changes nothing outside, not even an index
+// it would otherwise delete and rebuild (damaged, or its cold build cut short).
+func TestSymlinkedStateIsRefused(t *testing.T) {
+	for _, link := range []string{".margin", ".margin/index.db"} {
+		t.Run(link, func(t *testing.T) {
+			dir, elsewhere := sampleVault(t), t.TempDir()
+			os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+			// A damaged index, and the marker of a cold build that died.
+			outside := map[string]string{"gitignore": "*.log\n", "state/index.db": "not a database, damaged", "state/index.db-cold": ""}
+			for name, content := range outside {
+				os.MkdirAll(filepath.Join(elsewhere, filepath.Dir(name)), 0o755)
+				os.WriteFile(filepath.Join(elsewhere, name), []byte(content), 0o644)
+			}
+			os.Symlink(filepath.Join(elsewhere, "gitignore"), filepath.Join(dir, ".gitignore"))
+			target := filepath.Join(elsewhere, "state")
+			if link != ".margin" {
+				os.Mkdir(filepath.Join(dir, ".margin"), 0o755)
+				target = filepath.Join(target, "index.db")
+			}
+			os.Symlink(target, filepath.Join(dir, link))
+
+			v, err := Open(context.Background(), Options{Dir: dir})
+			if err == nil {
+				v.Scan(context.Background(), nil)
+				v.Close()
+				t.Error("opened a vault whose state is a symlink out of it")
+			} else if want := filepath.Join(dir, link) + " is a symbolic link to " + target; !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not say %q", err, want)
+			}
+			var found []string
+			filepath.WalkDir(elsewhere, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(elsewhere, p)
+					found = append(found, filepath.ToSlash(rel))
+					if data, _ := os.ReadFile(p); string(data) != outside[filepath.ToSlash(rel)] {
+						t.Errorf("%s outside the vault changed: %d bytes, %.40q", rel, len(data), data)
+					}
+				}
+				return nil
+			})
+			if len(found) != len(outside) {
+				t.Errorf("outside the vault: %v, want only %d files", found, len(outside))
+			}
+		})
+	}
+}
+
+func TestRemoveOldIgnoreLine(t *testing.T) {
+	const block = "# margin's state (index, agents, ledger)\n/.margin/\n"
+	for _, tt := range []struct{ name, before, after string }{
+		{"margin's own file", block, ""},
+		{"after the user's lines", "*.tmp\n" + block, "*.tmp\n"},
+		{"between the user's lines", "*.tmp\n" + block + "build/\n", "*.tmp\nbuild/\n"},
+		{"the user's own line", "/.margin/\n", "/.margin/\n"},
+		{"a line the user changed", "# margin's state (index, agents, ledger)\n/.margin/ # mine\n", "# margin's state (index, agents, ledger)\n/.margin/ # mine\n"},
+		{"inside another line", "x" + block, "x" + block},
+		{"with CRLF", strings.ReplaceAll(block, "\n", "\r\n"), strings.ReplaceAll(block, "\n", "\r\n")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := sampleVault(t)
+			gi := filepath.Join(dir, ".gitignore")
+			os.WriteFile(gi, []byte(tt.before), 0o644)
+			removed, err := open(t, dir).RemoveOldIgnoreLine()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := os.ReadFile(gi)
+			if string(data) != tt.after || removed != (tt.before != tt.after) {
+				t.Errorf("removed %v, .gitignore %q; want %q", removed, data, tt.after)
+			}
+		})
+	}
+	dir := sampleVault(t)
+	if removed, err := open(t, dir).RemoveOldIgnoreLine(); removed || err != nil {
+		t.Errorf("no .gitignore: removed %v, %v", removed, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".gitignore")); err == nil {
+		t.Errorf("a .gitignore was created")
+	}
+	// One that leads out of the vault is neither read nor written.
+	elsewhere := filepath.Join(t.TempDir(), "gitignore")
+	os.WriteFile(elsewhere, []byte(block), 0o644)
+	os.Symlink(elsewhere, filepath.Join(dir, ".gitignore"))
+	if _, err := open(t, dir).RemoveOldIgnoreLine(); !errors.Is(err, edit.ErrOutsideVault) {
+		t.Errorf("a .gitignore linked out of the vault: %v, want ErrOutsideVault", err)
+	}
+	if data, _ := os.ReadFile(elsewhere); string(data) != block {
+		t.Errorf("the file outside the vault changed: %q", data)
 	}
 }
 

@@ -17,7 +17,14 @@ import (
 // runMargin runs the built binary and returns stdout, stderr and the exit code.
 func runMargin(t *testing.T, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runMarginIn(t, "", env, args...)
+}
+
+// runMarginIn is runMargin in the working directory dir.
+func runMarginIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(editortest.Binary(t), args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir())
 	cmd.Env = append(cmd.Env, env...)
 	var stdout, stderr bytes.Buffer

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -99,7 +100,7 @@ func newRootCommand() *cobra.Command {
 		Version:       version,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError(err) })
-	root.PersistentFlags().StringVar(&g.vault, "vault", "", "vault directory (default: vault.path from config, else the current directory)")
+	root.PersistentFlags().StringVar(&g.vault, "vault", "", "vault directory (default: vault.path from config, else the nearest folder upward holding .obsidian/ or .margin/)")
 	root.PersistentFlags().StringVar(&g.config, "config", "", "config file (default: $XDG_CONFIG_HOME/margin/config.yaml when present)")
 
 	root.AddCommand(
@@ -132,12 +133,27 @@ func (g *globals) load(cmd *cobra.Command) (Config, *slog.Logger, error) {
 }
 
 // vaultDir is the vault for in-process commands: flag or config, else the
-// current directory.
+// nearest folder from the current directory upward that Obsidian or margin
+// has marked as a vault. Guessing further would index whatever folder the
+// command runs in (a source tree, a home directory).
 func (c Config) vaultDir() (string, error) {
 	if c.Vault.Path != "" {
 		return expandHome(c.Vault.Path), nil
 	}
-	return os.Getwd()
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		for _, mark := range []string{".obsidian", c.Vault.StateDir} {
+			if fi, err := os.Stat(filepath.Join(dir, mark)); err == nil && fi.IsDir() {
+				return dir, nil
+			}
+		}
+		if filepath.Dir(dir) == dir {
+			return "", usageError(errors.New("not a vault: pass --vault DIR"))
+		}
+	}
 }
 
 func expandHome(p string) string {

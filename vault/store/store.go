@@ -32,7 +32,8 @@ const busyTimeout = 10 * time.Second
 
 // Open opens (creating if needed) the state database at path and its parent
 // directory. Every pooled connection gets the same pragmas, because SQLite
-// settings such as foreign_keys and busy_timeout are per connection.
+// settings such as foreign_keys and busy_timeout are per connection. In a
+// vault, path is in the folder OpenDir checked, which SQLite cannot do.
 func Open(ctx context.Context, path string) (*sql.DB, error) {
 	return open(ctx, path, "WAL", 0)
 }

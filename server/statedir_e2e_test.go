@@ -1,0 +1,48 @@
+package server_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/margin-md/margin/server/editortest"
+)
+
+// A cloned vault whose state dir and .gitignore lead out of it (issue 18.2):
+// initialize is refused with a message naming the link, and no file outside
+// the vault is created, changed or deleted, the damaged index there included.
+func TestInitializeRefusesASymlinkedStateDir(t *testing.T) {
+	dir, elsewhere := editortest.SampleVault(t), t.TempDir()
+	os.Mkdir(filepath.Join(dir, ".git"), 0o755)
+	outside := map[string]string{"gitignore": "*.log\n", "state/index.db": "damaged", "state/index.db-cold": ""}
+	for name, content := range outside {
+		os.MkdirAll(filepath.Join(elsewhere, filepath.Dir(name)), 0o755)
+		os.WriteFile(filepath.Join(elsewhere, name), []byte(content), 0o644)
+	}
+	os.Symlink(filepath.Join(elsewhere, "gitignore"), filepath.Join(dir, ".gitignore"))
+	os.Symlink(filepath.Join(elsewhere, "state"), filepath.Join(dir, ".margin"))
+
+	e := editortest.Start(t, nil)
+	err := e.Call("initialize", map[string]any{"rootUri": "file://" + dir, "capabilities": map[string]any{}}, nil)
+	if want := filepath.Join(dir, ".margin") + " is a symbolic link to " + filepath.Join(elsewhere, "state"); err == nil || !strings.Contains(err.Message, want) {
+		t.Errorf("initialize = %v, want an error saying %q", err, want)
+	}
+	if err == nil {
+		e.MustCall("vault/search", map[string]any{"query": "bench"}, nil) // the first scan, which writes the index
+	}
+	var found []string
+	filepath.WalkDir(elsewhere, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(elsewhere, p)
+			found = append(found, filepath.ToSlash(rel))
+			if data, _ := os.ReadFile(p); string(data) != outside[filepath.ToSlash(rel)] {
+				t.Errorf("%s outside the vault changed: %d bytes, %.40q", rel, len(data), data)
+			}
+		}
+		return nil
+	})
+	if len(found) != len(outside) {
+		t.Errorf("outside the vault: %v, want only %d files", found, len(outside))
+	}
+}
