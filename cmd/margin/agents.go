@@ -28,6 +28,7 @@ func (c Config) agentsOptions() agents.Options {
 		DormantAfter:   a.DormantAfter,
 		MaxItems:       a.ChangeSet.MaxItems,
 		ExpireAfter:    a.ChangeSet.ExpireAfter,
+		WakeDeadline:   a.WakeDeadline,
 	}
 }
 

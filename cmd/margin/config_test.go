@@ -119,6 +119,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"max wait below quiet period", "agents:\n  quiet_period: 10s\n  max_wait: 1s\n", "agents.max_wait"},
 		{"unknown provider", "llm:\n  default_provider: nowhere\n", "llm.default_provider"},
 		{"tiny message cap", "server:\n  max_message_size: 10\n", "server.max_message_size"},
+		{"no query deadline", "query:\n  deadline: 0s\n", "query.deadline"},
+		{"negative wake deadline", "agents:\n  wake_deadline: -1m\n", "agents.wake_deadline"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			isolate(t)

@@ -25,6 +25,7 @@ func (c Config) queryOptions(now time.Time) query.Options {
 		MaxEntries:       c.Query.MaxEntries,
 		ResponseStyle:    c.Query.ResponseStyle,
 		SessionTTL:       c.Query.SessionTTL,
+		Deadline:         c.Query.Deadline,
 		LoopMax:          c.LLM.Retry.LoopMax,
 		ContextMaxTokens: c.Context.MaxTokens,
 	}
