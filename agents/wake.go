@@ -291,7 +291,7 @@ func (m *recordingModel) Chat(ctx context.Context, req llm.Request) (llm.Respons
 	m.used += time.Since(start)
 	cancel()
 	<-rt.sem
-	if err != nil && ctx.Err() == nil && callCtx.Err() != nil {
+	if err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 		m.cut = true
 		return resp, errWakeCut
 	}
