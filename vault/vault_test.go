@@ -87,6 +87,10 @@ func TestRestartReadsOnlyWhatChanged(t *testing.T) {
 	if res.Updated != 2 || res.Touched != 1 || res.Removed != 1 || res.Unchanged != first.Files-3 {
 		t.Errorf("restart scan %+v, want 2 updated, 1 touched, 1 removed, %d unchanged", res, first.Files-3)
 	}
+	// Skipped and failed are the index's state, the unread files' too.
+	if first.Skipped != 1 || first.Failed != 1 || res.Skipped != first.Skipped || res.Failed != first.Failed {
+		t.Errorf("skipped and failed: first scan %d and %d, restart %d and %d; want 1 and 1 both times", first.Skipped, first.Failed, res.Skipped, res.Failed)
+	}
 	got := map[string]string{}
 	for _, c := range changes {
 		switch {
