@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -441,5 +442,24 @@ func TestOpenRebuildsADamagedIndex(t *testing.T) {
 				t.Errorf("rebuilt index: %v", err)
 			}
 		})
+	}
+}
+
+// Before any rescan, status has no lastRescan, rather than the year 1.
+func TestStatusOmitsLastRescanBeforeAny(t *testing.T) {
+	v := open(t, sampleVault(t))
+	if _, err := v.Scan(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := v.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "lastRescan") {
+		t.Errorf("status before any rescan: %s", b)
 	}
 }
