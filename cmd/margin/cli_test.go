@@ -84,6 +84,17 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 			t.Errorf("margin %v: exit %d, stderr %q; want %d with a message", args, code, stderr, exitUsage)
 		}
 	}
+	// A date that is no date is refused naming its flag, not "no matches".
+	for flag, args := range map[string][]string{
+		"--from 2023-13-45": {"--from", "2023-13-45", "sleep"},
+		"--to 11/15/2026":   {"--to", "11/15/2026", "sleep"},
+		"--from 2026-11-20": {"--from", "2026-11-20", "--to", "2026-11-10"},
+	} {
+		_, stderr, code := runMargin(t, nil, append([]string{"search", "--vault", vault}, args...)...)
+		if name, _, _ := strings.Cut(flag, " "); code != exitUsage || !strings.Contains(stderr, name) {
+			t.Errorf("search %s: exit %d, stderr %q; want %d naming %s", flag, code, stderr, exitUsage, name)
+		}
+	}
 	_, stderr, code := runMargin(t, []string{"MARGIN_AGENTS_MAX_TURNS=0"}, "status", "--vault", vault)
 	if code != exitUsage || !strings.Contains(stderr, "agents.max_turns") {
 		t.Errorf("bad env config: exit %d, stderr %q; want %d naming agents.max_turns", code, stderr, exitUsage)

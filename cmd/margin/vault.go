@@ -122,6 +122,9 @@ func newSearchCommand(g *globals) *cobra.Command {
 			default:
 				return usageError(fmt.Errorf("--mode must be all, any or phrase, got %q", mode))
 			}
+			if err := checkDates(q.From, q.To); err != nil {
+				return usageError(err)
+			}
 			v, err := g.openVault(cmd)
 			if err != nil {
 				return err
@@ -156,6 +159,23 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.IntVar(&q.Limit, "limit", 20, "at most this many hits")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// checkDates refuses a --from or --to that is not a calendar date, which
+// would match nothing and read as "no matches".
+func checkDates(from, to string) error {
+	for _, f := range []struct{ flag, value string }{{"--from", from}, {"--to", to}} {
+		if f.value == "" {
+			continue
+		}
+		if _, err := time.Parse(time.DateOnly, f.value); err != nil {
+			return fmt.Errorf("%s must be a date as YYYY-MM-DD, got %q", f.flag, f.value)
+		}
+	}
+	if from != "" && to != "" && from > to {
+		return fmt.Errorf("--from %s is after --to %s", from, to)
+	}
+	return nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
