@@ -55,6 +55,18 @@ func TestStatusCommand(t *testing.T) {
 	}
 }
 
+// One of a thing is "1 task", not "1 tasks".
+func TestStatusSaysOneTask(t *testing.T) {
+	vault := t.TempDir()
+	if err := os.WriteFile(filepath.Join(vault, "Plan.md"), []byte("---\ntype: task\n---\n# Plan\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runMargin(t, nil, "status", "--vault", vault)
+	if code != 0 || !strings.Contains(out, "(0 daily, 1 task)") {
+		t.Errorf("status: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
 func TestSearchCommand(t *testing.T) {
 	vault := editortest.SampleVault(t)
 	out, stderr, code := runMargin(t, nil, "search", "--vault", vault, "--from", "2026-11-09", "--to", "2026-11-15", "bench", "heavy")

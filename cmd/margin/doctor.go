@@ -118,8 +118,8 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 		return append(out, finding{check: "vault", detail: err.Error()}), models
 	}
 	f := finding{check: "vault", ok: st.Notes > 0,
-		detail: fmt.Sprintf("%s: %d notes (%d daily, %d tasks), %d skipped, %d failed, indexed in %s",
-			dir, st.Notes, st.DailyNotes, st.Tasks, st.Skipped, st.Failed, time.Since(start).Round(time.Millisecond))}
+		detail: fmt.Sprintf("%s: %s (%d daily, %s), %d skipped, %d failed, indexed in %s",
+			dir, plural(st.Notes, "note"), st.DailyNotes, plural(st.Tasks, "task"), st.Skipped, st.Failed, time.Since(start).Round(time.Millisecond))}
 	if st.Notes == 0 {
 		f.fix = "no markdown notes found: is --vault the right folder?"
 	}
@@ -163,7 +163,7 @@ func checkWatchLimit(cfg Config, dir string) finding {
 		dirs++
 		return nil
 	})
-	f := finding{check: "watch limit", ok: true, detail: fmt.Sprintf("%d folders to watch, limit %d (fs.inotify.max_user_watches, shared by all programs)", dirs, limit)}
+	f := finding{check: "watch limit", ok: true, detail: fmt.Sprintf("%s to watch, limit %d (fs.inotify.max_user_watches, shared by all programs)", plural(dirs, "folder"), limit)}
 	// Other programs (editors, sync clients) use watches too: ask for room.
 	if dirs*2 > limit {
 		f.ok = false
@@ -208,7 +208,7 @@ func checkModels(ctx context.Context, cfg Config, templateModels []agents.Templa
 		case len(h.Missing) > 0:
 			f.detail = fmt.Sprintf("reachable (version %s), missing models: %s", h.Version, strings.Join(h.Missing, ", "))
 		default:
-			f.detail = fmt.Sprintf("reachable (version %s), %d models", h.Version, len(h.Models))
+			f.detail = fmt.Sprintf("reachable (version %s), %s", h.Version, plural(len(h.Models), "model"))
 		}
 		out = append(out, f)
 	}

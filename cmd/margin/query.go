@@ -316,9 +316,9 @@ func importFiles(ctx context.Context, e *query.Engine, files []string, out io.Wr
 			fmt.Fprintf(out, "logged %s → %s ## %s\n", f, res.Logged.Path, res.Logged.Heading)
 		}
 	}
-	fmt.Fprintf(out, "imported %d of %d files (%d empty, %d failed)\n", len(files)-failed-skipped, len(files), skipped, failed)
+	fmt.Fprintf(out, "imported %d of %s (%d empty, %d failed)\n", len(files)-failed-skipped, plural(len(files), "file"), skipped, failed)
 	if failed > 0 {
-		return fmt.Errorf("%d files failed", failed)
+		return fmt.Errorf("%s failed", plural(failed, "file"))
 	}
 	return nil
 }

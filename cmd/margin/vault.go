@@ -86,7 +86,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "vault\t%s\n", st.Vault)
-			fmt.Fprintf(w, "notes\t%d (%d daily, %d tasks)\n", st.Notes, st.DailyNotes, st.Tasks)
+			fmt.Fprintf(w, "notes\t%d (%d daily, %s)\n", st.Notes, st.DailyNotes, plural(st.Tasks, "task"))
 			fmt.Fprintf(w, "files\t%d indexed, %d skipped, %d failed\n", st.Indexed, st.Skipped, st.Failed)
 			w.Flush()
 			for _, f := range problems {
