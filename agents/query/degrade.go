@@ -55,7 +55,7 @@ var failedCalls = []llm.Class{
 // model is called after the cut.
 func (e *Engine) cut(s *Session) (State, string) {
 	s.Cut = "cut at the " + shortDuration(e.opts.Deadline) + " deadline (query.deadline)"
-	e.log.Warn("query cut at its deadline", "state", s.State, "deadline", e.opts.Deadline)
+	e.log.Debug("query cut at its deadline", "state", s.State, "deadline", e.opts.Deadline)
 	why := s.Cut + " in " + strings.ToLower(string(s.State))
 	switch {
 	case s.State == StateStore, s.State == StateDegraded:

@@ -298,7 +298,8 @@ func (e *Engine) run(ctx context.Context, s *Session, progress Progress) error {
 			if !modelFailure(err) || s.State == StateDegraded {
 				return fmt.Errorf("%s: %w", strings.ToLower(string(s.State)), err)
 			}
-			e.log.Warn("query flow degraded", "state", s.State, "err", err)
+			// The answer says why in a sentence; the error is detail.
+			e.log.Debug("query flow degraded", "state", s.State, "err", err)
 			s.Degraded = degradedReason(err)
 			next, why = StateDegraded, err.Error()
 		}

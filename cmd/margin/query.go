@@ -193,7 +193,9 @@ func printResult(w io.Writer, r query.Result) {
 			fmt.Fprintf(w, "  %s\n", g)
 		}
 	}
-	if r.Logged != nil {
+	// A log's answer says where it went; a question with a log in it
+	// says so here.
+	if r.Logged != nil && !strings.Contains(r.Answer, r.Logged.Path) {
 		fmt.Fprintf(w, "\nlogged: %s ## %s\n", r.Logged.Path, r.Logged.Heading)
 	}
 	if r.Confidence != "" {
