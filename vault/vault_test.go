@@ -463,3 +463,27 @@ func TestStatusOmitsLastRescanBeforeAny(t *testing.T) {
 		t.Errorf("status before any rescan: %s", b)
 	}
 }
+
+// A closed vault leaves no empty index.db-journal beside the index.
+func TestCloseLeavesNoIndexJournal(t *testing.T) {
+	dir := sampleVault(t)
+	v, err := Open(context.Background(), Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Scan(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, ".margin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "-journal") {
+			t.Errorf("%s left in the state dir after Close", e.Name())
+		}
+	}
+}
