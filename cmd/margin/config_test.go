@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -131,5 +132,25 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 				t.Errorf("error = %v, want one naming %s", err, tc.key)
 			}
 		})
+	}
+}
+
+// Every `margin …` command config.yaml and the README point a person to
+// exists: config.yaml once sent people to `margin agents create`.
+func TestDocsNameOnlyRealCommands(t *testing.T) {
+	mention := regexp.MustCompile("`margin ((?:[a-z]+)(?: [a-z]+)*)")
+	root := newRootCommand()
+	for _, file := range []string{"../../config.yaml", "../../README.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mention.FindAllStringSubmatch(string(b), -1) {
+			words := strings.Fields(m[1])
+			cmd, rest, err := root.Find(words)
+			if err != nil || len(rest) > 0 || cmd == root {
+				t.Errorf("%s names `margin %s`, which is not a command (found %q, left %q)", file, m[1], cmd.CommandPath(), rest)
+			}
+		}
 	}
 }
