@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"strings"
 	"time"
 
@@ -130,9 +131,50 @@ func renderReport(taskPath, agent, template string, updated time.Time, wake int,
 	fmt.Fprintf(&b, "tldr: %s\n", yamlString(oneLine(tldr)))
 	fmt.Fprintf(&b, "generated_by: %s\n", yamlString(generatedBy))
 	b.WriteString("---\n")
-	b.WriteString(strings.TrimSpace(content))
+	b.WriteString(strings.TrimSpace(untask(content)))
 	b.WriteString("\n")
 	return []byte(b.String())
+}
+
+// checkboxItem matches a list item with a checkbox as the Tasks plugin
+// does (its taskRegex): indentation or blockquote marks, a bullet or
+// number, spaces, and one status character in brackets.
+var checkboxItem = regexp.MustCompile(`^([\s>]*(?:[-*+]|[0-9]+[.)]) +)\[(.)\]`)
+
+// untask rewrites the checkbox items of a report as plain list items: a
+// report quotes the task's checklist, and a checkbox there is a second
+// copy of the task that the Tasks plugin lists again, without its dates.
+// An open item gets ☐, a done one ☑, any other status its brackets
+// escaped. Fenced code is left as written.
+func untask(content string) string {
+	lines := strings.Split(content, "\n")
+	fence := ""
+	for i, l := range lines {
+		bare := strings.TrimLeft(l, " \t>")
+		if fence != "" {
+			if strings.HasPrefix(bare, fence) && strings.TrimSpace(strings.TrimLeft(bare, fence[:1])) == "" {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(bare, "```") || strings.HasPrefix(bare, "~~~") {
+			fence = bare[:len(bare)-len(strings.TrimLeft(bare, bare[:1]))]
+			continue
+		}
+		m := checkboxItem.FindStringSubmatchIndex(l)
+		if m == nil {
+			continue
+		}
+		mark := `\[` + l[m[4]:m[5]] + `\]`
+		switch l[m[4]:m[5]] {
+		case " ":
+			mark = "☐"
+		case "x", "X":
+			mark = "☑"
+		}
+		lines[i] = l[:m[3]] + mark + l[m[1]:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // journalLine is one journal entry (SPEC §3.3).
@@ -281,7 +323,7 @@ func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index
 	if len(open) > 0 {
 		b.WriteString("\n## Open items\n\n")
 		for _, o := range open {
-			fmt.Fprintf(&b, "- [ ] %s\n", o)
+			fmt.Fprintf(&b, "- ☐ %s\n", o)
 		}
 	}
 	if len(entries) > 0 {

@@ -64,6 +64,9 @@ type Options struct {
 	MaxItems int
 	// ExpireAfter is how long a change set stays open (7 days by default).
 	ExpireAfter time.Duration
+	// WakeDeadline bounds the model's time in one wake (5m by default);
+	// a wake cut there is incomplete and retried.
+	WakeDeadline time.Duration
 	// Role is the llm role the task agents use; DefaultRole by default.
 	Role     string
 	Notifier Notifier
@@ -108,6 +111,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.ExpireAfter <= 0 {
 		o.ExpireAfter = 7 * 24 * time.Hour
+	}
+	if o.WakeDeadline <= 0 {
+		o.WakeDeadline = 5 * time.Minute
 	}
 	if o.Notifier == nil {
 		o.Notifier = NotifyFunc(func(string, any) {})

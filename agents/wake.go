@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
@@ -206,6 +208,9 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 		// Shutting down: the run stays "started" and is re-run under the
 		// same key at the next start, like after a crash.
 		return end, ctx.Err()
+	case rec.cut && !wt.reported:
+		end.status, end.detail = RunIncomplete, fmt.Sprintf("cut at the %s deadline (agents.wake_deadline) after %s, without update_report; the previous report stands",
+			shortDuration(rt.opts.WakeDeadline), plural(res.Turns, "turn"))
 	case errors.Is(err, llm.ErrUnavailable):
 		off, oerr := w.offline(ctx, err.Error())
 		off.turns, off.promptTokens, off.completions = end.turns, end.promptTokens, end.completions
@@ -260,7 +265,14 @@ type recordingModel struct {
 	persisted  int // messages of the conversation already stored
 	prompt     int
 	completion int
+	// used is the time the wake's calls held a model slot, against
+	// agents.wake_deadline; cut says the deadline ended a call.
+	used time.Duration
+	cut  bool
 }
+
+// errWakeCut ends a wake's model loop at its deadline.
+var errWakeCut = errors.New("the wake's deadline passed")
 
 func (m *recordingModel) Chat(ctx context.Context, req llm.Request) (llm.Response, error) {
 	m.persist(ctx, req.Messages)
@@ -270,8 +282,19 @@ func (m *recordingModel) Chat(ctx context.Context, req llm.Request) (llm.Respons
 	case <-ctx.Done():
 		return llm.Response{}, ctx.Err()
 	}
-	resp, err := rt.model.Chat(ctx, req)
+	// The deadline counts the model's time, not the wait for a free slot
+	// behind other agents' wakes.
+	left := rt.opts.WakeDeadline - m.used
+	callCtx, cancel := context.WithTimeout(ctx, left)
+	start := time.Now()
+	resp, err := rt.model.Chat(callCtx, req)
+	m.used += time.Since(start)
+	cancel()
 	<-rt.sem
+	if err != nil && ctx.Err() == nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		m.cut = true
+		return resp, errWakeCut
+	}
 	if err != nil {
 		return resp, err
 	}
@@ -309,4 +332,24 @@ func (m *recordingModel) persist(ctx context.Context, msgs []llm.Message) {
 			m.w.rt.log.Warn("recording a message", "agent", m.w.agent.ID, "err", err)
 		}
 	}
+}
+
+// shortDuration writes d as a person would: 5m, 90s, 1h30m.
+func shortDuration(d time.Duration) string {
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
+}
+
+// plural is n and noun, the noun in its plural form unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -243,8 +243,17 @@ func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, er
 	if p.Task == "" {
 		return agents.Report{}, invalidParams("task", "task or id is required")
 	}
-	path, err := v.Path(p.Task)
-	if err != nil {
+	// The task as the CLI takes it: its path, or its name or title.
+	path, err := v.FindTask(ctx, p.Task)
+	switch {
+	case errors.Is(err, vault.ErrAmbiguous):
+		return agents.Report{}, invalidParams("task", err.Error())
+	case errors.Is(err, vault.ErrNotFound):
+		// A note not indexed as a task may still have had an agent.
+		if path, err = v.Path(p.Task); err != nil {
+			return agents.Report{}, err
+		}
+	case err != nil:
 		return agents.Report{}, err
 	}
 	return s.taskReportAt(ctx, rt, v, path)

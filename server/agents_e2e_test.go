@@ -238,6 +238,12 @@ func TestAgentFirstWakeWritesReportAndJournal(t *testing.T) {
 	if rep.Path != shipReport || rep.GeneratedBy != taskModel || !strings.Contains(rep.Content, "QA on staging") {
 		t.Errorf("reports/get = %+v", rep)
 	}
+	// The task by its bare name, any case, as `margin report` takes it.
+	var byName struct{ Path string }
+	e.MustCall("reports/get", map[string]any{"task": "ship INVOICE export"}, &byName)
+	if byName.Path != shipReport {
+		t.Errorf("reports/get by name = %+v, want %s", byName, shipReport)
+	}
 	var act activity
 	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	if len(act.Runs) != 1 || act.Runs[0].Status != "completed" || !act.Runs[0].FullContext {
@@ -515,7 +521,7 @@ func TestAgentOfflineReportWithoutModel(t *testing.T) {
 	report := readFile(t, dir, shipReport)
 	for _, want := range []string{
 		`generated_by: "offline"`, "4 of 8 checklist items done", "**status**: in-progress", "**priority**: P1", "**due**: 2026-11-27",
-		"- [ ] QA on staging with the Acme sample (12 MB)", "## Recent linked entries", "[[Daily/2026-11-20#11:00|2026-11-20 11:00]]",
+		"- ☐ QA on staging with the Acme sample (12 MB)", "## Recent linked entries", "[[Daily/2026-11-20#11:00|2026-11-20 11:00]]",
 	} {
 		if !strings.Contains(report, want) {
 			t.Errorf("offline report lacks %q:\n%s", want, report)

@@ -36,7 +36,7 @@ type Status struct {
 	Failed           int       `json:"failed"`
 	Watching         bool      `json:"watching"`
 	WatchedDirs      int       `json:"watchedDirs"`
-	LastRescan       time.Time `json:"lastRescan"`
+	LastRescan       time.Time `json:"lastRescan,omitzero"` // absent before any rescan
 	LastRescanReason string    `json:"lastRescanReason,omitempty"`
 	// Degraded is empty when everything is watched; otherwise it says what
 	// margin cannot see change, and why.

@@ -19,7 +19,9 @@ import (
 	"github.com/margin-md/margin/vault/note"
 )
 
-// ScanResult counts what a scan did.
+// ScanResult counts what a scan did. Skipped and Failed are the state the
+// index holds after the scan, unread files included, so a rescan reports
+// what the first scan and status report.
 type ScanResult struct {
 	Files     int           `json:"files"`     // files seen
 	Unchanged int           `json:"unchanged"` // same size and mtime as indexed: not read
@@ -124,6 +126,12 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 		}
 		if k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() && !reclassify {
 			res.Unchanged++
+			switch k.State {
+			case index.StateSkipped:
+				res.Skipped++
+			case index.StateFailed:
+				res.Failed++
+			}
 			return nil
 		}
 		paths = append(paths, rel)
@@ -160,7 +168,9 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 			return res, err
 		}
 	}
-	res.Updated, res.Touched, res.Skipped, res.Failed = counts.updated, counts.touched, counts.skipped, counts.failed
+	res.Updated, res.Touched = counts.updated, counts.touched
+	res.Skipped += counts.skipped
+	res.Failed += counts.failed
 	res.Duration = time.Since(start)
 
 	v.mu.Lock()

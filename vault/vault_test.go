@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -87,6 +88,10 @@ func TestRestartReadsOnlyWhatChanged(t *testing.T) {
 	}
 	if res.Updated != 2 || res.Touched != 1 || res.Removed != 1 || res.Unchanged != first.Files-3 {
 		t.Errorf("restart scan %+v, want 2 updated, 1 touched, 1 removed, %d unchanged", res, first.Files-3)
+	}
+	// Skipped and failed are the index's state, the unread files' too.
+	if first.Skipped != 1 || first.Failed != 1 || res.Skipped != first.Skipped || res.Failed != first.Failed {
+		t.Errorf("skipped and failed: first scan %d and %d, restart %d and %d; want 1 and 1 both times", first.Skipped, first.Failed, res.Skipped, res.Failed)
 	}
 	got := map[string]string{}
 	for _, c := range changes {
@@ -526,5 +531,48 @@ func TestOpenRebuildsADamagedIndex(t *testing.T) {
 				t.Errorf("rebuilt index: %v", err)
 			}
 		})
+	}
+}
+
+// Before any rescan, status has no lastRescan, rather than the year 1.
+func TestStatusOmitsLastRescanBeforeAny(t *testing.T) {
+	v := open(t, sampleVault(t))
+	if _, err := v.Scan(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := v.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "lastRescan") {
+		t.Errorf("status before any rescan: %s", b)
+	}
+}
+
+// A closed vault leaves no empty index.db-journal beside the index.
+func TestCloseLeavesNoIndexJournal(t *testing.T) {
+	dir := sampleVault(t)
+	v, err := Open(context.Background(), Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Scan(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(dir, ".margin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), "-journal") {
+			t.Errorf("%s left in the state dir after Close", e.Name())
+		}
 	}
 }

@@ -30,6 +30,9 @@ func (e *Engine) result(s *Session) Result {
 		r.Status = StatusDegraded
 		r.Answer, r.Citations = degradedAnswer(s)
 		r.Confidence = "none"
+		if s.Cut != "" {
+			r.Gaps = append(r.Gaps, s.Cut)
+		}
 		return r
 	case s.Degraded != "" && s.Logged != nil:
 		r.Status = StatusLogged
@@ -51,6 +54,9 @@ func (e *Engine) result(s *Session) Result {
 		if r.Confidence == "high" {
 			r.Confidence = "medium"
 		}
+	}
+	if s.Cut != "" {
+		r.Gaps = append(r.Gaps, s.Cut)
 	}
 	for _, g := range s.Draft.GapsDisclosed {
 		if g = strings.TrimSpace(g); g != "" && !containsFold(r.Gaps, g) {
@@ -143,7 +149,11 @@ func noDataAnswer(s *Session) string {
 // and a plain statement that no model read them.
 func degradedAnswer(s *Session) (string, []Citation) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "No answer: %s, so no model read your notes. ", s.Degraded)
+	if s.Cut != "" {
+		fmt.Fprintf(&b, "No answer: the model was too slow, and the question was %s. ", s.Cut)
+	} else {
+		fmt.Fprintf(&b, "No answer: %s, so no model read your notes. ", s.Degraded)
+	}
 	cites := []Citation{}
 	if len(s.Entries) == 0 {
 		b.WriteString("A plain search of your notes for the question's words found nothing.")

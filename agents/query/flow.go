@@ -52,6 +52,9 @@ type Options struct {
 	PromptEntryTokens int
 	// MaxInput is the longest input accepted, in bytes.
 	MaxInput int
+	// Deadline is query.deadline, the longest one request runs its
+	// states (2m); a clarification's wait for the person is not counted.
+	Deadline time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Editor edits the notes open in the editor; nil when there is none
@@ -95,6 +98,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.MaxInput <= 0 {
 		o.MaxInput = 16 << 10
+	}
+	if o.Deadline <= 0 {
+		o.Deadline = 2 * time.Minute
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -260,68 +266,47 @@ func (e *Engine) finish(ctx context.Context, s *Session, progress Progress) (Res
 	return res, nil
 }
 
-// run steps through states until the flow completes or waits for the user.
+// run steps through states until the flow completes or waits for the user,
+// within the deadline: once it passes, the flow finishes with what it has
+// (see cut), with ctx and no model.
 func (e *Engine) run(ctx context.Context, s *Session, progress Progress) error {
+	dctx, cancel := context.WithTimeout(ctx, e.opts.Deadline)
+	defer cancel()
 	for s.State != StateComplete && s.State != StateWaitUser {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if s.Cut == "" && dctx.Err() != nil {
+			next, why := e.cut(s)
+			s.move(next, why, e.opts.Now())
+			continue
+		}
 		progress(stageText[s.State])
-		next, why, err := e.step(ctx, s)
+		stepCtx := dctx
+		if s.Cut != "" {
+			stepCtx = ctx
+		}
+		next, why, err := e.step(stepCtx, s)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if s.Cut == "" && dctx.Err() != nil {
+				next, why = e.cut(s)
+				s.move(next, why, e.opts.Now())
+				continue
+			}
 			if !modelFailure(err) || s.State == StateDegraded {
 				return fmt.Errorf("%s: %w", strings.ToLower(string(s.State)), err)
 			}
-			e.log.Warn("query flow degraded", "state", s.State, "err", err)
+			// The answer says why in a sentence; the error is detail.
+			e.log.Debug("query flow degraded", "state", s.State, "err", err)
 			s.Degraded = degradedReason(err)
 			next, why = StateDegraded, err.Error()
 		}
 		s.move(next, why, e.opts.Now())
 	}
 	return nil
-}
-
-// modelFailure is an error the flow survives by degrading: no model, or a
-// model whose replies never fit their schema.
-func modelFailure(err error) bool {
-	var class llm.Class
-	return errors.Is(err, errNoModel) || errors.As(err, &class) || errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrParse)
-}
-
-var errNoModel = errors.New("no model is configured")
-
-func degradedReason(err error) string {
-	switch {
-	case errors.Is(err, llm.ErrParse):
-		return "the model's replies did not match the expected format"
-	case errors.Is(err, errNoModel):
-		return "no model is configured"
-	}
-	why := "no model was reachable"
-	if !errors.Is(err, llm.ErrUnreachable) {
-		// A server that answered badly is not an unreachable one: name
-		// what went wrong, so the person looks in the right place.
-		for _, c := range failedCalls {
-			if errors.Is(err, c) {
-				why = "the model call failed: " + c.Error()
-				break
-			}
-		}
-	}
-	if fix := llm.Fix(err); fix != "" {
-		return why + " (" + fix + ")"
-	}
-	return why
-}
-
-// failedCalls are the classes of a model server that was reached but did
-// not answer usefully, most specific first.
-var failedCalls = []llm.Class{
-	llm.ErrModelMissing, llm.ErrAuth, llm.ErrContextTooLong, llm.ErrRateLimited,
-	llm.ErrTimeout, llm.ErrIncomplete, llm.ErrServer, llm.ErrRejected,
 }
 
 var stageText = map[State]string{
@@ -621,7 +606,7 @@ func (e *Engine) stepObserve(ctx context.Context, s *Session) (State, string, er
 	if trigger == "" {
 		return StateComplete, "nothing for the observer", nil
 	}
-	if e.client == nil || s.Degraded != "" {
+	if e.client == nil || s.Degraded != "" || s.Cut != "" {
 		return StateComplete, "no model for the observer", nil
 	}
 	n, err := e.updateContext(ctx, s, trigger)

@@ -72,7 +72,10 @@ type Session struct {
 	Logged      *Logged   `json:"logged,omitempty"`
 	Significant bool      `json:"significant,omitempty"`
 
-	Degraded     string       `json:"degraded,omitempty"`
+	Degraded string `json:"degraded,omitempty"`
+	// Cut says the deadline passed and the flow finished without the
+	// model (Engine.cut); the answer names it as a gap.
+	Cut          string       `json:"cut,omitempty"`
 	State        State        `json:"state"`
 	Transitions  []Transition `json:"transitions"`
 	Calls        int          `json:"calls"`

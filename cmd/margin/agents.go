@@ -28,6 +28,7 @@ func (c Config) agentsOptions() agents.Options {
 		DormantAfter:   a.DormantAfter,
 		MaxItems:       a.ChangeSet.MaxItems,
 		ExpireAfter:    a.ChangeSet.ExpireAfter,
+		WakeDeadline:   a.WakeDeadline,
 	}
 }
 
@@ -138,31 +139,14 @@ or its name.`,
 
 // findTask resolves a task by path, or by name among the indexed tasks.
 func findTask(cmd *cobra.Command, v *vault.Vault, name string) (string, error) {
-	p, err := v.Path(name)
-	if err != nil {
+	if _, err := v.Path(name); err != nil {
 		return "", usageError(err)
 	}
-	tasks, err := v.Index().Tasks(cmd.Context())
-	if err != nil {
-		return "", err
+	p, err := v.FindTask(cmd.Context(), name)
+	if errors.Is(err, vault.ErrAmbiguous) {
+		return "", usageError(err)
 	}
-	var matches []string
-	for _, t := range tasks {
-		stem := strings.TrimSuffix(t.Path[strings.LastIndexByte(t.Path, '/')+1:], ".md")
-		switch {
-		case t.Path == p || t.Path == p+".md":
-			return t.Path, nil
-		case strings.EqualFold(stem, name) || strings.EqualFold(t.Title, name):
-			matches = append(matches, t.Path)
-		}
-	}
-	switch len(matches) {
-	case 1:
-		return matches[0], nil
-	case 0:
-		return "", fmt.Errorf("no task note %q: %w", name, vault.ErrNotFound)
-	}
-	return "", usageError(errors.New("several tasks are called " + name + ": " + strings.Join(matches, ", ") + "; give the path"))
+	return p, err
 }
 
 func when(t time.Time) string {

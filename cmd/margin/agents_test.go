@@ -40,7 +40,7 @@ func TestAgentsAndReportCommands(t *testing.T) {
 		t.Errorf("agents --json: exit %d, %s %s", code, out, stderr)
 	}
 	out, stderr, code = runMargin(t, nil, "report", "--vault", vault, "Ship invoice export")
-	if code != 0 || !strings.Contains(out, "TLDR: QA left.") || !strings.Contains(out, "- [ ] QA") || !strings.Contains(out, "qwen2.5:7b") {
+	if code != 0 || !strings.Contains(out, "TLDR: QA left.") || !strings.Contains(out, "- ☐ QA") || !strings.Contains(out, "qwen2.5:7b") {
 		t.Errorf("report: exit %d\n%s\n%s", code, out, stderr)
 	}
 }

@@ -62,6 +62,18 @@ func TestStatusCommand(t *testing.T) {
 	}
 }
 
+// One of a thing is "1 task", not "1 tasks".
+func TestStatusSaysOneTask(t *testing.T) {
+	vault := t.TempDir()
+	if err := os.WriteFile(filepath.Join(vault, "Plan.md"), []byte("---\ntype: task\n---\n# Plan\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runMargin(t, nil, "status", "--vault", vault)
+	if code != 0 || !strings.Contains(out, "(0 daily, 1 task)") {
+		t.Errorf("status: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
 func TestSearchCommand(t *testing.T) {
 	vault := editortest.SampleVault(t)
 	out, stderr, code := runMargin(t, nil, "search", "--vault", vault, "--from", "2026-11-09", "--to", "2026-11-15", "bench", "heavy")
@@ -89,6 +101,17 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		_, stderr, code := runMargin(t, nil, args...)
 		if code != exitUsage || stderr == "" {
 			t.Errorf("margin %v: exit %d, stderr %q; want %d with a message", args, code, stderr, exitUsage)
+		}
+	}
+	// A date that is no date is refused naming its flag, not "no matches".
+	for flag, args := range map[string][]string{
+		"--from 2023-13-45": {"--from", "2023-13-45", "sleep"},
+		"--to 11/15/2026":   {"--to", "11/15/2026", "sleep"},
+		"--from 2026-11-20": {"--from", "2026-11-20", "--to", "2026-11-10"},
+	} {
+		_, stderr, code := runMargin(t, nil, append([]string{"search", "--vault", vault}, args...)...)
+		if name, _, _ := strings.Cut(flag, " "); code != exitUsage || !strings.Contains(stderr, name) {
+			t.Errorf("search %s: exit %d, stderr %q; want %d naming %s", flag, code, stderr, exitUsage, name)
 		}
 	}
 	_, stderr, code := runMargin(t, []string{"MARGIN_AGENTS_MAX_TURNS=0"}, "status", "--vault", vault)

@@ -57,6 +57,7 @@ type AgentsConfig struct {
 	Backoff       BackoffConfig   `mapstructure:"backoff"`
 	DormantAfter  int             `mapstructure:"dormant_after"`
 	ChangeSet     ChangeSetConfig `mapstructure:"changeset"`
+	WakeDeadline  time.Duration   `mapstructure:"wake_deadline"`
 }
 
 type BackoffConfig struct {
@@ -73,6 +74,7 @@ type QueryConfig struct {
 	MaxEntries    int           `mapstructure:"max_entries"`
 	ResponseStyle string        `mapstructure:"response_style"`
 	SessionTTL    time.Duration `mapstructure:"session_ttl"`
+	Deadline      time.Duration `mapstructure:"deadline"`
 }
 
 type ContextConfig struct {
@@ -110,9 +112,10 @@ func defaultConfig() Config {
 			Backoff:       BackoffConfig{Initial: 30 * time.Second, Max: time.Hour},
 			DormantAfter:  5,
 			ChangeSet:     ChangeSetConfig{MaxItems: 10, ExpireAfter: 7 * 24 * time.Hour},
+			WakeDeadline:  5 * time.Minute,
 		},
 		LLM:     llmDefaults(),
-		Query:   QueryConfig{MaxEntries: 200, ResponseStyle: "concise", SessionTTL: 24 * time.Hour},
+		Query:   QueryConfig{MaxEntries: 200, ResponseStyle: "concise", SessionTTL: 24 * time.Hour, Deadline: 2 * time.Minute},
 		Context: ContextConfig{MaxTokens: 2000},
 		Server:  ServerConfig{MaxMessageSize: 64 << 20},
 		Log:     LogConfig{Level: "info"},
@@ -284,6 +287,12 @@ func (c Config) validate() error {
 	}
 	if c.Query.SessionTTL <= 0 {
 		bad("query.session_ttl", "must be positive, got %s", c.Query.SessionTTL)
+	}
+	if c.Query.Deadline <= 0 {
+		bad("query.deadline", "must be positive, got %s", c.Query.Deadline)
+	}
+	if c.Agents.WakeDeadline <= 0 {
+		bad("agents.wake_deadline", "must be positive, got %s", c.Agents.WakeDeadline)
 	}
 	if c.Server.MaxMessageSize < 1<<10 {
 		bad("server.max_message_size", "must be at least 1024 bytes, got %d", c.Server.MaxMessageSize)

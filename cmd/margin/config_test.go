@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"max wait below quiet period", "agents:\n  quiet_period: 10s\n  max_wait: 1s\n", "agents.max_wait"},
 		{"unknown provider", "llm:\n  default_provider: nowhere\n", "llm.default_provider"},
 		{"tiny message cap", "server:\n  max_message_size: 10\n", "server.max_message_size"},
+		{"no query deadline", "query:\n  deadline: 0s\n", "query.deadline"},
+		{"negative wake deadline", "agents:\n  wake_deadline: -1m\n", "agents.wake_deadline"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			isolate(t)
@@ -129,5 +132,25 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 				t.Errorf("error = %v, want one naming %s", err, tc.key)
 			}
 		})
+	}
+}
+
+// Every `margin …` command config.yaml and the README point a person to
+// exists: config.yaml once sent people to `margin agents create`.
+func TestDocsNameOnlyRealCommands(t *testing.T) {
+	mention := regexp.MustCompile("`margin ((?:[a-z]+)(?: [a-z]+)*)")
+	root := newRootCommand()
+	for _, file := range []string{"../../config.yaml", "../../README.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mention.FindAllStringSubmatch(string(b), -1) {
+			words := strings.Fields(m[1])
+			cmd, rest, err := root.Find(words)
+			if err != nil || len(rest) > 0 || cmd == root {
+				t.Errorf("%s names `margin %s`, which is not a command (found %q, left %q)", file, m[1], cmd.CommandPath(), rest)
+			}
+		}
 	}
 }

@@ -173,7 +173,7 @@ func checkWatchLimit(cfg Config, dir string) finding {
 		dirs++
 		return nil
 	})
-	f := finding{check: "watch limit", ok: true, detail: fmt.Sprintf("%d folders to watch, limit %d (fs.inotify.max_user_watches, shared by all programs)", dirs, limit)}
+	f := finding{check: "watch limit", ok: true, detail: fmt.Sprintf("%s to watch, limit %d (fs.inotify.max_user_watches, shared by all programs)", plural(dirs, "folder"), limit)}
 	// Other programs (editors, sync clients) use watches too: ask for room.
 	if dirs*2 > limit {
 		f.ok = false
@@ -218,7 +218,7 @@ func checkModels(ctx context.Context, cfg Config, templateModels []agents.Templa
 		case len(h.Missing) > 0:
 			f.detail = fmt.Sprintf("reachable (version %s), missing models: %s", h.Version, strings.Join(h.Missing, ", "))
 		default:
-			f.detail = fmt.Sprintf("reachable (version %s), %d models", h.Version, len(h.Models))
+			f.detail = fmt.Sprintf("reachable (version %s), %s", h.Version, plural(len(h.Models), "model"))
 		}
 		out = append(out, f)
 	}
@@ -247,7 +247,7 @@ func rulesFinding(r vault.Rules) finding {
 func noTasksFinding(st vault.Status, r vault.Rules) finding {
 	detail := fmt.Sprintf("no task notes, so no agents: a task note has `type: task` in its frontmatter, a `task` tag, or lives in a task folder (vault.task_folders: %s)", listOr(r.TaskFolders, "none"))
 	if st.ChecklistItems > 0 {
-		detail += fmt.Sprintf("; the vault has %s, which margin reads inside task notes but does not make tasks of", plural(st.ChecklistItems, "checklist item", "checklist items"))
+		detail += fmt.Sprintf("; the vault has %s, which margin reads inside task notes but does not make tasks of", plural(st.ChecklistItems, "checklist item"))
 	}
 	return finding{check: "tasks", warn: true, detail: detail,
 		fix: "add `type: task` to the frontmatter of the notes that are tasks, or set vault.task_folders to the folders that hold them"}

@@ -25,6 +25,7 @@ func (c Config) queryOptions(now time.Time) query.Options {
 		MaxEntries:       c.Query.MaxEntries,
 		ResponseStyle:    c.Query.ResponseStyle,
 		SessionTTL:       c.Query.SessionTTL,
+		Deadline:         c.Query.Deadline,
 		LoopMax:          c.LLM.Retry.LoopMax,
 		ContextMaxTokens: c.Context.MaxTokens,
 	}
@@ -192,7 +193,9 @@ func printResult(w io.Writer, r query.Result) {
 			fmt.Fprintf(w, "  %s\n", g)
 		}
 	}
-	if r.Logged != nil {
+	// A log's answer says where it went; a question with a log in it
+	// says so here.
+	if r.Logged != nil && !strings.Contains(r.Answer, r.Logged.Path) {
 		fmt.Fprintf(w, "\nlogged: %s ## %s\n", r.Logged.Path, r.Logged.Heading)
 	}
 	if r.Confidence != "" {
@@ -315,9 +318,9 @@ func importFiles(ctx context.Context, e *query.Engine, files []string, out io.Wr
 			fmt.Fprintf(out, "logged %s → %s ## %s\n", f, res.Logged.Path, res.Logged.Heading)
 		}
 	}
-	fmt.Fprintf(out, "imported %d of %d files (%d empty, %d failed)\n", len(files)-failed-skipped, len(files), skipped, failed)
+	fmt.Fprintf(out, "imported %d of %s (%d empty, %d failed)\n", len(files)-failed-skipped, plural(len(files), "file"), skipped, failed)
 	if failed > 0 {
-		return fmt.Errorf("%d files failed", failed)
+		return fmt.Errorf("%s failed", plural(failed, "file"))
 	}
 	return nil
 }

@@ -39,8 +39,12 @@ func TestLogAndImportOffline(t *testing.T) {
 	vault := editortest.SampleVault(t)
 	offline := []string{"OLLAMA_HOST=http://127.0.0.1:1", "MARGIN_LLM_RETRY_LLM_RETRY=0"}
 	out, stderr, code := runMargin(t, offline, "log", "--vault", vault, "--time", "2026-11-22T07:05", "Slept 8h.")
-	if code != 0 || !strings.Contains(out, "logged: Daily/2026-11-22.md ## 07:05") {
+	if code != 0 || !strings.Contains(out, "Logged to Daily/2026-11-22.md as ## 07:05, unparsed: no model was reachable") {
 		t.Fatalf("log: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// Said once, and the answer's reason is not repeated as a log line.
+	if strings.Count(out, "Daily/2026-11-22.md") != 1 || strings.Contains(stderr, "level=") {
+		t.Errorf("log said more than once:\n%s\nstderr:\n%s", out, stderr)
 	}
 
 	in := t.TempDir()

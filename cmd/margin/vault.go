@@ -105,15 +105,8 @@ func newStatusCommand(g *globals) *cobra.Command {
 
 // noteCounts describes the user's notes: "120 (30 daily, 1 task, 3 templates)".
 func noteCounts(st vault.Status) string {
-	return fmt.Sprintf("%d (%s, %s, %s)", st.Notes, plural(st.DailyNotes, "daily", "daily"),
-		plural(st.Tasks, "task", "tasks"), plural(st.Templates, "template", "templates"))
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	return fmt.Sprintf("%d (%d daily, %s, %s)", st.Notes, st.DailyNotes,
+		plural(st.Tasks, "task"), plural(st.Templates, "template"))
 }
 
 func newSearchCommand(g *globals) *cobra.Command {
@@ -138,6 +131,9 @@ func newSearchCommand(g *globals) *cobra.Command {
 			case index.ModeAll, index.ModeAny, index.ModePhrase:
 			default:
 				return usageError(fmt.Errorf("--mode must be all, any or phrase, got %q", mode))
+			}
+			if err := checkDates(q.From, q.To); err != nil {
+				return usageError(err)
 			}
 			v, err := g.openVault(cmd)
 			if err != nil {
@@ -173,6 +169,23 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.IntVar(&q.Limit, "limit", 20, "at most this many hits")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// checkDates refuses a --from or --to that is not a calendar date, which
+// would match nothing and read as "no matches".
+func checkDates(from, to string) error {
+	for _, f := range []struct{ flag, value string }{{"--from", from}, {"--to", to}} {
+		if f.value == "" {
+			continue
+		}
+		if _, err := time.Parse(time.DateOnly, f.value); err != nil {
+			return fmt.Errorf("%s must be a date as YYYY-MM-DD, got %q", f.flag, f.value)
+		}
+	}
+	if from != "" && to != "" && from > to {
+		return fmt.Errorf("--from %s is after --to %s", from, to)
+	}
+	return nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -55,7 +55,7 @@ func (ix *Index) Close() error {
 	ix.writing.Lock()
 	err := ix.dropWriteConn()
 	ix.writing.Unlock()
-	err = errors.Join(err, ix.db.Close())
+	err = errors.Join(err, store.CloseRebuildable(ix.db))
 	ix.mu.Lock()
 	for _, m := range ix.unsynced {
 		m.f.Close()

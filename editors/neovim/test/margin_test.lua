@@ -48,6 +48,16 @@ local function run()
   vim.env.MARGIN_WATCH_DEBOUNCE = "30ms"
   vim.env.MARGIN_LLM_RETRY_LLM_RETRY = "0"
 
+  -- Errors the plugin or Neovim show the person, kept for the checks.
+  local errors = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level, ...)
+    if level == vim.log.levels.ERROR then
+      table.insert(errors, msg)
+    end
+    return notify(msg, level, ...)
+  end
+
   local margin = require("margin")
   margin.setup({ cmd = { os.getenv("MARGIN_BIN"), "serve" }, vault = vault })
 
@@ -69,6 +79,22 @@ local function run()
     setfile = vim.fn.glob(vault .. "/Margin/Changes/Ship invoice export/*.md")
     return setfile ~= ""
   end)
+
+  -- The first note opened gets its lenses without being asked again: the
+  -- plugin asks once the server is initialized, and again when the wake's
+  -- report and change set arrive (0.7 has no workspace/codeLens/refresh).
+  local taskbuf = vim.fn.bufnr(task)
+  local task_lenses = ""
+  wait("the first note's code lenses", function()
+    local titles = {}
+    for _, l in ipairs(vim.lsp.codelens.get(taskbuf)) do
+      table.insert(titles, l.command.title)
+    end
+    task_lenses = table.concat(titles, " | ")
+    return task_lenses:find("Apply all", 1, true) ~= nil
+  end)
+  check(#errors == 0, "errors shown: " .. vim.inspect(errors))
+  check(task_lenses == "TLDR: QA and docs left. | 1 suggested change | Apply all", "the first note's lenses: " .. task_lenses)
 
   -- :MarginChanges lists the item at its line of the change set file.
   vim.cmd("MarginChanges")

@@ -15,12 +15,62 @@ local function in_vault(path)
   return path ~= "" and path:sub(1, #config.vault + 1) == config.vault .. "/"
 end
 
+-- lenses asks the server for the code lenses of bufnr, once the client is
+-- initialized: asked earlier, Neovim 0.7 finds no codeLens capability yet,
+-- fails the request and marks the buffer as refreshing for good, so that
+-- buffer would never get its lenses.
+local function lenses(bufnr)
+  local client = client_id and vim.lsp.get_client_by_id(client_id)
+  if not (client and client.initialized and vim.lsp.buf_is_attached(bufnr, client_id)) then
+    return
+  end
+  if vim.fn.has("nvim-0.10") == 1 then
+    vim.lsp.codelens.refresh({ bufnr = bufnr })
+    return
+  end
+  -- codelens.refresh() before 0.10 only asks for the current buffer.
+  local params = { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }
+  client.request("textDocument/codeLens", params, vim.lsp.codelens.on_codelens, bufnr)
+end
+
+-- lenses_changed refreshes the lenses of every attached buffer after a
+-- notification that changes them, for a Neovim that does not handle the
+-- server's workspace/codeLens/refresh (0.7).
+local function lenses_changed()
+  if vim.lsp.handlers["workspace/codeLens/refresh"] then
+    return -- the server asks for the refresh itself
+  end
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    lenses(bufnr)
+  end
+end
+
 local function attach(bufnr)
+  local changed = function()
+    vim.schedule(lenses_changed)
+  end
   local conf = {
     name = "margin",
     cmd = config.cmd,
     root_dir = config.vault,
     init_options = { vault = config.vault },
+    -- A buffer attached before the server answered initialize is attached
+    -- again (didOpen) after it: its first lenses are asked for here.
+    on_attach = function(_, b)
+      lenses(b)
+    end,
+    handlers = {
+      -- The first scan is done: lenses asked for meanwhile waited for it,
+      -- and agents created by it may have reports now.
+      ["margin/indexStatus"] = function(_, st)
+        if st and st.kind == "scan" then
+          changed()
+        end
+      end,
+      ["margin/reportUpdated"] = changed,
+      ["margin/changeSetCreated"] = changed,
+      ["margin/changeApplied"] = changed,
+    },
   }
   if vim.lsp.start then -- 0.8+: reuses the running client of this root
     client_id = vim.lsp.start(conf, { bufnr = bufnr })
@@ -241,9 +291,7 @@ function M.setup(opts)
     group = group,
     pattern = "*.md",
     callback = function(ev)
-      if client_id and vim.lsp.buf_is_attached(ev.buf, client_id) then
-        vim.lsp.codelens.refresh()
-      end
+      lenses(ev.buf)
     end,
   })
 
