@@ -329,8 +329,11 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat) (index.Upd
 	}
 	n := note.Parse(rel, data, v.parse)
 	u := index.Update{Path: rel, Stat: stat, Note: n, Content: data, State: index.StateIndexed}
-	if n.FrontmatterError != "" {
+	switch {
+	case n.FrontmatterError != "":
 		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
+	case n.Plain != "":
+		u.State, u.Reason = index.StateFailed, "indexed as plain text, too costly to parse: "+n.Plain
 	}
 	return u, &Change{Path: rel, Kind: n.Kind, Old: old, New: fp, Own: v.root.IsOwnWrite(rel, fp)}
 }

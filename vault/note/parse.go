@@ -38,19 +38,35 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 	p := scratchPool.Get().(*scratch)
 	defer p.release()
 	p.s, p.n = s, n
-	p.lines(s)
 
 	bodyStart := 0
-	if ys, ye, body, ok := frontmatterBlock(s); ok {
-		n.BodyOffset, n.BodyLine = body, p.lineOf(body)
+	ys, ye, body, hasHeader := frontmatterBlock(s)
+	if hasHeader {
 		bodyStart = body
-		fm, err := decodeFrontmatter(s[ys:ye], p.lineOf(ys))
-		if err != nil {
-			n.FrontmatterError = err.Error()
-		}
-		n.Frontmatter = fm
 	} else if strings.HasPrefix(s, "\uFEFF") {
 		bodyStart = len("\uFEFF") // a byte-order mark would hide a first-line heading
+	}
+	// A body over the parse budget is kept as plain text: only the header
+	// needs line numbers then.
+	_, n.Plain = budget(src[bodyStart:])
+	if n.Plain == "" {
+		p.lines(s)
+	} else {
+		p.lines(s[:bodyStart])
+	}
+	if hasHeader {
+		n.BodyOffset, n.BodyLine = body, p.lineOf(body)
+		// yaml.v3 is as costly as goldmark per line; the header has a
+		// budget as the body does.
+		if _, why := headerBudget(src[ys:ye]); why != "" {
+			n.FrontmatterError = "not read: " + why
+		} else {
+			fm, err := decodeFrontmatter(s[ys:ye], p.lineOf(ys))
+			if err != nil {
+				n.FrontmatterError = err.Error()
+			}
+			n.Frontmatter = fm
+		}
 	}
 	fm := n.Frontmatter
 
@@ -66,7 +82,9 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 	n.Aliases = aliases(fm)
 
 	p.base, p.body = bodyStart, src[bodyStart:]
-	p.blocks(markdown.Parse(text.NewReader(p.body)))
+	if n.Plain == "" {
+		p.blocks(markdown.Parse(text.NewReader(p.body)))
+	}
 
 	if !slices.IsSortedFunc(n.Links, byOffset) {
 		slices.SortStableFunc(n.Links, byOffset)
@@ -90,9 +108,10 @@ type scratch struct {
 	base int    // offset of the text goldmark parsed within s
 	body []byte // that text, as goldmark saw it
 
-	newlines []int     // offsets of every '\n' in s, for line numbers
-	excluded []span    // code spans, autolinks, raw HTML and link destinations of the current block
-	heads    []headEnd // per Note.Headings entry: where its section body starts
+	newlines []int               // offsets of every '\n' in s, for line numbers
+	excluded []span              // code spans, autolinks, raw HTML and link destinations of the current block
+	heads    []headEnd           // per Note.Headings entry: where its section body starts
+	tagKeys  map[string]struct{} // folded Note.Tags, once there are many (see addTag)
 	buf      []byte
 }
 
@@ -115,6 +134,10 @@ func (p *scratch) release() {
 		p.newlines = nil
 	}
 	p.excluded = p.excluded[:0]
+	if len(p.tagKeys) > maxPooledLines {
+		p.tagKeys = nil
+	}
+	clear(p.tagKeys)
 	p.heads = p.heads[:0]
 	p.buf = p.buf[:0]
 	clear(p.heads[:cap(p.heads)]) // drop references into the parsed source
@@ -233,18 +256,43 @@ func aliases(fm *Frontmatter) []string {
 	return nil
 }
 
+// tagScan is how many tags addTag compares one by one; past it, a set of
+// folded tags keeps a note of thousands of tags from costing their square.
+const tagScan = 16
+
 func (p *scratch) addTag(t string) {
 	t = strings.TrimRight(strings.TrimSpace(t), "/")
 	if t == "" {
 		return
 	}
-	for _, have := range p.n.Tags {
-		if strings.EqualFold(have, t) {
-			return
+	tags := p.n.Tags
+	if len(tags) < tagScan {
+		for _, have := range tags {
+			if strings.EqualFold(have, t) {
+				return
+			}
+		}
+		p.n.Tags = append(tags, t)
+		return
+	}
+	if p.tagKeys == nil {
+		p.tagKeys = make(map[string]struct{}, 2*tagScan)
+	}
+	if len(p.tagKeys) == 0 {
+		for _, have := range tags {
+			p.tagKeys[foldTag(have)] = struct{}{}
 		}
 	}
-	p.n.Tags = append(p.n.Tags, t)
+	k := foldTag(t)
+	if _, ok := p.tagKeys[k]; ok {
+		return
+	}
+	p.tagKeys[k] = struct{}{}
+	p.n.Tags = append(tags, t)
 }
+
+// foldTag is the key under which tags that differ only in case meet.
+func foldTag(t string) string { return strings.ToLower(strings.ToUpper(t)) }
 
 // blocks walks the block structure. Code blocks and HTML blocks are skipped
 // whole: nothing in them is a link, tag or checklist item.
