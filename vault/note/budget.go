@@ -32,6 +32,10 @@ const (
 	// whole vault may use.
 	maxParseBytes = 48 << 20
 
+	// maxAliases bounds the YAML aliases of a header: each may expand all
+	// the aliases before it, so 8 give at most 2⁸ copies.
+	maxAliases = 8
+
 	// maxBracketDepth bounds how deep '[' nest in a block: goldmark's
 	// memory grows with the square of it. Real notes nest two or three.
 	maxBracketDepth = 64
@@ -149,13 +153,13 @@ func lineContainers(b []byte, i int) (depth, rest int, item, blank bool) {
 // headerBudget is budget for the YAML header. yaml.v3 also allocates for
 // each flow collection ('[', '{') and expands each alias in place, so a
 // header of a few lines could decode to megabytes: flow collections are
-// counted and may nest no deeper than brackets in the body, and aliases are
-// refused (Obsidian's properties never use them).
+// counted and may nest no deeper than brackets in the body, and a header
+// may hold a few aliases only (Obsidian's properties never use them).
 func headerBudget(yaml []byte) (cost int, why string) {
 	if cost, why = budget(yaml); why != "" {
 		return cost, why
 	}
-	depth := 0
+	depth, aliases := 0, 0
 	for i, c := range yaml {
 		switch c {
 		case '[', '{':
@@ -167,7 +171,9 @@ func headerBudget(yaml []byte) (cost int, why string) {
 			depth = max(depth-1, 0)
 		case '*':
 			if i > 0 && i+1 < len(yaml) && isAliasStart(yaml[i-1]) && yaml[i+1] > ' ' {
-				return cost, fmt.Sprintf("a YAML alias at byte %d", i)
+				if aliases++; aliases > maxAliases {
+					return cost, fmt.Sprintf("more than %d YAML aliases", maxAliases)
+				}
 			}
 		}
 	}
