@@ -17,6 +17,7 @@ import (
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"golang.org/x/sync/semaphore"
 )
 
 // ScanResult counts what a scan did.
@@ -50,6 +51,12 @@ func (c Change) Removed() bool { return c.New.IsZero() }
 // filled): 1000 put peak RSS at ~95 MB on 10k notes; 500 costs a few percent
 // of speed and keeps well under the 100 MB target.
 const scanBatch = 500
+
+// scanBytes bounds the file content a scan holds at once, read but not yet
+// written to the index (each note is held twice, as read and as parsed):
+// 500 notes of a few KB are far below it, a handful of notes near the 5 MiB
+// size cap reach it, and then reading waits for the writer.
+const scanBytes = 16 << 20
 
 // Scan walks the whole vault and brings the index in line with it. Files
 // whose size and mtime match the index are not read; files whose content
@@ -163,7 +170,9 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 	type result struct {
 		update index.Update
 		change *Change
+		held   int64 // bytes of content held in the gate until written
 	}
+	gate := semaphore.NewWeighted(scanBytes)
 	// One resolution of each folder for the whole pass, not one a file.
 	rd := v.root.NewReader()
 	defer rd.Close()
@@ -175,8 +184,20 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
-				u, c := v.examineFrom(rd, p, known[p])
-				results <- result{u, c}
+				var held int64
+				reserve := func(size int64) error {
+					// At most half the gate, as a batch is written once it
+					// holds half: a big note never waits on a batch
+					// that waits for more notes.
+					want := min(size, scanBytes/2)
+					if err := gate.Acquire(ctx, want); err != nil {
+						return err
+					}
+					held = want
+					return nil
+				}
+				u, c := v.examineFrom(rd, p, known[p], reserve)
+				results <- result{u, c, held}
 			}
 		}()
 	}
@@ -197,7 +218,11 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 
 	// Writing is serial (one SQLite writer) and slower than parsing, so a
 	// writer goroutine commits one batch while the next is being parsed.
-	batches := make(chan []index.Update, 1)
+	type batch struct {
+		updates []index.Update
+		held    int64
+	}
+	batches := make(chan batch, 1)
 	written := make(chan error, 1)
 	go func() {
 		var (
@@ -214,9 +239,10 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		}
 		for b := range batches {
 			if err == nil {
-				err = v.index.Apply(ctx, b)
+				err = v.index.Apply(ctx, b.updates)
 			}
-			applied += len(b)
+			gate.Release(b.held)
+			applied += len(b.updates)
 			done(applied)
 		}
 		if bulk != nil {
@@ -227,7 +253,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 
 	var (
 		changes []Change
-		batch   = make([]index.Update, 0, scanBatch)
+		next    = batch{updates: make([]index.Update, 0, scanBatch)}
 	)
 	for r := range results {
 		if r.change != nil {
@@ -244,14 +270,15 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		default:
 			counts.updated++
 		}
-		batch = append(batch, r.update)
-		if len(batch) >= scanBatch {
-			batches <- batch
-			batch = make([]index.Update, 0, scanBatch)
+		next.updates = append(next.updates, r.update)
+		next.held += r.held
+		if len(next.updates) >= scanBatch || next.held >= scanBytes/2 {
+			batches <- next
+			next = batch{updates: make([]index.Update, 0, scanBatch)}
 		}
 	}
-	if len(batch) > 0 {
-		batches <- batch
+	if len(next.updates) > 0 {
+		batches <- next
 	}
 	close(batches)
 	werr := <-written
@@ -267,7 +294,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 // examine turns one file into an index update and, when its content
 // changed, a Change for subscribers.
 func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) {
-	return v.examineFrom(v.root, rel, was)
+	return v.examineFrom(v.root, rel, was, nil)
 }
 
 // opener is *edit.Root or *edit.Reader.
@@ -275,7 +302,9 @@ type opener interface {
 	OpenRead(name string) (*os.File, error)
 }
 
-func (v *Vault) examineFrom(o opener, rel string, was index.FileStat) (index.Update, *Change) {
+// reserve, when set, is called with the file's size before it is read and
+// may refuse (the scan was cancelled).
+func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reserve func(size int64) error) (index.Update, *Change) {
 	old := edit.Fingerprint(was.Hash)
 	// One handle for the stat and the read: resolving the path inside the
 	// vault is a system call per folder. Should the open fail, Stat says why
@@ -313,6 +342,11 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat) (index.Upd
 	}
 	if err != nil {
 		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
+	}
+	if reserve != nil {
+		if err := reserve(info.Size()); err != nil {
+			return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
+		}
 	}
 	data, err := readAll(f, info.Size())
 	if err != nil {
