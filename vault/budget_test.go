@@ -2,6 +2,9 @@ package vault
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -75,5 +78,33 @@ func TestHostileVaultIndexesWithinMemory(t *testing.T) {
 		if r := reasons[p]; !strings.HasPrefix(r, index.StateFailed) || !strings.Contains(r, "plain text") {
 			t.Errorf("%s: coverage says %q, want it indexed as plain text, and why", p, r)
 		}
+	}
+}
+
+// TestScanHoldsBoundedContent scans 80 MiB of big notes and checks the scan
+// does not hold them all at once (each is held twice, as read and as
+// parsed): reading waits while the notes in flight reach scanBytes.
+func TestScanHoldsBoundedContent(t *testing.T) {
+	dir := t.TempDir()
+	text := []byte(strings.Repeat("wombat numbat\n", (4<<20)/14))
+	for i := range 20 {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("big%02d.md", i)), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := open(t, dir)
+	runtime.GC()
+	peak := peakHeap(func() {
+		if _, err := v.Scan(context.Background(), nil); err != nil {
+			t.Error(err)
+		}
+	})
+	if limit := uint64(100 << 20); peak > limit {
+		t.Errorf("scanning 20 notes of 4 MiB: heap peaked at %d MB, want at most %d MB", peak>>20, limit>>20)
+	}
+	t.Logf("heap peak %d MB", peak>>20)
+	st, err := v.Status(context.Background())
+	if err != nil || st.Notes != 20 {
+		t.Errorf("status %+v, %v: want the 20 notes indexed", st, err)
 	}
 }

@@ -53,10 +53,11 @@ func (c Change) Removed() bool { return c.New.IsZero() }
 const scanBatch = 500
 
 // scanBytes bounds the file content a scan holds at once, read but not yet
-// written to the index (each note is held twice, as read and as parsed):
-// 500 notes of a few KB are far below it, a handful of notes near the 5 MiB
-// size cap reach it, and then reading waits for the writer.
-const scanBytes = 16 << 20
+// written to the index (each note is held twice, as read and as parsed,
+// and the heap grows to twice what it holds before a collection): 500
+// notes of a few KB are far below it, two notes of 4 MiB reach it, and
+// then reading waits for the writer.
+const scanBytes = 8 << 20
 
 // Scan walks the whole vault and brings the index in line with it. Files
 // whose size and mtime match the index are not read; files whose content
