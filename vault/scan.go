@@ -364,11 +364,15 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reserve fu
 	}
 	n := note.Parse(rel, data, v.parse)
 	u := index.Update{Path: rel, Stat: stat, Note: n, Content: data, State: index.StateIndexed}
-	switch {
-	case n.FrontmatterError != "":
-		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
-	case n.Plain != "":
-		u.State, u.Reason = index.StateFailed, "indexed as plain text, too costly to parse: "+n.Plain
+	var why []string
+	if n.FrontmatterError != "" {
+		why = append(why, "broken frontmatter: "+n.FrontmatterError)
+	}
+	if n.Plain != "" {
+		why = append(why, "indexed as plain text, too costly to parse: "+n.Plain)
+	}
+	if len(why) > 0 {
+		u.State, u.Reason = index.StateFailed, strings.Join(why, "; ")
 	}
 	return u, &Change{Path: rel, Kind: n.Kind, Old: old, New: fp, Own: v.root.IsOwnWrite(rel, fp)}
 }

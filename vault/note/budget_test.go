@@ -54,6 +54,19 @@ func TestPlainNote(t *testing.T) {
 	checkOffsets(t, []byte(src), n)
 }
 
+// TestHeaderOverBudget: a header nested deeper than the budget allows is
+// not decoded, says why, and the body is still parsed.
+func TestHeaderOverBudget(t *testing.T) {
+	src := "---\nk: " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "\n---\n# Body\n"
+	n := Parse("Deep.md", []byte(src), testOptions)
+	if n.Frontmatter != nil || !strings.Contains(n.FrontmatterError, "nested") {
+		t.Errorf("frontmatter %v, error %q: want it not read because it nests too deep", n.Frontmatter, n.FrontmatterError)
+	}
+	if len(n.Headings) != 1 || n.Plain != "" {
+		t.Errorf("headings %v plain %q: want the body parsed", n.Headings, n.Plain)
+	}
+}
+
 // TestBudgetKeepsRealNotes checks that the budget leaves ordinary notes to
 // goldmark, long ones included.
 func TestBudgetKeepsRealNotes(t *testing.T) {
