@@ -97,6 +97,13 @@ var Hostile = []HostileNote{
 	{"headings", repeat("# h\n")},
 	{"setext-headings", repeat("a\n=\n")},
 	{"tags", lines(func(i int) string { return fmt.Sprintf("#t%d", i) })},
+	{"tags-wide", lines(func(i int) string {
+		var b strings.Builder
+		for j := range 10 {
+			fmt.Fprintf(&b, "#t%d ", 10*i+j)
+		}
+		return b.String()
+	})},
 	{"checklist", lines(func(i int) string { return fmt.Sprintf("- [ ] item %d 📅 2026-01-02 [due:: 2026-01-03]", i) })},
 	{"reference-definitions", lines(func(i int) string { return fmt.Sprintf("[r%d]: x.md\n[r%d]", i, i) })},
 	{"entities", repeat("&amp;")},
