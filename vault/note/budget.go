@@ -59,13 +59,9 @@ const (
 func budget(body []byte) (cost int, why string) {
 	var (
 		lines, blocks, brackets, delims int
-		work                            float64
+		work                            int // block length × openers, summed
 		blockLen, openers, depth        int // the text block being read
 	)
-	endBlock := func() {
-		work += float64(blockLen) * float64(openers)
-		blockLen, openers, depth = 0, 0, 0
-	}
 	for i := 0; i < len(body); {
 		lines++
 		// A line's leading containers; a blank line or a list item or
@@ -75,14 +71,22 @@ func budget(body []byte) (cost int, why string) {
 			return 0, fmt.Sprintf("%d blocks nested on line %d (more than %d)", nesting, lines, maxNesting)
 		}
 		if blank || item || j < len(body) && body[j] == '#' {
-			endBlock()
+			work += blockLen * openers
+			blockLen, openers, depth = 0, 0, 0
 			if !blank {
 				blocks++
 			}
 		}
 		start := i
-		for i = j; i < len(body) && body[i] != '\n'; i++ {
-			switch body[i] {
+		for i = j; i < len(body); i++ {
+			c := body[i]
+			if !markup[c] {
+				continue
+			}
+			if c == '\n' {
+				break
+			}
+			switch c {
 			case '[':
 				brackets++
 				openers++
@@ -91,26 +95,28 @@ func budget(body []byte) (cost int, why string) {
 				}
 			case ']':
 				depth = max(depth-1, 0)
-			case '*', '_', '`':
-				delims++
-				openers++
 			case '<':
+				openers++
+			default: // '*', '_', '`'
+				delims++
 				openers++
 			}
 		}
 		i++ // the '\n'
 		blockLen += min(i, len(body)) - start
-		if float64(blockLen)*float64(openers)+work > maxInlineWork {
+		if work+blockLen*openers > maxInlineWork {
 			return 0, fmt.Sprintf("%d markup characters in a block of %d bytes around line %d", openers, blockLen, lines)
 		}
 	}
-	endBlock()
 	cost = lines*lineCost + blocks*blockCost + brackets*bracketCost + delims*emphasisCost + len(body)*byteCost
 	if cost > maxParseBytes {
 		return cost, fmt.Sprintf("parsing would take about %d MB (%d lines, %d blocks, %d brackets, %d emphasis and code delimiters)", cost>>20, lines, blocks, brackets, delims)
 	}
 	return cost, ""
 }
+
+// markup marks the bytes budget counts, and the line end.
+var markup = [256]bool{'\n': true, '[': true, ']': true, '<': true, '*': true, '_': true, '`': true}
 
 // lineContainers reads the blockquote and list markers that open a line at
 // i: how deep they nest, where the rest of the line starts, whether a list
