@@ -132,6 +132,7 @@ func FuzzParseBudget(f *testing.F) {
 		f.Add(string(h.Make(2048)))
 	}
 	f.Add("> - [ ] a [[b]] *c* _d_ `e` <f> ![g](h)\n\n# i\n")
+	f.Add(strings.Repeat("a\r", 32<<10)) // lines to margin, not to goldmark
 	f.Fuzz(func(t *testing.T, src string) {
 		body := []byte(src)
 		cost := estimate(body)

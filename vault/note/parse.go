@@ -150,9 +150,13 @@ func (p *scratch) lines(s string) {
 	p.newlines = p.newlines[:0]
 	loneCR := strings.IndexByte(s, '\r') >= 0
 	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '\n')
+		// Not both: looking for a '\n' that is far away at every '\r'
+		// costs the square of the file.
+		var j int
 		if loneCR {
 			j = strings.IndexAny(s[i:], "\r\n")
+		} else {
+			j = strings.IndexByte(s[i:], '\n')
 		}
 		if j < 0 {
 			return

@@ -106,6 +106,8 @@ var Hostile = []HostileNote{
 	})},
 	{"checklist", lines(func(i int) string { return fmt.Sprintf("- [ ] item %d 📅 2026-01-02 [due:: 2026-01-03]", i) })},
 	{"reference-definitions", lines(func(i int) string { return fmt.Sprintf("[r%d]: x.md\n[r%d]", i, i) })},
+	{"lone-carriage-returns", repeat("a\r")},
+	{"lone-carriage-return-items", repeat("- a\r")},
 	{"entities", repeat("&amp;")},
 	{"escapes", repeat("\\")},
 	{"daily-entries", repeat("## 09:00\nx\n")},
