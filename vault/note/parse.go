@@ -31,7 +31,9 @@ var markdown = goldmark.DefaultParser()
 // Parse parses the markdown file at the vault-relative path with contents
 // src. It never fails as a whole: broken frontmatter is reported in
 // FrontmatterError and the body still parses; invalid UTF-8 is kept as
-// written. Every string in the Note shares memory with one copy of src.
+// written; a header or body whose markup would cost more than the parse
+// budget is not parsed (FrontmatterError, Plain). Every string in the Note
+// shares memory with one copy of src.
 func Parse(notePath string, src []byte, opts Options) *Note {
 	s := string(src)
 	n := &Note{Path: notePath, BodyLine: 1}
