@@ -17,6 +17,7 @@ import (
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"golang.org/x/sync/semaphore"
 )
 
 // ScanResult counts what a scan did. Skipped and Failed are the state the
@@ -52,6 +53,13 @@ func (c Change) Removed() bool { return c.New.IsZero() }
 // filled): 1000 put peak RSS at ~95 MB on 10k notes; 500 costs a few percent
 // of speed and keeps well under the 100 MB target.
 const scanBatch = 500
+
+// scanBytes bounds the file content a scan holds at once, read but not yet
+// written to the index (each note is held twice, as read and as parsed,
+// and the heap grows to twice what it holds before a collection): 500
+// notes of a few KB are far below it, two notes of 4 MiB reach it, and
+// then reading waits for the writer.
+const scanBytes = 8 << 20
 
 // Scan walks the whole vault and brings the index in line with it. Files
 // whose size and mtime match the index are not read; files whose content
@@ -193,7 +201,9 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 	type result struct {
 		update index.Update
 		change *Change
+		held   int64 // bytes of content held in the gate until written
 	}
+	gate := semaphore.NewWeighted(scanBytes)
 	// One resolution of each folder for the whole pass, not one a file.
 	rd := v.root.NewReader()
 	defer rd.Close()
@@ -205,8 +215,20 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		go func() {
 			defer wg.Done()
 			for p := range jobs {
-				u, c := v.examineFrom(rd, p, known[p], reparse)
-				results <- result{u, c}
+				var held int64
+				reserve := func(size int64) error {
+					// At most half the gate, as a batch is written once it
+					// holds half: a big note never waits on a batch
+					// that waits for more notes.
+					want := min(size, scanBytes/2)
+					if err := gate.Acquire(ctx, want); err != nil {
+						return err
+					}
+					held = want
+					return nil
+				}
+				u, c := v.examineFrom(rd, p, known[p], reparse, reserve)
+				results <- result{u, c, held}
 			}
 		}()
 	}
@@ -227,7 +249,11 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 
 	// Writing is serial (one SQLite writer) and slower than parsing, so a
 	// writer goroutine commits one batch while the next is being parsed.
-	batches := make(chan []index.Update, 1)
+	type batch struct {
+		updates []index.Update
+		held    int64
+	}
+	batches := make(chan batch, 1)
 	written := make(chan error, 1)
 	go func() {
 		var (
@@ -245,9 +271,10 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		}
 		for b := range batches {
 			if err == nil {
-				err = v.index.Apply(ctx, b)
+				err = v.index.Apply(ctx, b.updates)
 			}
-			applied += len(b)
+			gate.Release(b.held)
+			applied += len(b.updates)
 			done(applied)
 		}
 		if bulk != nil {
@@ -258,7 +285,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 
 	var (
 		changes []Change
-		batch   = make([]index.Update, 0, scanBatch)
+		next    = batch{updates: make([]index.Update, 0, scanBatch)}
 	)
 	for r := range results {
 		if r.change != nil {
@@ -275,14 +302,15 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		default:
 			counts.updated++
 		}
-		batch = append(batch, r.update)
-		if len(batch) >= scanBatch {
-			batches <- batch
-			batch = make([]index.Update, 0, scanBatch)
+		next.updates = append(next.updates, r.update)
+		next.held += r.held
+		if len(next.updates) >= scanBatch || next.held >= scanBytes/2 {
+			batches <- next
+			next = batch{updates: make([]index.Update, 0, scanBatch)}
 		}
 	}
-	if len(batch) > 0 {
-		batches <- batch
+	if len(next.updates) > 0 {
+		batches <- next
 	}
 	close(batches)
 	werr := <-written
@@ -298,7 +326,7 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 // examine turns one file into an index update and, when its content
 // changed, a Change for subscribers.
 func (v *Vault) examine(rel string, was index.FileStat) (index.Update, *Change) {
-	return v.examineFrom(v.root, rel, was, false)
+	return v.examineFrom(v.root, rel, was, false, nil)
 }
 
 // opener is *edit.Root or *edit.Reader.
@@ -308,8 +336,9 @@ type opener interface {
 
 // With reparse, a note whose content is unchanged is parsed again (the
 // rules changed) but no Change is told: subscribers read the new kinds
-// from the index when they start.
-func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reparse bool) (index.Update, *Change) {
+// from the index when they start. reserve, when set, is called with the
+// file's size before it is read and may refuse (the scan was cancelled).
+func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reparse bool, reserve func(size int64) error) (index.Update, *Change) {
 	old := edit.Fingerprint(was.Hash)
 	// One handle for the stat and the read: resolving the path inside the
 	// vault is a system call per folder. Should the open fail, Stat says why
@@ -348,6 +377,11 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reparse bo
 	if err != nil {
 		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
 	}
+	if reserve != nil {
+		if err := reserve(info.Size()); err != nil {
+			return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
+		}
+	}
 	data, err := readAll(f, info.Size())
 	if err != nil {
 		return index.Update{Path: rel, Stat: stat, State: index.StateFailed, Reason: err.Error()}, nil
@@ -364,10 +398,17 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reparse bo
 	}
 	n := note.Parse(rel, data, v.parse)
 	u := index.Update{Path: rel, Stat: stat, Note: n, Content: data, State: index.StateIndexed}
+	var why []string
 	// A template's placeholders ({{date}}, <% … %>) are not YAML, and
 	// need not be: it is indexed for search without its properties.
 	if n.FrontmatterError != "" && n.Kind != note.KindTemplate {
-		u.State, u.Reason = index.StateFailed, "broken frontmatter: "+n.FrontmatterError
+		why = append(why, "broken frontmatter: "+n.FrontmatterError)
+	}
+	if n.Plain != "" {
+		why = append(why, "indexed as plain text, too costly to parse: "+n.Plain)
+	}
+	if len(why) > 0 {
+		u.State, u.Reason = index.StateFailed, strings.Join(why, "; ")
 	}
 	if same && reparse {
 		return u, nil

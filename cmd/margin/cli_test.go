@@ -69,7 +69,7 @@ func TestStatusSaysOneTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, code := runMargin(t, nil, "status", "--vault", vault)
-	if code != 0 || !strings.Contains(out, "(0 daily, 1 task)") {
+	if code != 0 || !strings.Contains(out, "(0 daily, 1 task, 0 templates)") {
 		t.Errorf("status: exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -39,6 +39,11 @@ type Note struct {
 	BodyOffset       int // byte offset of the first byte after the frontmatter block
 	BodyLine         int // 1-based line of that byte
 
+	// Plain says why the body was kept as plain text, without headings,
+	// entries, checklist, inline tags or links: its markup would cost more
+	// time or memory to parse than a note may (see budget). "" when parsed.
+	Plain string
+
 	Headings  []Heading
 	Entries   []Entry // daily notes only: the `## HH:MM` sections
 	Date      string  // daily notes only: the day, YYYY-MM-DD

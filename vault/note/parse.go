@@ -37,29 +37,47 @@ var markdown = goldmark.DefaultParser()
 // Parse parses the markdown file at the vault-relative path with contents
 // src. It never fails as a whole: broken frontmatter is reported in
 // FrontmatterError and the body still parses; invalid UTF-8 is kept as
-// written. Every string in the Note shares memory with one copy of src.
+// written; a header or body whose markup would cost more than the parse
+// budget is not parsed (FrontmatterError, Plain). Every string in the Note
+// shares memory with one copy of src.
 func Parse(notePath string, src []byte, opts Options) *Note {
 	s := string(src)
 	n := &Note{Path: notePath, BodyLine: 1}
 	p := scratchPool.Get().(*scratch)
 	defer p.release()
 	p.s, p.n = s, n
-	p.lines(s)
 
 	bodyStart := 0
-	if ys, ye, body, ok := frontmatterBlock(s); ok {
-		n.BodyOffset, n.BodyLine = body, p.lineOf(body)
+	ys, ye, body, hasHeader := frontmatterBlock(s)
+	if hasHeader {
 		bodyStart = body
-		fm, err := decodeFrontmatter(s[ys:ye], p.lineOf(ys))
-		if err != nil && opts.isTemplate(notePath) {
-			fm, err = templateFrontmatter(s[ys:ye], fm, err)
-		}
-		if err != nil {
-			n.FrontmatterError = err.Error()
-		}
-		n.Frontmatter = fm
 	} else if strings.HasPrefix(s, "\uFEFF") {
 		bodyStart = len("\uFEFF") // a byte-order mark would hide a first-line heading
+	}
+	// A body over the parse budget is kept as plain text: only the header
+	// needs line numbers then.
+	_, n.Plain = budget(src[bodyStart:])
+	if n.Plain == "" {
+		p.lines(s)
+	} else {
+		p.lines(s[:bodyStart])
+	}
+	if hasHeader {
+		n.BodyOffset, n.BodyLine = body, p.lineOf(body)
+		// yaml.v3 is as costly as goldmark per line; the header has a
+		// budget as the body does.
+		if _, why := headerBudget(src[ys:ye]); why != "" {
+			n.FrontmatterError = "not read: " + why
+		} else {
+			fm, err := decodeFrontmatter(s[ys:ye], p.lineOf(ys))
+			if err != nil && opts.isTemplate(notePath) {
+				fm, err = templateFrontmatter(s[ys:ye], fm, err)
+			}
+			if err != nil {
+				n.FrontmatterError = err.Error()
+			}
+			n.Frontmatter = fm
+		}
 	}
 	fm := n.Frontmatter
 
@@ -75,7 +93,9 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 	n.Aliases = aliases(fm)
 
 	p.base, p.body = bodyStart, src[bodyStart:]
-	p.blocks(markdown.Parse(text.NewReader(p.body)))
+	if n.Plain == "" {
+		p.blocks(markdown.Parse(text.NewReader(p.body)))
+	}
 
 	if !slices.IsSortedFunc(n.Links, byOffset) {
 		slices.SortStableFunc(n.Links, byOffset)
@@ -99,9 +119,10 @@ type scratch struct {
 	base int    // offset of the text goldmark parsed within s
 	body []byte // that text, as goldmark saw it
 
-	newlines []int     // offsets of every '\n' in s, for line numbers
-	excluded []span    // code spans, autolinks, raw HTML and link destinations of the current block
-	heads    []headEnd // per Note.Headings entry: where its section body starts
+	newlines []int               // offsets of every '\n' in s, for line numbers
+	excluded []span              // code spans, autolinks, raw HTML and link destinations of the current block
+	heads    []headEnd           // per Note.Headings entry: where its section body starts
+	tagKeys  map[string]struct{} // folded Note.Tags, once there are many (see addTag)
 	buf      []byte
 }
 
@@ -124,6 +145,10 @@ func (p *scratch) release() {
 		p.newlines = nil
 	}
 	p.excluded = p.excluded[:0]
+	if len(p.tagKeys) > maxPooledLines {
+		p.tagKeys = nil
+	}
+	clear(p.tagKeys)
 	p.heads = p.heads[:0]
 	p.buf = p.buf[:0]
 	clear(p.heads[:cap(p.heads)]) // drop references into the parsed source
@@ -136,9 +161,13 @@ func (p *scratch) lines(s string) {
 	p.newlines = p.newlines[:0]
 	loneCR := strings.IndexByte(s, '\r') >= 0
 	for i := 0; ; {
-		j := strings.IndexByte(s[i:], '\n')
+		// Not both: looking for a '\n' that is far away at every '\r'
+		// costs the square of the file.
+		var j int
 		if loneCR {
 			j = strings.IndexAny(s[i:], "\r\n")
+		} else {
+			j = strings.IndexByte(s[i:], '\n')
 		}
 		if j < 0 {
 			return
@@ -250,18 +279,43 @@ func aliases(fm *Frontmatter) []string {
 	return nil
 }
 
+// tagScan is how many tags addTag compares one by one; past it, a set of
+// folded tags keeps a note of thousands of tags from costing their square.
+const tagScan = 16
+
 func (p *scratch) addTag(t string) {
 	t = strings.TrimRight(strings.TrimSpace(t), "/")
 	if t == "" {
 		return
 	}
-	for _, have := range p.n.Tags {
-		if strings.EqualFold(have, t) {
-			return
+	tags := p.n.Tags
+	if len(tags) < tagScan {
+		for _, have := range tags {
+			if strings.EqualFold(have, t) {
+				return
+			}
+		}
+		p.n.Tags = append(tags, t)
+		return
+	}
+	if p.tagKeys == nil {
+		p.tagKeys = make(map[string]struct{}, 2*tagScan)
+	}
+	if len(p.tagKeys) == 0 {
+		for _, have := range tags {
+			p.tagKeys[foldTag(have)] = struct{}{}
 		}
 	}
-	p.n.Tags = append(p.n.Tags, t)
+	k := foldTag(t)
+	if _, ok := p.tagKeys[k]; ok {
+		return
+	}
+	p.tagKeys[k] = struct{}{}
+	p.n.Tags = append(tags, t)
 }
+
+// foldTag is the key under which tags that differ only in case meet.
+func foldTag(t string) string { return strings.ToLower(strings.ToUpper(t)) }
 
 // blocks walks the block structure. Code blocks and HTML blocks are skipped
 // whole: nothing in them is a link, tag or checklist item.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package note
+
+const raceEnabled = false
