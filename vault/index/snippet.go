@@ -2,38 +2,51 @@ package index
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
-// Snippets are cut in Go from the section text rather than with FTS5's
-// snippet(): that function re-tokenizes every hit's text inside SQLite and
-// was half the time of a typical search.
+// Snippets are cut in Go from the section text: the search table holds no
+// text of its own (see searchText).
 
-// term is a query word as the index compares it.
+// term is a query piece as the index compares it.
 type term struct {
-	text   string // folded (see fold)
-	prefix bool   // the user wrote word*
+	text     string // folded (see fold)
+	unspaced bool   // found inside a run of an unspaced script
+	prefix   bool   // the user wrote word*
+}
+
+// match reports whether the folded piece p holds t.
+func (t term) match(p folded) bool {
+	if t.unspaced {
+		return p.unspaced && strings.Contains(p.text, t.text)
+	}
+	return !p.unspaced && (p.text == t.text || t.prefix && strings.HasPrefix(p.text, t.text))
 }
 
 // snippetTokens is how many words a snippet shows.
 const snippetTokens = 16
 
 // snippet returns the window of body with the most query terms, the terms
-// between ** and **; without any, the start of body.
-func snippet(body string, terms []term) string {
-	spans := tokenSpans(body)
+// between ** and **, and the byte offset in body of the first matched
+// piece (-1 without any); without a match, the start of body.
+func snippet(body string, terms []term) (string, int) {
+	var spans []folded
+	pieces(body, func(p folded) { spans = append(spans, p) })
 	matched := make([]bool, len(spans))
-	any := false
+	first := -1
 	for i, sp := range spans {
-		if matches(body[sp.start:sp.end], terms) {
-			matched[i], any = true, true
+		for _, t := range terms {
+			if t.match(sp) {
+				matched[i] = true
+				if first < 0 {
+					first = sp.start
+				}
+				break
+			}
 		}
 	}
-	if !any {
-		return leadSnippet(body)
+	if first < 0 {
+		return leadSnippet(body), -1
 	}
 	// Windows start a few words before a match, to show what leads up to
 	// it; the one with the most matches wins, the earliest among equals.
@@ -72,7 +85,7 @@ func snippet(body string, terms []term) string {
 	} else {
 		b.WriteString(body[pos:])
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return strings.Join(strings.Fields(b.String()), " "), first
 }
 
 // leadSnippet is the first words of a section, for hits without matched
@@ -90,89 +103,9 @@ func leadSnippet(body string) string {
 	return string(r) + "…"
 }
 
-// matches reports whether the token tok is one of terms. Most tokens are
-// ASCII and compare without folding, which would allocate.
-func matches(tok string, terms []term) bool {
-	if !isASCII(tok) {
-		tok = fold(tok)
-	}
-	for _, t := range terms {
-		if len(tok) == len(t.text) || t.prefix && len(tok) > len(t.text) {
-			if strings.EqualFold(tok[:len(t.text)], t.text) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-type span struct{ start, end int }
-
-// tokenSpans splits s into tokens the way unicode61 does, keeping where
-// each one is.
-func tokenSpans(s string) []span {
-	out := make([]span, 0, len(s)/5)
-	start := -1
-	for i, r := range s {
-		if r < utf8.RuneSelf && asciiToken[r] || r >= utf8.RuneSelf && isTokenRune(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			out = append(out, span{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, span{start, len(s)})
-	}
+// foldedPieces returns the folded pieces of s.
+func foldedPieces(s string) []folded {
+	var out []folded
+	pieces(s, func(p folded) { out = append(out, p) })
 	return out
-}
-
-var asciiToken = func() (t [utf8.RuneSelf]bool) {
-	for r := range t {
-		t[r] = isTokenRune(rune(r))
-	}
-	return t
-}()
-
-// tokens splits s into folded tokens.
-func tokens(s string) []string {
-	var out []string
-	for _, sp := range tokenSpans(s) {
-		out = append(out, fold(s[sp.start:sp.end]))
-	}
-	return out
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// isTokenRune reports what unicode61 treats as part of a word: letters,
-// digits, marks and private-use characters.
-func isTokenRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || unicode.Is(unicode.Co, r)
-}
-
-// fold lower-cases a token and strips its diacritics, as unicode61 with
-// remove_diacritics does, so that "Café" and "cafe" compare equal.
-func fold(tok string) string {
-	if isASCII(tok) {
-		return strings.ToLower(tok)
-	}
-	var b strings.Builder
-	for _, r := range norm.NFD.String(tok) {
-		if !unicode.Is(unicode.Mn, r) {
-			b.WriteRune(unicode.ToLower(r))
-		}
-	}
-	return b.String()
 }
