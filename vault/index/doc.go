@@ -15,7 +15,7 @@ import (
 // A note is one row of the search table, its columns in the order of
 // notes_fts. The texts are as written; searchText folds them on insert.
 type ftsRow struct {
-	id                                         int64 // the note's file id
+	id                                       int64 // the note's file id
 	title, path, headings, props, body, meta string
 }
 

@@ -15,11 +15,11 @@ type section struct {
 	start    int // byte offset of the heading line (or of the body, for the preamble)
 	line     int
 	bodyLine int // line of text's first byte
-	heading string
-	title   string // note title and aliases, on the preamble only
-	text    string
-	listed  bool
-	entry   *note.Entry
+	heading  string
+	title    string // note title and aliases, on the preamble only
+	text     string
+	listed   bool
+	entry    *note.Entry
 }
 
 // sectionsOf splits n into sections. Daily entries are sections of their own
