@@ -161,7 +161,7 @@ func TestSearch(t *testing.T) {
 		{name: "tags all required", q: Query{Text: "deploy", Tags: []string{"ops", "howto"}},
 			want: []string{"Notes/Deploy guide.md#"}},
 		{name: "parent tag matches nested", q: Query{Text: "release", Tags: []string{"project"}},
-			want: []string{"Tasks/Ship v2.md#Plan"}},
+			want: []string{"Tasks/Ship v2.md#"}},
 		{name: "tag prefix is not a parent", q: Query{Text: "release", Tags: []string{"proj"}}},
 		{name: "task status", q: Query{Text: "deploy", Fields: TaskFilter{Status: []string{"OPEN"}}},
 			want: []string{"Tasks/Fix login.md#", "Tasks/Someday.md#"}},

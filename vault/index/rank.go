@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -154,15 +155,17 @@ func (p *queryPlan) namedNotes(ctx context.Context, tx *sql.Tx) (map[int64]bool,
 }
 
 // bestSections reads the sections of the notes ids and returns, per note,
-// the hit at its best section: the one holding the most distinct terms
-// (its heading and, for the first, the note's title count), the earliest
-// among equals; its line is that of the first match in it.
+// the hit at its best section: the one whose terms weigh most, a term
+// weighing less the more of the note's sections hold it (its heading and,
+// for the first, the note's title count), the earliest among equals; its
+// line is that of the first match in it.
 func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (map[int64]Hit, error) {
 	type sec struct {
-		heading, title, body, date string
-		line, bodyLine, score      int
+		heading, body, date string
+		line, bodyLine      int
+		held                []bool // by probe
 	}
-	best := make(map[int64]sec, len(ids))
+	secs := make(map[int64][]sec, len(ids))
 	paths := make(map[int64]string, len(ids))
 	probes := termProbes(terms)
 	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
@@ -170,28 +173,42 @@ func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (m
 		JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
 		WHERE n.file_id IN (`+placeholders(len(ids))+`) ORDER BY s.id`, int64Args(ids), func(r *sql.Rows) error {
 		var id int64
-		var path string
+		var path, title string
 		var s sec
-		if err := r.Scan(&id, &path, &s.heading, &s.title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
+		if err := r.Scan(&id, &path, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
 			return err
 		}
-		if _, ok := paths[id]; !ok {
-			paths[id] = path
-			s.score = probes.count(s.title+"\n"+s.heading+"\n"+s.body) - 1 // any first section beats none
-			best[id] = s
-			return nil
-		}
-		s.score = probes.count(s.title + "\n" + s.heading + "\n" + s.body)
-		if s.score > best[id].score {
-			best[id] = s
-		}
+		paths[id] = path
+		s.held = probes.held(title + "\n" + s.heading + "\n" + s.body)
+		secs[id] = append(secs[id], s)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading hits: %w", err)
 	}
-	out := make(map[int64]Hit, len(best))
-	for id, s := range best {
+	out := make(map[int64]Hit, len(secs))
+	for id, ss := range secs {
+		df := make([]int, len(probes.texts))
+		for _, s := range ss {
+			for i, h := range s.held {
+				if h {
+					df[i]++
+				}
+			}
+		}
+		best, bestScore := 0, 0.0
+		for j, s := range ss {
+			score := 0.0
+			for i, h := range s.held {
+				if h {
+					score += 1 / float64(df[i])
+				}
+			}
+			if score > bestScore+1e-9 {
+				best, bestScore = j, score
+			}
+		}
+		s := ss[best]
 		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, Date: s.date}
 		var at int
 		h.Snippet, at = snippet(s.body, terms)
@@ -203,56 +220,41 @@ func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (m
 	return out, nil
 }
 
-// probes tell quickly whether a section likely holds a term: in ASCII text
-// by looking for the term in it lower-cased, in other text folded. It only chooses among a note's sections; snippet
-// marks the exact matches.
+// probes tell quickly whether a section likely holds each term: in ASCII
+// text by looking for the term in it lower-cased, in other text folded.
+// They only choose among a note's sections; snippet marks the exact
+// matches.
 type probes struct {
-	ascii, other []string
+	texts []string // distinct folded terms
 }
 
 func termProbes(terms []term) probes {
 	var p probes
-	seen := map[string]bool{}
 	for _, t := range terms {
-		if seen[t.text] {
-			continue
-		}
-		seen[t.text] = true
-		if isASCII(t.text) {
-			p.ascii = append(p.ascii, t.text)
-		} else {
-			p.other = append(p.other, t.text)
+		if !slices.Contains(p.texts, t.text) {
+			p.texts = append(p.texts, t.text)
 		}
 	}
 	return p
 }
 
-func (p probes) count(text string) int {
-	n := 0
+// held reports, for each probe, whether text holds it.
+func (p probes) held(text string) []bool {
+	out := make([]bool, len(p.texts))
 	if isASCII(text) {
-		if len(p.other) > 0 {
-			return 0
-		}
-		lower := strings.ToLower(text)
-		for _, t := range p.ascii {
-			if strings.Contains(lower, t) {
-				n++
-			}
-		}
-		return n
+		text = strings.ToLower(text) // a term that is not ASCII cannot be in it
+	} else {
+		var b strings.Builder
+		pieces(text, func(f folded) {
+			b.WriteString(f.text)
+			b.WriteByte(' ')
+		})
+		text = b.String()
 	}
-	var b strings.Builder
-	pieces(text, func(f folded) {
-		b.WriteString(f.text)
-		b.WriteByte(' ')
-	})
-	folded := b.String()
-	for _, t := range append(p.ascii, p.other...) {
-		if strings.Contains(folded, t) {
-			n++
-		}
+	for i, t := range p.texts {
+		out[i] = strings.Contains(text, t)
 	}
-	return n
+	return out
 }
 
 // propTerm is a key:value filter: a key of letters, digits, '_' and '-',
