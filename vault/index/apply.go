@@ -265,7 +265,7 @@ type writer struct {
 
 	ftsRows []ftsRow
 	// bulk, when set, takes the FTS rows once the batch is committed, and
-	// sections_fts is not written here.
+	// notes_fts is not written here.
 	bulk *Bulk
 }
 
@@ -464,7 +464,7 @@ func (w *writer) deleteContent(ctx context.Context, id int64) error {
 	case err != nil:
 		return fmt.Errorf("finding sections: %w", err)
 	case w.bulk != nil:
-		// The sections may not be in sections_fts (yet): Finish rebuilds it.
+		// The note may not be in notes_fts (yet): Finish rebuilds it.
 		w.bulk.spoil()
 		if err := w.exec(ctx, deleteSectionsSQL, lo, hi); err != nil {
 			return fmt.Errorf("deleting sections: %w", err)
