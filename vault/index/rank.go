@@ -209,7 +209,7 @@ func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (m
 			}
 		}
 		s := ss[best]
-		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, Date: s.date}
+		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
 		var at int
 		h.Snippet, at = snippet(s.body, terms)
 		if at >= 0 {
@@ -276,6 +276,9 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 	add := func(ps []folded, prefix bool) {
 		for i, p := range ps {
 			terms = append(terms, term{text: p.text, unspaced: p.unspaced, prefix: prefix && i == len(ps)-1})
+		}
+		if len(ps) > 1 { // the section holding the words together is the better hit
+			terms = append(terms, term{text: pieceKey(ps), phrase: true})
 		}
 	}
 	withSynonyms := func(expr string, ps []folded) string {

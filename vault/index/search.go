@@ -61,12 +61,15 @@ const DefaultLimit = 50
 // Hit is one matching note, at its best section (or, without query text,
 // one listed entry or note).
 type Hit struct {
-	Path    string  `json:"path"`
-	Heading string  `json:"heading"` // the section's heading as written; "" for text before the first heading
-	Line    int     `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body)
-	Snippet string  `json:"snippet"` // a short excerpt, matched words between ** and **
-	Date    string  `json:"date,omitempty"`
-	Rank    float64 `json:"rank,omitempty"`
+	Path    string `json:"path"`
+	Heading string `json:"heading"` // the section's heading as written; "" for text before the first heading
+	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body)
+	// SectionLine is the line of the section's heading (or of the note body
+	// for text before the first heading): where the section starts.
+	SectionLine int     `json:"section_line"`
+	Snippet     string  `json:"snippet"` // a short excerpt, matched words between ** and **
+	Date        string  `json:"date,omitempty"`
+	Rank        float64 `json:"rank,omitempty"`
 }
 
 // Result is the answer to a query: the best hits, how many notes (or, without
@@ -360,6 +363,7 @@ func (p *queryPlan) list(ctx context.Context, tx *sql.Tx) (Result, error) {
 		if err := rows.Scan(&id, &h.Path, &h.Heading, &h.Line, &h.Date, &body); err != nil {
 			return r, fmt.Errorf("reading hits: %w", err)
 		}
+		h.SectionLine = h.Line
 		h.Snippet = leadSnippet(body)
 		hits[id] = h
 	}

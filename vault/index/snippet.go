@@ -13,10 +13,16 @@ type term struct {
 	text     string // folded (see fold)
 	unspaced bool   // found inside a run of an unspaced script
 	prefix   bool   // the user wrote word*
+	// phrase: the folded pieces of a phrase, space separated. It marks no
+	// piece; it weighs the sections that hold the words together.
+	phrase bool
 }
 
 // match reports whether the folded piece p holds t.
 func (t term) match(p folded) bool {
+	if t.phrase {
+		return false
+	}
 	if t.unspaced {
 		return p.unspaced && strings.Contains(p.text, t.text)
 	}
