@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -67,18 +67,29 @@ func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 	// CROSS JOIN keeps the FTS table as the outer loop: SQLite would
 	// otherwise start from a selective filter and probe FTS5 per row, which
 	// is orders of magnitude slower.
-	q := `SELECT t.rowid, ` + pathCol + `, bm25(notes_fts, ` + rankWeights + `) FROM notes_fts t`
+	from := ` FROM notes_fts t`
 	for _, j := range joins {
-		q += " CROSS JOIN " + j
+		from += " CROSS JOIN " + j
 	}
-	q += " WHERE " + strings.Join(append([]string{"notes_fts MATCH ?"}, where...), " AND ")
+	from += " WHERE " + strings.Join(append([]string{"notes_fts MATCH ?"}, where...), " AND ")
 	type scored struct {
 		id    int64
 		score float64 // lower is better, as bm25 has it
 		named bool
 	}
 	var cands []scored
-	err = collect(ctx, tx, q, args, func(rows *sql.Rows) error {
+	var r Result
+	// The named note first, then by score; ties in the index's order.
+	// Without a glob to check in Go, SQLite keeps the best rows itself (a
+	// bounded sort, no row crossing to Go but those), and counts the rest
+	// without ranking them.
+	order := ` ORDER BY t.rowid IN (` + placeholders(len(named)) + `) DESC, 3, t.rowid`
+	limit := ""
+	if p.globRE == nil {
+		limit = fmt.Sprintf(" LIMIT %d", p.limit+1)
+	}
+	q := `SELECT t.rowid, ` + pathCol + `, bm25(notes_fts, ` + rankWeights + `)` + from + order + limit
+	err = collect(ctx, tx, q, append(slices.Clone(args), int64Args(slices.Collect(maps.Keys(named)))...), func(rows *sql.Rows) error {
 		var c scored
 		var path string
 		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
@@ -94,18 +105,16 @@ func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("matching: %w", err)
 	}
-	r := Result{Total: len(cands), Truncated: len(cands) > p.limit}
+	r.Total = len(cands)
+	if limit != "" && len(cands) > p.limit {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&r.Total); err != nil {
+			return Result{}, fmt.Errorf("counting matches: %w", err)
+		}
+	}
+	r.Truncated = r.Total > p.limit
 	if len(cands) == 0 {
 		return r, nil
 	}
-	// The named note first, then by score; ties keep the index's order
-	// (rowid, ascending).
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].named != cands[j].named {
-			return cands[i].named
-		}
-		return cands[i].score < cands[j].score
-	})
 	cands = cands[:min(len(cands), p.limit)]
 	ids := make([]int64, len(cands))
 	for i, c := range cands {
