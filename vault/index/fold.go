@@ -34,14 +34,22 @@ type folded struct {
 
 // pieces splits s into folded pieces and calls f for each.
 func pieces(s string, f func(folded)) {
-	start, unspaced := -1, false
+	piecesWhile(s, func(p folded) bool { f(p); return true })
+}
+
+// piecesWhile is pieces until f returns false.
+func piecesWhile(s string, f func(folded) bool) {
+	start, unspaced, more := -1, false, true
 	flush := func(end int) {
-		if start >= 0 {
-			f(folded{text: fold(s[start:end]), start: start, end: end, unspaced: unspaced})
-			start = -1
+		if start >= 0 && more {
+			more = f(folded{text: fold(s[start:end]), start: start, end: end, unspaced: unspaced})
 		}
+		start = -1
 	}
 	for i, r := range s {
+		if !more {
+			return
+		}
 		if r < utf8.RuneSelf {
 			if asciiWord[r] {
 				if start >= 0 && unspaced {
@@ -60,7 +68,9 @@ func pieces(s string, f func(folded)) {
 			flush(i)
 		case classSymbol:
 			flush(i)
-			f(folded{text: string(r), start: i, end: i + utf8.RuneLen(r)})
+			if more {
+				more = f(folded{text: string(r), start: i, end: i + utf8.RuneLen(r)})
+			}
 		case classMark:
 			// A mark belongs to the piece before it, whichever script.
 			if start < 0 {
@@ -107,6 +117,9 @@ func runeClass(r rune) int {
 		}
 		return classMark
 	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Co, r):
+		if r < 0x0E00 { // Latin to the Indic scripts, before Thai: spaced
+			return classSpaced
+		}
 		if r == 0x30FC || unicode.IsOneOf(unspacedScripts, r) { // ー, the kana length mark, is Common
 			return classUnspaced
 		}
@@ -219,4 +232,32 @@ func queryTokens(ps []folded, prefix bool) ([]string, bool) {
 		}
 	}
 	return toks, prefix
+}
+
+// probeFolds maps each rune below U+2000 to what fold makes of it alone:
+// lower case, accents stripped (-1 drops a combining accent).
+var probeFolds = func() (t [0x2000]rune) {
+	for r := range t {
+		t[r] = rune(r)
+		if isAccent(rune(r)) {
+			t[r] = -1
+			continue
+		}
+		if f := []rune(fold(string(rune(r)))); len(f) == 1 {
+			t[r] = f[0]
+		}
+	}
+	return t
+}()
+
+// probeFold folds text rune by rune, which is what fold does to the words
+// of most text (it does not compose or decompose Hangul and kana, which
+// fold keeps composed): cheap enough to run over every section of a hit.
+func probeFold(text string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x2000 {
+			return probeFolds[r]
+		}
+		return unicode.ToLower(r)
+	}, text)
 }

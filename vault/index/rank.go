@@ -229,10 +229,10 @@ func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (m
 	return out, nil
 }
 
-// probes tell quickly whether a section likely holds each term: in ASCII
-// text by looking for the term in it lower-cased, in other text folded.
-// They only choose among a note's sections; snippet marks the exact
-// matches.
+// probes tell quickly whether a section likely holds each term, folded,
+// in the text folded rune by rune (see probeFold), which is much cheaper
+// than splitting it into pieces. They only choose among a note's sections;
+// snippet marks the exact matches.
 type probes struct {
 	texts []string // distinct folded terms
 }
@@ -250,16 +250,7 @@ func termProbes(terms []term) probes {
 // held reports, for each probe, whether text holds it.
 func (p probes) held(text string) []bool {
 	out := make([]bool, len(p.texts))
-	if isASCII(text) {
-		text = strings.ToLower(text) // a term that is not ASCII cannot be in it
-	} else {
-		var b strings.Builder
-		pieces(text, func(f folded) {
-			b.WriteString(f.text)
-			b.WriteByte(' ')
-		})
-		text = b.String()
-	}
+	text = probeFold(text)
 	for i, t := range p.texts {
 		out[i] = strings.Contains(text, t)
 	}

@@ -36,21 +36,25 @@ const snippetTokens = 16
 // between ** and **, and the byte offset in body of the first matched
 // piece (-1 without any); without a match, the start of body.
 func snippet(body string, terms []term) (string, int) {
+	// The window is sought near the first match: a long section is split
+	// up to a few windows past it, not to its end.
 	var spans []folded
-	pieces(body, func(p folded) { spans = append(spans, p) })
-	matched := make([]bool, len(spans))
-	first := -1
-	for i, sp := range spans {
+	var matched []bool
+	first, stop := -1, -1
+	piecesWhile(body, func(p folded) bool {
+		m := false
 		for _, t := range terms {
-			if t.match(sp) {
-				matched[i] = true
-				if first < 0 {
-					first = sp.start
-				}
+			if t.match(p) {
+				m = true
 				break
 			}
 		}
-	}
+		if m && first < 0 {
+			first, stop = p.start, len(spans)+3*snippetTokens
+		}
+		spans, matched = append(spans, p), append(matched, m)
+		return stop < 0 || len(spans) < stop
+	})
 	if first < 0 {
 		return leadSnippet(body), -1
 	}
@@ -86,7 +90,7 @@ func snippet(body string, terms []term) (string, int) {
 		}
 		pos = spans[i].end
 	}
-	if end < len(spans) {
+	if end < len(spans) { // a stop past the first match leaves spans after any window
 		b.WriteString("…")
 	} else {
 		b.WriteString(body[pos:])
