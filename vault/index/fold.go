@@ -139,29 +139,48 @@ func fold(tok string) string {
 	if isASCII(tok) {
 		return strings.ToLower(tok)
 	}
-	s := tok
-	for _, r := range tok {
-		if r < 0x0530 || 0x1E00 <= r && r < 0x2000 || isAccent(r) {
-			var b strings.Builder
-			for _, r := range norm.NFD.String(tok) {
-				if !isAccent(r) {
-					b.WriteRune(r)
-				}
+	// Rune by rune from a table below U+2000; only a mark or a Hangul
+	// jamo can compose with what precedes it, so only then is NFC asked.
+	compose := false
+	s := strings.Map(func(r rune) rune {
+		if r < 0x2000 {
+			if r >= 0x0300 && !compose {
+				compose = unicode.IsMark(r) || 0x1100 <= r && r < 0x1200
 			}
-			s = b.String()
-			break
+			return probeFolds[r]
 		}
-	}
-	s = strings.Map(func(r rune) rune {
-		if r == 'ς' { // final sigma, so σημείωσης matches ΣΗΜΕΙΩΣΗΣ
-			return 'σ'
+		if !compose {
+			compose = unicode.IsMark(r) || 0x3130 <= r && r < 0x3190
 		}
 		return unicode.ToLower(r)
-	}, s)
-	if !norm.NFC.IsNormalString(s) {
+	}, tok)
+	if compose && !norm.NFC.IsNormalString(s) {
 		s = norm.NFC.String(s)
 	}
 	return s
+}
+
+// foldRune is what fold makes of r alone, worked out the long way: lower
+// case, decomposed, accents dropped, composed again; -1 when nothing is
+// left.
+func foldRune(r rune) rune {
+	if isAccent(r) {
+		return -1
+	}
+	var b strings.Builder
+	for _, d := range norm.NFD.String(string(r)) {
+		if !isAccent(d) {
+			if d == 'ς' { // final sigma, so σημείωσης matches ΣΗΜΕΙΩΣΗΣ
+				d = 'σ'
+			}
+			b.WriteRune(unicode.ToLower(d))
+		}
+	}
+	f := []rune(norm.NFC.String(b.String()))
+	if len(f) != 1 {
+		return unicode.ToLower(r)
+	}
+	return f[0]
 }
 
 // isAccent reports the combining marks that fold removes: the blocks of
@@ -234,18 +253,10 @@ func queryTokens(ps []folded, prefix bool) ([]string, bool) {
 	return toks, prefix
 }
 
-// probeFolds maps each rune below U+2000 to what fold makes of it alone:
-// lower case, accents stripped (-1 drops a combining accent).
+// probeFolds maps each rune below U+2000 to foldRune of it.
 var probeFolds = func() (t [0x2000]rune) {
 	for r := range t {
-		t[r] = rune(r)
-		if isAccent(rune(r)) {
-			t[r] = -1
-			continue
-		}
-		if f := []rune(fold(string(rune(r)))); len(f) == 1 {
-			t[r] = f[0]
-		}
+		t[r] = foldRune(rune(r))
 	}
 	return t
 }()
