@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // multilingual is the fixture vault of notes in many scripts.
@@ -313,5 +314,37 @@ func TestBestSectionEarliestOfEquals(t *testing.T) {
 		if err != nil || len(hits) == 0 || hitKeys(hits)[0] != want {
 			t.Errorf("Search(%q) = %v, %v; want %s first", q, hitKeys(hits), err, want)
 		}
+	}
+}
+
+// TestMigrateFromSectionSearch: an index built by a margin that searched
+// sections is emptied by the migration, so the next walk indexes every note
+// again into notes_fts.
+func TestMigrateFromSectionSearch(t *testing.T) {
+	ctx := context.Background()
+	dbPath := filepath.Join(t.TempDir(), "index.db")
+	db, err := store.OpenRebuildable(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Migrate(ctx, db, "index", schema[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO files (id, path, path_key, stem_key, size, mtime_ns, hash, state) VALUES (1, 'a.md', 'a', 'a', 1, 1, 'h', 'indexed')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	ix := reopen(t, dbPath)
+	st, err := ix.Stat(ctx)
+	if err != nil || len(st) != 0 {
+		t.Errorf("Stat after the migration = %v, %v; want nothing, so that the walk reads every note", st, err)
+	}
+	src := []byte("# Note\n\n노트를 읽으세요.\n")
+	apply(t, ix, Update{Path: "a.md", Note: note.Parse("a.md", src, note.Options{}), Content: src})
+	if got := searchPaths(t, ix, Query{Text: "노트"}); !slices.Equal(got, []string{"a.md"}) {
+		t.Errorf("search after the migration = %v", got)
+	}
+	if err := ix.Check(ctx); err != nil {
+		t.Error(err)
 	}
 }
