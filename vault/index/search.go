@@ -24,9 +24,13 @@ const (
 // Fields all restrict; a query without Text lists the entries or notes that
 // pass the other filters.
 type Query struct {
-	// Text is searched case- and diacritic-insensitively in titles, headings
-	// and section text. Words in double quotes are a phrase; a word ending in
-	// '*' matches as a prefix. Nothing else is syntax: any other character is
+	// Text is searched case- and accent-insensitively in titles, aliases,
+	// paths, headings, property values and text; words of scripts written
+	// without spaces (Han, kana, Hangul, Thai, Khmer…) match anywhere in a
+	// run of that script. Words in double quotes are a phrase; a word ending
+	// in '*' matches as a prefix; key:value (a key starting with a letter,
+	// key:"a value" for several words) keeps the notes whose property key
+	// holds those words. Nothing else is syntax: any other character is
 	// searched for, or ignored as punctuation.
 	Text string
 	Mode Mode // all, any or phrase, case-insensitive; empty means all
