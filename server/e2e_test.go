@@ -125,15 +125,32 @@ func TestCoverageAccountsForEveryFile(t *testing.T) {
 
 func TestSearchFindsEntriesWithHeadings(t *testing.T) {
 	e, _ := start(t)
-	var res struct{ Hits []hit }
+	var res struct {
+		Hits      []hit
+		Total     int
+		Truncated bool
+	}
 	e.MustCall("vault/search", map[string]any{"query": "bench press", "from": "2026-11-09", "to": "2026-11-15"}, &res)
 	if len(res.Hits) == 0 {
 		t.Fatal("no hits for bench press in the heavy week")
 	}
+	if res.Total != len(res.Hits) || res.Truncated {
+		t.Errorf("total %d, truncated %v for %d hits; want all of them, not cut", res.Total, res.Truncated, len(res.Hits))
+	}
+
 	for _, h := range res.Hits {
 		if !strings.HasPrefix(h.Path, "Daily/2026-11-") || h.Heading == "" || h.Line < 1 || h.Date < "2026-11-09" || h.Date > "2026-11-15" {
 			t.Errorf("hit %+v: want a daily entry in the range with heading and line", h)
 		}
+	}
+	var cut struct {
+		Hits      []hit
+		Total     int
+		Truncated bool
+	}
+	e.MustCall("vault/search", map[string]any{"query": "bench", "limit": 1}, &cut)
+	if len(cut.Hits) != 1 || cut.Total < 2 || !cut.Truncated {
+		t.Errorf("limit 1: %d hits, total %d, truncated %v; want 1 hit of several, cut", len(cut.Hits), cut.Total, cut.Truncated)
 	}
 }
 

@@ -303,7 +303,7 @@ func compareWithFreshIndex(t *testing.T, dir string) {
 	// The integrity check is written as an insert, so the live database is
 	// opened for writing; it changes nothing.
 	live, freshDB := openDB(t, filepath.Join(dir, ".margin/index.db"), ""), openDB(t, filepath.Join(fresh, ".margin/index.db"), "?mode=ro")
-	if _, err := live.Exec(`INSERT INTO sections_fts(sections_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+	if _, err := live.Exec(`INSERT INTO notes_fts(notes_fts) VALUES ('integrity-check')`); err != nil {
 		t.Errorf("the live full-text index does not match its sections: %v", err)
 	}
 	for name, q := range indexQueries {

@@ -78,9 +78,9 @@ type searchParams struct {
 	Limit int      `json:"limit"`
 }
 
-type searchResult struct {
-	Hits []index.Hit `json:"hits"`
-}
+// searchResult is index.Result: hits, how many notes matched in all, and
+// whether the hits were cut to the limit.
+type searchResult = index.Result
 
 var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
@@ -98,14 +98,14 @@ func (s *Server) vaultSearch(ctx context.Context, p *searchParams) (searchResult
 			return searchResult{}, err
 		}
 	}
-	hits, err := v.Index().Search(ctx, q)
+	r, err := v.Index().Find(ctx, q)
 	if err != nil {
 		return searchResult{}, err
 	}
-	if hits == nil {
-		hits = []index.Hit{}
+	if r.Hits == nil {
+		r.Hits = []index.Hit{}
 	}
-	return searchResult{Hits: hits}, nil
+	return r, nil
 }
 
 // query validates search params, naming the bad field.

@@ -432,7 +432,7 @@ func TestRunMergesTheSearchTableAfterAColdIndex(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	segments := func() int {
 		var n int
-		if err := db.QueryRow(`SELECT count(DISTINCT segid) FROM sections_fts_idx`).Scan(&n); err != nil {
+		if err := db.QueryRow(`SELECT count(DISTINCT segid) FROM notes_fts_idx`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

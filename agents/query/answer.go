@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -166,15 +167,25 @@ func degradedAnswer(s *Session) (string, []Citation) {
 	}
 	fmt.Fprintf(&b, "A plain search of your notes for the question's words found %d %s", len(s.Entries), noun)
 	if len(s.Entries) > shown {
-		fmt.Fprintf(&b, "; the latest %d:", shown)
+		fmt.Fprintf(&b, "; the best %d:", shown)
 	} else {
 		b.WriteString(":")
 	}
-	for _, en := range s.Entries[max(0, len(s.Entries)-shown):] {
+	for _, en := range bestEntries(s.Entries, shown) {
 		fmt.Fprintf(&b, "\n- %s %s", en.Link(), firstLine(en.Text))
 		cites = append(cites, Citation{Path: en.Path, Heading: en.Heading, Line: en.Line, Link: en.Link()})
 	}
 	return b.String(), cites
+}
+
+// bestEntries returns the n best-ranked entries, best first; entries of
+// equal rank (all of them, when none was ranked by a search) the latest
+// first.
+func bestEntries(es []Entry, n int) []Entry {
+	out := slices.Clone(es)
+	slices.Reverse(out) // es is in date order
+	slices.SortStableFunc(out, func(a, b Entry) int { return cmp.Compare(b.Rank, a.Rank) })
+	return out[:min(n, len(out))]
 }
 
 func firstLine(s string) string {

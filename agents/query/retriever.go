@@ -77,7 +77,7 @@ func (r *Retriever) Retrieve(ctx context.Context, instructions []Instruction, vo
 	}
 	var out Retrieval
 	out.Attempts = attempts
-	seen := map[string]bool{}
+	seen := map[string]int{} // key → index in out.Entries
 	for i, entries := range results {
 		if attempts[i].Err != "" {
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: %s", attempts[i].Summary, attempts[i].Err))
@@ -85,10 +85,13 @@ func (r *Retriever) Retrieve(ctx context.Context, instructions []Instruction, vo
 			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: nothing found", attempts[i].Summary))
 		}
 		for _, en := range entries {
-			if !seen[en.key()] {
-				seen[en.key()] = true
-				out.Entries = append(out.Entries, en)
+			if at, ok := seen[en.key()]; ok {
+				// Found by several keywords: it answers more of the question.
+				out.Entries[at].Rank += en.Rank
+				continue
 			}
+			seen[en.key()] = len(out.Entries)
+			out.Entries = append(out.Entries, en)
 		}
 	}
 	sortEntries(out.Entries)
@@ -244,12 +247,13 @@ func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, err
 				}
 				days[h.Date] = byLine
 			}
-			if en, ok := byLine[fmt.Sprintf("%s:%d", h.Path, h.Line)]; ok {
+			if en, ok := byLine[fmt.Sprintf("%s:%d", h.Path, h.SectionLine)]; ok {
+				en.Rank = h.Rank
 				out = append(out, en)
 				continue
 			}
 		}
-		en := Entry{Path: h.Path, Heading: h.Heading, Line: h.Line, Date: h.Date, Text: h.Snippet}
+		en := Entry{Path: h.Path, Heading: h.Heading, Line: h.SectionLine, Date: h.Date, Text: h.Snippet, Rank: h.Rank}
 		if r.Read != nil {
 			content, ok := files[h.Path]
 			if !ok {
@@ -258,7 +262,7 @@ func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, err
 				}
 				files[h.Path] = content
 			}
-			if t := sectionText(content, h.Line); t != "" {
+			if t := sectionText(content, h.SectionLine); t != "" {
 				en.Text = t
 			}
 		}

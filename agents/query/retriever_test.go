@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -191,4 +192,26 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return at
+}
+
+// TestDegradedAnswerCitesTheBestHits: offline, the answer cites the
+// best-ranked hits of the question's words, not the latest entries.
+func TestDegradedAnswerCitesTheBestHits(t *testing.T) {
+	v := querytest.SampleVault(t)
+	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: "Margin", MaxEntries: 200}
+	got, err := r.Retrieve(context.Background(), []Instruction{fallbackInstruction("bench press program")}, nil, 1)
+	if err != nil || len(got.Entries) < 2 {
+		t.Fatalf("Retrieve: %d entries, %v", len(got.Entries), err)
+	}
+	s := &Session{Degraded: "the model is offline", Entries: got.Entries}
+	_, cites := degradedAnswer(s)
+	best := slices.MaxFunc(got.Entries, func(a, b Entry) int { return cmp.Compare(a.Rank, b.Rank) })
+	if len(cites) == 0 || cites[0].Path != best.Path || best.Rank <= 0 {
+		t.Errorf("first citation %+v, want the best-ranked entry %s (rank %.2f)", cites[0], best.Link(), best.Rank)
+	}
+	// The note named by a word of the question, which the date order put
+	// among the earliest, is cited.
+	if !slices.ContainsFunc(cites, func(c Citation) bool { return c.Path == "Reference/Training program.md" }) {
+		t.Errorf("citations %v miss Reference/Training program.md", cites)
+	}
 }

@@ -65,6 +65,9 @@ type Entry struct {
 	Text       string `json:"text"`
 	// Parsed is the structured data stored for a logged entry, by domain.
 	Parsed map[string]any `json:"parsed,omitempty"`
+	// Rank is the search's relevance (higher is better; summed over the
+	// keywords that found it), 0 for an entry listed by date or tag.
+	Rank float64 `json:"-"`
 }
 
 // Link is the entry's citation as the user writes it in Obsidian.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,8 +81,13 @@ func TestSearchCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(out, "Daily/2026-11-13.md#18:15") {
-		t.Errorf("search for the heavy bench did not find 2026-11-13 18:15:\n%s", out)
+	if !regexp.MustCompile(`(?m)^Daily/2026-11-13\.md:\d+  #18:15$`).MatchString(out) {
+		t.Errorf("search for the heavy bench did not find 2026-11-13 18:15 as path:line:\n%s", out)
+	}
+	// A cut list says so.
+	_, stderr, code = runMargin(t, nil, "search", "--vault", vault, "--limit", "1", "bench")
+	if code != 0 || !regexp.MustCompile(`showing 1 of \d+ matching notes`).MatchString(stderr) {
+		t.Errorf("search --limit 1 bench: exit %d, stderr %q; want it to say the list was cut", code, stderr)
 	}
 
 	_, stderr, code = runMargin(t, nil, "search", "--vault", vault, "swimming")

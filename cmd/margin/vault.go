@@ -121,7 +121,8 @@ func newSearchCommand(g *globals) *cobra.Command {
 		Example: `  margin search bench press
   margin search --mode phrase "felt heavy"
   margin search --from 2026-11-09 --to 2026-11-15 sleep
-  margin search --glob 'Tasks/**' --tag work`,
+  margin search --glob 'Tasks/**' --tag work
+  margin search status:done rating:7`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q.Text, q.Mode = strings.Join(args, " "), index.Mode(mode)
 			if q.Text == "" && q.From == "" && q.To == "" && q.Glob == "" && len(q.Tags) == 0 {
@@ -140,22 +141,29 @@ func newSearchCommand(g *globals) *cobra.Command {
 				return err
 			}
 			defer v.Close()
-			hits, err := v.Index().Search(cmd.Context(), q)
+			r, err := v.Index().Find(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), hits)
+				if r.Hits == nil {
+					r.Hits = []index.Hit{}
+				}
+				return writeJSON(cmd.OutOrStdout(), r)
 			}
-			for _, h := range hits {
+			// path:line first, as grep and editors read it.
+			for _, h := range r.Hits {
 				anchor := ""
 				if h.Heading != "" {
-					anchor = "#" + h.Heading
+					anchor = "  #" + h.Heading
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s%s:%d\n    %s\n", h.Path, anchor, h.Line, oneLine(h.Snippet))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s:%d%s\n    %s\n", h.Path, h.Line, anchor, oneLine(h.Snippet))
 			}
-			if len(hits) == 0 {
+			switch {
+			case r.Total == 0:
 				fmt.Fprintln(cmd.ErrOrStderr(), "no matches")
+			case r.Truncated:
+				fmt.Fprintf(cmd.ErrOrStderr(), "showing %d of %d matching notes; --limit shows more\n", len(r.Hits), r.Total)
 			}
 			return nil
 		},

@@ -42,6 +42,7 @@ func main() {
 	work := flag.String("dir", "bench-vaults", "where generated vaults are kept between runs")
 	runs := flag.Int("runs", 5, "runs per process-level figure; the median is reported")
 	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
+	real := flag.String("real", "", "a copy of a real vault (the Obsidian help vault) to measure search on, in many scripts; empty skips it")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -51,6 +52,9 @@ func main() {
 	}
 	b := &bench{bin: abs, runs: *runs}
 	for _, s := range strings.Split(*sizes, ",") {
+		if strings.TrimSpace(s) == "" { // -sizes '' measures -real only
+			continue
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
 			log.Fatalf("bad size %q", s)
@@ -61,6 +65,16 @@ func main() {
 		}
 		if err := b.measure(dir, n); err != nil {
 			log.Fatalf("%d notes: %v", n, err)
+		}
+	}
+	if *real != "" {
+		n, err := countNotes(*real)
+		if err != nil {
+			log.Fatal(err)
+		}
+		label := func(f string) string { return fmt.Sprintf("%s, %s (%d notes)", f, filepath.Base(*real), n) }
+		if err := b.search(*real, n, realQueries, label); err != nil {
+			log.Fatalf("%s: %v", *real, err)
 		}
 	}
 	if err := b.queryCalls(); err != nil {
@@ -154,7 +168,7 @@ func (b *bench) measure(dir string, n int) error {
 	peak := slices.Max(rss)
 	b.add(row{figure: label("peak RSS, cold index"), target: "≤ 100 MB", measured: fmt.Sprintf("%.1f MB", float64(peak)/1024), pass: check(n < 10000 || peak <= 100*1024)})
 
-	if err := b.search(dir, n, label); err != nil {
+	if err := b.search(dir, n, queries, label); err != nil {
 		return err
 	}
 	if err := b.watchLatency(dir, label); err != nil {
@@ -205,7 +219,30 @@ func (b *bench) runStatus(dir string) (time.Duration, time.Duration, int64, erro
 // queries are searches a person runs, with frequent, medium and rare terms.
 var queries = []string{"bench", "sleep", "deadlift", "invoice", "meeting notes", "tired", "protein", "release", "physio", "chezmoi"}
 
-func (b *bench) search(dir string, n int, label func(string) string) error {
+// realQueries are searches of the Obsidian help vault, a word of each of
+// its scripts and common English ones.
+var realQueries = []string{"canvas", "sync", "daily notes", "link", "노트", "プラグイン", "笔记", "σημείωση", "เลือก",
+	"ឯកសារ", "করুন", "ملاحظة", "заметка", "Notiz", "הערה"}
+
+// countNotes counts the markdown files under dir, margin's folder aside.
+func countNotes(dir string) (int, error) {
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".margin" || d.Name() == ".git") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+func (b *bench) search(dir string, n int, queries []string, label func(string) string) error {
 	ctx := context.Background()
 	v, err := vault.Open(ctx, vault.Options{Dir: dir})
 	if err != nil {

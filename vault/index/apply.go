@@ -265,7 +265,7 @@ type writer struct {
 
 	ftsRows []ftsRow
 	// bulk, when set, takes the FTS rows once the batch is committed, and
-	// sections_fts is not written here.
+	// notes_fts is not written here.
 	bulk *Bulk
 }
 
@@ -279,21 +279,13 @@ const (
 	deleteFileSQL     = `DELETE FROM files WHERE id = ?`
 	sectionRangeSQL   = `SELECT first_section, last_section FROM notes WHERE file_id = ?`
 	deleteSectionsSQL = `DELETE FROM sections WHERE id BETWEEN ? AND ?`
-	insertFTSSQL      = `INSERT INTO sections_fts (rowid, title, heading, body, meta) VALUES (?, ?, ?, ?, ?)`
-	// An external-content FTS table forgets a row when told the values it
-	// indexed, which sections still holds.
-	deleteFTSSQL = `INSERT INTO sections_fts (sections_fts, rowid, title, heading, body, meta)
-		SELECT 'delete', id, title, heading, body, meta FROM sections WHERE id BETWEEN ? AND ?`
+	insertFTSSQL      = `INSERT INTO notes_fts (rowid, title, path, headings, props, body, meta) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	deleteFTSSQL      = `DELETE FROM notes_fts WHERE rowid = ?`
 )
 
 // childTables hold rows of a note keyed by file_id, which deleteContent
 // deletes.
 var childTables = []string{"notes", "checklist_items", "tags", "aliases", "links"}
-
-type ftsRow struct {
-	id                         int64
-	title, heading, body, meta string
-}
 
 func newWriter(ctx context.Context, wc *writeConn, tx *sql.Tx, batch []Update) (*writer, error) {
 	w := &writer{wc: wc, tx: tx, touched: make(map[string]bool), ids: make(map[string]int64, len(batch)),
@@ -328,8 +320,9 @@ func newWriter(ctx context.Context, wc *writeConn, tx *sql.Tx, batch []Update) (
 	}
 	w.files = buf("INSERT INTO files", "id", "path", "path_key", "stem_key", "size", "mtime_ns", "hash", "state", "reason", "kind")
 	w.notes = buf("INSERT INTO notes", "file_id", "title", "kind", "date", "margin_kind", "frontmatter_error",
-		"status", "priority", "due", "scheduled", "estimate", "language", "labels", "headings", "first_section", "last_section")
-	w.sections = buf("INSERT INTO sections", "id", "file_id", "line", "title", "heading", "body", "meta",
+		"status", "priority", "due", "scheduled", "estimate", "language", "labels", "headings", "first_section", "last_section",
+		"props", "meta")
+	w.sections = buf("INSERT INTO sections", "id", "file_id", "line", "body_line", "title", "heading", "body",
 		"date", "listed", "time", "correction", "start_offset", "end_offset")
 	w.checklist = buf("INSERT INTO checklist_items", "file_id", "ord", "line", "state", "text",
 		"due", "scheduled", "start", "done", "cancelled", "priority", "item_id")
@@ -385,7 +378,7 @@ func (w *writer) flushFTS(ctx context.Context) error {
 		return nil
 	}
 	for _, r := range w.ftsRows {
-		if err := w.exec(ctx, insertFTSSQL, r.id, r.title, r.heading, r.body, r.meta); err != nil {
+		if err := w.exec(ctx, insertFTSSQL, r.args()...); err != nil {
 			return fmt.Errorf("indexing search text: %w", err)
 		}
 	}
@@ -471,13 +464,13 @@ func (w *writer) deleteContent(ctx context.Context, id int64) error {
 	case err != nil:
 		return fmt.Errorf("finding sections: %w", err)
 	case w.bulk != nil:
-		// The sections may not be in sections_fts (yet): Finish rebuilds it.
+		// The note may not be in notes_fts (yet): Finish rebuilds it.
 		w.bulk.spoil()
 		if err := w.exec(ctx, deleteSectionsSQL, lo, hi); err != nil {
 			return fmt.Errorf("deleting sections: %w", err)
 		}
 	default:
-		if err := w.exec(ctx, deleteFTSSQL, lo, hi); err != nil {
+		if err := w.exec(ctx, deleteFTSSQL, id); err != nil {
 			return fmt.Errorf("unindexing sections: %w", err)
 		}
 		if err := w.exec(ctx, deleteSectionsSQL, lo, hi); err != nil {
@@ -515,12 +508,14 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 		return fmt.Errorf("encoding headings: %w", err)
 	}
 	secs := sectionsOf(n, content)
-	meta := metaTokens(n)
+	props, meta := propsOf(n), metaTokens(n)
 	first := w.nextSection
 	if err := w.notes.add(ctx, w.wc, id, n.Title, string(n.Kind), date, n.MarginKind, n.FrontmatterError,
-		status, priority, due, scheduled, estimate, language, labels, string(headings), first, first+int64(len(secs))-1); err != nil {
+		status, priority, due, scheduled, estimate, language, labels, string(headings), first, first+int64(len(secs))-1,
+		props, meta); err != nil {
 		return err
 	}
+	w.ftsRows = append(w.ftsRows, noteRow(id, n.Path, noteTitle(n), props, meta, secs))
 	for _, s := range secs {
 		sid := w.nextSection
 		w.nextSection++
@@ -528,10 +523,9 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 		if e := s.entry; e != nil {
 			tm, corr, start, end = e.Time, e.Correction, e.Start, e.End
 		}
-		if err := w.sections.add(ctx, w.wc, sid, id, s.line, s.title, s.heading, s.text, meta, date, s.listed, tm, corr, start, end); err != nil {
+		if err := w.sections.add(ctx, w.wc, sid, id, s.line, s.bodyLine, s.title, s.heading, s.text, date, s.listed, tm, corr, start, end); err != nil {
 			return err
 		}
-		w.ftsRows = append(w.ftsRows, ftsRow{sid, s.title, s.heading, s.text, meta})
 	}
 	for i, l := range n.Links {
 		sid := first + int64(sectionAt(secs, l.Offset))

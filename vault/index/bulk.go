@@ -15,12 +15,12 @@ import (
 	"github.com/margin-md/margin/vault/store"
 )
 
-// Bulk is a cold build of the search table. Writing sections_fts is half
+// Bulk is a cold build of the search table. Writing notes_fts is half
 // the cost of indexing, and SQLite has one writer per database, so while a
-// Bulk is open Apply leaves sections_fts alone and hands each committed
+// Bulk is open Apply leaves notes_fts alone and hands each committed
 // batch's search text to a second connection, which builds an identical
 // FTS5 table in a scratch database on another core. Finish copies that
-// table's storage (sections_fts_data, _idx, _docsize) into the state
+// table's storage (notes_fts_data, _idx, _docsize) into the state
 // database in one transaction. The secondary indexes of the other tables
 // are dropped meanwhile and built again by Finish, in one sorted pass each,
 // which costs a fraction of keeping them up to date row by row.
@@ -30,7 +30,7 @@ import (
 //
 // Anything other than new notes while the Bulk is open (a note changed or
 // removed, a failed batch, another process writing the search table), and
-// Finish rebuilds sections_fts from sections instead of copying, which is
+// Finish rebuilds notes_fts from sections instead of copying, which is
 // slower but always right. A failed Finish leaves marker rows (in
 // index_state) that the next Open sees: it restores the indexes and
 // rebuilds the search table then, so a half-built one is never trusted.
@@ -47,7 +47,7 @@ type Bulk struct {
 	db        string // path of the index database
 	marker    *coldMarker
 	scratch   string // path of the scratch database
-	structure []byte // sections_fts's structure record when the Bulk began
+	structure []byte // notes_fts's structure record when the Bulk began
 	rows      chan []ftsRow
 	built     chan error
 	flush     chan struct{} // asks flusher to sync the batches written so far
@@ -69,7 +69,7 @@ const ftsStructureID = 10
 // the batches are applied.
 func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 	var empty bool
-	if err := ix.db.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM sections_fts_docsize)`).Scan(&empty); err != nil {
+	if err := ix.db.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM notes_fts_docsize)`).Scan(&empty); err != nil {
 		return nil, fmt.Errorf("starting a cold build: %w", err)
 	}
 	if !empty {
@@ -89,7 +89,7 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 	// the wait at Finish and hold more memory.
 	b := &Bulk{ix: ix, db: main, scratch: main + "-bulk", rows: make(chan []ftsRow, 1), built: make(chan error, 1),
 		flush: make(chan struct{}, 1), flushed: make(chan error, 1)}
-	if err := ix.db.QueryRowContext(ctx, `SELECT block FROM sections_fts_data WHERE id = ?`, ftsStructureID).Scan(&b.structure); err != nil {
+	if err := ix.db.QueryRowContext(ctx, `SELECT block FROM notes_fts_data WHERE id = ?`, ftsStructureID).Scan(&b.structure); err != nil {
 		return nil, fmt.Errorf("starting a cold build: %w", err)
 	}
 	if b.marker, err = markCold(main); err != nil || b.marker == nil {
@@ -201,13 +201,13 @@ func openScratch(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	// The same columns and tokenizer as the index's sections_fts,
+	// The same columns and tokenizer as the index's notes_fts,
 	// so that its storage can be copied there as is; contentless because
 	// nothing reads it but the copy. (A larger FTS5 hashsize, 4 or 16 MB
 	// rather than 1, made fewer segments but cost as much CPU and 10-20 MB
 	// more memory.)
-	_, err = db.ExecContext(ctx, `CREATE VIRTUAL TABLE sections_fts USING fts5(
-		title, heading, body, meta, content = '', tokenize = 'unicode61 remove_diacritics 2')`)
+	_, err = db.ExecContext(ctx, `CREATE VIRTUAL TABLE notes_fts USING fts5(
+		title, path, headings, props, body, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`)
 	// FTS5 merges level by level as it goes, four segments at a time by
 	// default, rewriting the same data once per level: 8% of a cold index's
 	// CPU at 10k notes. Sixteen at a time rewrites it a third as often; the
@@ -215,7 +215,7 @@ func openScratch(ctx context.Context, path string) (*sql.DB, error) {
 	// searches some 15% until later writes merge it further. The setting
 	// lives in the scratch table's config, which is not copied.
 	if err == nil {
-		_, err = db.ExecContext(ctx, `INSERT INTO sections_fts (sections_fts, rank) VALUES ('automerge', 16)`)
+		_, err = db.ExecContext(ctx, `INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 16)`)
 	}
 	if err != nil {
 		db.Close()
@@ -254,11 +254,12 @@ func (b *Bulk) build(db *sql.DB) (err error) {
 			return err
 		}
 		defer insert.Close()
-		args := make([]driver.NamedValue, 5)
+		args := make([]driver.NamedValue, 7)
 		for rows := range b.rows {
-			// One row per statement, as in Apply: see writer.
+			// One row per statement, as in Apply: see writer. The text is
+			// folded here, on this goroutine's core.
 			for _, r := range rows {
-				for i, v := range []driver.Value{r.id, r.title, r.heading, r.body, r.meta} {
+				for i, v := range r.args() {
 					args[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 				}
 				if err := execRaw(ctx, insert, args); err != nil {
@@ -304,7 +305,7 @@ func (b *Bulk) spoil() {
 }
 
 // Finish ends the cold build, makes the search table whole and syncs the
-// index to disk. Applies after (or during) Finish write sections_fts and
+// index to disk. Applies after (or during) Finish write notes_fts and
 // sync as usual.
 func (b *Bulk) Finish(ctx context.Context) (err error) {
 	ix := b.ix
@@ -377,8 +378,8 @@ func (ix *Index) setSynchronous(ctx context.Context, level string) error {
 	return err
 }
 
-// copy moves the scratch table into sections_fts unless something else
-// wrote sections_fts meanwhile. It runs on a connection of its own: FTS5
+// copy moves the scratch table into notes_fts unless something else
+// wrote notes_fts meanwhile. It runs on a connection of its own: FTS5
 // caches a table's structure per connection and notices only other
 // connections' commits, so the pool's connections must not be the writer.
 func (b *Bulk) copy(ctx context.Context) (bool, error) {
@@ -410,19 +411,19 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 	}
 	defer tx.Rollback()
 	var structure []byte
-	if err := tx.QueryRowContext(ctx, `SELECT block FROM main.sections_fts_data WHERE id = ?`, ftsStructureID).Scan(&structure); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT block FROM main.notes_fts_data WHERE id = ?`, ftsStructureID).Scan(&structure); err != nil {
 		return false, err
 	}
 	if string(structure) != string(b.structure) {
 		return false, nil
 	}
 	for _, q := range []string{
-		`DELETE FROM main.sections_fts_data`,
-		`DELETE FROM main.sections_fts_idx`,
-		`DELETE FROM main.sections_fts_docsize`,
-		`INSERT INTO main.sections_fts_data SELECT * FROM bulk.sections_fts_data`,
-		`INSERT INTO main.sections_fts_idx SELECT * FROM bulk.sections_fts_idx`,
-		`INSERT INTO main.sections_fts_docsize SELECT * FROM bulk.sections_fts_docsize`,
+		`DELETE FROM main.notes_fts_data`,
+		`DELETE FROM main.notes_fts_idx`,
+		`DELETE FROM main.notes_fts_docsize`,
+		`INSERT INTO main.notes_fts_data SELECT * FROM bulk.notes_fts_data`,
+		`INSERT INTO main.notes_fts_idx SELECT * FROM bulk.notes_fts_idx`,
+		`INSERT INTO main.notes_fts_docsize SELECT * FROM bulk.notes_fts_docsize`,
 		`DELETE FROM main.index_state WHERE key = 'fts_pending'`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
@@ -439,15 +440,11 @@ func (ix *Index) rebuild(ctx context.Context) error {
 		if err := restoreIndexes(ctx, tx); err != nil {
 			return err
 		}
-		for _, q := range []string{
-			`INSERT INTO sections_fts(sections_fts) VALUES ('rebuild')`,
-			`DELETE FROM index_state WHERE key = 'fts_pending'`,
-		} {
-			if _, err := tx.ExecContext(ctx, q); err != nil {
-				return err
-			}
+		if err := rebuildFTS(ctx, tx); err != nil {
+			return err
 		}
-		return nil
+		_, err := tx.ExecContext(ctx, `DELETE FROM index_state WHERE key = 'fts_pending'`)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("rebuilding the search index: %w", err)

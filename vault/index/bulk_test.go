@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// bulkQueries cover every column of sections_fts and its filters.
+// bulkQueries cover every column of notes_fts and its filters.
 var bulkQueries = []Query{
 	{Text: "kubernetes"}, {Text: "deploy latency"}, {Text: "release team", Mode: ModePhrase},
 	{Text: "cafe"}, {Text: "naive"}, {Text: "someday"}, {Text: "launch"}, {Text: "kube*"},
@@ -139,6 +139,6 @@ func TestBulkCrash(t *testing.T) {
 	beginBulk(t, ix)
 	apply(t, ix, fixtureUpdates()...)
 	// The process dies before Finish: the next Open finds sections that
-	// sections_fts lacks and rebuilds it.
+	// notes_fts lacks and rebuilds it.
 	checkLikeApply(t, reopen(t, dbPath))
 }

@@ -193,7 +193,7 @@ func syncDir(dir string) error { return syncPath(dir) }
 // space back. It reports whether there was anything to remove.
 func DropFrom(ctx context.Context, db *sql.DB) (bool, error) {
 	var found bool
-	err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sections_fts')`).Scan(&found)
+	err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name IN ('sections_fts', 'notes_fts'))`).Scan(&found)
 	if err != nil || !found {
 		return false, err
 	}
@@ -204,7 +204,7 @@ func DropFrom(ctx context.Context, db *sql.DB) (bool, error) {
 	defer tx.Rollback()
 	for _, q := range []string{
 		`DROP VIEW IF EXISTS entries`,
-		`DROP TABLE IF EXISTS sections_fts`,
+		`DROP TABLE IF EXISTS sections_fts`, `DROP TABLE IF EXISTS notes_fts`,
 		`DROP TABLE IF EXISTS files`, `DROP TABLE IF EXISTS notes`, `DROP TABLE IF EXISTS sections`,
 		`DROP TABLE IF EXISTS checklist_items`, `DROP TABLE IF EXISTS tags`, `DROP TABLE IF EXISTS aliases`,
 		`DROP TABLE IF EXISTS links`, `DROP TABLE IF EXISTS index_state`,

@@ -1,11 +1,11 @@
 // Package index keeps margin's note index, in a database file of its own:
 // which vault files are indexed, skipped or failed; each note's title, kind,
 // task fields, headings, daily entries, checklist items, tags, aliases and
-// links; and an FTS5 full-text table over sections (one row per heading
-// section or daily entry, so every hit carries its heading anchor and line).
+// links; and an FTS5 full-text table over notes, whose hits point at the
+// note's best section (heading section or daily entry) and line.
 //
 // It owns that file and its tables (files, notes, sections and the entries
-// view, checklist_items, tags, aliases, links, sections_fts, index_state). It must not read the vault, parse markdown or
+// view, checklist_items, tags, aliases, links, notes_fts, index_state). It must not read the vault, parse markdown or
 // decide what to index: the caller walks and watches the vault, parses each
 // file with package note and hands the results to Apply. Everything here can
 // be rebuilt from the vault, so the schema favours write speed (no foreign key
@@ -196,6 +196,29 @@ CREATE TABLE index_state (
 	key   TEXT PRIMARY KEY,
 	value ANY
 ) WITHOUT ROWID;
+`, `
+-- Search by note rather than by section, over text margin folds itself
+-- (see searchText): every script is found, the terms of a query may sit in
+-- different sections, and a note's tags and properties are indexed once,
+-- not once per section. The old rows are dropped; the next walk indexes
+-- the vault again.
+DELETE FROM files; DELETE FROM notes; DELETE FROM sections; DELETE FROM checklist_items;
+DELETE FROM tags; DELETE FROM aliases; DELETE FROM links; DELETE FROM index_state WHERE key = 'fts_pending';
+DROP TABLE sections_fts;
+DROP VIEW entries;
+ALTER TABLE sections DROP COLUMN meta;
+ALTER TABLE sections ADD COLUMN body_line INTEGER NOT NULL DEFAULT 0; -- line of the body's first byte
+CREATE VIEW entries AS
+	SELECT id, file_id, date, time, correction, heading, line, start_offset, end_offset
+	FROM sections WHERE time IS NOT NULL;
+ALTER TABLE notes ADD COLUMN props TEXT NOT NULL DEFAULT ''; -- frontmatter values, one field a line (see propsOf)
+ALTER TABLE notes ADD COLUMN meta  TEXT NOT NULL DEFAULT ''; -- filter tokens, see metaTokens
+-- One row per note, rowid = file id; contentless (sections and notes hold
+-- the text), deleted by rowid.
+CREATE VIRTUAL TABLE notes_fts USING fts5(
+	title, path, headings, props, body, meta,
+	content = '', contentless_delete = 1, tokenize = 'ascii'
+);
 `}
 
 // Optimize merges the search table's segments into one, which makes
@@ -205,7 +228,7 @@ CREATE TABLE index_state (
 // the write lock meanwhile.
 func (ix *Index) Optimize(ctx context.Context) error {
 	err := ix.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sections_fts(sections_fts) VALUES ('optimize')`)
+		_, err := tx.ExecContext(ctx, `INSERT INTO notes_fts(notes_fts) VALUES ('optimize')`)
 		return err
 	})
 	if err != nil {
@@ -215,16 +238,24 @@ func (ix *Index) Optimize(ctx context.Context) error {
 }
 
 // Check verifies that the database file is sound (PRAGMA quick_check) and
-// that the search index agrees with the text it indexes (FTS5 integrity-check),
+// that the search index is sound (FTS5 integrity-check) and covers every note,
 // for `margin doctor`. It reads everything: expect a fraction of a second
 // for 10,000 notes.
 func (ix *Index) Check(ctx context.Context) error {
 	if err := store.Check(ctx, ix.db); err != nil {
 		return fmt.Errorf("index database: %w", err)
 	}
-	// rank 1 also compares the index with the sections it was built from.
-	if _, err := ix.db.ExecContext(ctx, `INSERT INTO sections_fts(sections_fts, rank) VALUES ('integrity-check', 1)`); err != nil {
+	if _, err := ix.db.ExecContext(ctx, `INSERT INTO notes_fts(notes_fts) VALUES ('integrity-check')`); err != nil {
 		return fmt.Errorf("search index is damaged: %w", err)
+	}
+	// The search table holds no text to compare with; it must hold a row
+	// for every note and none for anything else.
+	var notes, rows int
+	if err := ix.db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM notes), (SELECT count(*) FROM notes_fts_docsize)`).Scan(&notes, &rows); err != nil {
+		return fmt.Errorf("checking the search index: %w", err)
+	}
+	if notes != rows {
+		return fmt.Errorf("search index is damaged: %d notes, %d search rows", notes, rows)
 	}
 	return nil
 }

@@ -5,9 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/margin-md/margin/vault/note"
@@ -26,9 +24,13 @@ const (
 // Fields all restrict; a query without Text lists the entries or notes that
 // pass the other filters.
 type Query struct {
-	// Text is searched case- and diacritic-insensitively in titles, headings
-	// and section text. Words in double quotes are a phrase; a word ending in
-	// '*' matches as a prefix. Nothing else is syntax: any other character is
+	// Text is searched case- and accent-insensitively in titles, aliases,
+	// paths, headings, property values and text; words of scripts written
+	// without spaces (Han, kana, Hangul, Thai, Khmer…) match anywhere in a
+	// run of that script. Words in double quotes are a phrase; a word ending
+	// in '*' matches as a prefix; key:value (a key starting with a letter,
+	// key:"a value" for several words) keeps the notes whose property key
+	// holds those words. Nothing else is syntax: any other character is
 	// searched for, or ignored as punctuation.
 	Text string
 	Mode Mode // all, any or phrase, case-insensitive; empty means all
@@ -60,62 +62,74 @@ func (f TaskFilter) isZero() bool {
 // DefaultLimit is the number of hits of a query without a Limit.
 const DefaultLimit = 50
 
-// rankWindow caps how many matching sections are scored. FTS5's bm25 costs a
-// few microseconds per row, so a word found in ten thousand sections would
-// take tens of milliseconds to rank in full. Matches are visited newest
-// first (section ids grow as notes are indexed and re-indexed), so a common
-// word is ranked among its most recently indexed sections: the ones a person
-// most likely means. Rarer words, the usual case, are ranked in full.
-const rankWindow = 300
-
-// Hit is one matching section (or, without query text, one listed entry or
-// note).
+// Hit is one matching note, at its best section (or, without query text,
+// one listed entry or note).
 type Hit struct {
-	Path    string  `json:"path"`
-	Heading string  `json:"heading"` // the section's heading as written; "" for text before the first heading
-	Line    int     `json:"line"`    // 1-based line of the heading (or of the note body)
-	Snippet string  `json:"snippet"` // a short excerpt, matched words between ** and **
-	Date    string  `json:"date,omitempty"`
-	Rank    float64 `json:"rank,omitempty"`
+	Path    string `json:"path"`
+	Heading string `json:"heading"` // the section's heading as written; "" for text before the first heading
+	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body)
+	// SectionLine is the line of the section's heading (or of the note body
+	// for text before the first heading): where the section starts.
+	SectionLine int     `json:"section_line"`
+	Snippet     string  `json:"snippet"` // a short excerpt, matched words between ** and **
+	Date        string  `json:"date,omitempty"`
+	Rank        float64 `json:"rank,omitempty"`
 }
 
-// Search runs q. Hits with text are ordered best first (Rank, higher is
-// better); without text they are ordered by date, then path and line, and
-// Rank is 0.
+// Result is the answer to a query: the best hits, how many notes (or, without
+// text, entries and notes) matched in all, and whether Hits was cut to the
+// limit.
+type Result struct {
+	Hits      []Hit `json:"hits"`
+	Total     int   `json:"total"`
+	Truncated bool  `json:"truncated"`
+}
+
+// Search runs q and returns its hits; see Find.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	r, err := ix.Find(ctx, q)
+	return r.Hits, err
+}
+
+// Find runs q. With text, every matching note is ranked (BM25 over the
+// note, its title, aliases and path, headings and properties weighted above
+// the body; a note named by the query first) and each hit is the note's
+// best section; without text, hits are entries and notes ordered by date,
+// then path and line, and Rank is 0.
+func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 	p, err := plan(q)
 	if err != nil {
-		return nil, fmt.Errorf("searching: %w", err)
+		return Result{}, fmt.Errorf("searching: %w", err)
 	}
 	if p.nothing {
-		return nil, nil
+		return Result{}, nil
 	}
 	// One read transaction, so the ids found first still exist when their
 	// details are read.
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("searching: %w", err)
+		return Result{}, fmt.Errorf("searching: %w", err)
 	}
 	defer tx.Rollback()
-	var hits []Hit
-	if p.user == "" {
-		hits, err = p.list(ctx, tx)
+	var r Result
+	if p.match == "" {
+		r, err = p.list(ctx, tx)
 	} else {
-		hits, err = p.search(ctx, tx)
+		r, err = p.search(ctx, tx)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("searching: %w", err)
+		return Result{}, fmt.Errorf("searching: %w", err)
 	}
-	return hits, nil
+	return r, nil
 }
 
 // queryPlan is a validated Query turned into SQL pieces. With text, kind,
-// tag and task-field filters become meta tokens in the MATCH expression and
+// tag, task-field and property filters become meta tokens in the MATCH expression and
 // the rest become SQL conditions; without text, all are SQL conditions.
 type queryPlan struct {
-	user    string // FTS5 expression of the user's words, restricted to the text columns
 	terms   []term // the user's words and their synonyms, for snippets
-	match   string // user plus the meta filters
+	match   string // FTS5 expression of the user's words and the meta filters; "" lists
+	named   string // the query text as a link key: the note of that name ranks first
 	nothing bool   // the query can match nothing (text without a searchable word)
 	limit   int
 
@@ -179,14 +193,19 @@ func plan(q Query) (*queryPlan, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return p, nil
 	}
-	user, terms := matchExpr(q.Text, mode, q.Expand)
-	p.terms = terms
-	if user == "" {
+	user, terms, props := matchExpr(q.Text, mode, q.Expand)
+	p.terms, p.named = terms, namedKey(q.Text)
+	if user == "" && len(props) == 0 {
 		p.nothing = true
 		return p, nil
 	}
-	p.user = "{title heading body} : (" + user + ")"
-	m := []string{p.user}
+	var m []string
+	if user != "" {
+		m = append(m, "{title path headings props body} : ("+user+")")
+	}
+	for _, t := range props {
+		m = append(m, metaExpr(t))
+	}
 	if !p.fields.isZero() {
 		m = append(m, metaExpr(metaKind+string(note.KindTask)))
 		if len(p.fields.Status) > 0 {
@@ -211,121 +230,12 @@ func tokensOf(prefix string, values []string) []string {
 	return out
 }
 
-// metaExpr matches a section whose meta column has any of toks.
+// metaExpr matches a note whose meta column has any of toks.
 func metaExpr(toks ...string) string {
 	return `meta : ("` + strings.Join(toks, `" OR "`) + `")`
 }
 
-// search runs a query with text: score the newest rankWindow matches, keep
-// the best, then read their details and snippets.
-func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) ([]Hit, error) {
-	// Only the filters FTS5 cannot apply cost a join per matching section.
-	var joins, where []string
-	args := []any{p.match}
-	if p.from != "" || p.glob != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
-		joins = append(joins, "sections s ON s.id = t.rowid")
-	}
-	if p.from != "" {
-		where = append(where, "s.date BETWEEN ? AND ?")
-		args = append(args, p.from, p.to)
-	}
-	// The sections of the notes of a date range or a folder usually sit in a
-	// narrow band of ids (notes are indexed in walk order, and daily notes
-	// sort by date), so bounding the rowid lets FTS5 skip the rest of a
-	// common word's matches.
-	if p.from != "" {
-		w, a, err := idBound(ctx, tx, `SELECT MIN(first_section), MAX(last_section) FROM notes WHERE date BETWEEN ? AND ?`, p.from, p.to)
-		if err != nil || w == "" {
-			return nil, err
-		}
-		where, args = append(where, w), append(args, a...)
-	}
-	if p.prefix != "" {
-		w, a, err := idBound(ctx, tx, `SELECT MIN(n.first_section), MAX(n.last_section)
-			FROM files f JOIN notes n ON n.file_id = f.id WHERE f.path >= ? AND f.path < ?`, p.prefix, prefixEnd(p.prefix))
-		if err != nil || w == "" {
-			return nil, err
-		}
-		where, args = append(where, w), append(args, a...)
-	}
-	pathCol := "''"
-	if p.glob != "" {
-		joins = append(joins, "files f ON f.id = s.file_id")
-		pathCol = "f.path"
-		if p.exact {
-			where = append(where, "f.path = ?")
-		} else {
-			where = append(where, "f.path GLOB ?")
-		}
-		args = append(args, p.glob)
-	}
-	if p.fields.DueFrom != "" || p.fields.DueTo != "" {
-		joins = append(joins, "notes n ON n.file_id = s.file_id")
-		w, a := p.dueWhere()
-		where, args = append(where, w...), append(args, a...)
-	}
-	// CROSS JOIN keeps the FTS table as the outer loop: SQLite would
-	// otherwise start from a selective filter and probe FTS5 per row, which
-	// is orders of magnitude slower.
-	q := `SELECT t.rowid, ` + pathCol + `, bm25(sections_fts, 10.0, 4.0, 1.0, 0.0) FROM sections_fts t`
-	for _, j := range joins {
-		q += " CROSS JOIN " + j
-	}
-	q += " WHERE " + strings.Join(append([]string{"sections_fts MATCH ?"}, where...), " AND ") + " ORDER BY t.rowid DESC"
-	if p.globRE == nil {
-		q += fmt.Sprintf(" LIMIT %d", rankWindow)
-	}
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("matching: %w", err)
-	}
-	type scored struct {
-		id    int64
-		score float64
-	}
-	var cands []scored
-	for rows.Next() && len(cands) < rankWindow {
-		var c scored
-		var path string
-		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("matching: %w", err)
-		}
-		if p.globRE != nil && !p.globRE.MatchString(path) {
-			continue
-		}
-		cands = append(cands, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("matching: %w", err)
-	}
-	if len(cands) == 0 {
-		return nil, nil
-	}
-	// bm25 is lower for better matches; ties keep newest first.
-	sort.SliceStable(cands, func(i, j int) bool { return cands[i].score < cands[j].score })
-	cands = cands[:min(len(cands), p.limit)]
-
-	ids := make([]int64, len(cands))
-	for i, c := range cands {
-		ids[i] = c.id
-	}
-	hits, err := details(ctx, tx, ids, p.terms)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Hit, 0, len(cands))
-	for _, c := range cands {
-		if h, ok := hits[c.id]; ok {
-			h.Rank = -c.score
-			out = append(out, *h)
-		}
-	}
-	return out, nil
-}
-
-// idBound runs q, which selects the lowest and highest section id of some
+// idBound runs q, which selects the lowest and highest file id of some
 // notes, and returns the condition bounding the search to them; "" when
 // there are no such notes, so nothing can match.
 func idBound(ctx context.Context, tx *sql.Tx, q string, args ...any) (string, []any, error) {
@@ -361,7 +271,7 @@ func (p *queryPlan) dueWhere() ([]string, []any) {
 
 // list runs a query without text. It starts from notes, where every filter
 // has an index to use, and reaches a note's sections by their id range.
-func (p *queryPlan) list(ctx context.Context, tx *sql.Tx) ([]Hit, error) {
+func (p *queryPlan) list(ctx context.Context, tx *sql.Tx) (Result, error) {
 	// The unary + keeps SQLite from building a throwaway index on listed
 	// for every query instead of using the id range.
 	where := []string{"+s.listed = 1"}
@@ -407,177 +317,69 @@ func (p *queryPlan) list(ctx context.Context, tx *sql.Tx) ([]Hit, error) {
 	if p.prefix != "" {
 		from = `files f CROSS JOIN notes n ON n.file_id = f.id`
 	}
-	q := `SELECT s.id, f.path FROM ` + from + ` CROSS JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
-		WHERE ` + strings.Join(where, " AND ") + `
-		ORDER BY s.date IS NULL, s.date, f.path, s.line`
+	tables := from + ` CROSS JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+		WHERE ` + strings.Join(where, " AND ")
+	q := `SELECT s.id, f.path FROM ` + tables + ` ORDER BY s.date IS NULL, s.date, f.path, s.line`
 	if p.globRE == nil {
-		q += fmt.Sprintf(" LIMIT %d", p.limit)
+		q += fmt.Sprintf(" LIMIT %d", p.limit+1) // one more, to tell a cut list
 	}
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("listing: %w", err)
-	}
+	var r Result
 	var ids []int64
-	for rows.Next() && len(ids) < p.limit {
+	err := collect(ctx, tx, q, args, func(rows *sql.Rows) error {
 		var id int64
 		var path string
 		if err := rows.Scan(&id, &path); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("listing: %w", err)
+			return err
 		}
 		if p.globRE == nil || p.globRE.MatchString(path) {
-			ids = append(ids, id)
+			r.Total++
+			if len(ids) < p.limit {
+				ids = append(ids, id)
+			}
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("listing: %w", err)
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	// Without query words, details gives each hit the start of its text.
-	hits, err := details(ctx, tx, ids, nil)
+		return nil
+	})
 	if err != nil {
-		return nil, err
+		return r, fmt.Errorf("listing: %w", err)
 	}
-	out := make([]Hit, 0, len(ids))
-	for _, id := range ids {
-		if h, ok := hits[id]; ok {
-			out = append(out, *h)
+	if r.Total > p.limit && p.globRE == nil {
+		// The LIMIT stopped the count: count the rest.
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+tables, args...).Scan(&r.Total); err != nil {
+			return r, fmt.Errorf("listing: %w", err)
 		}
 	}
-	return out, nil
-}
-
-// details reads the hits with the given section ids, their snippets cut
-// for terms.
-func details(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (map[int64]*Hit, error) {
+	r.Truncated = r.Total > len(ids)
+	if len(ids) == 0 {
+		return r, nil
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT s.id, f.path, s.heading, s.line, COALESCE(s.date, ''), s.body
 		FROM sections s JOIN files f ON f.id = s.file_id
 		WHERE s.id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
 	if err != nil {
-		return nil, fmt.Errorf("reading hits: %w", err)
+		return r, fmt.Errorf("reading hits: %w", err)
 	}
 	defer rows.Close()
-	hits := make(map[int64]*Hit, len(ids))
+	hits := make(map[int64]Hit, len(ids))
 	for rows.Next() {
 		var id int64
 		var body string
-		h := &Hit{}
+		var h Hit
 		if err := rows.Scan(&id, &h.Path, &h.Heading, &h.Line, &h.Date, &body); err != nil {
-			return nil, fmt.Errorf("reading hits: %w", err)
+			return r, fmt.Errorf("reading hits: %w", err)
 		}
-		h.Snippet = snippet(body, terms)
+		h.SectionLine = h.Line
+		h.Snippet = leadSnippet(body)
 		hits[id] = h
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading hits: %w", err)
+		return r, fmt.Errorf("reading hits: %w", err)
 	}
-	return hits, nil
-}
-
-// matchExpr turns user text into an FTS5 MATCH expression in which every
-// word is a quoted string, so nothing the user types is FTS5 syntax, and
-// lists the terms it searches for (synonyms included) to mark in snippets.
-// The expression is "" when the text holds no searchable word.
-func matchExpr(text string, mode Mode, expand map[string][]string) (string, []term) {
-	syn := make(map[string][]string, len(expand))
-	for k, v := range expand {
-		key := strings.Join(tokens(k), " ")
-		syn[key] = append(syn[key], v...)
-	}
-	var terms []term
-	add := func(toks []string, prefix bool) {
-		for i, t := range toks {
-			terms = append(terms, term{text: t, prefix: prefix && i == len(toks)-1})
+	for _, id := range ids {
+		if h, ok := hits[id]; ok {
+			r.Hits = append(r.Hits, h)
 		}
 	}
-	withSynonyms := func(expr string, toks []string) string {
-		alts := []string{expr}
-		for _, s := range syn[strings.Join(toks, " ")] {
-			if t := tokens(s); len(t) > 0 {
-				alts = append(alts, phrase(t, false))
-				add(t, false)
-			}
-		}
-		if len(alts) == 1 {
-			return expr
-		}
-		return "(" + strings.Join(alts, " OR ") + ")"
-	}
-	if mode == ModePhrase {
-		toks := tokens(text)
-		if len(toks) == 0 {
-			return "", nil
-		}
-		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
-		add(toks, prefix)
-		return withSynonyms(phrase(toks, prefix), toks), terms
-	}
-	var exprs []string
-	for _, w := range words(text) {
-		toks := tokens(w.text)
-		if len(toks) == 0 {
-			continue
-		}
-		add(toks, w.prefix)
-		expr := phrase(toks, w.prefix)
-		if !w.quoted {
-			expr = withSynonyms(expr, toks)
-		}
-		exprs = append(exprs, expr)
-	}
-	op := " AND "
-	if mode == ModeAny {
-		op = " OR "
-	}
-	return strings.Join(exprs, op), terms
-}
-
-// phrase quotes toks as one FTS5 string. Tokens hold only letters, digits
-// and marks, so they need no escaping.
-func phrase(toks []string, prefix bool) string {
-	s := `"` + strings.Join(toks, " ") + `"`
-	if prefix {
-		s += "*"
-	}
-	return s
-}
-
-type word struct {
-	text           string
-	quoted, prefix bool
-}
-
-// words splits query text into whitespace-separated words and "quoted
-// phrases"; an unclosed quote runs to the end.
-func words(text string) []word {
-	var ws []word
-	for {
-		text = strings.TrimLeftFunc(text, unicode.IsSpace)
-		if text == "" {
-			return ws
-		}
-		if text[0] == '"' {
-			end := strings.IndexByte(text[1:], '"')
-			if end < 0 {
-				end = len(text) - 1
-			}
-			w := word{text: text[1 : 1+end], quoted: true}
-			text = text[min(len(text), end+2):]
-			w.prefix = strings.HasPrefix(text, "*")
-			ws = append(ws, w)
-			continue
-		}
-		end := strings.IndexFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
-		if end < 0 {
-			end = len(text)
-		}
-		w := word{text: text[:end], prefix: strings.HasSuffix(text[:end], "*")}
-		ws = append(ws, w)
-		text = text[end:]
-	}
+	return r, nil
 }
 
 // translateGlob turns a vault glob into an SQL GLOB pattern that matches at

@@ -2,9 +2,9 @@ package index
 
 import (
 	"bytes"
-	"encoding/hex"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/margin-md/margin/vault/note"
 )
@@ -12,13 +12,14 @@ import (
 // section is one row of the search table: the preamble of a note, a heading
 // section, or a daily entry.
 type section struct {
-	start   int // byte offset of the heading line (or of the body, for the preamble)
-	line    int
-	heading string
-	title   string // note title and aliases, on the preamble only
-	text    string
-	listed  bool
-	entry   *note.Entry
+	start    int // byte offset of the heading line (or of the body, for the preamble)
+	line     int
+	bodyLine int // line of text's first byte
+	heading  string
+	title    string // note title and aliases, on the preamble only
+	text     string
+	listed   bool
+	entry    *note.Entry
 }
 
 // sectionsOf splits n into sections. Daily entries are sections of their own
@@ -50,23 +51,25 @@ func sectionsOf(n *note.Note, content []byte) []section {
 
 	for i := range secs {
 		s := &secs[i]
-		if s.entry != nil {
-			s.start = clamp(s.entry.Start)
-			continue
-		}
 		end := len(content)
-		if i+1 < len(secs) {
+		if s.entry != nil {
+			s.start, end = clamp(s.entry.Start), max(clamp(s.entry.End), clamp(s.entry.Start))
+		} else if i+1 < len(secs) {
 			end = max(clamp(secs[i+1].start), s.start)
 		}
 		from := s.start
-		if i > 0 { // skip the heading line itself: it is in the heading column
+		if i > 0 || s.entry != nil { // skip the heading line itself: it is in the heading column
 			if nl := bytes.IndexByte(content[from:end], '\n'); nl >= 0 {
 				from += nl + 1
 			} else {
 				from = end
 			}
 		}
-		s.text = strings.TrimSpace(string(content[from:end]))
+		lead := from + len(content[from:end]) - len(bytes.TrimLeftFunc(content[from:end], unicode.IsSpace))
+		s.bodyLine = s.line + bytes.Count(content[s.start:lead], []byte{'\n'})
+		if s.entry == nil {
+			s.text = strings.TrimSpace(string(content[from:end]))
+		}
 	}
 
 	// A daily note with entries is listed by its entries; any other note by
@@ -115,44 +118,6 @@ func noteTitle(n *note.Note) string {
 		return n.Title
 	}
 	return n.Title + "\n" + strings.Join(n.Aliases, "\n")
-}
-
-// Filter tokens in the meta column of the search table. Values are hex
-// encoded so that any tag or status becomes one token of letters and digits,
-// which unicode61 keeps whole and no user word can equal by accident (user
-// words are searched in the other columns only).
-const (
-	metaKind     = "kd"
-	metaStatus   = "st"
-	metaPriority = "pr"
-	metaTag      = "tg"
-)
-
-func metaToken(prefix, value string) string {
-	return prefix + hex.EncodeToString([]byte(value))
-}
-
-// metaTokens lists the filter tokens of every section of n: for a task its
-// kind, status and priority; and each tag with its parents ("a/b" also gives
-// "a"), so that a tag filter matches nested tags. Only task filters exist, so
-// other kinds get no kind token: every token costs indexing time on every
-// section.
-func metaTokens(n *note.Note) string {
-	var toks []string
-	if t := taskOf(n); t != nil {
-		toks = append(toks, metaKind+string(note.KindTask),
-			metaToken(metaStatus, strings.ToLower(t.Status)), metaToken(metaPriority, t.Priority))
-	}
-	for _, tag := range n.Tags {
-		k := tagKey(tag)
-		for i := range len(k) {
-			if k[i] == '/' {
-				toks = append(toks, metaToken(metaTag, k[:i]))
-			}
-		}
-		toks = append(toks, metaToken(metaTag, k))
-	}
-	return strings.Join(toks, " ")
 }
 
 // taskOf returns the task fields of a task note, empty ones if the parser

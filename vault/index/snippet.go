@@ -2,38 +2,61 @@ package index
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
-// Snippets are cut in Go from the section text rather than with FTS5's
-// snippet(): that function re-tokenizes every hit's text inside SQLite and
-// was half the time of a typical search.
+// Snippets are cut in Go from the section text: the search table holds no
+// text of its own (see searchText).
 
-// term is a query word as the index compares it.
+// term is a query piece as the index compares it.
 type term struct {
-	text   string // folded (see fold)
-	prefix bool   // the user wrote word*
+	text     string // folded (see fold)
+	unspaced bool   // found inside a run of an unspaced script
+	prefix   bool   // the user wrote word*
+	// phrase: the folded pieces of a phrase, space separated. It marks no
+	// piece; it weighs the sections that hold the words together.
+	phrase bool
+}
+
+// match reports whether the folded piece p holds t.
+func (t term) match(p folded) bool {
+	if t.phrase {
+		return false
+	}
+	if t.unspaced {
+		return p.unspaced && strings.Contains(p.text, t.text)
+	}
+	return !p.unspaced && (p.text == t.text || t.prefix && strings.HasPrefix(p.text, t.text))
 }
 
 // snippetTokens is how many words a snippet shows.
 const snippetTokens = 16
 
 // snippet returns the window of body with the most query terms, the terms
-// between ** and **; without any, the start of body.
-func snippet(body string, terms []term) string {
-	spans := tokenSpans(body)
-	matched := make([]bool, len(spans))
-	any := false
-	for i, sp := range spans {
-		if matches(body[sp.start:sp.end], terms) {
-			matched[i], any = true, true
+// between ** and **, and the byte offset in body of the first matched
+// piece (-1 without any); without a match, the start of body.
+func snippet(body string, terms []term) (string, int) {
+	// The window is sought near the first match: a long section is split
+	// up to a few windows past it, not to its end.
+	var spans []folded
+	var matched []bool
+	first, stop := -1, -1
+	piecesWhile(body, func(p folded) bool {
+		m := false
+		for _, t := range terms {
+			if t.match(p) {
+				m = true
+				break
+			}
 		}
-	}
-	if !any {
-		return leadSnippet(body)
+		if m && first < 0 {
+			first, stop = p.start, len(spans)+3*snippetTokens
+		}
+		spans, matched = append(spans, p), append(matched, m)
+		return stop < 0 || len(spans) < stop
+	})
+	if first < 0 {
+		return leadSnippet(body), -1
 	}
 	// Windows start a few words before a match, to show what leads up to
 	// it; the one with the most matches wins, the earliest among equals.
@@ -67,12 +90,12 @@ func snippet(body string, terms []term) string {
 		}
 		pos = spans[i].end
 	}
-	if end < len(spans) {
+	if end < len(spans) { // a stop past the first match leaves spans after any window
 		b.WriteString("…")
 	} else {
 		b.WriteString(body[pos:])
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return strings.Join(strings.Fields(b.String()), " "), first
 }
 
 // leadSnippet is the first words of a section, for hits without matched
@@ -90,89 +113,9 @@ func leadSnippet(body string) string {
 	return string(r) + "…"
 }
 
-// matches reports whether the token tok is one of terms. Most tokens are
-// ASCII and compare without folding, which would allocate.
-func matches(tok string, terms []term) bool {
-	if !isASCII(tok) {
-		tok = fold(tok)
-	}
-	for _, t := range terms {
-		if len(tok) == len(t.text) || t.prefix && len(tok) > len(t.text) {
-			if strings.EqualFold(tok[:len(t.text)], t.text) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-type span struct{ start, end int }
-
-// tokenSpans splits s into tokens the way unicode61 does, keeping where
-// each one is.
-func tokenSpans(s string) []span {
-	out := make([]span, 0, len(s)/5)
-	start := -1
-	for i, r := range s {
-		if r < utf8.RuneSelf && asciiToken[r] || r >= utf8.RuneSelf && isTokenRune(r) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 {
-			out = append(out, span{start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, span{start, len(s)})
-	}
+// foldedPieces returns the folded pieces of s.
+func foldedPieces(s string) []folded {
+	var out []folded
+	pieces(s, func(p folded) { out = append(out, p) })
 	return out
-}
-
-var asciiToken = func() (t [utf8.RuneSelf]bool) {
-	for r := range t {
-		t[r] = isTokenRune(rune(r))
-	}
-	return t
-}()
-
-// tokens splits s into folded tokens.
-func tokens(s string) []string {
-	var out []string
-	for _, sp := range tokenSpans(s) {
-		out = append(out, fold(s[sp.start:sp.end]))
-	}
-	return out
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// isTokenRune reports what unicode61 treats as part of a word: letters,
-// digits, marks and private-use characters.
-func isTokenRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || unicode.Is(unicode.Co, r)
-}
-
-// fold lower-cases a token and strips its diacritics, as unicode61 with
-// remove_diacritics does, so that "Café" and "cafe" compare equal.
-func fold(tok string) string {
-	if isASCII(tok) {
-		return strings.ToLower(tok)
-	}
-	var b strings.Builder
-	for _, r := range norm.NFD.String(tok) {
-		if !unicode.Is(unicode.Mn, r) {
-			b.WriteRune(unicode.ToLower(r))
-		}
-	}
-	return b.String()
 }

@@ -1,0 +1,206 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/vault/note"
+)
+
+// A note is one row of the search table, its columns in the order of
+// notes_fts. The texts are as written; searchText folds them on insert.
+type ftsRow struct {
+	id                                       int64 // the note's file id
+	title, path, headings, props, body, meta string
+}
+
+// args folds the row's texts for the search table.
+func (r *ftsRow) args() []any {
+	out := []any{r.id}
+	var b strings.Builder
+	for _, s := range []string{r.title, r.path, r.headings, r.props, r.body} {
+		b.Reset()
+		searchText(&b, s)
+		out = append(out, b.String())
+	}
+	return append(out, r.meta) // tokens already
+}
+
+// noteRow is the search row of a note with sections secs.
+func noteRow(id int64, path, title, props, meta string, secs []section) ftsRow {
+	r := ftsRow{id: id, title: title, path: strings.TrimSuffix(path, ".md"), props: props, meta: meta}
+	var hs, bs strings.Builder
+	for _, s := range secs {
+		if s.heading != "" {
+			hs.WriteString(s.heading)
+			hs.WriteByte('\n')
+		}
+		bs.WriteString(s.text)
+		bs.WriteByte('\n')
+	}
+	r.headings, r.body = hs.String(), bs.String()
+	return r
+}
+
+// Filter tokens in the meta column of the search table. Values are hex
+// encoded so that any tag, status or property becomes one token of letters
+// and digits, which no word of the text can equal by accident (words are
+// searched in the other columns only).
+const (
+	metaKind     = "kd"
+	metaStatus   = "st"
+	metaPriority = "pr"
+	metaTag      = "tg"
+	metaProp     = "pv" // key:value, both folded, one token per word of the value
+)
+
+func metaToken(prefix, value string) string {
+	return prefix + hex.EncodeToString([]byte(value))
+}
+
+// propToken is the filter token of one word of a property's value.
+func propToken(key string, value folded) string {
+	return metaToken(metaProp, fold(key)+":"+value.text)
+}
+
+// metaTokens lists the filter tokens of n: for a task its kind, status and
+// priority; each tag with its parents ("a/b" also gives "a"), so that a tag
+// filter matches nested tags; and each word of each property value. They
+// are indexed once per note.
+func metaTokens(n *note.Note) string {
+	var toks []string
+	if t := taskOf(n); t != nil {
+		toks = append(toks, metaKind+string(note.KindTask),
+			metaToken(metaStatus, strings.ToLower(t.Status)), metaToken(metaPriority, t.Priority))
+	}
+	for _, tag := range n.Tags {
+		k := tagKey(tag)
+		for i := range len(k) {
+			if k[i] == '/' {
+				toks = append(toks, metaToken(metaTag, k[:i]))
+			}
+		}
+		toks = append(toks, metaToken(metaTag, k))
+	}
+	if n.Frontmatter != nil {
+		seen := map[string]bool{}
+		for _, f := range n.Frontmatter.Fields {
+			pieces(propValue(f.Value), func(p folded) {
+				if t := propToken(f.Key, p); !seen[t] {
+					seen[t] = true
+					toks = append(toks, t)
+				}
+			})
+		}
+	}
+	return strings.Join(toks, " ")
+}
+
+// propsOf is the text of n's frontmatter values, one field a line, so that
+// they are found as words.
+func propsOf(n *note.Note) string {
+	if n.Frontmatter == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range n.Frontmatter.Fields {
+		b.WriteString(propValue(f.Value))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// propValue writes a decoded YAML value as text: lists and maps as their
+// values, dates as YYYY-MM-DD.
+func propValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case time.Time:
+		if x.Hour() == 0 && x.Minute() == 0 && x.Second() == 0 && x.Nanosecond() == 0 {
+			return x.Format(time.DateOnly)
+		}
+		return x.Format(time.RFC3339)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = propValue(e)
+		}
+		return strings.Join(parts, ", ")
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = propValue(x[k])
+		}
+		return strings.Join(parts, ", ")
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+// rebuildFTS indexes every note again from what notes and sections hold,
+// which is what Apply indexed.
+func rebuildFTS(ctx context.Context, tx *sql.Tx) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO notes_fts(notes_fts) VALUES ('delete-all')`); err != nil {
+		return err
+	}
+	insert, err := tx.PrepareContext(ctx, insertFTSSQL)
+	if err != nil {
+		return err
+	}
+	defer insert.Close()
+	rows, err := tx.QueryContext(ctx, `SELECT n.file_id, f.path, n.title, n.props, n.meta,
+		COALESCE((SELECT group_concat(a.alias, char(10)) FROM (SELECT alias FROM aliases a WHERE a.file_id = n.file_id ORDER BY ord) a), ''),
+		s.heading, s.body, s.id = n.first_section
+		FROM notes n JOIN files f ON f.id = n.file_id JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+		ORDER BY n.file_id, s.id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var cur ftsRow
+	var secs []section
+	put := func() error {
+		if cur.id == 0 {
+			return nil
+		}
+		r := noteRow(cur.id, cur.path, cur.title, cur.props, cur.meta, secs)
+		_, err := insert.ExecContext(ctx, r.args()...)
+		return err
+	}
+	for rows.Next() {
+		var r ftsRow
+		var aliases string
+		var s section
+		var first bool
+		if err := rows.Scan(&r.id, &r.path, &r.title, &r.props, &r.meta, &aliases, &s.heading, &s.text, &first); err != nil {
+			return err
+		}
+		if r.id != cur.id {
+			if err := put(); err != nil {
+				return err
+			}
+			cur, secs = r, secs[:0]
+			if aliases != "" {
+				cur.title += "\n" + aliases
+			}
+		}
+		secs = append(secs, s)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return put()
+}

@@ -1,0 +1,274 @@
+package index
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// The search table does not tokenize text itself: margin hands it words
+// already split and folded here, separated by spaces, and FTS5's ascii
+// tokenizer only splits them again. So the index and the query are folded
+// by the same Go code, whatever the script.
+//
+// Text is split into pieces of letters, digits and marks (any category, so
+// that Indic vowel signs and Thai vowels stay inside their word). A piece
+// of a spaced script (Latin, Cyrillic, Greek, Arabic, Indic…) is a word. A
+// run of a script written without spaces (Han, kana, Hangul, Thai, Khmer…)
+// is indexed as its overlapping character pairs, then its last character
+// alone: "한국어" gives "한국 국어 어". A query run of two or more
+// characters becomes the phrase of its pairs and so matches anywhere inside
+// a run, as a substring search would; a single character is a prefix query
+// on the pairs. Hangul is spaced, but particles stick to Korean words
+// (노트를), so it is searched as a substring too. A symbol such as 📅 is a
+// word of its own.
+
+// folded is one piece of text as the index compares it.
+type folded struct {
+	text       string // folded
+	start, end int    // byte range in the text it was cut from
+	unspaced   bool   // a run of a script written without spaces
+}
+
+// pieces splits s into folded pieces and calls f for each.
+func pieces(s string, f func(folded)) {
+	piecesWhile(s, func(p folded) bool { f(p); return true })
+}
+
+// piecesWhile is pieces until f returns false.
+func piecesWhile(s string, f func(folded) bool) {
+	start, unspaced, more := -1, false, true
+	flush := func(end int) {
+		if start >= 0 && more {
+			more = f(folded{text: fold(s[start:end]), start: start, end: end, unspaced: unspaced})
+		}
+		start = -1
+	}
+	for i, r := range s {
+		if !more {
+			return
+		}
+		if r < utf8.RuneSelf {
+			if asciiWord[r] {
+				if start >= 0 && unspaced {
+					flush(i)
+				}
+				if start < 0 {
+					start, unspaced = i, false
+				}
+			} else {
+				flush(i)
+			}
+			continue
+		}
+		switch class := runeClass(r); class {
+		case classOther:
+			flush(i)
+		case classSymbol:
+			flush(i)
+			if more {
+				more = f(folded{text: string(r), start: i, end: i + utf8.RuneLen(r)})
+			}
+		case classMark:
+			// A mark belongs to the piece before it, whichever script.
+			if start < 0 {
+				start, unspaced = i, false
+			}
+		default:
+			u := class == classUnspaced
+			if start >= 0 && u != unspaced {
+				flush(i)
+			}
+			if start < 0 {
+				start, unspaced = i, u
+			}
+		}
+	}
+	flush(len(s))
+}
+
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for r := range t {
+		t[r] = 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return t
+}()
+
+const (
+	classOther = iota
+	classSpaced
+	classUnspaced
+	classMark
+	classSymbol
+)
+
+// unspacedScripts are written without spaces between words (or, Hangul,
+// with particles joined to them), so a word is found as a substring.
+var unspacedScripts = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
+	unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar, unicode.Tibetan, unicode.Yi, unicode.Bopomofo}
+
+func runeClass(r rune) int {
+	switch {
+	case unicode.IsMark(r):
+		if r == 0xFE0E || r == 0xFE0F { // emoji presentation selectors
+			return classOther
+		}
+		return classMark
+	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Co, r):
+		if r < 0x0E00 { // Latin to the Indic scripts, before Thai: spaced
+			return classSpaced
+		}
+		if r == 0x30FC || unicode.IsOneOf(unspacedScripts, r) { // ー, the kana length mark, is Common
+			return classUnspaced
+		}
+		return classSpaced
+	case unicode.Is(unicode.So, r):
+		return classSymbol
+	}
+	return classOther
+}
+
+// fold lower-cases a piece and strips the accents of Latin, Greek and
+// Cyrillic letters ("Café" and "cafe" compare equal, "ή" and "η"). Other
+// marks are kept: dropping every combining mark would turn kana with a
+// voicing mark (プ) into another syllable and strip Indic vowel signs. The
+// result is composed (NFC), so Hangul stays in syllables.
+func fold(tok string) string {
+	if isASCII(tok) {
+		return strings.ToLower(tok)
+	}
+	// Rune by rune from a table below U+2000; only a mark or a Hangul
+	// jamo can compose with what precedes it, so only then is NFC asked.
+	compose := false
+	s := strings.Map(func(r rune) rune {
+		if r < 0x2000 {
+			if r >= 0x0300 && !compose {
+				compose = unicode.IsMark(r) || 0x1100 <= r && r < 0x1200
+			}
+			return probeFolds[r]
+		}
+		if !compose {
+			compose = unicode.IsMark(r) || 0x3130 <= r && r < 0x3190
+		}
+		return unicode.ToLower(r)
+	}, tok)
+	if compose && !norm.NFC.IsNormalString(s) {
+		s = norm.NFC.String(s)
+	}
+	return s
+}
+
+// foldRune is what fold makes of r alone, worked out the long way: lower
+// case, decomposed, accents dropped, composed again; -1 when nothing is
+// left.
+func foldRune(r rune) rune {
+	if isAccent(r) {
+		return -1
+	}
+	var b strings.Builder
+	for _, d := range norm.NFD.String(string(r)) {
+		if !isAccent(d) {
+			if d == 'ς' { // final sigma, so σημείωσης matches ΣΗΜΕΙΩΣΗΣ
+				d = 'σ'
+			}
+			b.WriteRune(unicode.ToLower(d))
+		}
+	}
+	f := []rune(norm.NFC.String(b.String()))
+	if len(f) != 1 {
+		return unicode.ToLower(r)
+	}
+	return f[0]
+}
+
+// isAccent reports the combining marks that fold removes: the blocks of
+// diacritics used by Latin, Greek and Cyrillic.
+func isAccent(r rune) bool {
+	return 0x0300 <= r && r <= 0x036F || 0x1AB0 <= r && r <= 0x1AFF || 0x1DC0 <= r && r <= 0x1DFF ||
+		0x20D0 <= r && r <= 0x20FF || 0xFE20 <= r && r <= 0xFE2F
+}
+
+// searchText is s as the search table indexes it: its pieces, space
+// separated, unspaced runs as their pairs and last character.
+func searchText(b *strings.Builder, s string) {
+	pieces(s, func(p folded) {
+		if !p.unspaced {
+			b.WriteString(p.text)
+			b.WriteByte(' ')
+			return
+		}
+		prev := -1
+		for i := range p.text {
+			if prev >= 0 {
+				_, n := utf8.DecodeRuneInString(p.text[i:])
+				b.WriteString(p.text[prev : i+n])
+				b.WriteByte(' ')
+			}
+			prev = i
+		}
+		b.WriteString(p.text[prev:])
+		b.WriteByte(' ')
+	})
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// queryTokens turns the pieces of a query word (or phrase) into the tokens
+// of one FTS5 phrase, and reports whether its last token must match as a
+// prefix. An unspaced run becomes its pairs; inside a phrase, a run that
+// another piece follows also takes its last character, as the index has
+// it between the run and the next piece.
+func queryTokens(ps []folded, prefix bool) ([]string, bool) {
+	var toks []string
+	for i, p := range ps {
+		last := i == len(ps)-1
+		if !p.unspaced {
+			toks = append(toks, p.text)
+			continue
+		}
+		rs := []rune(p.text)
+		if len(rs) == 1 {
+			toks = append(toks, p.text)
+			if last {
+				prefix = true // the character starts a pair, or ends a run
+			}
+			continue
+		}
+		for j := 0; j+1 < len(rs); j++ {
+			toks = append(toks, string(rs[j:j+2]))
+		}
+		if !last {
+			toks = append(toks, string(rs[len(rs)-1]))
+		}
+	}
+	return toks, prefix
+}
+
+// probeFolds maps each rune below U+2000 to foldRune of it.
+var probeFolds = func() (t [0x2000]rune) {
+	for r := range t {
+		t[r] = foldRune(rune(r))
+	}
+	return t
+}()
+
+// probeFold folds text rune by rune, which is what fold does to the words
+// of most text (it does not compose or decompose Hangul and kana, which
+// fold keeps composed): cheap enough to run over every section of a hit.
+func probeFold(text string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x2000 {
+			return probeFolds[r]
+		}
+		return unicode.ToLower(r)
+	}, text)
+}

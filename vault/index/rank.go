@@ -1,0 +1,396 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Column weights of notes_fts for bm25, in its column order: a word in the
+// title (or an alias) or the path says more about a note than one in its
+// headings or properties, and those more than one in its body.
+const rankWeights = "10.0, 6.0, 4.0, 3.0, 1.0, 0.0"
+
+// search runs a query with text: rank every matching note, keep the best,
+// then find each one's best section.
+func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
+	var joins, where []string
+	args := []any{p.match}
+	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
+		joins = append(joins, "notes n ON n.file_id = t.rowid")
+	}
+	if p.from != "" {
+		where = append(where, "n.date BETWEEN ? AND ?")
+		args = append(args, p.from, p.to)
+		// Daily notes sit in a narrow band of file ids (notes are indexed
+		// in walk order, and daily notes sort by date), so bounding the
+		// rowid lets FTS5 skip the rest of a common word's matches.
+		w, a, err := idBound(ctx, tx, `SELECT MIN(file_id), MAX(file_id) FROM notes WHERE date BETWEEN ? AND ?`, p.from, p.to)
+		if err != nil || w == "" {
+			return Result{}, err
+		}
+		where, args = append(where, w), append(args, a...)
+	}
+	if p.prefix != "" {
+		w, a, err := idBound(ctx, tx, `SELECT MIN(id), MAX(id) FROM files WHERE path >= ? AND path < ?`, p.prefix, prefixEnd(p.prefix))
+		if err != nil || w == "" {
+			return Result{}, err
+		}
+		where, args = append(where, w), append(args, a...)
+	}
+	pathCol := "''"
+	if p.glob != "" {
+		joins = append(joins, "files f ON f.id = t.rowid")
+		pathCol = "f.path"
+		if p.exact {
+			where = append(where, "f.path = ?")
+		} else {
+			where = append(where, "f.path GLOB ?")
+		}
+		args = append(args, p.glob)
+	}
+	if p.fields.DueFrom != "" || p.fields.DueTo != "" {
+		w, a := p.dueWhere()
+		where, args = append(where, w...), append(args, a...)
+	}
+	named, err := p.namedNotes(ctx, tx)
+	if err != nil {
+		return Result{}, err
+	}
+	// CROSS JOIN keeps the FTS table as the outer loop: SQLite would
+	// otherwise start from a selective filter and probe FTS5 per row, which
+	// is orders of magnitude slower.
+	from := ` FROM notes_fts t`
+	for _, j := range joins {
+		from += " CROSS JOIN " + j
+	}
+	from += " WHERE " + strings.Join(append([]string{"notes_fts MATCH ?"}, where...), " AND ")
+	type scored struct {
+		id    int64
+		score float64 // lower is better, as bm25 has it
+		named bool
+	}
+	var cands []scored
+	var r Result
+	// The named note first, then by score; ties in the index's order.
+	// Without a glob to check in Go, SQLite keeps the best rows itself (a
+	// bounded sort, no row crossing to Go but those), and counts the rest
+	// without ranking them.
+	order := ` ORDER BY t.rowid IN (` + placeholders(len(named)) + `) DESC, 3, t.rowid`
+	limit := ""
+	if p.globRE == nil {
+		limit = fmt.Sprintf(" LIMIT %d", p.limit+1)
+	}
+	q := `SELECT t.rowid, ` + pathCol + `, bm25(notes_fts, ` + rankWeights + `)` + from + order + limit
+	err = collect(ctx, tx, q, append(slices.Clone(args), int64Args(slices.Collect(maps.Keys(named)))...), func(rows *sql.Rows) error {
+		var c scored
+		var path string
+		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
+			return err
+		}
+		if p.globRE != nil && !p.globRE.MatchString(path) {
+			return nil
+		}
+		c.named = named[c.id]
+		cands = append(cands, c)
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("matching: %w", err)
+	}
+	r.Total = len(cands)
+	if limit != "" && len(cands) > p.limit {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&r.Total); err != nil {
+			return Result{}, fmt.Errorf("counting matches: %w", err)
+		}
+	}
+	r.Truncated = r.Total > p.limit
+	if len(cands) == 0 {
+		return r, nil
+	}
+	cands = cands[:min(len(cands), p.limit)]
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	hits, err := bestSections(ctx, tx, ids, p.terms)
+	if err != nil {
+		return r, err
+	}
+	for _, c := range cands {
+		if h, ok := hits[c.id]; ok {
+			h.Rank = -c.score
+			r.Hits = append(r.Hits, h)
+		}
+	}
+	return r, nil
+}
+
+// namedKey is query text as a note's name or alias would be keyed, "" for
+// text that names no note (several words in quotes, a filter).
+func namedKey(text string) string {
+	t := strings.TrimSpace(text)
+	if t == "" || strings.ContainsAny(t, `"*:`) {
+		return ""
+	}
+	return note.LinkKey(t)
+}
+
+// namedNotes returns the ids of the notes whose file name or alias is the
+// query text: the note a person names ranks first.
+func (p *queryPlan) namedNotes(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
+	if p.named == "" {
+		return nil, nil
+	}
+	out := map[int64]bool{}
+	err := collect(ctx, tx, `SELECT id FROM files WHERE stem_key = ?1 UNION SELECT file_id FROM aliases WHERE alias_key = ?1`,
+		[]any{p.named}, func(r *sql.Rows) error {
+			var id int64
+			err := r.Scan(&id)
+			out[id] = true
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("finding the named note: %w", err)
+	}
+	return out, nil
+}
+
+// bestSections reads the sections of the notes ids and returns, per note,
+// the hit at its best section: the one whose terms weigh most, a term
+// weighing less the more of the note's sections hold it (its heading and,
+// for the first, the note's title count), the earliest among equals; its
+// line is that of the first match in it.
+func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (map[int64]Hit, error) {
+	type sec struct {
+		heading, body, date string
+		line, bodyLine      int
+		held                []bool // by probe
+	}
+	secs := make(map[int64][]sec, len(ids))
+	paths := make(map[int64]string, len(ids))
+	probes := termProbes(terms)
+	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
+		FROM notes n JOIN files f ON f.id = n.file_id
+		JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+		WHERE n.file_id IN (`+placeholders(len(ids))+`) ORDER BY s.id`, int64Args(ids), func(r *sql.Rows) error {
+		var id int64
+		var path, title string
+		var s sec
+		if err := r.Scan(&id, &path, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
+			return err
+		}
+		paths[id] = path
+		s.held = probes.held(title + "\n" + s.heading + "\n" + s.body)
+		secs[id] = append(secs[id], s)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading hits: %w", err)
+	}
+	out := make(map[int64]Hit, len(secs))
+	for id, ss := range secs {
+		df := make([]int, len(probes.texts))
+		for _, s := range ss {
+			for i, h := range s.held {
+				if h {
+					df[i]++
+				}
+			}
+		}
+		best, bestScore := 0, 0.0
+		for j, s := range ss {
+			score := 0.0
+			for i, h := range s.held {
+				if h {
+					score += 1 / float64(df[i])
+				}
+			}
+			if score > bestScore+1e-9 {
+				best, bestScore = j, score
+			}
+		}
+		s := ss[best]
+		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
+		var at int
+		h.Snippet, at = snippet(s.body, terms)
+		if at >= 0 {
+			h.Line = s.bodyLine + strings.Count(s.body[:at], "\n")
+		}
+		out[id] = h
+	}
+	return out, nil
+}
+
+// probes tell quickly whether a section likely holds each term, folded,
+// in the text folded rune by rune (see probeFold), which is much cheaper
+// than splitting it into pieces. They only choose among a note's sections;
+// snippet marks the exact matches.
+type probes struct {
+	texts []string // distinct folded terms
+}
+
+func termProbes(terms []term) probes {
+	var p probes
+	for _, t := range terms {
+		if !slices.Contains(p.texts, t.text) {
+			p.texts = append(p.texts, t.text)
+		}
+	}
+	return p
+}
+
+// held reports, for each probe, whether text holds it.
+func (p probes) held(text string) []bool {
+	out := make([]bool, len(p.texts))
+	text = probeFold(text)
+	for i, t := range p.texts {
+		out[i] = strings.Contains(text, t)
+	}
+	return out
+}
+
+// propTerm is a key:value filter: a key of letters, digits, '_' and '-',
+// starting with a letter, and a value that is not the rest of a URL.
+var propTerm = regexp.MustCompile(`^(\pL[\pL\pN_-]*):([^/].*)$`)
+
+// matchExpr turns user text into an FTS5 MATCH expression in which every
+// word is a quoted string, so nothing the user types is FTS5 syntax; lists
+// the terms it searches for (synonyms included) to mark in snippets; and
+// returns the meta tokens of its key:value filters. The expression is ""
+// when the text holds no searchable word.
+func matchExpr(text string, mode Mode, expand map[string][]string) (string, []term, []string) {
+	syn := make(map[string][]string, len(expand))
+	for k, v := range expand {
+		key := pieceKey(foldedPieces(k))
+		syn[key] = append(syn[key], v...)
+	}
+	var terms []term
+	add := func(ps []folded, prefix bool) {
+		for i, p := range ps {
+			terms = append(terms, term{text: p.text, unspaced: p.unspaced, prefix: prefix && i == len(ps)-1})
+		}
+		if len(ps) > 1 { // the section holding the words together is the better hit
+			terms = append(terms, term{text: pieceKey(ps), phrase: true})
+		}
+	}
+	withSynonyms := func(expr string, ps []folded) string {
+		alts := []string{expr}
+		for _, s := range syn[pieceKey(ps)] {
+			if sp := foldedPieces(s); len(sp) > 0 {
+				alts = append(alts, phrase(sp, false))
+				add(sp, false)
+			}
+		}
+		if len(alts) == 1 {
+			return expr
+		}
+		return "(" + strings.Join(alts, " OR ") + ")"
+	}
+	if mode == ModePhrase {
+		ps := foldedPieces(text)
+		if len(ps) == 0 {
+			return "", nil, nil
+		}
+		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
+		add(ps, prefix)
+		return withSynonyms(phrase(ps, prefix), ps), terms, nil
+	}
+	var exprs, props []string
+	for _, w := range words(text) {
+		if m := propTerm.FindStringSubmatch(w.text); m != nil && !w.quoted {
+			vs := foldedPieces(strings.Trim(m[2], `"`))
+			for _, v := range vs {
+				props = append(props, propToken(m[1], v))
+			}
+			if len(vs) > 0 {
+				continue
+			}
+		}
+		ps := foldedPieces(w.text)
+		if len(ps) == 0 {
+			continue
+		}
+		add(ps, w.prefix)
+		expr := phrase(ps, w.prefix)
+		if !w.quoted {
+			expr = withSynonyms(expr, ps)
+		}
+		exprs = append(exprs, expr)
+	}
+	op := " AND "
+	if mode == ModeAny {
+		op = " OR "
+	}
+	return strings.Join(exprs, op), terms, props
+}
+
+func pieceKey(ps []folded) string {
+	ts := make([]string, len(ps))
+	for i, p := range ps {
+		ts[i] = p.text
+	}
+	return strings.Join(ts, " ")
+}
+
+// phrase quotes the pieces ps as one FTS5 string. Tokens hold only letters,
+// digits, marks and symbols, so they need no escaping.
+func phrase(ps []folded, prefix bool) string {
+	toks, prefix := queryTokens(ps, prefix)
+	s := `"` + strings.Join(toks, " ") + `"`
+	if prefix {
+		s += "*"
+	}
+	return s
+}
+
+type word struct {
+	text           string
+	quoted, prefix bool
+}
+
+// words splits query text into whitespace-separated words and "quoted
+// phrases"; an unclosed quote runs to the end. A key:"quoted value" stays
+// one word.
+func words(text string) []word {
+	var ws []word
+	for {
+		text = strings.TrimLeftFunc(text, unicode.IsSpace)
+		if text == "" {
+			return ws
+		}
+		if text[0] == '"' {
+			end := strings.IndexByte(text[1:], '"')
+			if end < 0 {
+				end = len(text) - 1
+			}
+			w := word{text: text[1 : 1+end], quoted: true}
+			text = text[min(len(text), end+2):]
+			w.prefix = strings.HasPrefix(text, "*")
+			ws = append(ws, w)
+			continue
+		}
+		end := strings.IndexFunc(text, func(r rune) bool { return unicode.IsSpace(r) || r == '"' })
+		if end < 0 {
+			end = len(text)
+		}
+		if end < len(text) && text[end] == '"' && strings.HasSuffix(text[:end], ":") {
+			// key:"a value": through the closing quote.
+			if close := strings.IndexByte(text[end+1:], '"'); close >= 0 {
+				end += close + 2
+			} else {
+				end = len(text)
+			}
+		}
+		w := word{text: text[:end], prefix: strings.HasSuffix(text[:end], "*")}
+		ws = append(ws, w)
+		text = text[end:]
+	}
+}
