@@ -198,7 +198,7 @@ func mustTime(t *testing.T, s string) time.Time {
 // best-ranked hits of the question's words, not the latest entries.
 func TestDegradedAnswerCitesTheBestHits(t *testing.T) {
 	v := querytest.SampleVault(t)
-	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: "Margin", MaxEntries: 200}
+	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: []string{"Margin"}, MaxEntries: 200}
 	got, err := r.Retrieve(context.Background(), []Instruction{fallbackInstruction("bench press program")}, nil, 1)
 	if err != nil || len(got.Entries) < 2 {
 		t.Fatalf("Retrieve: %d entries, %v", len(got.Entries), err)
