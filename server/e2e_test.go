@@ -194,6 +194,29 @@ func TestOversizeMessageIsDiscardedAndAnswered(t *testing.T) {
 	e.MustCall("vault/status", nil, &st)
 }
 
+// A header may announce far more than ever comes (2 GB, then a short body
+// and the next request): margin answers at once rather than wait for the
+// bytes, and the next request is served.
+func TestLyingContentLengthIsAnsweredAndNextServed(t *testing.T) {
+	e, _ := start(t)
+	e.SendRaw([]byte("Content-Length: 2000000000\r\n\r\n" + `{"jsonrpc":"2.0","id":4343,"method":"vault/status"}`))
+	m := e.WaitFor("the oversize reply", func(m editortest.Message) bool { return string(m.ID) == "4343" })
+	if m.Error == nil || m.Error.Code != -32600 {
+		t.Errorf("reply to a 2 GB header = %+v, want -32600", m.Error)
+	}
+	var st status
+	e.MustCall("vault/status", nil, &st)
+}
+
+func TestJSONRPCVersionOtherThan20IsInvalidRequest(t *testing.T) {
+	e, _ := start(t)
+	e.SendRaw(editortest.Frame([]byte(`{"jsonrpc":"1.0","id":4444,"method":"vault/status"}`)))
+	m := e.WaitFor("the reply to a 1.0 request", func(m editortest.Message) bool { return string(m.ID) == "4444" })
+	if m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "2.0") {
+		t.Errorf("reply to jsonrpc 1.0 = %+v, want -32600 asking for 2.0", m.Error)
+	}
+}
+
 func TestUnknownMethod(t *testing.T) {
 	e, _ := start(t)
 	err := e.Call("vault/frobnicate", nil, nil)
