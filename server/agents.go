@@ -100,7 +100,7 @@ func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.
 	case ref.ID != "":
 		return rt.Store().Agent(ctx, ref.ID)
 	case ref.Task != "":
-		p, err := v.Path(ref.Task)
+		p, err := vaultPath(v, "task", ref.Task)
 		if err != nil {
 			return agents.Agent{}, err
 		}
@@ -164,7 +164,7 @@ func (s *Server) agentsCreate(ctx context.Context, p *agentsCreateParams) (agent
 	if err != nil {
 		return agentDetail{}, err
 	}
-	path, err := v.Path(p.Task)
+	path, err := vaultPath(v, "task", p.Task)
 	if err != nil {
 		return agentDetail{}, err
 	}
@@ -243,7 +243,7 @@ func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, er
 	if p.Task == "" {
 		return agents.Report{}, invalidParams("task", "task or id is required")
 	}
-	path, err := v.Path(p.Task)
+	path, err := vaultPath(v, "task", p.Task)
 	if err != nil {
 		return agents.Report{}, err
 	}

@@ -247,6 +247,27 @@ func TestInvalidParamsNameTheField(t *testing.T) {
 	}
 }
 
+func TestNULInAPathIsInvalidParams(t *testing.T) {
+	e, _ := start(t, "MARGIN_AGENTS_AUTO_CREATE=false")
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+		field  string
+	}{
+		{"agents/create", map[string]any{"task": "Tasks/a\x00b.md"}, "task"},
+		{"agents/get", map[string]any{"task": "Tasks/a\x00b.md"}, "task"},
+		{"reports/get", map[string]any{"task": "Tasks/a\x00b.md"}, "task"},
+		{"changes/list", map[string]any{"task": "\x00"}, "task"},
+		{"decisions/list", map[string]any{"task": "Tasks/\x00.md"}, "task"},
+		{"vault/search", map[string]any{"query": "x", "glob": "Daily/\x00*"}, "glob"},
+	} {
+		err := e.Call(tc.method, tc.params, nil)
+		if err == nil || err.Code != -32602 || !strings.Contains(err.Message, tc.field) || !strings.Contains(err.Message, "NUL") {
+			t.Errorf("%s with a NUL in %s = %v, want -32602 naming %s and the NUL", tc.method, tc.field, err, tc.field)
+		}
+	}
+}
+
 // Neovim 0.7 encodes an empty Lua table as `[]`; it must read as no params.
 func TestEmptyArrayParamsAreNoParams(t *testing.T) {
 	e, _ := start(t)
