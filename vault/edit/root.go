@@ -196,7 +196,9 @@ func (r *Root) Create(name string, content []byte) (Fingerprint, error) {
 // fingerprint base; a zero base means the file must not exist yet. Otherwise it
 // returns a *ConflictError and leaves the file alone. The file keeps its mode;
 // a symlink to a note inside the vault stays a symlink and its target is
-// written. On any error the original is untouched and no temp file remains.
+// written. On any error the original is untouched and no temp file remains
+// (a user's save that lands while margin writes is put back; on Linux it is
+// never lost, see replace).
 //
 // It returns the fingerprint of content, which IsOwnWrite then recognises.
 // The one error after which the new content is in place is a failure to sync

@@ -107,10 +107,11 @@ func TestSaveInProgressAcrossTheSwapIsKept(t *testing.T) {
 // save or margin's edit of it. And margin never takes half of an in-place
 // save as the base of a write.
 func TestStormOfSavesLosesNone(t *testing.T) {
-	// Before the window was closed, this lost a save by rename within 10
-	// to 600 saves, and in place within 100 (margin took a truncated file
-	// as its base, 66 to 178 times in 3,000 saves). Each round costs an
-	// fsync or two, so the short run stays short.
+	// Before the window was closed, three runs lost their first save by
+	// rename at saves 10, 49 and 91, and in place at 68, 160 and 182;
+	// margin took a half-written file as its base 66 to 178 times in
+	// 3,000 in-place saves. Each round costs an fsync or two, so the short
+	// run stays short.
 	rounds := 500
 	if os.Getenv("MARGIN_SOAK") == "long" {
 		rounds = 20000
