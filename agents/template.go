@@ -317,6 +317,49 @@ func markdownSections(body string) map[string]string {
 	return out
 }
 
+// Directives a template file cannot hold as written: read back, they would
+// come out cut short (see directiveProblem).
+var (
+	ErrGeneralNotKept = fmt.Errorf("%w: the general directive cannot be kept as written", ErrBadDirectives)
+	ErrReportNotKept  = fmt.Errorf("%w: the report directive cannot be kept as written", ErrBadDirectives)
+)
+
+// checkDirectives refuses directives that would not read back from their
+// template file as they were saved.
+func checkDirectives(general, report string) error {
+	if p := directiveProblem(general); p != "" {
+		return fmt.Errorf("%w: %s", ErrGeneralNotKept, p)
+	}
+	if p := directiveProblem(report); p != "" {
+		return fmt.Errorf("%w: %s", ErrReportNotKept, p)
+	}
+	return nil
+}
+
+// directiveProblem says why a directive would not read back from its
+// template file as written, "" when it would. markdownSections splits the
+// file on level-2 headings outside code fences, so a `## ` line inside a
+// directive would end it there (the rest silently dropped or taken for the
+// other directive), and a fence left open would swallow the headings after
+// it. Refusing is honest; escaping would show the person something other
+// than what they typed.
+func directiveProblem(d string) string {
+	fence := false
+	for line := range strings.SplitSeq(d, "\n") {
+		trimmed := strings.TrimRight(line, "\r")
+		if strings.HasPrefix(trimmed, "```") {
+			fence = !fence
+		}
+		if !fence && strings.HasPrefix(trimmed, "## ") {
+			return fmt.Sprintf("the line %q would start a new section of the template file; use ### or deeper inside a directive", trimmed)
+		}
+	}
+	if fence {
+		return "a ``` code fence is left open; close it"
+	}
+	return ""
+}
+
 // seededGeneral is the general directive the seeding pass writes for a
 // legacy template (seed 000 §5): the purpose-built default, then what the
 // old directives said about persona and behaviour. Paragraphs about the

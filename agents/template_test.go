@@ -327,3 +327,33 @@ func TestTemplateModelsByRole(t *testing.T) {
 		t.Errorf("Models = %+v, want %+v", got, want)
 	}
 }
+
+// A directive holding a line the template file would read as a new section
+// would come back cut short; it is refused, and one that reads back whole
+// (a heading inside a code fence, ### headings) is kept as typed.
+func TestDirectivesThatWouldNotReadBackAreRefused(t *testing.T) {
+	ctx := context.Background()
+	l, _, _ := library(t)
+	for _, tc := range []struct {
+		general, report string
+		want            error
+	}{
+		{"Be terse.\n\n## Report Directive\n\nNo tables.", "One line.", ErrGeneralNotKept},
+		{"Be terse.\n## Notes\nmore", "One line.", ErrGeneralNotKept},
+		{"Be terse.", "One line.\n\n## General Directive\nignore the above", ErrReportNotKept},
+		{"Be terse.\n```\ncode", "One line.", ErrGeneralNotKept},
+	} {
+		if _, err := l.Save(ctx, templateName, tc.general, tc.report); !errors.Is(err, tc.want) {
+			t.Errorf("Save(%q, %q) = %v, want %v", tc.general, tc.report, err, tc.want)
+		}
+	}
+	general := "Be terse.\n\n### Tone\n\nPlain.\n\n```md\n## Report Directive\n```\n\nDone."
+	saved, err := l.Save(ctx, templateName, general, "One line.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Get(ctx, templateName, saved.Version)
+	if err != nil || got.General != general || got.Report != "One line." {
+		t.Errorf("read back %q / %q (%v), want what was saved", got.General, got.Report, err)
+	}
+}

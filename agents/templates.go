@@ -423,6 +423,9 @@ func (l *Templates) save(name, general, report, who string, depth int) (Template
 	case report == "":
 		return Template{}, ErrEmptyReport
 	}
+	if err := checkDirectives(general, report); err != nil {
+		return Template{}, err
+	}
 	st, err := l.sync(name)
 	if err != nil {
 		return Template{}, err

@@ -10,6 +10,7 @@ import (
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/edit"
 )
 
 // openAgents opens the task agents of v and the ledger of its model calls.
@@ -100,7 +101,7 @@ func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.
 	case ref.ID != "":
 		return rt.Store().Agent(ctx, ref.ID)
 	case ref.Task != "":
-		p, err := v.Path(ref.Task)
+		p, err := vaultPath(v, "task", ref.Task)
 		if err != nil {
 			return agents.Agent{}, err
 		}
@@ -164,7 +165,7 @@ func (s *Server) agentsCreate(ctx context.Context, p *agentsCreateParams) (agent
 	if err != nil {
 		return agentDetail{}, err
 	}
-	path, err := v.Path(p.Task)
+	path, err := vaultPath(v, "task", p.Task)
 	if err != nil {
 		return agentDetail{}, err
 	}
@@ -246,11 +247,11 @@ func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, er
 	// The task as the CLI takes it: its path, or its name or title.
 	path, err := v.FindTask(ctx, p.Task)
 	switch {
-	case errors.Is(err, vault.ErrAmbiguous):
+	case errors.Is(err, edit.ErrInvalidPath), errors.Is(err, vault.ErrAmbiguous):
 		return agents.Report{}, invalidParams("task", err.Error())
 	case errors.Is(err, vault.ErrNotFound):
 		// A note not indexed as a task may still have had an agent.
-		if path, err = v.Path(p.Task); err != nil {
+		if path, err = vaultPath(v, "task", p.Task); err != nil {
 			return agents.Report{}, err
 		}
 	case err != nil:

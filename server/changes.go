@@ -137,7 +137,7 @@ func (s *Server) changesList(ctx context.Context, p *changesListParams) (changes
 	}
 	f := agents.ChangeSetFilter{Status: p.Status}
 	if p.Task != "" {
-		if f.Task, err = v.Path(p.Task); err != nil {
+		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
 			return changesListResult{}, err
 		}
 	}
@@ -208,7 +208,7 @@ func (s *Server) decisionsList(ctx context.Context, p *decisionsListParams) (dec
 	}
 	f := agents.DecisionFilter{Agent: p.Agent, Limit: p.Limit}
 	if p.Task != "" {
-		if f.Task, err = v.Path(p.Task); err != nil {
+		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
 			return decisionsListResult{}, err
 		}
 	}

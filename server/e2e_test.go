@@ -211,6 +211,29 @@ func TestOversizeMessageIsDiscardedAndAnswered(t *testing.T) {
 	e.MustCall("vault/status", nil, &st)
 }
 
+// A header may announce far more than ever comes (2 GB, then a short body
+// and the next request): margin answers at once rather than wait for the
+// bytes, and the next request is served.
+func TestLyingContentLengthIsAnsweredAndNextServed(t *testing.T) {
+	e, _ := start(t)
+	e.SendRaw([]byte("Content-Length: 2000000000\r\n\r\n" + `{"jsonrpc":"2.0","id":4343,"method":"vault/status"}`))
+	m := e.WaitFor("the oversize reply", func(m editortest.Message) bool { return string(m.ID) == "4343" })
+	if m.Error == nil || m.Error.Code != -32600 {
+		t.Errorf("reply to a 2 GB header = %+v, want -32600", m.Error)
+	}
+	var st status
+	e.MustCall("vault/status", nil, &st)
+}
+
+func TestJSONRPCVersionOtherThan20IsInvalidRequest(t *testing.T) {
+	e, _ := start(t)
+	e.SendRaw(editortest.Frame([]byte(`{"jsonrpc":"1.0","id":4444,"method":"vault/status"}`)))
+	m := e.WaitFor("the reply to a 1.0 request", func(m editortest.Message) bool { return string(m.ID) == "4444" })
+	if m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "2.0") {
+		t.Errorf("reply to jsonrpc 1.0 = %+v, want -32600 asking for 2.0", m.Error)
+	}
+}
+
 func TestUnknownMethod(t *testing.T) {
 	e, _ := start(t)
 	err := e.Call("vault/frobnicate", nil, nil)
@@ -238,6 +261,27 @@ func TestInvalidParamsNameTheField(t *testing.T) {
 				t.Errorf("reply = %v, want -32602 naming %q", err, tc.field)
 			}
 		})
+	}
+}
+
+func TestNULInAPathIsInvalidParams(t *testing.T) {
+	e, _ := start(t, "MARGIN_AGENTS_AUTO_CREATE=false")
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+		field  string
+	}{
+		{"agents/create", map[string]any{"task": "Tasks/a\x00b.md"}, "task"},
+		{"agents/get", map[string]any{"task": "Tasks/a\x00b.md"}, "task"},
+		{"reports/get", map[string]any{"task": "Tasks/a\x00b.md"}, "task"},
+		{"changes/list", map[string]any{"task": "\x00"}, "task"},
+		{"decisions/list", map[string]any{"task": "Tasks/\x00.md"}, "task"},
+		{"vault/search", map[string]any{"query": "x", "glob": "Daily/\x00*"}, "glob"},
+	} {
+		err := e.Call(tc.method, tc.params, nil)
+		if err == nil || err.Code != -32602 || !strings.Contains(err.Message, tc.field) || !strings.Contains(err.Message, "NUL") {
+			t.Errorf("%s with a NUL in %s = %v, want -32602 naming %s and the NUL", tc.method, tc.field, err, tc.field)
+		}
 	}
 }
 

@@ -74,6 +74,17 @@ func decodeParams(raw *json.RawMessage, v any) error {
 	return nil
 }
 
+// vaultPath resolves a path parameter inside the vault; a path that cannot
+// name a note (empty, a NUL byte) is invalid params naming field, one that
+// leads out of the vault stays an outside-vault error.
+func vaultPath(v *vault.Vault, field, p string) (string, error) {
+	rel, err := v.Path(p)
+	if errors.Is(err, edit.ErrInvalidPath) {
+		return "", invalidParams(field, err.Error())
+	}
+	return rel, err
+}
+
 // toRPCError maps an error from anywhere below to the code a client can act on.
 func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 	var (
@@ -87,6 +98,8 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		return &jsonrpc2.Error{Code: codeRequestCancelled, Message: "request cancelled"}
 	case errors.As(err, &paramErr):
 		return &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: paramErr.Error()}
+	case errors.Is(err, edit.ErrInvalidPath):
+		return &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	case errors.Is(err, edit.ErrOutsideVault):
 		return &jsonrpc2.Error{Code: CodeOutsideVault, Message: err.Error()}
 	case errors.Is(err, edit.ErrConflict), errors.Is(err, query.ErrEditorRefused):

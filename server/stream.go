@@ -107,7 +107,7 @@ func (s *stream) ReadObject(v any) error {
 		}
 
 		if n > s.maxBody {
-			if err := s.discard(n); err != nil {
+			if err := s.refuseOversize(n); err != nil {
 				return err
 			}
 			continue
@@ -121,6 +121,10 @@ func (s *stream) ReadObject(v any) error {
 		}
 		if int64(len(body)) < n {
 			return io.ErrUnexpectedEOF
+		}
+		if problem := checkVersion(body); problem != "" {
+			s.replyError(peekID(body), codeInvalidRequest, "invalid request: "+problem)
+			continue
 		}
 		if err := json.Unmarshal(body, v); err != nil {
 			if !json.Valid(body) {
@@ -222,47 +226,69 @@ func (s *stream) readLine() (string, error) {
 }
 
 // resync skips input until the next "Content-Length:" so that the message
-// after a broken one is still served.
+// after a broken one is still served. It scans what is buffered a chunk at a
+// time, holding no more than the reader's buffer.
 func (s *stream) resync() error {
 	const marker = "content-length:"
-	matched := 0
+	need := 1
 	for {
-		c, err := s.r.ReadByte()
-		if err != nil {
+		if _, err := s.r.Peek(need); err != nil {
 			return err
 		}
-		lc := c
-		if 'A' <= lc && lc <= 'Z' {
-			lc += 'a' - 'A'
-		}
-		switch {
-		case lc == marker[matched]:
-			matched++
-		case lc == marker[0]:
-			matched = 1
-		default:
-			matched = 0
-		}
-		if matched == len(marker) {
+		buf, _ := s.r.Peek(s.r.Buffered())
+		if i := indexMarker(buf, marker); i >= 0 {
+			s.r.Discard(i + len(marker))
 			s.resumed = true
 			return nil
 		}
+		// Keep a tail shorter than the marker: it may go on in the next chunk.
+		keep := min(len(buf), len(marker)-1)
+		s.r.Discard(len(buf) - keep)
+		need = keep + 1
 	}
 }
 
-// discard drops an oversize body without holding it in memory, answering
-// with the request's id when it can be found near the start.
-func (s *stream) discard(n int64) error {
-	peek := make([]byte, min(n, idPeekSize))
-	if _, err := io.ReadFull(s.r, peek); err != nil {
+// refuseOversize answers a message over the size cap at once and skips to
+// the next header without holding the body. It does not read the announced
+// length: a header may promise 2 GB and send a short body followed by the
+// next message, which must still be answered. The id is taken from what has
+// already arrived of the body, so a client waiting on it gets its answer.
+//
+// A body that does arrive in full is skipped by resync as it scans for the
+// next header. Valid JSON can hold "Content-Length:" only inside a string,
+// where no line break may follow, so such a body costs at most a -32700
+// reply for the false header before the stream is back in step.
+func (s *stream) refuseOversize(n int64) error {
+	if _, err := s.r.Peek(1); err != nil {
 		return unexpectedEOF(err)
 	}
-	if _, err := io.CopyN(io.Discard, s.r, n-int64(len(peek))); err != nil {
-		return unexpectedEOF(err)
-	}
+	peek, _ := s.r.Peek(int(min(n, int64(s.r.Buffered()), idPeekSize)))
 	s.replyError(peekID(peek), codeInvalidRequest,
 		fmt.Sprintf("message of %d bytes exceeds the %d byte limit and was discarded", n, s.maxBody))
-	return nil
+	return s.resync()
+}
+
+// checkVersion says what is wrong with a message object's "jsonrpc"
+// member, which JSON-RPC 2.0 requires to be exactly "2.0"; "" when it is.
+// A batch (an array) is left to the connection, which checks each member's
+// shape.
+func checkVersion(body []byte) string {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '{' {
+		return ""
+	}
+	var m struct {
+		JSONRPC *json.RawMessage `json:"jsonrpc"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return "" // not an object after all: the decoder says why
+	}
+	switch {
+	case m.JSONRPC == nil:
+		return `"jsonrpc" is missing; want "2.0"`
+	case string(*m.JSONRPC) != `"2.0"`:
+		return fmt.Sprintf(`"jsonrpc" is %s; want "2.0"`, clip(string(*m.JSONRPC), 20))
+	}
+	return ""
 }
 
 // replyError answers a message the connection never saw. id is the raw JSON
@@ -345,6 +371,34 @@ func indexFold(s, substr string) int {
 		}
 	}
 	return -1
+}
+
+// indexMarker is indexFold over bytes, for resync's scan of bodies that may
+// be gigabytes: it jumps between the marker's first letters with
+// bytes.IndexByte rather than comparing at every byte. The next place of
+// each letter is kept until passed, so each is searched for once a chunk.
+func indexMarker(b []byte, marker string) int {
+	next := func(c byte, from int) int {
+		if i := bytes.IndexByte(b[from:], c); i >= 0 {
+			return from + i
+		}
+		return len(b)
+	}
+	lo, up := next(marker[0], 0), next(marker[0]-('a'-'A'), 0)
+	for {
+		at := min(lo, up)
+		if len(b)-at < len(marker) {
+			return -1
+		}
+		if indexFold(string(b[at:at+len(marker)]), marker) == 0 {
+			return at
+		}
+		if at == lo {
+			lo = next(marker[0], at+1)
+		} else {
+			up = next(marker[0]-('a'-'A'), at+1)
+		}
+	}
 }
 
 func lowerASCII(c byte) byte {

@@ -87,6 +87,12 @@ func TestStreamSurvivesBadInput(t *testing.T) {
 		{"overlong header line", strings.Repeat("A", 100<<10) + "\r\n\r\n" + ok, []float64{-32700}, []any{nil}},
 		{"oversize body", frame(`{"jsonrpc":"2.0","id":"big","method":"x","params":"`+strings.Repeat("z", 5000)+`"}`) + ok, []float64{-32600}, []any{"big"}},
 		{"blank lines between messages", "\r\n\r\n" + ok, nil, nil},
+		// A header promising far more than comes must not swallow the
+		// next message: it is answered at once and the stream resyncs.
+		{"announced length far over what comes", "Content-Length: 2000000000\r\n\r\n" + `{"jsonrpc":"2.0","id":6,"method":"x"}` + ok, []float64{-32600}, []any{6.0}},
+		{"jsonrpc 1.0", frame(`{"jsonrpc":"1.0","id":8,"method":"x"}`) + ok, []float64{-32600}, []any{8.0}},
+		{"jsonrpc missing", frame(`{"id":"m","method":"x"}`) + ok, []float64{-32600}, []any{"m"}},
+		{"jsonrpc not a string", frame(`{"jsonrpc":2,"id":9,"method":"x"}`) + ok, []float64{-32600}, []any{9.0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			methods, replies := readAll(t, tc.input, 1024)
@@ -205,4 +211,22 @@ func FuzzStream(f *testing.F) {
 		}
 		t.Fatalf("ReadObject returned more objects than there are bytes")
 	})
+}
+
+func TestIndexMarker(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"", -1},
+		{"content-length:", 0},
+		{"xxCONTENT-LENGTH:", 2},
+		{"cccCcontent-Length:", 4},
+		{"content-lengthcontent-length", -1},
+		{"content-length", -1},
+	} {
+		if got := indexMarker([]byte(tc.in), "content-length:"); got != tc.want {
+			t.Errorf("indexMarker(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
 }

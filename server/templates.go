@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -136,8 +137,8 @@ type evolutionStartParams struct {
 }
 
 func (s *Server) evolutionStart(ctx context.Context, p *evolutionStartParams) (agents.Turn, error) {
-	if strings.TrimSpace(p.Template) == "" {
-		return agents.Turn{}, invalidParams("template", "required")
+	if err := checkTemplateName("template", p.Template); err != nil {
+		return agents.Turn{}, err
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
@@ -197,8 +198,18 @@ func (s *Server) evolutionReject(ctx context.Context, p *evolutionDecideParams) 
 }
 
 func requireName(name string) error {
-	if strings.TrimSpace(name) == "" {
-		return invalidParams("name", "required")
+	return checkTemplateName("name", name)
+}
+
+// checkTemplateName refuses what cannot name a template before the library
+// looks for its files: a file name with .md names the active file, not the
+// template, and would be looked up as a folder of versions.
+func checkTemplateName(field, name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return invalidParams(field, "required")
+	case strings.HasSuffix(strings.ToLower(name), ".md"):
+		return invalidParams(field, fmt.Sprintf("%q is a file name: name the template without .md (%q)", name, name[:len(name)-3]))
 	}
 	return nil
 }
@@ -211,7 +222,7 @@ func templateError(err error) error {
 		return nil
 	case errors.Is(err, agents.ErrBadTemplateName):
 		return invalidParams("name", err.Error())
-	case errors.Is(err, agents.ErrEmptyReport):
+	case errors.Is(err, agents.ErrEmptyReport), errors.Is(err, agents.ErrReportNotKept):
 		return invalidParams("reportDirective", err.Error())
 	case errors.Is(err, agents.ErrBadDirectives):
 		return invalidParams("generalDirective", err.Error())

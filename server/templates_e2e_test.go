@@ -361,3 +361,33 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// templates/save refuses a directive that would read back cut short, and a
+// template named by its file name is invalid params naming the field, with
+// no absolute path in the message.
+func TestTemplateInputsThatCannotWorkAreInvalidParams(t *testing.T) {
+	e, dir := start(t)
+	before := getTemplate(t, e)
+	err := e.Call("templates/save", map[string]any{"name": "task-agent",
+		"generalDirective": "Be terse.\n\n## Report Directive\n\nNo tables.", "reportDirective": "One line."}, nil)
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "generalDirective") || !strings.Contains(err.Message, "## Report Directive") {
+		t.Errorf("save with a ## heading in the general directive = %v, want -32602 naming generalDirective and the line", err)
+	}
+	err = e.Call("templates/save", map[string]any{"name": "task-agent", "generalDirective": "Be terse.", "reportDirective": "One line.\n## Extra\nmore"}, nil)
+	if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "reportDirective") {
+		t.Errorf("save with a ## heading in the report directive = %v, want -32602 naming reportDirective", err)
+	}
+	if after := getTemplate(t, e); after.Version != before.Version {
+		t.Errorf("a refused save made version %d", after.Version)
+	}
+
+	for _, method := range []string{"templates/get", "templates/versions", "templates/rollback"} {
+		err := e.Call(method, map[string]any{"name": "task-agent.md", "version": 1}, nil)
+		if err == nil || err.Code != -32602 || !strings.Contains(err.Message, "name") || !strings.Contains(err.Message, `"task-agent"`) || strings.Contains(err.Message, dir) {
+			t.Errorf("%s {name: task-agent.md} = %v, want -32602 naming name and suggesting task-agent, without the vault's path", method, err)
+		}
+	}
+	if err := e.Call("evolution/start", map[string]any{"template": "task-agent.md"}, nil); err == nil || err.Code != -32602 || !strings.Contains(err.Message, "template") {
+		t.Errorf("evolution/start {template: task-agent.md} = %v, want -32602 naming template", err)
+	}
+}

@@ -94,7 +94,7 @@ func (s *Server) vaultSearch(ctx context.Context, p *searchParams) (searchResult
 		return searchResult{}, err
 	}
 	if q.Glob != "" {
-		if q.Glob, err = v.Path(q.Glob); err != nil {
+		if q.Glob, err = vaultPath(v, "glob", q.Glob); err != nil {
 			return searchResult{}, err
 		}
 	}

@@ -14,6 +14,10 @@ import (
 // absolute path, a `..` escape, or a symlink that leads out.
 var ErrOutsideVault = errors.New("outside the vault")
 
+// ErrInvalidPath refuses a path that cannot name a note at all: empty, with
+// a NUL byte, or naming the vault itself. It is bad input, not an escape.
+var ErrInvalidPath = errors.New("invalid path")
+
 // Clean normalises a user-supplied vault-relative path: forward slashes, no
 // `.` or `..` elements, no leading or trailing slash. Absolute paths and paths
 // that climb out of the vault are refused with ErrOutsideVault; Clean is
@@ -21,9 +25,9 @@ var ErrOutsideVault = errors.New("outside the vault")
 func Clean(vaultRel string) (string, error) {
 	switch {
 	case vaultRel == "":
-		return "", errors.New("empty path")
+		return "", fmt.Errorf("%w: empty", ErrInvalidPath)
 	case strings.IndexByte(vaultRel, 0) >= 0:
-		return "", fmt.Errorf("path %q contains a NUL byte", vaultRel)
+		return "", fmt.Errorf("%w %q: it contains a NUL byte", ErrInvalidPath, vaultRel)
 	}
 	s := filepath.ToSlash(vaultRel)
 	if path.IsAbs(s) || filepath.IsAbs(vaultRel) || filepath.VolumeName(vaultRel) != "" {
@@ -34,7 +38,7 @@ func Clean(vaultRel string) (string, error) {
 	case c == ".." || strings.HasPrefix(c, "../"):
 		return "", fmt.Errorf("path %q: %w", vaultRel, ErrOutsideVault)
 	case c == ".":
-		return "", fmt.Errorf("path %q names the vault itself", vaultRel)
+		return "", fmt.Errorf("%w %q: it names the vault itself", ErrInvalidPath, vaultRel)
 	}
 	return c, nil
 }

@@ -196,7 +196,9 @@ func (r *Root) Create(name string, content []byte) (Fingerprint, error) {
 // fingerprint base; a zero base means the file must not exist yet. Otherwise it
 // returns a *ConflictError and leaves the file alone. The file keeps its mode;
 // a symlink to a note inside the vault stays a symlink and its target is
-// written. On any error the original is untouched and no temp file remains.
+// written. On any error the original is untouched and no temp file remains
+// (a user's save that lands while margin writes is put back; on Linux it is
+// never lost, see replace).
 //
 // It returns the fingerprint of content, which IsOwnWrite then recognises.
 // The one error after which the new content is in place is a failure to sync
@@ -238,7 +240,9 @@ func (r *Root) write(p string, base Fingerprint, content []byte) (Fingerprint, e
 	}
 	fp := FingerprintOf(content)
 	if err := r.commit(p, target, tmp, base, fp, cur.exists); err != nil {
-		r.root.Remove(tmp) // best effort: the commit already failed, and a stray temp file is ignored by the watcher
+		if !errors.Is(err, errHeldInTemp) {
+			r.root.Remove(tmp) // best effort: the commit already failed, and a stray temp file is ignored by the watcher
+		}
 		return "", err
 	}
 	if err := r.syncDir(dir); err != nil {
@@ -248,17 +252,22 @@ func (r *Root) write(p string, base Fingerprint, content []byte) (Fingerprint, e
 	return fp, nil
 }
 
-// testHookBeforeCommit, when set by a test, runs after the temp file is
-// complete and before the final re-check, to stage a concurrent user edit or
+// Test hooks: testHookBeforeCommit runs after the temp file is complete and
+// before the final re-check, testHookBeforeSwap after that re-check passed
+// and before the temp file is swapped in, to stage a concurrent user edit or
 // a failure at the last moment.
-var testHookBeforeCommit func() error
+var testHookBeforeCommit, testHookBeforeSwap func() error
 
-// commit re-checks the base right before swapping the temp file in, which
-// narrows the race with a user's save to the microseconds between that read
-// and the rename. That window remains for replacing an existing file: a save
-// landing inside it is overwritten (there is no portable compare-and-rename).
-// Creating a new file has no window: it is a hard link, which fails if the
-// name appeared in the meantime.
+// testHookAfterSwap runs right after the temp file was swapped in, before
+// what it replaced is checked, to stage a save landing just after.
+var testHookAfterSwap func()
+
+// commit re-checks the base right before swapping the temp file in. A save
+// landing between that re-check and the swap is not lost: replacing an
+// existing file checks what the swap took out and puts a save back (see
+// replace; a plain rename, with that window, only where the filesystem has
+// no atomic exchange). Creating a new file has no window: it is a hard link,
+// which fails if the name appeared in the meantime.
 func (r *Root) commit(p, target, tmp string, base, fp Fingerprint, exists bool) error {
 	if testHookBeforeCommit != nil {
 		if err := testHookBeforeCommit(); err != nil {
@@ -275,13 +284,18 @@ func (r *Root) commit(p, target, tmp string, base, fp Fingerprint, exists bool) 
 	if err := cur.check(p, base); err != nil {
 		return err
 	}
+	if testHookBeforeSwap != nil {
+		if err := testHookBeforeSwap(); err != nil {
+			return err
+		}
+	}
 	// Remember before the rename: the watcher may see the new file before
 	// this function returns.
 	r.own.remember(p, fp)
 	if target != p {
 		r.own.remember(target, fp)
 	}
-	if err := r.swapIn(p, tmp, target, exists); err != nil {
+	if err := r.swapIn(p, tmp, target, base, fp, exists); err != nil {
 		r.own.forget(p, fp)
 		if target != p {
 			r.own.forget(target, fp)
@@ -291,9 +305,9 @@ func (r *Root) commit(p, target, tmp string, base, fp Fingerprint, exists bool) 
 	return nil
 }
 
-func (r *Root) swapIn(p, tmp, target string, exists bool) error {
+func (r *Root) swapIn(p, tmp, target string, base, fp Fingerprint, exists bool) error {
 	if exists {
-		return r.classify(r.root.Rename(tmp, target))
+		return r.replace(p, target, tmp, base, fp)
 	}
 	err := r.root.Link(tmp, target)
 	switch {
@@ -433,27 +447,75 @@ type current struct {
 	mode    fs.FileMode
 }
 
+// ErrBusy is matched by the error of a read or write of a file another
+// program kept open for writing longer than margin waits (busyWait). It is
+// a conflict: nothing was written.
+var ErrBusy = fmt.Errorf("%w: another program is writing it", ErrConflict)
+
+// errWriting: a file is open for writing right now (see leaseRead).
+var errWriting = errors.New("open for writing")
+
+// busyWait bounds how long current waits for a writer to finish.
+const busyWait = 2 * time.Second
+
+// current reads what is on disk at a path right now. A file another program
+// has open for writing may be half saved (an in-place save truncates, then
+// writes): current waits for the writer to close it rather than take half
+// a save as the file, which would make every write based on it stale.
 func (r *Root) current(p string) (current, error) {
+	wait, deadline := 100*time.Microsecond, time.Now().Add(busyWait)
+	for {
+		cur, busy, err := r.readOnce(p)
+		if err != nil || !busy {
+			return cur, err
+		}
+		if time.Now().After(deadline) {
+			return current{}, fmt.Errorf("%s: %w", p, ErrBusy)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 50*time.Millisecond)
+	}
+}
+
+// readOnce reads a file whole, or says it is busy: open for writing by
+// another program, or changed while it was read. Where leases exist (Linux)
+// the read holds one, which proves no writer had it open and makes new
+// writers wait until the read is done. Elsewhere a changed size or
+// modification time is the only sign, which misses a writer that paused.
+func (r *Root) readOnce(p string) (cur current, busy bool, err error) {
 	f, err := r.root.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return current{}, nil
+		return current{}, false, nil
 	}
 	if err != nil {
-		return current{}, r.classify(err)
+		return current{}, false, r.classify(err)
 	}
-	defer f.Close()
+	defer f.Close() // also releases the lease
 	info, err := f.Stat()
 	if err != nil {
-		return current{}, err
+		return current{}, false, err
 	}
 	if !info.Mode().IsRegular() {
-		return current{}, fmt.Errorf("%s is not a regular file", p)
+		return current{}, false, fmt.Errorf("%s is not a regular file", p)
+	}
+	leased, err := leaseRead(f)
+	if errors.Is(err, errWriting) {
+		return current{}, true, nil
 	}
 	var buf bytes.Buffer
 	if _, err := io.Copy(&buf, f); err != nil {
-		return current{}, err
+		return current{}, false, err
 	}
-	return current{exists: true, content: buf.Bytes(), fp: FingerprintOf(buf.Bytes()), mode: info.Mode().Perm()}, nil
+	if !leased {
+		after, err := f.Stat()
+		if err != nil {
+			return current{}, false, err
+		}
+		if after.Size() != info.Size() || !after.ModTime().Equal(info.ModTime()) || int64(buf.Len()) != after.Size() {
+			return current{}, true, nil
+		}
+	}
+	return current{exists: true, content: buf.Bytes(), fp: FingerprintOf(buf.Bytes()), mode: info.Mode().Perm()}, false, nil
 }
 
 func (c current) check(p string, base Fingerprint) error {
