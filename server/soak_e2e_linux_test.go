@@ -273,8 +273,8 @@ func goroutines(e *editortest.Editor) int {
 var indexQueries = map[string]string{
 	"files": `SELECT path, size, hash, state, reason, kind FROM files`,
 	"notes": `SELECT f.path, n.title, n.kind, n.date, n.margin_kind, n.frontmatter_error, n.status, n.priority, n.due,
-		n.scheduled, n.estimate, n.language, n.labels, n.headings FROM notes n JOIN files f ON f.id = n.file_id`,
-	"sections": `SELECT f.path, s.line, s.title, s.heading, s.body, s.meta, s.date, s.listed, s.time, s.correction,
+		n.scheduled, n.estimate, n.language, n.labels, n.headings, n.props, n.meta FROM notes n JOIN files f ON f.id = n.file_id`,
+	"sections": `SELECT f.path, s.line, s.title, s.heading, s.body, s.date, s.listed, s.time, s.correction,
 		s.start_offset, s.end_offset FROM sections s JOIN files f ON f.id = s.file_id`,
 	"checklist": `SELECT f.path, c.ord, c.line, c.state, c.text, c.due, c.scheduled, c.start, c.done, c.cancelled, c.priority,
 		c.item_id FROM checklist_items c JOIN files f ON f.id = c.file_id`,
