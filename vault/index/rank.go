@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/vault/note"
 )
@@ -250,11 +251,50 @@ func termProbes(terms []term) probes {
 // held reports, for each probe, whether text holds it.
 func (p probes) held(text string) []bool {
 	out := make([]bool, len(p.texts))
+	if isASCII(text) {
+		// Most sections are ASCII, where folding is lower case: compare
+		// in place rather than fold a copy of every section of every hit.
+		for i, t := range p.texts {
+			out[i] = containsLowerASCII(text, t)
+		}
+		return out
+	}
 	text = probeFold(text)
 	for i, t := range p.texts {
 		out[i] = strings.Contains(text, t)
 	}
 	return out
+}
+
+// containsLowerASCII reports whether ASCII text, lower-cased, holds the
+// folded probe t; a probe with other runes cannot be in ASCII text.
+func containsLowerASCII(text, t string) bool {
+	if t == "" {
+		return true
+	}
+	first := t[0]
+	if first >= utf8.RuneSelf {
+		return false
+	}
+	for i := 0; i+len(t) <= len(text); i++ {
+		if c := text[i]; c != first && c+('a'-'A') != first {
+			continue
+		}
+		j := 0
+		for ; j < len(t); j++ {
+			c := text[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != t[j] {
+				break
+			}
+		}
+		if j == len(t) {
+			return true
+		}
+	}
+	return false
 }
 
 // propTerm is a key:value filter: a key of letters, digits, '_' and '-',
