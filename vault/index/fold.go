@@ -191,8 +191,44 @@ func isAccent(r rune) bool {
 }
 
 // searchText is s as the search table indexes it: its pieces, space
-// separated, unspaced runs as their pairs and last character.
+// separated, unspaced runs as their pairs and last character. Words of
+// ASCII letters and digits are written as they stand: FTS5's ascii
+// tokenizer splits ASCII text at the same bytes pieces does and
+// lower-cases it, so only the words around other runes need folding here.
 func searchText(b *strings.Builder, s string) {
+	for len(s) > 0 {
+		k := 0
+		for k < len(s) && s[k] < utf8.RuneSelf {
+			k++
+		}
+		if k == len(s) {
+			b.WriteString(s)
+			b.WriteByte(' ')
+			return
+		}
+		// The word holding s[k] runs between ASCII separators; pieces
+		// flushes at each of them, so it folds alone to what it would
+		// in its text.
+		start, end := k, k
+		for start > 0 && inWord(s[start-1]) {
+			start--
+		}
+		for end < len(s) && inWord(s[end]) {
+			end++
+		}
+		if start > 0 {
+			b.WriteString(s[:start])
+			b.WriteByte(' ')
+		}
+		foldedText(b, s[start:end])
+		s = s[end:]
+	}
+}
+
+// inWord: the byte is not an ASCII separator.
+func inWord(c byte) bool { return c >= utf8.RuneSelf || asciiWord[c] }
+
+func foldedText(b *strings.Builder, s string) {
 	pieces(s, func(p folded) {
 		if !p.unspaced {
 			b.WriteString(p.text)
