@@ -219,3 +219,17 @@ func TestDoctor(t *testing.T) {
 		}
 	})
 }
+
+// TestSearchPrintsNoEmptySnippet: a note found by a property alone has no
+// text to show, and gets no blank line under its path.
+func TestSearchPrintsNoEmptySnippet(t *testing.T) {
+	vault := t.TempDir()
+	if err := os.WriteFile(filepath.Join(vault, "Blue.md"), []byte("---\nrating: 7\n---\n# Blue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(vault, ".obsidian"), 0o755)
+	out, stderr, code := runMargin(t, nil, "search", "--vault", vault, "rating:7")
+	if code != 0 || !strings.HasPrefix(out, "Blue.md:") || strings.Contains(out, "\n    \n") || strings.HasSuffix(out, "    \n") {
+		t.Errorf("search: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}

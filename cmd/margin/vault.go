@@ -157,7 +157,12 @@ func newSearchCommand(g *globals) *cobra.Command {
 				if h.Heading != "" {
 					anchor = "  #" + h.Heading
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s:%d%s\n    %s\n", h.Path, h.Line, anchor, oneLine(h.Snippet))
+				fmt.Fprintf(cmd.OutOrStdout(), "%s:%d%s\n", h.Path, h.Line, anchor)
+				// A note found by its name or properties may have no
+				// text to show.
+				if s := oneLine(h.Snippet); strings.TrimSpace(s) != "" {
+					fmt.Fprintf(cmd.OutOrStdout(), "    %s\n", s)
+				}
 			}
 			switch {
 			case r.Total == 0:
