@@ -1,0 +1,6 @@
+//go:build race
+
+package vault
+
+// raceEnabled: the race detector's shadow memory adds to the RSS.
+const raceEnabled = true
