@@ -1,5 +1,0 @@
-//go:build !race
-
-package vault
-
-const raceEnabled = false
