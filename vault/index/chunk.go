@@ -38,7 +38,9 @@ const chunkMaskSQL = "1099511627775" // chunkMask
 // of r, its text folded. The columns fill the rows in order, each cut at a
 // line break (a line longer than a row at a space, a word longer than a row
 // anywhere between two characters), so the title and path are in row 0,
-// and most of a long note's rows hold only body.
+// and most of a long note's rows hold only body. FTS5 matches row by row:
+// in a note of several rows, all the words (and filters) of a query must
+// meet in one row of 256 KiB, a phrase on one side of a cut.
 func (r *ftsRow) rows(fn func(args []any) error) error {
 	cols := [...]string{r.title, r.path, r.headings, r.props, r.body, r.meta}
 	var row [len(cols)]string
