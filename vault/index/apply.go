@@ -280,7 +280,6 @@ const (
 	sectionRangeSQL   = `SELECT first_section, last_section FROM notes WHERE file_id = ?`
 	deleteSectionsSQL = `DELETE FROM sections WHERE id BETWEEN ? AND ?`
 	insertFTSSQL      = `INSERT INTO notes_fts (rowid, title, path, headings, props, body, meta) VALUES (?, ?, ?, ?, ?, ?, ?)`
-	deleteFTSSQL      = `DELETE FROM notes_fts WHERE rowid = ?`
 )
 
 // childTables hold rows of a note keyed by file_id, which deleteContent
@@ -378,7 +377,8 @@ func (w *writer) flushFTS(ctx context.Context) error {
 		return nil
 	}
 	for _, r := range w.ftsRows {
-		if err := w.exec(ctx, insertFTSSQL, r.args()...); err != nil {
+		err := r.rows(func(args []any) error { return w.exec(ctx, insertFTSSQL, args...) })
+		if err != nil {
 			return fmt.Errorf("indexing search text: %w", err)
 		}
 	}

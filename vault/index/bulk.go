@@ -259,10 +259,13 @@ func (b *Bulk) build(db *sql.DB) (err error) {
 			// One row per statement, as in Apply: see writer. The text is
 			// folded here, on this goroutine's core.
 			for _, r := range rows {
-				for i, v := range r.args() {
-					args[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-				}
-				if err := execRaw(ctx, insert, args); err != nil {
+				err := r.rows(func(row []any) error {
+					for i, v := range row {
+						args[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+					}
+					return execRaw(ctx, insert, args)
+				})
+				if err != nil {
 					return err
 				}
 			}

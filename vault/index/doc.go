@@ -12,23 +12,11 @@ import (
 	"github.com/margin-md/margin/vault/note"
 )
 
-// A note is one row of the search table, its columns in the order of
-// notes_fts. The texts are as written; searchText folds them on insert.
+// A note's search text, its columns in the order of notes_fts. The texts
+// are as written; rows cuts them into search rows and folds them.
 type ftsRow struct {
 	id                                       int64 // the note's file id
 	title, path, headings, props, body, meta string
-}
-
-// args folds the row's texts for the search table.
-func (r *ftsRow) args() []any {
-	out := []any{r.id}
-	var b strings.Builder
-	for _, s := range []string{r.title, r.path, r.headings, r.props, r.body} {
-		b.Reset()
-		searchText(&b, s)
-		out = append(out, b.String())
-	}
-	return append(out, r.meta) // tokens already
 }
 
 // noteRow is the search row of a note with sections secs.
@@ -177,8 +165,10 @@ func rebuildFTS(ctx context.Context, tx *sql.Tx) error {
 			return nil
 		}
 		r := noteRow(cur.id, cur.path, cur.title, cur.props, cur.meta, secs)
-		_, err := insert.ExecContext(ctx, r.args()...)
-		return err
+		return r.rows(func(args []any) error {
+			_, err := insert.ExecContext(ctx, args...)
+			return err
+		})
 	}
 	for rows.Next() {
 		var r ftsRow

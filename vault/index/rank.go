@@ -24,8 +24,17 @@ const rankWeights = "10.0, 6.0, 4.0, 3.0, 1.0, 0.0"
 func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 	var joins, where []string
 	args := []any{p.match}
+	// A long note has several search rows (see ftsRow.rows): when there is
+	// one, rows map to notes and each note keeps its best row.
+	id := "t.rowid"
+	if err := tx.QueryRowContext(ctx, chunkedSQL).Scan(&p.chunked); err != nil {
+		return Result{}, fmt.Errorf("matching: %w", err)
+	}
+	if p.chunked {
+		id = noteOfRow("t.rowid")
+	}
 	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
-		joins = append(joins, "notes n ON n.file_id = t.rowid")
+		joins = append(joins, "notes n ON n.file_id = "+id)
 	}
 	if p.from != "" {
 		where = append(where, "n.date BETWEEN ? AND ?")
@@ -33,14 +42,14 @@ func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 		// Daily notes sit in a narrow band of file ids (notes are indexed
 		// in walk order, and daily notes sort by date), so bounding the
 		// rowid lets FTS5 skip the rest of a common word's matches.
-		w, a, err := idBound(ctx, tx, `SELECT MIN(file_id), MAX(file_id) FROM notes WHERE date BETWEEN ? AND ?`, p.from, p.to)
+		w, a, err := p.idBound(ctx, tx, `SELECT MIN(file_id), MAX(file_id) FROM notes WHERE date BETWEEN ? AND ?`, p.from, p.to)
 		if err != nil || w == "" {
 			return Result{}, err
 		}
 		where, args = append(where, w), append(args, a...)
 	}
 	if p.prefix != "" {
-		w, a, err := idBound(ctx, tx, `SELECT MIN(id), MAX(id) FROM files WHERE path >= ? AND path < ?`, p.prefix, prefixEnd(p.prefix))
+		w, a, err := p.idBound(ctx, tx, `SELECT MIN(id), MAX(id) FROM files WHERE path >= ? AND path < ?`, p.prefix, prefixEnd(p.prefix))
 		if err != nil || w == "" {
 			return Result{}, err
 		}
@@ -48,7 +57,7 @@ func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 	}
 	pathCol := "''"
 	if p.glob != "" {
-		joins = append(joins, "files f ON f.id = t.rowid")
+		joins = append(joins, "files f ON f.id = "+id)
 		pathCol = "f.path"
 		if p.exact {
 			where = append(where, "f.path = ?")
@@ -84,12 +93,17 @@ func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 	// Without a glob to check in Go, SQLite keeps the best rows itself (a
 	// bounded sort, no row crossing to Go but those), and counts the rest
 	// without ranking them.
-	order := ` ORDER BY t.rowid IN (` + placeholders(len(named)) + `) DESC, 3, t.rowid`
+	order := ` ORDER BY ` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id
 	limit := ""
 	if p.globRE == nil {
 		limit = fmt.Sprintf(" LIMIT %d", p.limit+1)
 	}
-	q := `SELECT t.rowid, ` + pathCol + `, bm25(notes_fts, ` + rankWeights + `)` + from + order + limit
+	q := `SELECT ` + id + `, ` + pathCol + `, bm25(notes_fts, ` + rankWeights + `)` + from + order + limit
+	if p.chunked {
+		// Materialized: bm25 cannot run inside the aggregate.
+		q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, bm25(notes_fts, ` + rankWeights + `) AS score` + from +
+			`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY note IN (` + placeholders(len(named)) + `) DESC, 3, note` + limit
+	}
 	err = collect(ctx, tx, q, append(slices.Clone(args), int64Args(slices.Collect(maps.Keys(named)))...), func(rows *sql.Rows) error {
 		var c scored
 		var path string
@@ -108,7 +122,11 @@ func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 	}
 	r.Total = len(cands)
 	if limit != "" && len(cands) > p.limit {
-		if err := tx.QueryRowContext(ctx, `SELECT count(*)`+from, args...).Scan(&r.Total); err != nil {
+		count := "count(*)"
+		if p.chunked {
+			count = "count(DISTINCT " + id + ")"
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT `+count+from, args...).Scan(&r.Total); err != nil {
 			return Result{}, fmt.Errorf("counting matches: %w", err)
 		}
 	}

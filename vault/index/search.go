@@ -131,6 +131,7 @@ type queryPlan struct {
 	match   string // FTS5 expression of the user's words and the meta filters; "" lists
 	named   string // the query text as a link key: the note of that name ranks first
 	nothing bool   // the query can match nothing (text without a searchable word)
+	chunked bool   // some note has several search rows
 	limit   int
 
 	from, to string // date range, "" when not restricted
@@ -238,13 +239,16 @@ func metaExpr(toks ...string) string {
 // idBound runs q, which selects the lowest and highest file id of some
 // notes, and returns the condition bounding the search to them; "" when
 // there are no such notes, so nothing can match.
-func idBound(ctx context.Context, tx *sql.Tx, q string, args ...any) (string, []any, error) {
+func (p *queryPlan) idBound(ctx context.Context, tx *sql.Tx, q string, args ...any) (string, []any, error) {
 	var lo, hi sql.NullInt64
 	if err := tx.QueryRowContext(ctx, q, args...).Scan(&lo, &hi); err != nil {
 		return "", nil, fmt.Errorf("bounding the search: %w", err)
 	}
 	if !lo.Valid {
 		return "", nil, nil
+	}
+	if p.chunked { // the rows past a long note's first are above every file id
+		return "t.rowid >= ?", []any{lo.Int64}, nil
 	}
 	return "t.rowid BETWEEN ? AND ?", []any{lo.Int64, hi.Int64}, nil
 }
