@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // A cloned vault whose state dir and .gitignore lead out of it (issue 18.2):
@@ -31,18 +32,5 @@ func TestInitializeRefusesASymlinkedStateDir(t *testing.T) {
 	if err == nil {
 		e.MustCall("vault/search", map[string]any{"query": "bench"}, nil) // the first scan, which writes the index
 	}
-	var found []string
-	filepath.WalkDir(elsewhere, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(elsewhere, p)
-			found = append(found, filepath.ToSlash(rel))
-			if data, _ := os.ReadFile(p); string(data) != outside[filepath.ToSlash(rel)] {
-				t.Errorf("%s outside the vault changed: %d bytes, %.40q", rel, len(data), data)
-			}
-		}
-		return nil
-	})
-	if len(found) != len(outside) {
-		t.Errorf("outside the vault: %v, want only %d files", found, len(outside))
-	}
+	vaulttest.Unchanged(t, elsewhere, outside)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/store"
 	"github.com/margin-md/margin/vault/vaultgen"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 func sampleVault(t *testing.T) string {
@@ -260,20 +261,7 @@ func TestSymlinkedStateIsRefused(t *testing.T) {
 			} else if want := filepath.Join(dir, link) + " is a symbolic link to " + target; !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not say %q", err, want)
 			}
-			var found []string
-			filepath.WalkDir(elsewhere, func(p string, d os.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					rel, _ := filepath.Rel(elsewhere, p)
-					found = append(found, filepath.ToSlash(rel))
-					if data, _ := os.ReadFile(p); string(data) != outside[filepath.ToSlash(rel)] {
-						t.Errorf("%s outside the vault changed: %d bytes, %.40q", rel, len(data), data)
-					}
-				}
-				return nil
-			})
-			if len(found) != len(outside) {
-				t.Errorf("outside the vault: %v, want only %d files", found, len(outside))
-			}
+			vaulttest.Unchanged(t, elsewhere, outside)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // Without --vault, margin takes the nearest folder upward that Obsidian or
@@ -74,20 +75,7 @@ func TestStatusRefusesASymlinkedStateDir(t *testing.T) {
 	if want := filepath.Join(vault, ".margin") + " is a symbolic link to " + filepath.Join(elsewhere, "dir"); code != exitFailure || !strings.Contains(stderr, want) {
 		t.Errorf("status: exit %d, stderr %q; want %d saying %q", code, stderr, exitFailure, want)
 	}
-	var found []string
-	filepath.WalkDir(elsewhere, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			rel, _ := filepath.Rel(elsewhere, p)
-			found = append(found, filepath.ToSlash(rel))
-			if data, _ := os.ReadFile(p); string(data) != outside[filepath.ToSlash(rel)] {
-				t.Errorf("%s outside the vault changed: %d bytes, %.40q", rel, len(data), data)
-			}
-		}
-		return nil
-	})
-	if len(found) != len(outside) {
-		t.Errorf("outside the vault: %v, want only %d files", found, len(outside))
-	}
+	vaulttest.Unchanged(t, elsewhere, outside)
 }
 
 // A vault inside a larger git repository, or at its root: margin's state

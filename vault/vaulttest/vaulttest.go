@@ -66,3 +66,29 @@ func Changed(before, after map[string]string, allowed ...string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Unchanged fails t unless dir holds exactly the files of want, keyed by
+// slash-separated path, with those contents: what a test put outside a
+// vault, which margin must leave as it was.
+func Unchanged(t testing.TB, dir string, want map[string]string) {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		found = append(found, rel)
+		if data, err := os.ReadFile(p); err != nil || string(data) != want[rel] {
+			t.Errorf("%s outside the vault changed: %d bytes, %.40q (%v)", rel, len(data), data, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != len(want) {
+		t.Errorf("outside the vault: %v, want only %d files", found, len(want))
+	}
+}
