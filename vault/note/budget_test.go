@@ -1,6 +1,7 @@
 package note
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -136,10 +137,15 @@ func FuzzParseBudget(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src string) {
 		body := []byte(src)
 		cost := estimate(body)
-		// Once first, so that what goldmark sets up on first use is not counted.
+		// Once first, so that what goldmark sets up on first use is not
+		// counted; then the least of three parses, as a collection can empty
+		// the scratch pool between two and make one parse build it anew.
 		Parse("Daily/2026-11-22.md", body, testOptions)
 		var n *Note
-		got := allocated(func() { n = Parse("Daily/2026-11-22.md", body, testOptions) })
+		got := uint64(math.MaxUint64)
+		for range 3 {
+			got = min(got, allocated(func() { n = Parse("Daily/2026-11-22.md", body, testOptions) }))
+		}
 		// The estimate is of goldmark's and the note's own allocation; the
 		// copy of src and a few fixed allocations come on top.
 		if raceEnabled {
