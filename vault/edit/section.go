@@ -16,10 +16,23 @@ import (
 // ends with; other text is set off by a blank line.
 func AppendUnderSection(src []byte, heading, text string) ([]byte, error) {
 	out, err := appendUnderSection(src, heading, text)
+	if err == nil {
+		err = sameFrontmatter(src, out)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("appending under %q: %w", heading, err)
 	}
 	return out, nil
+}
+
+// sameFrontmatter refuses an append that would change where the body
+// starts: a note that opens with a --- line and no frontmatter gets one
+// when the text adds a closing --- line, and its first lines with it.
+func sameFrontmatter(src, out []byte) error {
+	if bodyStart(out) != bodyStart(src) {
+		return errors.New("the text has a --- line that would close the note's opening --- line into a frontmatter block")
+	}
+	return nil
 }
 
 // AppendSection appends a new section (`## heading` unless heading gives its
@@ -36,7 +49,11 @@ func AppendSection(src []byte, heading, body string) ([]byte, error) {
 	eol := lineEnding(src)
 	from := bodyStart(src)
 	_, fence := scanHeadings(src, splitLines(src, from))
-	return appendSection(src, from, eol, fence, level, title, normaliseText(body, eol)), nil
+	out := appendSection(src, from, eol, fence, level, title, normaliseText(body, eol))
+	if err := sameFrontmatter(src, out); err != nil {
+		return nil, fmt.Errorf("appending section %q: %w", heading, err)
+	}
+	return out, nil
 }
 
 func appendUnderSection(src []byte, heading, text string) ([]byte, error) {
