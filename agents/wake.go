@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/margin-md/margin/agents/ledger"
@@ -209,8 +208,8 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 		// same key at the next start, like after a crash.
 		return end, ctx.Err()
 	case rec.cut && !wt.reported:
-		end.status, end.detail = RunIncomplete, fmt.Sprintf("cut at the %s deadline (agents.wake_deadline) after %s, without update_report; the previous report stands",
-			shortDuration(rt.opts.WakeDeadline), plural(res.Turns, "turn"))
+		end.status, end.detail = RunIncomplete, fmt.Sprintf("%s after %s, without update_report; the previous report stands",
+			llm.DeadlineCut(rt.opts.WakeDeadline, "agents.wake_deadline"), plural(res.Turns, "turn"))
 	case errors.Is(err, llm.ErrUnavailable):
 		off, oerr := w.offline(ctx, err.Error())
 		off.turns, off.promptTokens, off.completions = end.turns, end.promptTokens, end.completions
@@ -332,18 +331,6 @@ func (m *recordingModel) persist(ctx context.Context, msgs []llm.Message) {
 			m.w.rt.log.Warn("recording a message", "agent", m.w.agent.ID, "err", err)
 		}
 	}
-}
-
-// shortDuration writes d as a person would: 5m, 90s, 1h30m.
-func shortDuration(d time.Duration) string {
-	out := d.String()
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
 }
 
 // plural is n and noun, the noun in its plural form unless n is 1.

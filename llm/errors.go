@@ -171,3 +171,17 @@ func Fix(err error) string {
 	}
 	return Fix(errors.Unwrap(err))
 }
+
+// DeadlineCut says that work of model calls was cut at its overall
+// deadline d, which the config key sets: "cut at the 2m deadline
+// (query.deadline)". Queries and wakes say it the same way.
+func DeadlineCut(d time.Duration, key string) string {
+	out := d.String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return "cut at the " + out + " deadline (" + key + ")"
+}

@@ -3,7 +3,6 @@ package query
 import (
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/margin-md/margin/llm"
 )
@@ -54,7 +53,7 @@ var failedCalls = []llm.Class{
 // stores a log unparsed or answers a question with a plain search. No
 // model is called after the cut.
 func (e *Engine) cut(s *Session) (State, string) {
-	s.Cut = "cut at the " + shortDuration(e.opts.Deadline) + " deadline (query.deadline)"
+	s.Cut = llm.DeadlineCut(e.opts.Deadline, "query.deadline")
 	e.log.Debug("query cut at its deadline", "state", s.State, "deadline", e.opts.Deadline)
 	why := s.Cut + " in " + strings.ToLower(string(s.State))
 	switch {
@@ -66,16 +65,4 @@ func (e *Engine) cut(s *Session) (State, string) {
 	}
 	s.Degraded = s.Cut
 	return StateDegraded, why
-}
-
-// shortDuration writes d as a person would: 2m, 90s, 1h30m.
-func shortDuration(d time.Duration) string {
-	out := d.String()
-	if strings.HasSuffix(out, "m0s") {
-		out = strings.TrimSuffix(out, "0s")
-	}
-	if strings.HasSuffix(out, "h0m") {
-		out = strings.TrimSuffix(out, "0m")
-	}
-	return out
 }
