@@ -9,6 +9,7 @@ import (
 	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 )
@@ -62,14 +63,6 @@ func (s *Server) agentsReady(ctx context.Context) (*agents.Runtime, *vault.Vault
 	return rt, v, nil
 }
 
-type agentsListParams struct {
-	Lifecycle string `json:"lifecycle"`
-}
-
-type agentsListResult struct {
-	Agents []agents.Agent `json:"agents"`
-}
-
 func checkLifecycle(l string) error {
 	switch agents.Lifecycle(l) {
 	case "", agents.Active, agents.Dormant, agents.Destroyed:
@@ -78,25 +71,19 @@ func checkLifecycle(l string) error {
 	return invalidParams("lifecycle", fmt.Sprintf("must be active, dormant or destroyed, got %q", l))
 }
 
-func (s *Server) agentsList(ctx context.Context, p *agentsListParams) (agentsListResult, error) {
+func (s *Server) agentsList(ctx context.Context, p *protocol.AgentsListParams) (protocol.AgentsListResult, error) {
 	if err := checkLifecycle(p.Lifecycle); err != nil {
-		return agentsListResult{}, err
+		return protocol.AgentsListResult{}, err
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agentsListResult{}, err
+		return protocol.AgentsListResult{}, err
 	}
 	list, err := rt.Store().Agents(ctx, agents.Lifecycle(p.Lifecycle))
-	return agentsListResult{Agents: list}, err
+	return protocol.AgentsListResult{Agents: list}, err
 }
 
-// agentRef names an agent by id or by its task's path.
-type agentRef struct {
-	ID   string `json:"id"`
-	Task string `json:"task"`
-}
-
-func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.Vault, ref agentRef) (agents.Agent, error) {
+func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.Vault, ref protocol.AgentRef) (agents.Agent, error) {
 	switch {
 	case ref.ID != "":
 		return rt.Store().Agent(ctx, ref.ID)
@@ -110,28 +97,12 @@ func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.
 	return agents.Agent{}, invalidParams("id", "id or task is required")
 }
 
-// agentDetail is agents/get's result: the agent, its queue state and a
-// summary of its report.
-type agentDetail struct {
-	agents.Agent
-	State  agents.WakeState `json:"state"`
-	Report *reportSummary   `json:"report"`
-}
-
-type reportSummary struct {
-	Path        string `json:"path"`
-	TLDR        string `json:"tldr"`
-	Updated     string `json:"updated"`
-	GeneratedBy string `json:"generatedBy"`
-	Template    string `json:"template"`
-}
-
-func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (agentDetail, error) {
-	d := agentDetail{Agent: a, State: rt.WakeState(a.ID)}
+func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (protocol.AgentDetail, error) {
+	d := protocol.AgentDetail{Agent: a, State: rt.WakeState(a.ID)}
 	rep, err := s.taskReport(v, a)
 	switch {
 	case err == nil:
-		d.Report = &reportSummary{Path: rep.Path, TLDR: rep.TLDR, GeneratedBy: rep.GeneratedBy, Template: rep.Template}
+		d.Report = &protocol.ReportSummary{Path: rep.Path, TLDR: rep.TLDR, GeneratedBy: rep.GeneratedBy, Template: rep.Template}
 		if !rep.Updated.IsZero() {
 			d.Report.Updated = rep.Updated.Format("2006-01-02T15:04:05Z07:00")
 		}
@@ -141,75 +112,61 @@ func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (age
 	return d, nil
 }
 
-func (s *Server) agentsGet(ctx context.Context, p *agentRef) (agentDetail, error) {
+func (s *Server) agentsGet(ctx context.Context, p *protocol.AgentRef) (protocol.AgentDetail, error) {
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return agentDetail{}, err
+		return protocol.AgentDetail{}, err
 	}
 	a, err := s.resolveAgent(ctx, rt, v, *p)
 	if err != nil {
-		return agentDetail{}, err
+		return protocol.AgentDetail{}, err
 	}
 	return s.detail(rt, v, a)
 }
 
-type agentsCreateParams struct {
-	Task string `json:"task"`
-}
-
-func (s *Server) agentsCreate(ctx context.Context, p *agentsCreateParams) (agentDetail, error) {
+func (s *Server) agentsCreate(ctx context.Context, p *protocol.AgentsCreateParams) (protocol.AgentDetail, error) {
 	if p.Task == "" {
-		return agentDetail{}, invalidParams("task", "is required")
+		return protocol.AgentDetail{}, invalidParams("task", "is required")
 	}
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return agentDetail{}, err
+		return protocol.AgentDetail{}, err
 	}
 	path, err := vaultPath(v, "task", p.Task)
 	if err != nil {
-		return agentDetail{}, err
+		return protocol.AgentDetail{}, err
 	}
 	a, err := rt.Create(ctx, path)
 	if errors.Is(err, agents.ErrNotATask) {
-		return agentDetail{}, invalidParams("task", err.Error())
+		return protocol.AgentDetail{}, invalidParams("task", err.Error())
 	}
 	if err != nil {
-		return agentDetail{}, err
+		return protocol.AgentDetail{}, err
 	}
 	return s.detail(rt, v, a)
 }
 
-type agentsControlParams struct {
-	ID     string `json:"id"`
-	Action string `json:"action"`
-}
-
-func (s *Server) agentsControl(ctx context.Context, p *agentsControlParams) (agentDetail, error) {
+func (s *Server) agentsControl(ctx context.Context, p *protocol.AgentsControlParams) (protocol.AgentDetail, error) {
 	switch p.Action {
 	case "pause", "resume", "destroy", "wake":
 	default:
-		return agentDetail{}, invalidParams("action", fmt.Sprintf("must be pause, resume, destroy or wake, got %q", p.Action))
+		return protocol.AgentDetail{}, invalidParams("action", fmt.Sprintf("must be pause, resume, destroy or wake, got %q", p.Action))
 	}
 	if p.ID == "" {
-		return agentDetail{}, invalidParams("id", "is required")
+		return protocol.AgentDetail{}, invalidParams("id", "is required")
 	}
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return agentDetail{}, err
+		return protocol.AgentDetail{}, err
 	}
 	a, err := rt.Control(ctx, p.ID, p.Action)
 	if err != nil {
-		return agentDetail{}, err
+		return protocol.AgentDetail{}, err
 	}
 	return s.detail(rt, v, a)
 }
 
-type agentsActivityParams struct {
-	ID    string `json:"id"`
-	Limit int    `json:"limit"`
-}
-
-func (s *Server) agentsActivity(ctx context.Context, p *agentsActivityParams) (agents.Activity, error) {
+func (s *Server) agentsActivity(ctx context.Context, p *protocol.AgentsActivityParams) (agents.Activity, error) {
 	if p.ID == "" {
 		return agents.Activity{}, invalidParams("id", "is required")
 	}
@@ -229,7 +186,7 @@ func (s *Server) agentsActivity(ctx context.Context, p *agentsActivityParams) (a
 	return rt.Store().Activity(ctx, p.ID, p.Limit)
 }
 
-func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, error) {
+func (s *Server) reportsGet(ctx context.Context, p *protocol.AgentRef) (agents.Report, error) {
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return agents.Report{}, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // editor implements agents.Editor: an open note's buffer and version come
@@ -24,29 +25,6 @@ func (e editor) Open(path string) (string, int, bool) {
 		return "", 0, false
 	}
 	return doc.Text, doc.Version, true
-}
-
-type position struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-type textEdit struct {
-	Range struct {
-		Start position `json:"start"`
-		End   position `json:"end"`
-	} `json:"range"`
-	NewText string `json:"newText"`
-}
-
-type applyEditParams struct {
-	Label string `json:"label"`
-	Edit  struct {
-		DocumentChanges []struct {
-			TextDocument versionedTextDocument `json:"textDocument"`
-			Edits        []textEdit            `json:"edits"`
-		} `json:"documentChanges"`
-	} `json:"edit"`
 }
 
 // applyEditTimeout bounds the wait for the editor's answer: an editor may
@@ -68,18 +46,11 @@ func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText
 	if !ok {
 		return false, fmt.Errorf("%s is no longer open in the editor", path)
 	}
-	var p applyEditParams
-	p.Label = "margin: edit " + path
-	p.Edit.DocumentChanges = make([]struct {
-		TextDocument versionedTextDocument `json:"textDocument"`
-		Edits        []textEdit            `json:"edits"`
-	}, 1)
-	p.Edit.DocumentChanges[0].TextDocument = versionedTextDocument{URI: uri, Version: version}
-	p.Edit.DocumentChanges[0].Edits = []textEdit{lineEdit(old, newText, e.s.positionEncoding())}
-	var res struct {
-		Applied       bool   `json:"applied"`
-		FailureReason string `json:"failureReason"`
-	}
+	p := protocol.ApplyEditParams{Label: "margin: edit " + path, Edit: protocol.WorkspaceEdit{DocumentChanges: []protocol.TextDocumentEdit{{
+		TextDocument: protocol.VersionedTextDocument{URI: uri, Version: version},
+		Edits:        []protocol.TextEdit{lineEdit(old, newText, e.s.positionEncoding())},
+	}}}}
+	var res protocol.ApplyEditResult
 	ctx, cancel := context.WithTimeout(ctx, applyEditTimeout)
 	defer cancel()
 	if err := e.s.conn.Call(ctx, "workspace/applyEdit", p, &res); err != nil {
@@ -96,7 +67,7 @@ func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText
 // keep positions clear of column arithmetic, except at the end of a text
 // without a final line break: the edit then ends at the end of the last
 // line, counted in enc, rather than at a line that does not exist.
-func lineEdit(old, new string, enc positionEncoding) textEdit {
+func lineEdit(old, new string, enc positionEncoding) protocol.TextEdit {
 	a, b := strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n")
 	pre := 0
 	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
@@ -106,51 +77,37 @@ func lineEdit(old, new string, enc positionEncoding) textEdit {
 	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
-	var e textEdit
-	e.Range.Start = position{Line: pre}
-	e.Range.End = position{Line: len(a) - suf}
+	var e protocol.TextEdit
+	e.Range.Start = protocol.Position{Line: pre}
+	e.Range.End = protocol.Position{Line: len(a) - suf}
 	if last := len(a) - 1; e.Range.End.Line > last {
-		e.Range.End = position{Line: last, Character: enc.character(a[last], len(a[last]))}
+		e.Range.End = protocol.Position{Line: last, Character: enc.character(a[last], len(a[last]))}
 	}
 	e.NewText = strings.Join(b[pre:len(b)-suf], "")
 	return e
 }
 
-type changesListParams struct {
-	Task   string `json:"task"`
-	Status string `json:"status"`
-}
-
-type changesListResult struct {
-	ChangeSets []agents.ChangeSet `json:"changeSets"`
-}
-
-func (s *Server) changesList(ctx context.Context, p *changesListParams) (changesListResult, error) {
+func (s *Server) changesList(ctx context.Context, p *protocol.ChangesListParams) (protocol.ChangesListResult, error) {
 	switch p.Status {
 	case "", "all", agents.SetPending, agents.SetPartial, agents.SetResolved, agents.SetExpired, agents.SetSuperseded:
 	default:
-		return changesListResult{}, invalidParams("status", fmt.Sprintf("must be pending, partially-resolved, resolved, expired, superseded or all, got %q", p.Status))
+		return protocol.ChangesListResult{}, invalidParams("status", fmt.Sprintf("must be pending, partially-resolved, resolved, expired, superseded or all, got %q", p.Status))
 	}
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return changesListResult{}, err
+		return protocol.ChangesListResult{}, err
 	}
 	f := agents.ChangeSetFilter{Status: p.Status}
 	if p.Task != "" {
 		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
-			return changesListResult{}, err
+			return protocol.ChangesListResult{}, err
 		}
 	}
 	sets, err := rt.ChangeSets(ctx, f)
-	return changesListResult{ChangeSets: sets}, err
+	return protocol.ChangesListResult{ChangeSets: sets}, err
 }
 
-type changesDecideParams struct {
-	ID        string                `json:"id"`
-	Decisions []agents.ItemDecision `json:"decisions"`
-}
-
-func (s *Server) changesDecide(ctx context.Context, p *changesDecideParams) (agents.ChangeSet, error) {
+func (s *Server) changesDecide(ctx context.Context, p *protocol.ChangesDecideParams) (agents.ChangeSet, error) {
 	if p.ID == "" {
 		return agents.ChangeSet{}, invalidParams("id", "is required")
 	}
@@ -173,11 +130,7 @@ func (s *Server) changesDecide(ctx context.Context, p *changesDecideParams) (age
 	return cs, err
 }
 
-type changesConfirmAllParams struct {
-	ID string `json:"id"`
-}
-
-func (s *Server) changesConfirmAll(ctx context.Context, p *changesConfirmAllParams) (agents.ChangeSet, error) {
+func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfirmAllParams) (agents.ChangeSet, error) {
 	if p.ID == "" {
 		return agents.ChangeSet{}, invalidParams("id", "is required")
 	}
@@ -188,30 +141,20 @@ func (s *Server) changesConfirmAll(ctx context.Context, p *changesConfirmAllPara
 	return rt.ConfirmAll(ctx, p.ID)
 }
 
-type decisionsListParams struct {
-	Agent string `json:"agent"`
-	Task  string `json:"task"`
-	Limit int    `json:"limit"`
-}
-
-type decisionsListResult struct {
-	Decisions []agents.Decision `json:"decisions"`
-}
-
-func (s *Server) decisionsList(ctx context.Context, p *decisionsListParams) (decisionsListResult, error) {
+func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListParams) (protocol.DecisionsListResult, error) {
 	if p.Limit < 0 || p.Limit > 1000 {
-		return decisionsListResult{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
+		return protocol.DecisionsListResult{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
 	}
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return decisionsListResult{}, err
+		return protocol.DecisionsListResult{}, err
 	}
 	f := agents.DecisionFilter{Agent: p.Agent, Limit: p.Limit}
 	if p.Task != "" {
 		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
-			return decisionsListResult{}, err
+			return protocol.DecisionsListResult{}, err
 		}
 	}
 	ds, err := rt.Store().Decisions(ctx, f)
-	return decisionsListResult{Decisions: ds}, err
+	return protocol.DecisionsListResult{Decisions: ds}, err
 }

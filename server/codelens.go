@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -18,21 +19,15 @@ type codeLensParams struct {
 	} `json:"textDocument"`
 }
 
-type command struct {
-	Title     string `json:"title"`
-	Command   string `json:"command"`
-	Arguments []any  `json:"arguments,omitempty"`
-}
-
-type codeLens struct {
-	Range   lspRange `json:"range"`
-	Command command  `json:"command"`
+// lens is a code lens over r that runs command with args.
+func lens(r protocol.Range, title, command string, args ...any) protocol.CodeLens {
+	return protocol.CodeLens{Range: r, Command: protocol.Command{Title: title, Command: command, Arguments: args}}
 }
 
 // lineRange is the range of line n of text, in enc.
-func lineRange(text string, n int, enc positionEncoding) lspRange {
+func lineRange(text string, n int, enc positionEncoding) protocol.Range {
 	start, end, _ := lineSpan(text, n)
-	return lspRange{Start: position{Line: n}, End: position{Line: n, Character: enc.character(text[start:end], end-start)}}
+	return protocol.Range{Start: protocol.Position{Line: n}, End: protocol.Position{Line: n, Character: enc.character(text[start:end], end-start)}}
 }
 
 // openItems counts the items of a change set that wait for a decision.
@@ -48,7 +43,7 @@ func openItems(cs agents.ChangeSet) int {
 
 // codeLens shows a task note's TLDR and its open change sets, and an
 // Apply and a Reject on each open item of a change set file (SPEC §6).
-func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, error) {
+func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.CodeLens, error) {
 	path, err := s.uriPath(p.TextDocument.URI)
 	if err != nil {
 		return nil, err
@@ -57,7 +52,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 	if err != nil {
 		return nil, err
 	}
-	lenses := []codeLens{}
+	lenses := []protocol.CodeLens{}
 	cs, isSet, err := rt.Store().ChangeSetAt(ctx, path)
 	if err != nil {
 		return nil, err
@@ -85,15 +80,15 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 				}
 				r := lineRange(src, c.Line-1, enc)
 				lenses = append(lenses,
-					codeLens{r, command{Title: "Apply", Command: "margin.confirm", Arguments: []any{cs.ID, it.ID}}},
-					codeLens{r, command{Title: "Reject", Command: "margin.reject", Arguments: []any{cs.ID, it.ID}}})
+					lens(r, "Apply", "margin.confirm", cs.ID, it.ID),
+					lens(r, "Reject", "margin.reject", cs.ID, it.ID))
 			}
 		}
 		return lenses, nil
 	}
 	top := lineRange(src, 0, enc)
 	if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
-		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + strings.Join(strings.Fields(rep.TLDR), " "), Command: "margin.wake", Arguments: []any{a.ID}}})
+		lenses = append(lenses, lens(top, "TLDR: "+strings.Join(strings.Fields(rep.TLDR), " "), "margin.wake", a.ID))
 	}
 	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
 	if err != nil {
@@ -105,8 +100,8 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 			continue
 		}
 		lenses = append(lenses,
-			codeLens{top, command{Title: pluralChanges(n), Command: "margin.showChanges", Arguments: []any{cs.ID}}},
-			codeLens{top, command{Title: "Apply all", Command: "margin.confirmAll", Arguments: []any{cs.ID}}})
+			lens(top, pluralChanges(n), "margin.showChanges", cs.ID),
+			lens(top, "Apply all", "margin.confirmAll", cs.ID))
 	}
 	return lenses, nil
 }

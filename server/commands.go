@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // editorCommands are the commands workspace/executeCommand runs (SPEC §6):
@@ -53,13 +54,13 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 				d.Reason = args[2]
 			}
 		}
-		return s.changesDecide(ctx, &changesDecideParams{ID: args[0], Decisions: []agents.ItemDecision{d}})
+		return s.changesDecide(ctx, &protocol.ChangesDecideParams{ID: args[0], Decisions: []agents.ItemDecision{d}})
 	case "margin.confirmAll":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {
 			return nil, err
 		}
-		return s.changesConfirmAll(ctx, &changesConfirmAllParams{ID: args[0]})
+		return s.changesConfirmAll(ctx, &protocol.ChangesConfirmAllParams{ID: args[0]})
 	case "margin.showChanges":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {
@@ -71,37 +72,30 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 		if err != nil {
 			return nil, err
 		}
-		return s.agentsControl(ctx, &agentsControlParams{ID: args[0], Action: "wake"})
+		return s.agentsControl(ctx, &protocol.AgentsControlParams{ID: args[0], Action: "wake"})
 	case "margin.ask":
 		args, err := p.stringArgs(1, 1, "[question]")
 		if err != nil {
 			return nil, err
 		}
-		return s.queryAsk(ctx, &askParams{Text: args[0]})
+		return s.queryAsk(ctx, &protocol.AskParams{Text: args[0]})
 	}
 	return nil, invalidParams("command", fmt.Sprintf("unknown command %q; margin runs %v", p.Command, editorCommands))
-}
-
-// showChangesResult is the change set a "N suggested changes" lens names,
-// and whether the editor was asked to open its file.
-type showChangesResult struct {
-	agents.ChangeSet
-	Shown bool `json:"shown"`
 }
 
 // showChanges opens a change set's file in the editor (window/showDocument)
 // when the client can show documents, and returns the set, so a client
 // that cannot still lists its items.
-func (s *Server) showChanges(ctx context.Context, id string) (showChangesResult, error) {
+func (s *Server) showChanges(ctx context.Context, id string) (protocol.ShowChangesResult, error) {
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return showChangesResult{}, err
+		return protocol.ShowChangesResult{}, err
 	}
 	cs, err := rt.Store().ChangeSet(ctx, id)
 	if err != nil {
-		return showChangesResult{}, err
+		return protocol.ShowChangesResult{}, err
 	}
-	res := showChangesResult{ChangeSet: cs}
+	res := protocol.ShowChangesResult{ChangeSet: cs}
 	s.mu.Lock()
 	canShow := s.client.Window.ShowDocument.Support
 	s.mu.Unlock()

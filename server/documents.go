@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // documents tracks the notes open in the editor. For an open note the
@@ -28,40 +30,30 @@ type textDocumentItem struct {
 	Text    string `json:"text"`
 }
 
-type versionedTextDocument struct {
-	URI     string `json:"uri"`
-	Version int    `json:"version"`
-}
-
 type didOpenParams struct {
 	TextDocument textDocumentItem `json:"textDocument"`
 }
 
 type didChangeParams struct {
-	TextDocument   versionedTextDocument `json:"textDocument"`
-	ContentChanges []contentChange       `json:"contentChanges"`
+	TextDocument   protocol.VersionedTextDocument `json:"textDocument"`
+	ContentChanges []contentChange                `json:"contentChanges"`
 }
 
 // contentChange replaces Range of the buffer with Text, or the whole
 // buffer when Range is nil. Changes apply in order, each to the text the
 // one before left.
 type contentChange struct {
-	Range *lspRange `json:"range"`
-	Text  string    `json:"text"`
-}
-
-type lspRange struct {
-	Start position `json:"start"`
-	End   position `json:"end"`
+	Range *protocol.Range `json:"range"`
+	Text  string          `json:"text"`
 }
 
 type didCloseParams struct {
-	TextDocument versionedTextDocument `json:"textDocument"`
+	TextDocument protocol.VersionedTextDocument `json:"textDocument"`
 }
 
 type didSaveParams struct {
-	TextDocument versionedTextDocument `json:"textDocument"`
-	Text         *string               `json:"text"`
+	TextDocument protocol.VersionedTextDocument `json:"textDocument"`
+	Text         *string                        `json:"text"`
 }
 
 // paths lists the vault paths of the open notes, sorted.

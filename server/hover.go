@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
@@ -16,22 +17,14 @@ type hoverParams struct {
 	TextDocument struct {
 		URI string `json:"uri"`
 	} `json:"textDocument"`
-	Position position `json:"position"`
-}
-
-type hover struct {
-	Contents struct {
-		Kind  string `json:"kind"`
-		Value string `json:"value"`
-	} `json:"contents"`
-	Range lspRange `json:"range"`
+	Position protocol.Position `json:"position"`
 }
 
 // hover shows, on a link to a task note anywhere in any note, what the
 // task's agent knows: its TLDR, the task's status and due date, and how
 // many changes wait for a decision (SPEC §6). Anywhere else there is no
 // hover (a null result).
-func (s *Server) hover(ctx context.Context, p *hoverParams) (*hover, error) {
+func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, error) {
 	path, err := s.uriPath(p.TextDocument.URI)
 	if err != nil {
 		return nil, err
@@ -109,10 +102,10 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*hover, error) {
 	}
 	fmt.Fprintf(&b, "%s · %s · %s", status, due, pluralChanges(pending))
 
-	h := &hover{}
-	h.Contents.Kind, h.Contents.Value = "markdown", b.String()
-	h.Range = lspRange{Start: enc.positionOf(src, link.Offset), End: enc.positionOf(src, link.End)}
-	return h, nil
+	return &protocol.Hover{
+		Contents: protocol.MarkupContent{Kind: "markdown", Value: b.String()},
+		Range:    protocol.Range{Start: enc.positionOf(src, link.Offset), End: enc.positionOf(src, link.End)},
+	}, nil
 }
 
 // parse parses a note the way the index does.

@@ -6,26 +6,17 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/protocol"
 )
 
-// modelStatus is what vault/status says about the model that serves the
-// task agents.
-type modelStatus struct {
-	Provider  string    `json:"provider"`
-	Model     string    `json:"model"`
-	Reachable bool      `json:"reachable"`
-	Checked   time.Time `json:"checked,omitzero"` // zero until a probe or a call has answered
-	Error     string    `json:"error,omitempty"`
-}
-
-// modelWatch keeps modelStatus from a probe at start and from the outcome
+// modelWatch keeps protocol.ModelStatus from a probe at start and from the outcome
 // of every model call since, so vault/status never waits on the network.
 // The model is the task agents' role's until they make a call, then the
 // one their last call asked for (a template may name its own). It
 // implements llm.Recorder.
 type modelWatch struct {
 	mu     sync.Mutex // guards status and role
-	status modelStatus
+	status protocol.ModelStatus
 	role   string // the task agents' llm role
 }
 
@@ -85,7 +76,7 @@ func (w *modelWatch) Record(_ context.Context, r llm.Record) {
 	w.status.Checked = r.Time
 }
 
-func (w *modelWatch) get() modelStatus {
+func (w *modelWatch) get() protocol.ModelStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.status

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // positionEncoding is how the character of an LSP Position counts: UTF-16
@@ -98,7 +100,7 @@ func lineSpan(text string, n int) (start, end int, ok bool) {
 
 // offsetOf is the byte offset in text of p; a line past the end is the end
 // of the text.
-func (enc positionEncoding) offsetOf(text string, p position) int {
+func (enc positionEncoding) offsetOf(text string, p protocol.Position) int {
 	start, end, ok := lineSpan(text, p.Line)
 	if !ok {
 		return len(text)
@@ -107,7 +109,7 @@ func (enc positionEncoding) offsetOf(text string, p position) int {
 }
 
 // positionOf is the Position of byte offset off in text.
-func (enc positionEncoding) positionOf(text string, off int) position {
+func (enc positionEncoding) positionOf(text string, off int) protocol.Position {
 	off = min(max(off, 0), len(text))
 	line := strings.Count(text[:off], "\n")
 	start := strings.LastIndexByte(text[:off], '\n') + 1
@@ -115,5 +117,5 @@ func (enc positionEncoding) positionOf(text string, off int) position {
 	if i := strings.IndexByte(text[start:], '\n'); i >= 0 {
 		end = start + i
 	}
-	return position{Line: line, Character: enc.character(text[start:end], off-start)}
+	return protocol.Position{Line: line, Character: enc.character(text[start:end], off-start)}
 }

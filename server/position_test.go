@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/margin-md/margin/server/protocol"
+)
 
 func TestPositionEncodingCharacters(t *testing.T) {
 	// "- 🚀 발사 [[Ship]]": the rocket is 4 bytes and 2 UTF-16 units, each
@@ -57,23 +61,23 @@ func TestPositionEncodingEdges(t *testing.T) {
 func TestPositionsInText(t *testing.T) {
 	text := "# 計画\r\n- 🚀 [[Ship]]\n\nlast"
 	for _, tc := range []struct {
-		p   position
+		p   protocol.Position
 		off int
 	}{
-		{position{0, 0}, 0},
-		{position{0, 4}, len("# 計画")},
-		{position{0, 3}, len("# 計")},
-		{position{0, 9}, len("# 計画")}, // past the end: before the \r\n
-		{position{1, 5}, len("# 計画\r\n- 🚀 ")},
-		{position{2, 0}, len("# 計画\r\n- 🚀 [[Ship]]\n")},
-		{position{3, 4}, len(text)},
-		{position{7, 0}, len(text)},
+		{protocol.Position{Line: 0, Character: 0}, 0},
+		{protocol.Position{Line: 0, Character: 4}, len("# 計画")},
+		{protocol.Position{Line: 0, Character: 3}, len("# 計")},
+		{protocol.Position{Line: 0, Character: 9}, len("# 計画")}, // past the end: before the \r\n
+		{protocol.Position{Line: 1, Character: 5}, len("# 計画\r\n- 🚀 ")},
+		{protocol.Position{Line: 2, Character: 0}, len("# 計画\r\n- 🚀 [[Ship]]\n")},
+		{protocol.Position{Line: 3, Character: 4}, len(text)},
+		{protocol.Position{Line: 7, Character: 0}, len(text)},
 	} {
 		if got := utf16Encoding.offsetOf(text, tc.p); got != tc.off {
 			t.Errorf("offsetOf(%+v) = %d, want %d", tc.p, got, tc.off)
 		}
 	}
-	if got, want := utf16Encoding.positionOf(text, len("# 計画\r\n- 🚀 [[")), (position{1, 7}); got != want {
+	if got, want := utf16Encoding.positionOf(text, len("# 計画\r\n- 🚀 [[")), (protocol.Position{Line: 1, Character: 7}); got != want {
 		t.Errorf("positionOf = %+v, want %+v", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // The query methods (SPEC §6): query/ask, query/reply, log/append,
@@ -15,11 +16,7 @@ import (
 // depend on the order of editor messages, and a flow of several model calls
 // must not hold up didChange and the other state changes queued behind it.
 
-type askParams struct {
-	Text string `json:"text"`
-}
-
-func (s *Server) queryAsk(ctx context.Context, p *askParams) (query.Result, error) {
+func (s *Server) queryAsk(ctx context.Context, p *protocol.AskParams) (query.Result, error) {
 	e, err := s.queryEngine(ctx)
 	if err != nil {
 		return query.Result{}, err
@@ -28,13 +25,7 @@ func (s *Server) queryAsk(ctx context.Context, p *askParams) (query.Result, erro
 	return res, queryError(err)
 }
 
-type replyParams struct {
-	SessionID string            `json:"sessionId"`
-	Answers   map[string]string `json:"answers"`
-	Decline   bool              `json:"decline"`
-}
-
-func (s *Server) queryReply(ctx context.Context, p *replyParams) (query.Result, error) {
+func (s *Server) queryReply(ctx context.Context, p *protocol.ReplyParams) (query.Result, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
 		return query.Result{}, invalidParams("sessionId", "required")
 	}
@@ -46,43 +37,24 @@ func (s *Server) queryReply(ctx context.Context, p *replyParams) (query.Result, 
 	return res, queryError(err)
 }
 
-type logParams struct {
-	Text string `json:"text"`
-	// Time is when it happened: RFC 3339, or YYYY-MM-DDTHH:MM in local time.
-	Time string `json:"time"`
-}
-
-type logResult struct {
-	Type    query.InputType `json:"type"`
-	Path    string          `json:"path"`
-	Heading string          `json:"heading"`
-	Parsed  map[string]any  `json:"parsed"`
-	// Uncertain lists fields the parser was unsure of or dropped.
-	Uncertain []string `json:"uncertain"`
-	Corrects  string   `json:"corrects,omitempty"`
-	Note      string   `json:"note,omitempty"`
-	// Answer is the answer to the question that came with the log (BOTH).
-	Answer *query.Result `json:"answer,omitempty"`
-}
-
-func (s *Server) logAppend(ctx context.Context, p *logParams) (logResult, error) {
+func (s *Server) logAppend(ctx context.Context, p *protocol.LogParams) (protocol.LogResult, error) {
 	var at time.Time
 	if p.Time != "" {
 		t, err := parseLogTime(p.Time)
 		if err != nil {
-			return logResult{}, invalidParams("time", err.Error())
+			return protocol.LogResult{}, invalidParams("time", err.Error())
 		}
 		at = t
 	}
 	e, err := s.queryEngine(ctx)
 	if err != nil {
-		return logResult{}, err
+		return protocol.LogResult{}, err
 	}
 	res, err := e.Log(ctx, p.Text, at, stageProgress(ctx))
 	if err := queryError(err); err != nil {
-		return logResult{}, err
+		return protocol.LogResult{}, err
 	}
-	out := logResult{Type: res.Type, Uncertain: []string{}}
+	out := protocol.LogResult{Type: res.Type, Uncertain: []string{}}
 	if l := res.Logged; l != nil {
 		out.Path, out.Heading, out.Parsed, out.Corrects, out.Note = l.Path, l.Heading, l.Parsed, l.Corrects, l.Note
 		if l.Uncertain != nil {
@@ -106,18 +78,13 @@ func parseLogTime(s string) (time.Time, error) {
 	return t, nil
 }
 
-type contextResult struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
-}
-
-func (s *Server) contextGet(ctx context.Context, _ *empty) (contextResult, error) {
+func (s *Server) contextGet(ctx context.Context, _ *empty) (protocol.ContextResult, error) {
 	e, err := s.queryEngine(ctx)
 	if err != nil {
-		return contextResult{}, err
+		return protocol.ContextResult{}, err
 	}
 	p, content, err := e.Context(ctx)
-	return contextResult{Path: p, Content: content}, err
+	return protocol.ContextResult{Path: p, Content: content}, err
 }
 
 // queryEngine returns the engine once the vault's first scan is done.

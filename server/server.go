@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -359,16 +360,19 @@ type method struct {
 	// the serial queue. The rest run concurrently.
 	mutates bool
 	call    handlerFunc
+	// params and result are the types call decodes and returns, which a
+	// test holds to protocol.Methods.
+	params, result reflect.Type
 }
 
 // reader adapts a read-only method with typed params.
 func reader[P, R any](f func(*Server, context.Context, *P) (R, error)) method {
-	return method{call: adapt(f)}
+	return method{call: adapt(f), params: reflect.TypeFor[P](), result: reflect.TypeFor[R]()}
 }
 
 // writer adapts a state-changing method with typed params.
 func writer[P, R any](f func(*Server, context.Context, *P) (R, error)) method {
-	return method{mutates: true, call: adapt(f)}
+	return method{mutates: true, call: adapt(f), params: reflect.TypeFor[P](), result: reflect.TypeFor[R]()}
 }
 
 func adapt[P, R any](f func(*Server, context.Context, *P) (R, error)) handlerFunc {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // The template and evolution methods (SPEC §6, §4.4). Reading and saving a
@@ -18,94 +19,59 @@ import (
 // flow, rather than hold up document sync queued behind them. Sessions and
 // templates serialise on their own locks.
 
-type templateSummary struct {
-	Name       string `json:"name"`
-	Kind       string `json:"kind"`
-	Version    int    `json:"version"`
-	AuthoredBy string `json:"authoredBy"`
-	Path       string `json:"path"`
-}
-
-type templatesListResult struct {
-	Templates []templateSummary `json:"templates"`
-}
-
-func (s *Server) templatesList(ctx context.Context, _ *empty) (templatesListResult, error) {
+func (s *Server) templatesList(ctx context.Context, _ *empty) (protocol.TemplatesListResult, error) {
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return templatesListResult{}, err
+		return protocol.TemplatesListResult{}, err
 	}
 	list, err := rt.Templates().List(ctx)
 	if err != nil {
-		return templatesListResult{}, templateError(err)
+		return protocol.TemplatesListResult{}, templateError(err)
 	}
-	res := templatesListResult{Templates: make([]templateSummary, len(list))}
+	res := protocol.TemplatesListResult{Templates: make([]protocol.TemplateSummary, len(list))}
 	for i, t := range list {
-		res.Templates[i] = templateSummary{Name: t.Name, Kind: t.Kind, Version: t.Version, AuthoredBy: t.AuthoredBy, Path: t.Path}
+		res.Templates[i] = protocol.TemplateSummary{Name: t.Name, Kind: t.Kind, Version: t.Version, AuthoredBy: t.AuthoredBy, Path: t.Path}
 	}
 	return res, nil
 }
 
-type templateParams struct {
-	Name    string `json:"name"`
-	Version int    `json:"version"`
-}
-
-// templateResult is a version of a template; on the active version,
-// problem says why a hand edit of its file was not taken.
-type templateResult struct {
-	agents.Template
-	Problem string `json:"problem,omitempty"`
-}
-
-func (s *Server) templatesGet(ctx context.Context, p *templateParams) (templateResult, error) {
+func (s *Server) templatesGet(ctx context.Context, p *protocol.TemplateParams) (protocol.TemplateResult, error) {
 	if err := requireName(p.Name); err != nil {
-		return templateResult{}, err
+		return protocol.TemplateResult{}, err
 	}
 	if p.Version < 0 {
-		return templateResult{}, invalidParams("version", "must be a positive version number, or absent for the active one")
+		return protocol.TemplateResult{}, invalidParams("version", "must be a positive version number, or absent for the active one")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return templateResult{}, err
+		return protocol.TemplateResult{}, err
 	}
 	t, err := rt.Templates().Get(ctx, p.Name, p.Version)
 	if err != nil {
-		return templateResult{}, templateError(err)
+		return protocol.TemplateResult{}, templateError(err)
 	}
-	res := templateResult{Template: t}
+	res := protocol.TemplateResult{Template: t}
 	if t.Status == agents.StatusActive {
 		if res.Problem, err = rt.Templates().Problem(ctx, p.Name); err != nil {
-			return templateResult{}, templateError(err)
+			return protocol.TemplateResult{}, templateError(err)
 		}
 	}
 	return res, nil
 }
 
-type templateVersionsResult struct {
-	Name     string            `json:"name"`
-	Versions []agents.Template `json:"versions"`
-}
-
-func (s *Server) templatesVersions(ctx context.Context, p *templateParams) (templateVersionsResult, error) {
+func (s *Server) templatesVersions(ctx context.Context, p *protocol.TemplateParams) (protocol.TemplateVersionsResult, error) {
 	if err := requireName(p.Name); err != nil {
-		return templateVersionsResult{}, err
+		return protocol.TemplateVersionsResult{}, err
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return templateVersionsResult{}, err
+		return protocol.TemplateVersionsResult{}, err
 	}
 	vs, err := rt.Templates().Versions(ctx, p.Name)
-	return templateVersionsResult{Name: p.Name, Versions: vs}, templateError(err)
+	return protocol.TemplateVersionsResult{Name: p.Name, Versions: vs}, templateError(err)
 }
 
-type templateSaveParams struct {
-	Name             string `json:"name"`
-	GeneralDirective string `json:"generalDirective"`
-	ReportDirective  string `json:"reportDirective"`
-}
-
-func (s *Server) templatesSave(ctx context.Context, p *templateSaveParams) (agents.Template, error) {
+func (s *Server) templatesSave(ctx context.Context, p *protocol.TemplateSaveParams) (agents.Template, error) {
 	if err := requireName(p.Name); err != nil {
 		return agents.Template{}, err
 	}
@@ -117,7 +83,7 @@ func (s *Server) templatesSave(ctx context.Context, p *templateSaveParams) (agen
 	return t, templateError(err)
 }
 
-func (s *Server) templatesRollback(ctx context.Context, p *templateParams) (agents.Template, error) {
+func (s *Server) templatesRollback(ctx context.Context, p *protocol.TemplateParams) (agents.Template, error) {
 	if err := requireName(p.Name); err != nil {
 		return agents.Template{}, err
 	}
@@ -132,11 +98,7 @@ func (s *Server) templatesRollback(ctx context.Context, p *templateParams) (agen
 	return t, templateError(err)
 }
 
-type evolutionStartParams struct {
-	Template string `json:"template"`
-}
-
-func (s *Server) evolutionStart(ctx context.Context, p *evolutionStartParams) (agents.Turn, error) {
+func (s *Server) evolutionStart(ctx context.Context, p *protocol.EvolutionStartParams) (agents.Turn, error) {
 	if err := checkTemplateName("template", p.Template); err != nil {
 		return agents.Turn{}, err
 	}
@@ -148,12 +110,7 @@ func (s *Server) evolutionStart(ctx context.Context, p *evolutionStartParams) (a
 	return turn, templateError(err)
 }
 
-type evolutionSendParams struct {
-	SessionID string `json:"sessionId"`
-	Text      string `json:"text"`
-}
-
-func (s *Server) evolutionSend(ctx context.Context, p *evolutionSendParams) (agents.Turn, error) {
+func (s *Server) evolutionSend(ctx context.Context, p *protocol.EvolutionSendParams) (agents.Turn, error) {
 	switch {
 	case strings.TrimSpace(p.SessionID) == "":
 		return agents.Turn{}, invalidParams("sessionId", "required")
@@ -168,12 +125,7 @@ func (s *Server) evolutionSend(ctx context.Context, p *evolutionSendParams) (age
 	return turn, templateError(err)
 }
 
-type evolutionDecideParams struct {
-	SessionID string `json:"sessionId"`
-	Reason    string `json:"reason"`
-}
-
-func (s *Server) evolutionApprove(ctx context.Context, p *evolutionDecideParams) (agents.Template, error) {
+func (s *Server) evolutionApprove(ctx context.Context, p *protocol.EvolutionDecideParams) (agents.Template, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
 		return agents.Template{}, invalidParams("sessionId", "required")
 	}
@@ -185,7 +137,7 @@ func (s *Server) evolutionApprove(ctx context.Context, p *evolutionDecideParams)
 	return t, templateError(err)
 }
 
-func (s *Server) evolutionReject(ctx context.Context, p *evolutionDecideParams) (agents.Session, error) {
+func (s *Server) evolutionReject(ctx context.Context, p *protocol.EvolutionDecideParams) (agents.Session, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
 		return agents.Session{}, invalidParams("sessionId", "required")
 	}

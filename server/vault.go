@@ -5,102 +5,70 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/margin-md/margin/agents"
-	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/index"
 )
 
-type statusResult struct {
-	vault.Status
-	// OpenNotes are the notes open in the editor, whose buffers margin
-	// treats as their truth.
-	OpenNotes []string      `json:"openNotes"`
-	Model     modelStatus   `json:"model"`
-	Agents    agents.Counts `json:"agents"`
-}
-
-func (s *Server) vaultStatus(ctx context.Context, _ *empty) (statusResult, error) {
+func (s *Server) vaultStatus(ctx context.Context, _ *empty) (protocol.StatusResult, error) {
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
-		return statusResult{}, err
+		return protocol.StatusResult{}, err
 	}
 	st, err := v.Status(ctx)
 	if err != nil {
-		return statusResult{}, err
+		return protocol.StatusResult{}, err
 	}
-	res := statusResult{Status: st, OpenNotes: s.docs.paths(), Model: s.model.get()}
+	res := protocol.StatusResult{VaultStatus: st, OpenNotes: s.docs.paths(), Model: s.model.get()}
 	s.mu.Lock()
 	rt := s.agents
 	s.mu.Unlock()
 	if rt != nil {
 		if res.Agents, err = rt.Counts(ctx); err != nil {
-			return statusResult{}, err
+			return protocol.StatusResult{}, err
 		}
 	}
 	return res, nil
 }
 
-type coverageParams struct {
-	State string `json:"state"`
-}
-
-type coverageResult struct {
-	Files []index.FileState `json:"files"`
-}
-
-func (s *Server) vaultCoverage(ctx context.Context, p *coverageParams) (coverageResult, error) {
+func (s *Server) vaultCoverage(ctx context.Context, p *protocol.CoverageParams) (protocol.CoverageResult, error) {
 	switch p.State {
 	case "", index.StateIndexed, index.StateSkipped, index.StateFailed:
 	default:
-		return coverageResult{}, invalidParams("state", fmt.Sprintf("must be indexed, skipped or failed, got %q", p.State))
+		return protocol.CoverageResult{}, invalidParams("state", fmt.Sprintf("must be indexed, skipped or failed, got %q", p.State))
 	}
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
-		return coverageResult{}, err
+		return protocol.CoverageResult{}, err
 	}
 	files, err := v.Index().Coverage(ctx, p.State)
 	if err != nil {
-		return coverageResult{}, err
+		return protocol.CoverageResult{}, err
 	}
 	if files == nil {
 		files = []index.FileState{}
 	}
-	return coverageResult{Files: files}, nil
+	return protocol.CoverageResult{Files: files}, nil
 }
-
-type searchParams struct {
-	Query string   `json:"query"`
-	Mode  string   `json:"mode"`
-	From  string   `json:"from"`
-	To    string   `json:"to"`
-	Glob  string   `json:"glob"`
-	Tags  []string `json:"tags"`
-	Limit int      `json:"limit"`
-}
-
-// searchResult is index.Result: hits, how many notes matched in all, and
-// whether the hits were cut to the limit.
-type searchResult = index.Result
 
 var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
-func (s *Server) vaultSearch(ctx context.Context, p *searchParams) (searchResult, error) {
-	q, err := p.query()
+func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (protocol.SearchResult, error) {
+	q, err := searchQuery(p)
 	if err != nil {
-		return searchResult{}, err
+		return protocol.SearchResult{}, err
 	}
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
-		return searchResult{}, err
+		return protocol.SearchResult{}, err
 	}
 	if q.Glob != "" {
 		if q.Glob, err = vaultPath(v, "glob", q.Glob); err != nil {
-			return searchResult{}, err
+			return protocol.SearchResult{}, err
 		}
 	}
 	r, err := v.Index().Find(ctx, q)
 	if err != nil {
-		return searchResult{}, err
+		return protocol.SearchResult{}, err
 	}
 	if r.Hits == nil {
 		r.Hits = []index.Hit{}
@@ -108,8 +76,8 @@ func (s *Server) vaultSearch(ctx context.Context, p *searchParams) (searchResult
 	return r, nil
 }
 
-// query validates search params, naming the bad field.
-func (p *searchParams) query() (index.Query, error) {
+// searchQuery validates search params, naming the bad field.
+func searchQuery(p *protocol.SearchParams) (index.Query, error) {
 	q := index.Query{Text: p.Query, Mode: index.Mode(p.Mode), From: p.From, To: p.To, Glob: p.Glob, Tags: p.Tags, Limit: p.Limit}
 	switch q.Mode {
 	case "", index.ModeAll, index.ModeAny, index.ModePhrase:
@@ -130,21 +98,17 @@ func (p *searchParams) query() (index.Query, error) {
 	return q, nil
 }
 
-type rescanResult struct {
-	vault.ScanResult
-}
-
 // vaultRescan walks the vault again and reconciles the index, as the
 // watcher does after an overflow; editors offer it as a command.
-func (s *Server) vaultRescan(ctx context.Context, _ *empty) (rescanResult, error) {
+func (s *Server) vaultRescan(ctx context.Context, _ *empty) (protocol.RescanResult, error) {
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
-		return rescanResult{}, err
+		return protocol.RescanResult{}, err
 	}
 	res, err := v.Rescan(ctx, "requested by the client", func(done, total int) {
 		reportProgress(ctx, fmt.Sprintf("%d/%d files", done, total), done*100/max(total, 1))
 	})
-	return rescanResult{res}, err
+	return protocol.RescanResult{ScanResult: res}, err
 }
 
 // uriPath turns a document URI into a vault path.

@@ -1,0 +1,57 @@
+package protocol
+
+import "github.com/margin-md/margin/agents"
+
+// ChangeSet is one wake's proposals to a person.
+type ChangeSet = agents.ChangeSet
+
+// ChangeItem is one proposed change to a task note.
+type ChangeItem = agents.ChangeItem
+
+// ChangesListParams are changes/list's params.
+type ChangesListParams struct {
+	Task   string `json:"task,omitempty"`
+	Status string `json:"status,omitempty"` // pending | partially-resolved | resolved | expired | superseded | all
+}
+
+// ChangesListResult is changes/list's result.
+type ChangesListResult struct {
+	ChangeSets []ChangeSet `json:"changeSets"`
+}
+
+// ChangesDecideParams are changes/decide's params.
+type ChangesDecideParams struct {
+	ID        string         `json:"id"`
+	Decisions []ItemDecision `json:"decisions"`
+}
+
+// ItemDecision is a person's verdict on one item of a change set.
+type ItemDecision = agents.ItemDecision
+
+// ChangesConfirmAllParams are changes/confirmAll's params.
+type ChangesConfirmAllParams struct {
+	ID string `json:"id"`
+}
+
+// DecisionsListParams are decisions/list's params.
+type DecisionsListParams struct {
+	Agent string `json:"agent,omitempty"`
+	Task  string `json:"task,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// DecisionsListResult is decisions/list's result.
+type DecisionsListResult struct {
+	Decisions []Decision `json:"decisions"`
+}
+
+// Decision is one verdict on one item, as the ledger keeps it.
+type Decision = agents.Decision
+
+// ShowChangesResult is margin.showChanges's result: the change set a "N
+// suggested changes" lens names, and whether the editor was asked to open
+// its file.
+type ShowChangesResult struct {
+	ChangeSet
+	Shown bool `json:"shown"`
+}

@@ -1,0 +1,93 @@
+// Package protocol holds margin's JSON-RPC request and result types (SPEC
+// §6) in one place: the server decodes params into them and encodes
+// results from them, the end-to-end tests speak through them, and the
+// TypeScript plugins get them from gen, which writes one file of
+// interfaces from the types reachable from Methods and EditorCommands.
+//
+// A type the wire shares with the part of margin that produces it (an
+// agent, a change set, a search hit) is an alias of that part's type, so
+// the two cannot drift; the rest are declared here. Field names are the
+// contract: json tags name them, and omitempty marks what a client may
+// leave out or may not get.
+package protocol
+
+//go:generate go run ./gen -root ../..
+
+import "reflect"
+
+// A Method is one of margin's own methods (SPEC §6): its name and the
+// types of its params and result. Params is nil for a method that takes
+// none.
+type Method struct {
+	Name   string
+	Params reflect.Type
+	Result reflect.Type
+}
+
+func method[P, R any](name string) Method {
+	return Method{Name: name, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R]()}
+}
+
+func noParams[R any](name string) Method {
+	return Method{Name: name, Result: reflect.TypeFor[R]()}
+}
+
+// Methods are margin's own methods, besides the LSP ones, in SPEC's order;
+// initialize announces their names so that a plugin can feature-detect.
+var Methods = []Method{
+	noParams[StatusResult]("vault/status"),
+	method[CoverageParams, CoverageResult]("vault/coverage"),
+	method[SearchParams, SearchResult]("vault/search"),
+	noParams[RescanResult]("vault/rescan"),
+
+	method[AskParams, Answer]("query/ask"),
+	method[ReplyParams, Answer]("query/reply"),
+	method[LogParams, LogResult]("log/append"),
+	noParams[ContextResult]("context/get"),
+
+	method[AgentsListParams, AgentsListResult]("agents/list"),
+	method[AgentRef, AgentDetail]("agents/get"),
+	method[AgentsCreateParams, AgentDetail]("agents/create"),
+	method[AgentsControlParams, AgentDetail]("agents/control"),
+	method[AgentsActivityParams, Activity]("agents/activity"),
+	method[AgentRef, Report]("reports/get"),
+
+	method[ChangesListParams, ChangesListResult]("changes/list"),
+	method[ChangesDecideParams, ChangeSet]("changes/decide"),
+	method[ChangesConfirmAllParams, ChangeSet]("changes/confirmAll"),
+	method[DecisionsListParams, DecisionsListResult]("decisions/list"),
+
+	noParams[TemplatesListResult]("templates/list"),
+	method[TemplateParams, TemplateResult]("templates/get"),
+	method[TemplateParams, TemplateVersionsResult]("templates/versions"),
+	method[TemplateSaveParams, Template]("templates/save"),
+	method[TemplateParams, Template]("templates/rollback"),
+	method[EvolutionStartParams, EvolutionTurn]("evolution/start"),
+	method[EvolutionSendParams, EvolutionTurn]("evolution/send"),
+	method[EvolutionDecideParams, Template]("evolution/approve"),
+	method[EvolutionDecideParams, EvolutionSession]("evolution/reject"),
+}
+
+// An EditorCommand is a command workspace/executeCommand runs (SPEC §6),
+// the buttons an editor plugin shows: its arguments, all strings, by name
+// (a name ending in ? may be left out), and the type of its result.
+type EditorCommand struct {
+	Name   string
+	Args   []string
+	Result reflect.Type
+}
+
+func command[R any](name string, args ...string) EditorCommand {
+	return EditorCommand{Name: name, Args: args, Result: reflect.TypeFor[R]()}
+}
+
+// EditorCommands are the commands margin runs, as initialize announces
+// them.
+var EditorCommands = []EditorCommand{
+	command[ChangeSet]("margin.confirm", "changeSetId", "itemId"),
+	command[ChangeSet]("margin.reject", "changeSetId", "itemId", "reason?"),
+	command[ChangeSet]("margin.confirmAll", "changeSetId"),
+	command[ShowChangesResult]("margin.showChanges", "changeSetId"),
+	command[AgentDetail]("margin.wake", "agentId"),
+	command[Answer]("margin.ask", "question"),
+}
