@@ -14,6 +14,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 const (
@@ -51,44 +52,6 @@ func reportingModel(o *llmtest.Ollama) {
 	})
 }
 
-type agentInfo struct {
-	ID             string `json:"id"`
-	Task           string `json:"task"`
-	Lifecycle      string `json:"lifecycle"`
-	DormantReason  string `json:"dormantReason"`
-	Failures       int    `json:"failures"`
-	Wakes          int    `json:"wakes"`
-	NextWake       string `json:"nextWake"`
-	PendingChanges int    `json:"pendingChanges"`
-	State          struct {
-		Queued, Running bool
-		Skipped         int
-	} `json:"state"`
-	Report *struct {
-		Path, TLDR, GeneratedBy, Template string
-	} `json:"report"`
-}
-
-type activity struct {
-	Runs []struct {
-		ID          int64
-		RunKey      string
-		Reason      string
-		Status      string
-		Detail      string
-		FullContext bool
-		Attempts    int
-		Started     time.Time
-		Finished    time.Time
-	} `json:"runs"`
-	Messages []struct {
-		Role, Content, ToolName string
-	} `json:"messages"`
-	ToolCalls []struct {
-		OperationID, Tool, Status string
-	} `json:"toolCalls"`
-}
-
 // waitNth waits for the n-th message matching method and match.
 func waitNth(e *editortest.Editor, what, method string, n int, match func(json.RawMessage) bool) json.RawMessage {
 	count := 0
@@ -109,9 +72,9 @@ func forTask(task string) func(json.RawMessage) bool {
 	}
 }
 
-func createAgent(t *testing.T, e *editortest.Editor, task string) agentInfo {
+func createAgent(t *testing.T, e *editortest.Editor, task string) protocol.AgentDetail {
 	t.Helper()
-	var a agentInfo
+	var a protocol.AgentDetail
 	e.MustCall("agents/create", map[string]any{"task": task}, &a)
 	if a.ID == "" || a.Task != task || a.Lifecycle != "active" {
 		t.Fatalf("agents/create = %+v, want an active agent for %s", a, task)
@@ -149,9 +112,9 @@ func poll(t *testing.T, what string, cond func() bool) {
 
 // waitWakes waits until the agent has completed n wakes and nothing is
 // queued or running.
-func waitWakes(t *testing.T, e *editortest.Editor, id string, n int) agentInfo {
+func waitWakes(t *testing.T, e *editortest.Editor, id string, n int) protocol.AgentDetail {
 	t.Helper()
-	var got agentInfo
+	var got protocol.AgentDetail
 	poll(t, fmt.Sprintf("%d completed wakes", n), func() bool {
 		e.MustCall("agents/get", map[string]any{"id": id}, &got)
 		return got.Wakes >= n && !got.State.Queued && !got.State.Running
@@ -228,7 +191,7 @@ func TestAgentFirstWakeWritesReportAndJournal(t *testing.T) {
 	if got.ID != a.ID || got.Wakes != 1 || got.Report == nil || got.Report.GeneratedBy != taskModel || got.Report.Template != "task-agent@1" {
 		t.Errorf("agents/get = %+v, want 1 wake and the report summary", got)
 	}
-	var list struct{ Agents []agentInfo }
+	var list protocol.AgentsListResult
 	e.MustCall("agents/list", map[string]any{"lifecycle": "active"}, &list)
 	if len(list.Agents) != 1 || list.Agents[0].ID != a.ID {
 		t.Errorf("agents/list = %+v, want the one agent", list.Agents)
@@ -244,7 +207,7 @@ func TestAgentFirstWakeWritesReportAndJournal(t *testing.T) {
 	if byName.Path != shipReport {
 		t.Errorf("reports/get by name = %+v, want %s", byName, shipReport)
 	}
-	var act activity
+	var act protocol.Activity
 	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	if len(act.Runs) != 1 || act.Runs[0].Status != "completed" || !act.Runs[0].FullContext {
 		t.Errorf("runs = %+v, want one completed full-context run", act.Runs)
@@ -261,7 +224,7 @@ func TestAgentFirstWakeWritesReportAndJournal(t *testing.T) {
 	}
 
 	// Pause and resume go through agents/control.
-	var paused agentInfo
+	var paused protocol.AgentDetail
 	e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "pause"}, &paused)
 	if paused.Lifecycle != "dormant" || paused.DormantReason != "paused" {
 		t.Errorf("after pause: %+v", paused)
@@ -276,7 +239,7 @@ func TestAgentFirstWakeWritesReportAndJournal(t *testing.T) {
 
 // firstWake starts margin with the well-behaved model, creates the
 // agent of the 20-entry task and waits for its first report.
-func firstWake(t *testing.T, extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, agentInfo) {
+func firstWake(t *testing.T, extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, protocol.AgentDetail) {
 	t.Helper()
 	fake := llmtest.NewOllama(t, taskModel)
 	reportingModel(fake)
@@ -324,7 +287,7 @@ func TestAgentWakesOnceWithDiffOnLinkedEntryEdit(t *testing.T) {
 		t.Errorf("incremental prompt is %d bytes, the full one %d: want well under half", len(msg), len(userMessage(reqs[0])))
 	}
 
-	var act activity
+	var act protocol.Activity
 	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	if len(act.Runs) != 2 || act.Runs[0].FullContext || act.Runs[0].Reason != "linked entry changed" {
 		t.Errorf("runs = %+v, want a second, incremental run for the linked entry", act.Runs)
@@ -344,13 +307,13 @@ func TestAgentNoOpSavesCostNoModelCall(t *testing.T) {
 	orig := readFile(t, dir, "Daily/2026-11-20.md")
 	writeFile(t, dir, "Daily/2026-11-20.md", strings.Replace(orig, "Demo of", "Zanzibarquux demo of", 1))
 	poll(t, "the edit indexed", func() bool {
-		var res struct{ Hits []hit }
+		var res protocol.SearchResult
 		e.MustCall("vault/search", map[string]any{"query": "zanzibarquux"}, &res)
 		return len(res.Hits) > 0
 	})
 	writeFile(t, dir, "Daily/2026-11-20.md", orig)
 
-	var got agentInfo
+	var got protocol.AgentDetail
 	poll(t, "the wake skipped and nothing queued", func() bool {
 		e.MustCall("agents/get", map[string]any{"id": a.ID}, &got)
 		return got.State.Skipped > 0 && !got.State.Queued && !got.State.Running
@@ -371,7 +334,7 @@ func observing(obs string) llmtest.Reply {
 // crashMidWake starts margin on a copy of the sample vault with a model
 // that records obs on the first turn of the Ship task's wake and hangs on
 // the second, and kills margin there with SIGKILL.
-func crashMidWake(t *testing.T, obs string) (dir string, a agentInfo) {
+func crashMidWake(t *testing.T, obs string) (dir string, a protocol.AgentDetail) {
 	t.Helper()
 	fake := llmtest.NewOllama(t, taskModel)
 	stalled := make(chan struct{})
@@ -401,7 +364,7 @@ func crashMidWake(t *testing.T, obs string) (dir string, a agentInfo) {
 
 // recoverWake restarts margin on dir with a model that repeats the
 // interrupted wake's first call and then reports, and waits for that wake.
-func recoverWake(t *testing.T, dir string, a agentInfo, obs string) (*editortest.Editor, *llmtest.Ollama) {
+func recoverWake(t *testing.T, dir string, a protocol.AgentDetail, obs string) (*editortest.Editor, *llmtest.Ollama) {
 	t.Helper()
 	fake := llmtest.NewOllama(t, taskModel)
 	fake.Script(observing(obs), llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "update_report", Args: map[string]any{"tldr": "Recovered.", "content": "Recovered after a crash."}}}})
@@ -425,7 +388,7 @@ func TestAgentCrashMidWakeIsRecoveredWithoutDuplicates(t *testing.T) {
 	if n := strings.Count(readFile(t, dir, shipJourn), obs); n != 1 {
 		t.Errorf("journal has the observation %d times after recovery, want 1", n)
 	}
-	var act activity
+	var act protocol.Activity
 	e2.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	if len(act.Runs) != 1 || act.Runs[0].Status != "completed" || act.Runs[0].Attempts != 2 {
 		t.Errorf("runs = %+v, want the one run, completed on its second attempt", act.Runs)
@@ -476,7 +439,7 @@ func TestAgentFailuresBackOffAndGoDormant(t *testing.T) {
 		t.Errorf("status after failure 3 = %+v, want dormant, saying why", last)
 	}
 
-	var act activity
+	var act protocol.Activity
 	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	if len(act.Runs) != 3 {
 		t.Fatalf("runs = %d, want 3", len(act.Runs))
@@ -557,7 +520,7 @@ func TestAgentFollowsRenameAndSleepsOnDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitNth(e, "agentStatus naming the new path", "margin/agentStatus", 1, forTask("Tasks/Ship CSV export.md"))
-	var got agentInfo
+	var got protocol.AgentDetail
 	e.MustCall("agents/get", map[string]any{"task": "Tasks/Ship CSV export.md"}, &got)
 	if got.ID != a.ID || got.Lifecycle != "active" {
 		t.Errorf("after rename: %+v, want the same agent, active", got)

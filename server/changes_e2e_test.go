@@ -9,6 +9,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // firstWakeProposes scripts a model that makes calls on the first wake and
@@ -32,20 +33,9 @@ func proposingModel(o *llmtest.Ollama) {
 	)
 }
 
-type changeSet struct {
-	ID, Task, Path, Status string
-	Items                  []struct {
-		ID, Tool, Summary, Status, Base, Reason, Detail string
-	}
-}
-
-type decision struct {
-	Agent, Task, ChangeSet, Item, Tool, Summary, Verdict, Reason, Outcome string
-}
-
 // proposed starts margin with the proposing model and waits for the change
 // set of the first wake.
-func proposed(t *testing.T, extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, agentInfo, changeSet) {
+func proposed(t *testing.T, extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, protocol.AgentDetail, protocol.ChangeSet) {
 	t.Helper()
 	return proposedFor(t, map[string]any{}, nil, extraEnv...)
 }
@@ -53,7 +43,7 @@ func proposed(t *testing.T, extraEnv ...string) (*editortest.Editor, *llmtest.Ol
 // proposedFor is proposed for a client with these capabilities; setup,
 // when set, prepares the editor before initialize (its answers to the
 // server's requests).
-func proposedFor(t *testing.T, capabilities map[string]any, setup func(*editortest.Editor), extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, agentInfo, changeSet) {
+func proposedFor(t *testing.T, capabilities map[string]any, setup func(*editortest.Editor), extraEnv ...string) (*editortest.Editor, *llmtest.Ollama, string, protocol.AgentDetail, protocol.ChangeSet) {
 	t.Helper()
 	fake := llmtest.NewOllama(t, taskModel)
 	proposingModel(fake)
@@ -64,13 +54,13 @@ func proposedFor(t *testing.T, capabilities map[string]any, setup func(*editorte
 	}
 	e.InitializeWith(dir, capabilities)
 	a := createAgent(t, e, shipTask)
-	var cs changeSet
+	var cs protocol.ChangeSet
 	json.Unmarshal(waitNth(e, "the change set", "margin/changeSetCreated", 1, forTask(shipTask)), &cs)
 	waitWakes(t, e, a.ID, 1)
 	return e, fake, dir, a, cs
 }
 
-func itemStatus(cs changeSet, id string) string {
+func itemStatus(cs protocol.ChangeSet, id string) string {
 	for _, it := range cs.Items {
 		if it.ID == id {
 			return it.Status
@@ -113,13 +103,7 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 	if got := waitWakes(t, e, a.ID, 1); got.PendingChanges != 3 {
 		t.Errorf("pendingChanges = %d, want 3", got.PendingChanges)
 	}
-	var lenses []struct {
-		Range   struct{ Start struct{ Line int } }
-		Command struct {
-			Title, Command string
-			Arguments      []string
-		}
-	}
+	var lenses []protocol.CodeLens
 	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + cs.Path}}, &lenses)
 	if len(lenses) != 6 || lenses[0].Command.Command != "margin.confirm" || lenses[1].Command.Command != "margin.reject" ||
 		lenses[5].Command.Arguments[1] != "c3" || !strings.HasPrefix(strings.Split(file, "\n")[lenses[0].Range.Start.Line], "- [ ] Set estimate") {
@@ -154,12 +138,12 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 	if got := waitWakes(t, e, a.ID, 2); got.PendingChanges != 2 {
 		t.Errorf("pendingChanges after one decision = %d, want 2", got.PendingChanges)
 	}
-	var act activity
+	var act protocol.Activity
 	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	if len(act.Runs) != 2 || act.Runs[0].Reason != "decision on a change set" {
 		t.Errorf("runs = %+v, want a second run woken by the decision alone", act.Runs)
 	}
-	var ds struct{ Decisions []decision }
+	var ds protocol.DecisionsListResult
 	e.MustCall("decisions/list", map[string]any{"task": shipTask}, &ds)
 	if len(ds.Decisions) != 1 || ds.Decisions[0].Verdict != "confirmed" || ds.Decisions[0].Outcome != "confirmed" {
 		t.Errorf("decisions = %+v, want the one confirmation", ds.Decisions)
@@ -169,7 +153,7 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 func TestChangeSetRejectionReachesTheNextWake(t *testing.T) {
 	e, fake, _, a, cs := proposed(t)
 
-	var got changeSet
+	var got protocol.ChangeSet
 	e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{
 		{"item": "c1", "verdict": "rejected", "reason": "a day is right, QA is slow"},
 	}}, &got)
@@ -189,7 +173,7 @@ func TestChangeSetRejectionReachesTheNextWake(t *testing.T) {
 	e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{
 		{"item": "c1", "verdict": "rejected", "reason": "again"},
 	}}, &got)
-	var ds struct{ Decisions []decision }
+	var ds protocol.DecisionsListResult
 	e.MustCall("decisions/list", map[string]any{"agent": a.ID}, &ds)
 	if len(ds.Decisions) != 1 || ds.Decisions[0].Reason != "a day is right, QA is slow" {
 		t.Errorf("decisions after a repeat = %+v, want the first one only", ds.Decisions)
@@ -237,7 +221,7 @@ func TestChangeSetStaleItemIsNotApplied(t *testing.T) {
 	// The person sets the estimate themselves after the proposal.
 	task := strings.Replace(readFile(t, dir, shipTask), "estimate: 1d", "estimate: 3h", 1)
 	writeFile(t, dir, shipTask, task)
-	var got changeSet
+	var got protocol.ChangeSet
 	e.MustCall("changes/confirmAll", map[string]any{"id": cs.ID}, &got)
 	if itemStatus(got, "c1") != "stale" || itemStatus(got, "c2") != "confirmed" || got.Status != "resolved" {
 		t.Fatalf("after confirmAll: %+v, want c1 stale and the checklist items confirmed", got)
@@ -285,7 +269,7 @@ func TestChangeSetOpenDocumentGoesThroughApplyEdit(t *testing.T) {
 			setText := readFile(t, dir, cs.Path)
 			e.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + cs.Path, "version": 1, "languageId": "markdown", "text": setText}})
 
-			var got changeSet
+			var got protocol.ChangeSet
 			e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, &got)
 			if s := itemStatus(got, "c1"); s != tc.wantStatus {
 				t.Errorf("c1 = %s (%s), want %s", s, got.Items[0].Detail, tc.wantStatus)
@@ -310,22 +294,7 @@ func TestChangeSetOpenDocumentGoesThroughApplyEdit(t *testing.T) {
 			if tc.applied && !strings.Contains(string(edits[1]), "- [x] Set estimate to 2h ✅ ") {
 				t.Errorf("change set file edit = %s, want c1's line ticked with its date", edits[1])
 			}
-			var p struct {
-				Edit struct {
-					DocumentChanges []struct {
-						TextDocument struct {
-							URI     string
-							Version int
-						}
-						Edits []struct {
-							Range struct {
-								Start, End struct{ Line, Character int }
-							}
-							NewText string
-						}
-					}
-				}
-			}
+			var p protocol.ApplyEditParams
 			json.Unmarshal(edits[0], &p)
 			dc := p.Edit.DocumentChanges
 			if len(dc) != 1 || dc[0].TextDocument.Version != 4 || len(dc[0].Edits) != 1 {
@@ -341,7 +310,7 @@ func TestChangeSetOpenDocumentGoesThroughApplyEdit(t *testing.T) {
 
 func TestChangeSetExpires(t *testing.T) {
 	e, _, dir, _, cs := proposed(t, "MARGIN_AGENTS_CHANGESET_EXPIRE_AFTER=300ms")
-	var list struct{ ChangeSets []changeSet }
+	var list protocol.ChangesListResult
 	poll(t, "the change set to expire", func() bool {
 		e.MustCall("changes/list", map[string]any{}, &list)
 		return len(list.ChangeSets) == 0
@@ -353,7 +322,7 @@ func TestChangeSetExpires(t *testing.T) {
 	if file := readFile(t, dir, cs.Path); !strings.Contains(file, "\nstatus: expired\n") || !strings.Contains(file, "- [-] Set estimate to 2h — expired ^c1") {
 		t.Errorf("expired change set file:\n%s", file)
 	}
-	var got changeSet
+	var got protocol.ChangeSet
 	e.MustCall("changes/confirmAll", map[string]any{"id": cs.ID}, &got)
 	if got.Status != "expired" {
 		t.Errorf("confirming an expired set: %+v, want it left expired", got)
@@ -384,7 +353,7 @@ func TestChangeSetsSplitAtMaxItemsAndSupersede(t *testing.T) {
 	e := editortest.Start(t, agentEnv(fake.URL, "MARGIN_AGENTS_CHANGESET_MAX_ITEMS=2"))
 	e.Initialize(dir)
 	a := createAgent(t, e, shipTask)
-	var first, second changeSet
+	var first, second protocol.ChangeSet
 	json.Unmarshal(waitNth(e, "the first set", "margin/changeSetCreated", 1, nil), &first)
 	json.Unmarshal(waitNth(e, "the further set", "margin/changeSetCreated", 2, nil), &second)
 	if len(first.Items) != 2 || len(second.Items) != 1 || second.Items[0].ID != "c1" || second.Items[0].Tool != "add_checklist_item" {
@@ -393,12 +362,12 @@ func TestChangeSetsSplitAtMaxItemsAndSupersede(t *testing.T) {
 	waitWakes(t, e, a.ID, 1)
 
 	e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
-	var third changeSet
+	var third protocol.ChangeSet
 	json.Unmarshal(waitNth(e, "the newer estimate", "margin/changeSetCreated", 3, nil), &third)
 	waitWakes(t, e, a.ID, 2)
-	var list struct{ ChangeSets []changeSet }
+	var list protocol.ChangesListResult
 	e.MustCall("changes/list", map[string]any{"status": "all"}, &list)
-	byID := map[string]changeSet{}
+	byID := map[string]protocol.ChangeSet{}
 	for _, cs := range list.ChangeSets {
 		byID[cs.ID] = cs
 	}
@@ -444,7 +413,7 @@ func TestChangeSetFileEditedBadly(t *testing.T) {
 	if got := readFile(t, dir, cs.Path); got != damaged {
 		t.Errorf("a change set file with damaged frontmatter was rewritten; the person's text must stay:\n%s", got)
 	}
-	var list struct{ ChangeSets []changeSet }
+	var list protocol.ChangesListResult
 	e.MustCall("changes/list", map[string]any{"task": shipTask}, &list)
 	if len(list.ChangeSets) != 1 || itemStatus(list.ChangeSets[0], "c1") != "pending" || itemStatus(list.ChangeSets[0], "c3") != "pending" {
 		t.Errorf("after the bad edits: %+v, want c1 and c3 still pending", list.ChangeSets)
@@ -467,12 +436,12 @@ func TestChangeSetRepeatedProposalWaitsForTheFirst(t *testing.T) {
 	e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
 	waitWakes(t, e, a.ID, 2)
 
-	var list struct{ ChangeSets []changeSet }
+	var list protocol.ChangesListResult
 	e.MustCall("changes/list", map[string]any{"status": "all"}, &list)
 	if len(list.ChangeSets) != 1 || itemStatus(list.ChangeSets[0], "c1") != "pending" {
 		t.Errorf("change sets = %+v, want the first one, still pending", list.ChangeSets)
 	}
-	var act activity
+	var act protocol.Activity
 	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 	told := false
 	for _, m := range act.Messages {

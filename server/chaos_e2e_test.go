@@ -8,6 +8,7 @@ import (
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/vaulttest"
 )
 
@@ -62,27 +63,19 @@ func TestChaosOverStdio(t *testing.T) {
 	if taskCalls != maxTurns {
 		t.Errorf("the wake made %d model calls, want max_turns = %d", taskCalls, maxTurns)
 	}
-	var sets struct {
-		ChangeSets []struct {
-			ID    string
-			Items []struct{ ID, Status string }
-		} `json:"changeSets"`
-	}
+	var sets protocol.ChangesListResult
 	e.MustCall("changes/list", map[string]any{"task": shipTask}, &sets)
 	if len(sets.ChangeSets) != 1 || len(sets.ChangeSets[0].Items) != 1 || sets.ChangeSets[0].Items[0].Status != "pending" {
 		t.Errorf("change sets %+v, want the one valid proposal, pending", sets.ChangeSets)
 	}
 
 	// The query agents' garbage degrades the answer, and says so.
-	var r queryResult
+	var r protocol.Answer
 	e.MustCall("query/ask", map[string]any{"text": "Why did my bench press feel heavy last week?"}, &r)
 	if r.Status != "degraded" || !strings.Contains(r.Answer, "did not match the expected format") || len(r.Citations) == 0 {
 		t.Errorf("ask: status %s answer %q citations %d, want degraded with search hits", r.Status, r.Answer, len(r.Citations))
 	}
-	var logged struct {
-		Type, Path, Heading string
-		Answer              string
-	}
+	var logged protocol.LogResult
 	e.MustCall("log/append", map[string]any{"text": "Bench 3x5 @ 200"}, &logged)
 	if logged.Path != "Daily/2026-11-22.md" {
 		t.Errorf("log/append = %+v, want it logged to today's note", logged)
@@ -102,7 +95,7 @@ func TestChaosOverStdio(t *testing.T) {
 	// Still up and answering.
 	var status struct{ Notes int }
 	e.MustCall("vault/status", nil, &status)
-	var got agentInfo
+	var got protocol.AgentDetail
 	e.MustCall("agents/get", map[string]any{"id": a.ID}, &got)
 	if status.Notes == 0 || got.Lifecycle != "dormant" {
 		t.Errorf("vault/status notes %d, agent %s: want the server up and the agent dormant after dormant_after=1", status.Notes, got.Lifecycle)

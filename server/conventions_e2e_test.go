@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // Vaults shaped like real Obsidian vaults (testdata/shapes): margin reads
@@ -26,27 +27,13 @@ func shapeVault(t *testing.T, name string) string {
 	return dst
 }
 
-type shapeStatus struct {
-	Notes          int      `json:"notes"`
-	Outputs        int      `json:"outputs"`
-	Tasks          int      `json:"tasks"`
-	DailyNotes     int      `json:"dailyNotes"`
-	Templates      int      `json:"templates"`
-	ChecklistItems int      `json:"checklistItems"`
-	Skipped        int      `json:"skipped"`
-	Failed         int      `json:"failed"`
-	Warnings       []string `json:"warnings"`
-}
-
 func coveredFiles(t *testing.T, e *editortest.Editor) []string {
 	t.Helper()
-	var cov struct {
-		Files []struct{ Path, State, Reason string } `json:"files"`
-	}
+	var cov protocol.CoverageResult
 	e.MustCall("vault/coverage", nil, &cov)
 	var out []string
 	for _, f := range cov.Files {
-		out = append(out, f.Path+" "+f.State)
+		out = append(out, f.Path+" "+string(f.State))
 	}
 	slices.Sort(out)
 	return out
@@ -65,9 +52,9 @@ func TestPersonalVaultShape(t *testing.T) {
 
 	e := editortest.Start(t, []string{"MARGIN_AGENTS_AUTO_CREATE=false"})
 	e.Initialize(dir)
-	var st shapeStatus
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
-	want := shapeStatus{Notes: 7, Outputs: 2, Tasks: 1, DailyNotes: 3, Templates: 2, ChecklistItems: 5}
+	want := protocol.VaultStatus{Notes: 7, Outputs: 2, Tasks: 1, DailyNotes: 3, Templates: 2, ChecklistItems: 5}
 	if st.Notes != want.Notes || st.Outputs != want.Outputs || st.Tasks != want.Tasks || st.DailyNotes != want.DailyNotes ||
 		st.Templates != want.Templates || st.ChecklistItems != want.ChecklistItems || st.Failed != 0 || len(st.Warnings) != 0 {
 		t.Errorf("status %+v, want %+v", st, want)
@@ -82,7 +69,7 @@ func TestPersonalVaultShape(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(wantFiles, "\n") {
 		t.Errorf("coverage:\n%s\nwant (no hidden, excluded or git-ignored file):\n%s", strings.Join(got, "\n"), strings.Join(wantFiles, "\n"))
 	}
-	var res struct{ Hits []hit }
+	var res protocol.SearchResult
 	e.MustCall("vault/search", map[string]any{"query": "outcome placeholder"}, &res)
 	if len(res.Hits) != 1 || res.Hits[0].Path != "Templates/Project.md" {
 		t.Errorf("search in a template: %+v", res.Hits)
@@ -99,7 +86,7 @@ func TestUnreadableDailyFormatStillStarts(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, ".obsidian", "daily-notes.json"), []byte(`{"folder": "Journal", "format": "YYYY-MM-DD HH:mm"}`), 0o644)
 	e := editortest.Start(t, []string{"MARGIN_AGENTS_AUTO_CREATE=false"})
 	e.Initialize(dir)
-	var st shapeStatus
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "HH") || st.Notes == 0 || st.DailyNotes != 0 {
 		t.Errorf("status %+v: want the format named in a warning and the vault indexed", st)
@@ -112,14 +99,14 @@ func TestTasksDemoVaultShape(t *testing.T) {
 	dir := shapeVault(t, "tasks-demo")
 	e := editortest.Start(t, []string{"MARGIN_AGENTS_AUTO_CREATE=false"})
 	e.Initialize(dir)
-	var st shapeStatus
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
-	want := shapeStatus{Notes: 6, DailyNotes: 2, Templates: 2, ChecklistItems: 8}
+	want := protocol.VaultStatus{Notes: 6, DailyNotes: 2, Templates: 2, ChecklistItems: 8}
 	if st.Notes != want.Notes || st.Outputs != 0 || st.Tasks != 0 || st.DailyNotes != want.DailyNotes ||
 		st.Templates != want.Templates || st.ChecklistItems != want.ChecklistItems || st.Failed != 0 || len(st.Warnings) != 0 {
 		t.Errorf("status %+v, want %+v", st, want)
 	}
-	var res struct{ Hits []hit }
+	var res protocol.SearchResult
 	e.MustCall("vault/search", map[string]any{"query": "fence", "from": "2026-11-22", "to": "2026-11-22"}, &res)
 	if len(res.Hits) != 1 || !strings.HasPrefix(res.Hits[0].Path, "Daily Notes/2026/11-November/") {
 		t.Errorf("a nested daily note by date: %+v", res.Hits)

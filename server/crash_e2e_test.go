@@ -15,6 +15,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 	_ "modernc.org/sqlite"
 )
 
@@ -84,9 +85,9 @@ func TestCrashKillNineAnywhere(t *testing.T) {
 	}
 	checkNotesWhole(t, dir, broken)
 	checkLedgerAgrees(t, e, dir)
-	var sets struct{ ChangeSets []changeSet }
+	var sets protocol.ChangesListResult
 	e.MustCall("changes/list", map[string]any{"status": "all"}, &sets)
-	var decisions struct{ Decisions []decision }
+	var decisions protocol.DecisionsListResult
 	e.MustCall("decisions/list", map[string]any{"limit": 1000}, &decisions)
 	t.Logf("after %d kills: %+v agents, %d change sets, %d decisions, %d model calls", iterations, counts, len(sets.ChangeSets), len(decisions.Decisions), len(fake.Requests()))
 	if len(fake.Requests()) == 0 || len(sets.ChangeSets) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/vaulttest"
 )
 
@@ -168,7 +169,7 @@ func TestDiskFullAndReadOnlyVault(t *testing.T) {
 	st.pid = e.Process().Pid
 	e.Initialize(dir)
 	a := createAgent(t, e, shipTask)
-	var cs changeSet
+	var cs protocol.ChangeSet
 	json.Unmarshal(waitNth(e, "the change set", "margin/changeSetCreated", 1, forTask(shipTask)), &cs)
 	waitWakes(t, e, a.ID, 1)
 	before := vaulttest.UserFiles(t, dir)
@@ -212,7 +213,7 @@ func TestDiskFullAndReadOnlyVault(t *testing.T) {
 	// Space is back: the writes that failed succeed.
 	var logged struct{ Path string }
 	e.MustCall("log/append", map[string]any{"text": "Bench 3x5 @ 200 after the disk was freed"}, &logged)
-	var after changeSet
+	var after protocol.ChangeSet
 	e.MustCall("changes/confirmAll", map[string]any{"id": cs.ID}, &after)
 	if after.Status != "resolved" {
 		t.Errorf("change set after recovery: %+v, want resolved", after)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // start runs margin serve on a copy of the sample vault and initializes it.
@@ -19,29 +20,6 @@ func start(t *testing.T, env ...string) (*editortest.Editor, string) {
 	e := editortest.Start(t, env)
 	e.Initialize(dir)
 	return e, dir
-}
-
-type status struct {
-	Vault       string    `json:"vault"`
-	Notes       int       `json:"notes"`
-	Tasks       int       `json:"tasks"`
-	DailyNotes  int       `json:"dailyNotes"`
-	Indexed     int       `json:"indexed"`
-	Skipped     int       `json:"skipped"`
-	Failed      int       `json:"failed"`
-	Watching    bool      `json:"watching"`
-	LastRescan  time.Time `json:"lastRescan"`
-	RescanWhy   string    `json:"lastRescanReason"`
-	WatchedDirs int       `json:"watchedDirs"`
-	OpenNotes   []string  `json:"openNotes"`
-}
-
-type hit struct {
-	Path    string `json:"path"`
-	Heading string `json:"heading"`
-	Line    int    `json:"line"`
-	Snippet string `json:"snippet"`
-	Date    string `json:"date"`
 }
 
 func TestInitializeReportsServerAndIndexesVault(t *testing.T) {
@@ -65,7 +43,7 @@ func TestInitializeReportsServerAndIndexesVault(t *testing.T) {
 	e.WaitFor("margin/indexStatus after the first scan", func(m editortest.Message) bool {
 		return m.Method == "margin/indexStatus" && strings.Contains(string(m.Params), `"kind":"scan"`)
 	})
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if st.Vault != dir || st.DailyNotes < 20 || st.Tasks < 7 || !st.Watching {
 		t.Errorf("status = %+v, want the sample vault with ≥20 daily notes, ≥7 tasks, watching", st)
@@ -79,7 +57,7 @@ func TestRootFromInitializationOptions(t *testing.T) {
 	dir := editortest.SampleVault(t)
 	e := editortest.Start(t, nil)
 	e.MustCall("initialize", map[string]any{"initializationOptions": map[string]any{"vault": dir}}, nil)
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if st.Vault != dir {
 		t.Errorf("vault = %q, want %q", st.Vault, dir)
@@ -90,13 +68,11 @@ func TestCoverageAccountsForEveryFile(t *testing.T) {
 	// No agents: their startup wakes write reports and templates (and
 	// temp files beside them) while the test walks the vault.
 	e, dir := start(t, "MARGIN_AGENTS_AUTO_CREATE=false")
-	var cov struct {
-		Files []struct{ Path, State, Reason string } `json:"files"`
-	}
+	var cov protocol.CoverageResult
 	e.MustCall("vault/coverage", nil, &cov)
 	byPath := map[string]string{}
 	for _, f := range cov.Files {
-		byPath[f.Path] = f.State + ": " + f.Reason
+		byPath[f.Path] = string(f.State) + ": " + f.Reason
 	}
 	var want int
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
@@ -125,11 +101,7 @@ func TestCoverageAccountsForEveryFile(t *testing.T) {
 
 func TestSearchFindsEntriesWithHeadings(t *testing.T) {
 	e, _ := start(t)
-	var res struct {
-		Hits      []hit
-		Total     int
-		Truncated bool
-	}
+	var res protocol.SearchResult
 	e.MustCall("vault/search", map[string]any{"query": "bench press", "from": "2026-11-09", "to": "2026-11-15"}, &res)
 	if len(res.Hits) == 0 {
 		t.Fatal("no hits for bench press in the heavy week")
@@ -143,11 +115,7 @@ func TestSearchFindsEntriesWithHeadings(t *testing.T) {
 			t.Errorf("hit %+v: want a daily entry in the range with heading and line", h)
 		}
 	}
-	var cut struct {
-		Hits      []hit
-		Total     int
-		Truncated bool
-	}
+	var cut protocol.SearchResult
 	e.MustCall("vault/search", map[string]any{"query": "bench", "limit": 1}, &cut)
 	if len(cut.Hits) != 1 || cut.Total < 2 || !cut.Truncated {
 		t.Errorf("limit 1: %d hits, total %d, truncated %v; want 1 hit of several, cut", len(cut.Hits), cut.Total, cut.Truncated)
@@ -162,7 +130,7 @@ func TestWatcherIndexesNewNote(t *testing.T) {
 	}
 	deadline := time.Now().Add(editortest.Timeout)
 	for {
-		var res struct{ Hits []hit }
+		var res protocol.SearchResult
 		e.MustCall("vault/search", map[string]any{"query": "zanzibarquux"}, &res)
 		if len(res.Hits) == 1 && res.Hits[0].Path == "Fresh/Deep/kayak.md" {
 			return
@@ -183,7 +151,7 @@ func TestMalformedJSONGetsParseErrorAndConnectionStays(t *testing.T) {
 	if string(m.ID) != "null" {
 		t.Errorf("parse error id = %s, want null", m.ID)
 	}
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 }
 
@@ -192,7 +160,7 @@ func TestBadHeaderGetsParseErrorAndNextMessageIsServed(t *testing.T) {
 	e.SendRaw([]byte("Content-Length: twelve\r\n\r\n{\"x\":1}"))
 	e.WaitFor("a -32700 reply", func(m editortest.Message) bool { return m.Error != nil && m.Error.Code == -32700 })
 	e.SendRaw([]byte("this is not a header at all\r\n\r\n"))
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if st.Notes == 0 {
 		t.Error("status after bad headers has no notes")
@@ -207,7 +175,7 @@ func TestOversizeMessageIsDiscardedAndAnswered(t *testing.T) {
 	if m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Message, "exceeds") {
 		t.Errorf("oversize reply = %+v, want -32600 naming the limit", m.Error)
 	}
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 }
 
@@ -221,7 +189,7 @@ func TestLyingContentLengthIsAnsweredAndNextServed(t *testing.T) {
 	if m.Error == nil || m.Error.Code != -32600 {
 		t.Errorf("reply to a 2 GB header = %+v, want -32600", m.Error)
 	}
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 }
 
@@ -329,7 +297,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 	if err == nil || err.Code != -32603 {
 		t.Fatalf("panicking handler reply = %v, want -32603", err)
 	}
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 }
 
@@ -365,9 +333,9 @@ func TestProgressForWorkDoneToken(t *testing.T) {
 		t.Errorf("progress kinds = %v, want begin … end", kinds)
 	}
 	// The rescan says why it ran, in status and in the editor's log.
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
-	if st.LastRescan.IsZero() || st.RescanWhy == "" {
+	if st.LastRescan.IsZero() || st.LastRescanReason == "" {
 		t.Errorf("status after rescan = %+v, want lastRescan and its reason", st)
 	}
 	e.WaitFor("margin/indexStatus for the rescan, with its reason", func(m editortest.Message) bool {
@@ -405,7 +373,7 @@ func TestOpenDocumentsAreTracked(t *testing.T) {
 	e.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "markdown", "version": 1, "text": "x"}})
 	e.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2}, "contentChanges": []any{map[string]any{"text": "y"}}})
 	// A read sees every document change sent before it: no waiting.
-	var st status
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if len(st.OpenNotes) != 1 || st.OpenNotes[0] != "Tasks/Renew passport.md" {
 		t.Fatalf("open notes = %v, want the passport task", st.OpenNotes)
@@ -418,19 +386,11 @@ func TestOpenDocumentsAreTracked(t *testing.T) {
 }
 
 func TestStatusReportsModelAndAgents(t *testing.T) {
-	type fullStatus struct {
-		Model struct {
-			Provider, Model, Error string
-			Reachable              bool
-			Checked                time.Time
-		}
-		Agents struct{ Active, Dormant, Queued, Running int }
-	}
-	waitProbe := func(e *editortest.Editor) fullStatus {
+	waitProbe := func(e *editortest.Editor) protocol.StatusResult {
 		t.Helper()
 		deadline := time.Now().Add(editortest.Timeout)
 		for {
-			var st fullStatus
+			var st protocol.StatusResult
 			e.MustCall("vault/status", nil, &st)
 			if !st.Model.Checked.IsZero() {
 				return st
@@ -482,7 +442,7 @@ func TestStatusReportsModelAndAgents(t *testing.T) {
 		e, ollama := templated(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b", "qwen3:32b")
 		deadline := time.Now().Add(editortest.Timeout)
 		for {
-			var st fullStatus
+			var st protocol.StatusResult
 			e.MustCall("vault/status", nil, &st)
 			if st.Model.Model == "qwen3:32b" {
 				break

@@ -4,10 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // languageModel sets the task's language on the first wake.
@@ -48,7 +48,7 @@ func TestSetTaskLanguageOnAnOpenNoteGoesThroughTheEditor(t *testing.T) {
 			if !slices.Equal(added, []string{"language: en"}) || len(removed) != 0 {
 				t.Errorf("the editor's edit: +%q -%q, want only the language line", added, removed)
 			}
-			var act activity
+			var act protocol.Activity
 			e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 			var result string
 			for _, m := range act.Messages {
@@ -132,17 +132,7 @@ func TestReportAndJournalOpenInTheEditorAreWrittenThroughIt(t *testing.T) {
 			e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
 			// A refused report is a wake that did not publish: it ends
 			// failed, to be retried.
-			var act struct {
-				Runs []struct {
-					ID             int64
-					Reason, Status string
-					Finished       time.Time
-				}
-				Messages []struct {
-					Run                     int64
-					Role, Content, ToolName string
-				}
-			}
+			var act protocol.Activity
 			poll(t, "the requested wake to end", func() bool {
 				e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 				return len(act.Runs) > 0 && act.Runs[0].Reason == "requested" && !act.Runs[0].Finished.IsZero()
@@ -151,7 +141,7 @@ func TestReportAndJournalOpenInTheEditorAreWrittenThroughIt(t *testing.T) {
 			if readFile(t, dir, shipReport) != disk || readFile(t, dir, shipJourn) != journal {
 				t.Error("the open report or journal was written on disk")
 			}
-			var reports, journals []applyEditRequest
+			var reports, journals []protocol.ApplyEditParams
 			for _, r := range edits() {
 				switch dc := r.Edit.DocumentChanges[0]; {
 				case dc.TextDocument.URI == uriOf(dir, shipReport) && dc.TextDocument.Version == 3:

@@ -19,6 +19,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/edit"
 	"gopkg.in/yaml.v3"
 )
@@ -56,19 +57,15 @@ func stormModel(o *llmtest.Ollama, proposeEvery int) {
 	})
 }
 
-type agentCounts struct {
-	Active, Dormant, Queued, Running int
-}
-
 // settle waits until every change made so far has reached margin and every
 // agent is idle: a marker note is indexed (the watcher delivers in order),
 // then no wake is queued or running on several polls in a row.
-func settle(t *testing.T, e *editortest.Editor, dir string) agentCounts {
+func settle(t *testing.T, e *editortest.Editor, dir string) protocol.AgentCounts {
 	t.Helper()
 	marker := fmt.Sprintf("settlemarker%d", time.Now().UnixNano())
 	writeFile(t, dir, "Inbox/settle.md", "# Settle\n\n"+marker+"\n")
 	poll(t, "the settle marker indexed", func() bool { return len(searchHits(e, marker)) == 1 })
-	var st struct{ Agents agentCounts }
+	var st protocol.StatusResult
 	idle := 0
 	deadline := time.Now().Add(4 * editortest.Timeout)
 	for idle < 5 {
@@ -86,8 +83,8 @@ func settle(t *testing.T, e *editortest.Editor, dir string) agentCounts {
 	return st.Agents
 }
 
-func searchHits(e *editortest.Editor, query string) []hit {
-	var res struct{ Hits []hit }
+func searchHits(e *editortest.Editor, query string) []protocol.Hit {
+	var res protocol.SearchResult
 	e.MustCall("vault/search", map[string]any{"query": query}, &res)
 	return res.Hits
 }
@@ -187,7 +184,7 @@ func brokenNotes(t *testing.T, dir string) map[string]bool {
 // applied; each report's wake count is its agent's.
 func checkLedgerAgrees(t *testing.T, e *editortest.Editor, dir string) {
 	t.Helper()
-	var sets struct{ ChangeSets []changeSet }
+	var sets protocol.ChangesListResult
 	e.MustCall("changes/list", map[string]any{"status": "all"}, &sets)
 	inLedger := map[string]bool{}
 	for _, cs := range sets.ChangeSets {
@@ -207,7 +204,7 @@ func checkLedgerAgrees(t *testing.T, e *editortest.Editor, dir string) {
 		}
 	}
 
-	var decisions struct{ Decisions []decision }
+	var decisions protocol.DecisionsListResult
 	e.MustCall("decisions/list", map[string]any{"limit": 1000}, &decisions)
 	decided := map[string]int{}
 	for _, d := range decisions.Decisions {
@@ -221,15 +218,10 @@ func checkLedgerAgrees(t *testing.T, e *editortest.Editor, dir string) {
 		}
 	}
 
-	var list struct{ Agents []agentInfo }
+	var list protocol.AgentsListResult
 	e.MustCall("agents/list", nil, &list)
 	for _, a := range list.Agents {
-		var act struct {
-			ToolCalls []struct {
-				Tool, Status string
-				Args         json.RawMessage
-			} `json:"toolCalls"`
-		}
+		var act protocol.Activity
 		e.MustCall("agents/activity", map[string]any{"id": a.ID, "limit": 1000}, &act)
 		want := map[string]int{}
 		for _, tc := range act.ToolCalls {
@@ -262,7 +254,7 @@ func checkLedgerAgrees(t *testing.T, e *editortest.Editor, dir string) {
 			}
 		}
 
-		var full agentInfo
+		var full protocol.AgentDetail
 		e.MustCall("agents/get", map[string]any{"id": a.ID}, &full)
 		b, err := os.ReadFile(filepath.Join(dir, "Margin/Reports", stem+".md"))
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // utf16Len counts s in UTF-16 code units, as LSP positions do.
@@ -22,61 +23,36 @@ func openNote(e *editortest.Editor, dir, rel string, version int, text string) {
 	e.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uriOf(dir, rel), "version": version, "languageId": "markdown", "text": text}})
 }
 
-type lspPos struct{ Line, Character int }
+// at is the position of character ch of line.
+func at(line, ch int) protocol.Position { return protocol.Position{Line: line, Character: ch} }
 
-type lspRange struct{ Start, End lspPos }
-
-type lens struct {
-	Range   lspRange
-	Command struct {
-		Title, Command string
-		Arguments      []any
-	}
-}
-
-func lensesOf(t *testing.T, e *editortest.Editor, dir, rel string) []lens {
+func lensesOf(t *testing.T, e *editortest.Editor, dir, rel string) []protocol.CodeLens {
 	t.Helper()
-	var ls []lens
+	var ls []protocol.CodeLens
 	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uriOf(dir, rel)}}, &ls)
 	return ls
 }
 
-// run executes a lens's command as the editor does when it is clicked.
-func run(t *testing.T, e *editortest.Editor, l lens, result any) {
+// run executes a protocol.CodeLens's command as the editor does when it is clicked.
+func run(t *testing.T, e *editortest.Editor, l protocol.CodeLens, result any) {
 	t.Helper()
 	e.MustCall("workspace/executeCommand", map[string]any{"command": l.Command.Command, "arguments": l.Command.Arguments}, result)
 }
 
-// applyEditRequest is a workspace/applyEdit request as margin sends it.
-type applyEditRequest struct {
-	Edit struct {
-		DocumentChanges []struct {
-			TextDocument struct {
-				URI     string
-				Version int
-			}
-			Edits []struct {
-				Range   lspRange
-				NewText string
-			}
-		}
-	}
-}
-
 // editorAnswering makes e answer workspace/applyEdit with applied and
 // returns the requests it got.
-func editorAnswering(e *editortest.Editor, applied bool) func() []applyEditRequest {
+func editorAnswering(e *editortest.Editor, applied bool) func() []protocol.ApplyEditParams {
 	var mu sync.Mutex
-	var got []applyEditRequest
+	var got []protocol.ApplyEditParams
 	e.OnRequest("workspace/applyEdit", func(p json.RawMessage) (any, *editortest.RPCError) {
-		var r applyEditRequest
+		var r protocol.ApplyEditParams
 		json.Unmarshal(p, &r)
 		mu.Lock()
 		got = append(got, r)
 		mu.Unlock()
 		return map[string]any{"applied": applied}, nil
 	})
-	return func() []applyEditRequest {
+	return func() []protocol.ApplyEditParams {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(got)
@@ -85,7 +61,7 @@ func editorAnswering(e *editortest.Editor, applied bool) func() []applyEditReque
 
 // applyLineEdits applies an applyEdit request's edits to text. margin's
 // edits replace whole lines, so characters must be 0.
-func applyLineEdits(t *testing.T, text string, r applyEditRequest) string {
+func applyLineEdits(t *testing.T, text string, r protocol.ApplyEditParams) string {
 	t.Helper()
 	lines := strings.SplitAfter(text, "\n")
 	for _, dc := range r.Edit.DocumentChanges {
@@ -147,13 +123,9 @@ func TestInitializeAdvertisesTheLSPSurface(t *testing.T) {
 
 func TestHoverOnTaskLinks(t *testing.T) {
 	e, _, dir, _, _ := proposed(t)
-	type hoverResult struct {
-		Contents struct{ Kind, Value string }
-		Range    lspRange
-	}
-	hoverAt := func(line, ch int) *hoverResult {
+	hoverAt := func(line, ch int) *protocol.Hover {
 		t.Helper()
-		var h *hoverResult
+		var h *protocol.Hover
 		e.MustCall("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uriOf(dir, "Daily/2026-11-21.md")},
 			"position": map[string]any{"line": line, "character": ch}}, &h)
 		return h
@@ -176,13 +148,13 @@ func TestHoverOnTaskLinks(t *testing.T) {
 			t.Errorf("hover lacks %q:\n%s", want, h.Contents.Value)
 		}
 	}
-	if want := (lspRange{lspPos{1, start}, lspPos{1, start + utf16Len(aliased)}}); h.Contents.Kind != "markdown" || h.Range != want {
+	if want := (protocol.Range{Start: at(1, start), End: at(1, start+utf16Len(aliased))}); h.Contents.Kind != "markdown" || h.Range != want {
 		t.Errorf("hover %s range %+v, want markdown over %+v", h.Contents.Kind, h.Range, want)
 	}
 	if h := hoverAt(2, 25); h == nil || !strings.Contains(h.Contents.Value, "QA and docs left.") {
 		t.Errorf("hover on a link to a heading of the task = %+v", h)
 	}
-	for _, p := range []lspPos{{1, start - 1}, {1, 1}, {1, start + utf16Len(aliased) + 10}, {0, 3}, {9, 0}} {
+	for _, p := range []protocol.Position{at(1, start-1), at(1, 1), at(1, start+utf16Len(aliased)+10), at(0, 3), at(9, 0)} {
 		if h := hoverAt(p.Line, p.Character); h != nil {
 			t.Errorf("hover at %+v (not on a task link) = %+v, want null", p, h)
 		}
@@ -191,11 +163,11 @@ func TestHoverOnTaskLinks(t *testing.T) {
 	// An incremental change puts another emoji in front: the link moves
 	// by its two UTF-16 units and a space.
 	e.Notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uriOf(dir, "Daily/2026-11-21.md"), "version": 2},
-		"contentChanges": []map[string]any{{"range": lspRange{lspPos{1, 0}, lspPos{1, 0}}, "text": "🎉 "}}})
+		"contentChanges": []map[string]any{{"range": protocol.Range{Start: at(1, 0), End: at(1, 0)}, "text": "🎉 "}}})
 	if h := hoverAt(1, start+2); h != nil {
 		t.Errorf("hover before the moved link = %+v, want null", h)
 	}
-	if h := hoverAt(1, start+3); h == nil || h.Range.Start != (lspPos{1, start + 3}) {
+	if h := hoverAt(1, start+3); h == nil || h.Range.Start != at(1, start+3) {
 		t.Errorf("hover on the moved link = %+v, want it starting at character %d", h, start+3)
 	}
 
@@ -229,7 +201,7 @@ func TestCodeLensApplyEditsTheTask(t *testing.T) {
 			if tc.open {
 				openNote(e, dir, shipTask, 4, before)
 			}
-			var apply *lens
+			var apply *protocol.CodeLens
 			for _, l := range lensesOf(t, e, dir, cs.Path) {
 				if l.Command.Title == "Apply" && slices.Equal(l.Command.Arguments, []any{cs.ID, "c1"}) {
 					apply = &l
@@ -238,7 +210,7 @@ func TestCodeLensApplyEditsTheTask(t *testing.T) {
 			if apply == nil {
 				t.Fatalf("no Apply lens for c1 of %s", cs.ID)
 			}
-			var got changeSet
+			var got protocol.ChangeSet
 			run(t, e, *apply, &got)
 			if itemStatus(got, "c1") != "confirmed" {
 				t.Fatalf("after Apply: %+v, want c1 confirmed", got)
@@ -319,7 +291,7 @@ func TestCodeLensRangesCountUTF16(t *testing.T) {
 	e := editortest.Start(t, agentEnv(fake.URL))
 	e.Initialize(dir)
 	createAgent(t, e, shipTask)
-	var cs changeSet
+	var cs protocol.ChangeSet
 	json.Unmarshal(waitNth(e, "the change set", "margin/changeSetCreated", 1, nil), &cs)
 	lines := strings.Split(readFile(t, dir, cs.Path), "\n")
 	ls := lensesOf(t, e, dir, cs.Path)
@@ -330,7 +302,7 @@ func TestCodeLensRangesCountUTF16(t *testing.T) {
 	if !strings.Contains(line, "Tell 東京 🚀 team") {
 		t.Fatalf("lens on line %q, want the item's", line)
 	}
-	if want := (lspRange{lspPos{ls[0].Range.Start.Line, 0}, lspPos{ls[0].Range.Start.Line, utf16Len(line)}}); ls[0].Range != want {
+	if want := (protocol.Range{Start: at(ls[0].Range.Start.Line, 0), End: at(ls[0].Range.Start.Line, utf16Len(line))}); ls[0].Range != want {
 		t.Errorf("lens range = %+v, want the whole line in UTF-16 units %+v (%d bytes)", ls[0].Range, want, len(line))
 	}
 }
@@ -357,7 +329,7 @@ func TestCodeLensRefresh(t *testing.T) {
 					return seen && m.Method == "workspace/codeLens/refresh"
 				})
 			}
-			var got changeSet
+			var got protocol.ChangeSet
 			e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "rejected"}}}, &got)
 			if tc.supports {
 				after("margin/changeSetCreated")
@@ -380,7 +352,7 @@ func TestCodeLensRefresh(t *testing.T) {
 // editor does, most of them from the lens that carries them.
 func TestEditorCommands(t *testing.T) {
 	e, _, dir, a, cs := proposed(t)
-	find := func(ls []lens, title string, args ...any) lens {
+	find := func(ls []protocol.CodeLens, title string, args ...any) protocol.CodeLens {
 		t.Helper()
 		for _, l := range ls {
 			if l.Command.Title == title && (args == nil || slices.Equal(l.Command.Arguments, args)) {
@@ -388,10 +360,10 @@ func TestEditorCommands(t *testing.T) {
 			}
 		}
 		t.Fatalf("no %q lens with %v in %+v", title, args, ls)
-		return lens{}
+		return protocol.CodeLens{}
 	}
 
-	var got changeSet
+	var got protocol.ChangeSet
 	run(t, e, find(lensesOf(t, e, dir, cs.Path), "Reject", cs.ID, "c2"), &got)
 	if itemStatus(got, "c2") != "rejected" {
 		t.Errorf("after Reject on c2: %+v", got)
@@ -410,7 +382,7 @@ func TestEditorCommands(t *testing.T) {
 
 	run(t, e, find(lensesOf(t, e, dir, shipTask), "TLDR: QA and docs left."), nil)
 	poll(t, "a requested wake to finish", func() bool {
-		var act activity
+		var act protocol.Activity
 		e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
 		for _, r := range act.Runs {
 			if strings.Contains(r.Reason, "requested") && !r.Finished.IsZero() {

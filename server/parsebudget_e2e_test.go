@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // hostileVault is the sample vault with a note that cost goldmark minutes
@@ -45,9 +46,7 @@ func TestHostileNoteIsPlainTextInCoverage(t *testing.T) {
 	dir := hostileVault(t)
 	e := editortest.Start(t, []string{"MARGIN_AGENTS_AUTO_CREATE=false"})
 	e.Initialize(dir)
-	var cov struct {
-		Files []struct{ Path, State, Reason string } `json:"files"`
-	}
+	var cov protocol.CoverageResult
 	e.MustCall("vault/coverage", map[string]any{"state": "failed"}, &cov)
 	var reason string
 	for _, f := range cov.Files {

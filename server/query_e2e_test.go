@@ -10,32 +10,11 @@ import (
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
-type queryResult struct {
-	SessionID  string `json:"sessionId"`
-	Type       string `json:"type"`
-	Status     string `json:"status"`
-	Answer     string `json:"answer"`
-	Confidence string `json:"confidence"`
-	Citations  []struct {
-		Path, Heading string
-		Line          int
-		Link          string
-	} `json:"citations"`
-	Gaps      []string `json:"gaps"`
-	Questions []struct {
-		ID, Question string
-		Options      []string
-	} `json:"questions"`
-	Logged *struct {
-		Path, Heading string
-		Parsed        map[string]any
-		Note          string
-	} `json:"logged"`
-}
-
-func (r queryResult) links() []string {
+// links are the answer's citations as links.
+func links(r protocol.Answer) []string {
 	var out []string
 	for _, c := range r.Citations {
 		out = append(out, c.Link)
@@ -86,14 +65,14 @@ func TestQueryScenariosOverStdio(t *testing.T) {
 			t.Parallel()
 			fake, _ := newFake(t, sc.Replies)
 			e := startQuery(t, editortest.SampleVault(t), fake)
-			var r queryResult
+			var r protocol.Answer
 			e.MustCall("query/ask", map[string]any{"text": sc.Input}, &r)
-			if r.Status != sc.Status || r.SessionID == "" || r.Type != "query" {
+			if string(r.Status) != sc.Status || r.SessionID == "" || r.Type != "query" {
 				t.Fatalf("status %s session %q type %s; answer %q", r.Status, r.SessionID, r.Type, r.Answer)
 			}
 			for _, c := range sc.Cite {
-				if !slices.Contains(r.links(), c) {
-					t.Errorf("citations %v lack %s", r.links(), c)
+				if !slices.Contains(links(r), c) {
+					t.Errorf("citations %v lack %s", links(r), c)
 				}
 			}
 			for _, c := range r.Citations {
@@ -156,7 +135,7 @@ func TestClarificationAcrossRestart(t *testing.T) {
 		"evaluator":   {querytest.Eval(true)},
 	})
 	first := startQuery(t, dir, fake)
-	var asked queryResult
+	var asked protocol.Answer
 	first.MustCall("query/ask", map[string]any{"text": "Was stress behind Friday's heavy bench?"}, &asked)
 	if asked.Status != "needs_clarification" || len(asked.Questions) != 1 || len(asked.Questions[0].Options) != 3 {
 		t.Fatalf("ask = %+v", asked)
@@ -168,7 +147,7 @@ func TestClarificationAcrossRestart(t *testing.T) {
 	}
 
 	second := startQuery(t, dir, fake)
-	var replied queryResult
+	var replied protocol.Answer
 	second.MustCall("query/reply", map[string]any{"sessionId": asked.SessionID, "answers": map[string]string{asked.Questions[0].ID: "very"}}, &replied)
 	if replied.Status != "answered" || replied.SessionID != asked.SessionID {
 		t.Errorf("reply = %+v", replied)
@@ -195,13 +174,13 @@ func TestBothInputLogsAndAnswers(t *testing.T) {
 		"evaluator":   {querytest.Eval(true)},
 	})
 	e := startQuery(t, dir, fake)
-	var r queryResult
+	var r protocol.Answer
 	e.MustCall("query/ask", map[string]any{"text": "Slept 5 hours again. Why am I always tired?"}, &r)
 	if r.Type != "both" || r.Status != "answered" || r.Logged == nil || r.Logged.Path != "Daily/2026-11-22.md" {
 		t.Fatalf("result %+v", r)
 	}
-	if !slices.Contains(r.links(), "[[Daily/2026-11-22#09:00]]") || !slices.Contains(r.links(), "[[Daily/2026-11-13#07:15]]") {
-		t.Errorf("citations %v: want the new entry and the old one", r.links())
+	if !slices.Contains(links(r), "[[Daily/2026-11-22#09:00]]") || !slices.Contains(links(r), "[[Daily/2026-11-13#07:15]]") {
+		t.Errorf("citations %v: want the new entry and the old one", links(r))
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "Daily/2026-11-22.md"))
 	if err != nil || !strings.Contains(string(b), "# Sunday, November 22") || !strings.HasSuffix(string(b), "## 09:00\nSleep: \n\nSlept 5 hours again.\n") {
@@ -256,9 +235,9 @@ func TestLogAppendWritesTheDailyNote(t *testing.T) {
 func TestOfflineQueryAndLog(t *testing.T) {
 	dir := editortest.SampleVault(t)
 	e := startQuery(t, dir, nil)
-	var r queryResult
+	var r protocol.Answer
 	e.MustCall("query/ask", map[string]any{"text": "bench press felt heavy", "workDoneToken": "q1"}, &r)
-	if r.Status != "degraded" || !strings.Contains(r.Answer, "no model was reachable") || !slices.Contains(r.links(), "[[Daily/2026-11-13#18:15]]") {
+	if r.Status != "degraded" || !strings.Contains(r.Answer, "no model was reachable") || !slices.Contains(links(r), "[[Daily/2026-11-13#18:15]]") {
 		t.Errorf("offline ask = %+v", r)
 	}
 	e.WaitFor("$/progress naming a stage", func(m editortest.Message) bool {

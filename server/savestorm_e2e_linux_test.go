@@ -12,6 +12,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
 
 // TestSaveStormWhileApproving is issue #18's storm through the whole
@@ -49,9 +50,9 @@ func TestSaveStormWhileApproving(t *testing.T) {
 
 	saves, lost, applied := 0, 0, 0
 	for round := range rounds {
-		var cs changeSet
+		var cs protocol.ChangeSet
 		poll(t, "a pending change set", func() bool {
-			var list struct{ ChangeSets []changeSet }
+			var list protocol.ChangesListResult
 			e.MustCall("changes/list", map[string]any{"task": shipTask, "status": "pending"}, &list)
 			if len(list.ChangeSets) == 0 {
 				return false
@@ -97,7 +98,7 @@ func TestSaveStormWhileApproving(t *testing.T) {
 			defer done.Store(true)
 			for _, it := range cs.Items {
 				approving.Lock()
-				var after changeSet
+				var after protocol.ChangeSet
 				err := e.Call("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": it.ID, "verdict": "confirmed"}}}, &after)
 				approving.Unlock()
 				switch {

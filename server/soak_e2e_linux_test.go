@@ -17,6 +17,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/vaultgen"
 	"github.com/margin-md/margin/vault/vaulttest"
 )
@@ -119,7 +120,7 @@ func TestSoakEditStorm(t *testing.T) {
 	e2 := editortest.Start(t, agentEnv(quiet.URL, "MARGIN_LOG_LEVEL=warn"))
 	e2.Initialize(dir)
 	for _, task := range agentTasks {
-		var a agentInfo
+		var a protocol.AgentDetail
 		poll(t, "the startup wake of "+task+" skipped", func() bool {
 			e2.MustCall("agents/get", map[string]any{"task": task}, &a)
 			return a.Lifecycle != "active" || (a.State.Skipped > 0 && !a.State.Queued && !a.State.Running)
@@ -219,7 +220,7 @@ func (s *storm) step() {
 			s.write(rel, old[rel])
 		}
 	case "approve":
-		var sets struct{ ChangeSets []changeSet }
+		var sets protocol.ChangesListResult
 		s.e.MustCall("changes/list", nil, &sets)
 		for _, cs := range sets.ChangeSets {
 			if slices.Contains(s.decidedSets, cs.ID) {

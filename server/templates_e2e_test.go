@@ -11,6 +11,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -18,42 +19,6 @@ const (
 	activeTemplate = "Margin/Templates/task-agent.md"
 	evolutionModel = "qwen2.5:14b"
 )
-
-type templateInfo struct {
-	Name, Kind, Status, AuthoredBy, Path, Problem string
-	Version                                       int
-	General                                       string `json:"generalDirective"`
-	Report                                        string `json:"reportDirective"`
-	Legacy                                        string `json:"directives"`
-}
-
-type evolutionTurn struct {
-	SessionID, Message, Path string
-	Proposal                 *struct {
-		GeneralDirective, ReportDirective, Rationale string
-		BaseVersion                                  int
-		GeneralDiff, ReportDiff                      string
-	}
-	Metrics struct {
-		Agents, Wakes, ModelCalls, FailedCalls, PromptTokens, CompletionTokens int
-		Tools                                                                  []toolRate
-		Versions                                                               []struct {
-			Version                                                        int
-			Active                                                         bool
-			Wakes, ModelCalls, FailedCalls, PromptTokens, CompletionTokens int
-			Tools                                                          []toolRate
-		}
-		Rejections []struct {
-			Tool, Reason string
-			Version      int
-		}
-	}
-}
-
-type toolRate struct {
-	Tool                          string
-	Confirmed, Rejected, Deferred int
-}
 
 // systemPrompts are the system prompts of the task model's requests, in order.
 func systemPrompts(o *llmtest.Ollama) []string {
@@ -66,9 +31,9 @@ func systemPrompts(o *llmtest.Ollama) []string {
 	return out
 }
 
-func getTemplate(t *testing.T, e *editortest.Editor) templateInfo {
+func getTemplate(t *testing.T, e *editortest.Editor) protocol.TemplateResult {
 	t.Helper()
-	var got templateInfo
+	var got protocol.TemplateResult
 	e.MustCall("templates/get", map[string]any{"name": "task-agent"}, &got)
 	return got
 }
@@ -84,13 +49,13 @@ func TestTemplatesLegacySeedAndHandEdits(t *testing.T) {
 	e.Initialize(dir)
 
 	// The seeding pass at startup: v2, split, authored by the seed.
-	var v2 templateInfo
+	var v2 protocol.TemplateResult
 	poll(t, "the legacy template seeded", func() bool { v2 = getTemplate(t, e); return v2.Version == 2 })
 	if v2.AuthoredBy != "seed" || v2.Status != "active" || !strings.Contains(v2.General, "You are upbeat") ||
 		strings.Contains(v2.General, "summary table") || !strings.Contains(v2.Report, "**Achieved**") || !strings.Contains(v2.Report, "**Links**") {
 		t.Errorf("seeded version = %+v", v2)
 	}
-	var versions struct{ Versions []templateInfo }
+	var versions protocol.TemplateVersionsResult
 	e.MustCall("templates/versions", map[string]any{"name": "task-agent"}, &versions)
 	if len(versions.Versions) != 2 || versions.Versions[0].Status != "archived" || !strings.Contains(versions.Versions[0].Legacy, "summary table") {
 		t.Errorf("versions = %+v, want the legacy v1 archived and v2", versions.Versions)
@@ -210,7 +175,7 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 	e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]any{{"item": "c1", "verdict": "rejected", "reason": "estimates are mine"}}}, nil)
 	waitWakes(t, e, a.ID, 2)
 
-	var turn evolutionTurn
+	var turn protocol.EvolutionTurn
 	e.MustCall("evolution/start", map[string]any{"template": "task-agent"}, &turn)
 	p := turn.Proposal
 	if turn.SessionID == "" || turn.Message != "I tightened the estimate rule." || p == nil || p.BaseVersion != 1 ||
@@ -267,7 +232,7 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 	}
 
 	// Approve: v2 by evolution; the next wake runs from it.
-	var v2 templateInfo
+	var v2 protocol.TemplateResult
 	e.MustCall("evolution/approve", map[string]any{"sessionId": turn.SessionID}, &v2)
 	if v2.Version != 2 || v2.AuthoredBy != "evolution" || v2.General != "You are terse. Never propose estimates: the person sets them." {
 		t.Fatalf("approve = %+v", v2)
@@ -288,7 +253,7 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 	}
 
 	// Reject: recorded, nothing changes.
-	var turn2 evolutionTurn
+	var turn2 protocol.EvolutionTurn
 	e.MustCall("evolution/start", map[string]any{"template": "task-agent"}, &turn2)
 	if turn2.Proposal == nil || turn2.Proposal.BaseVersion != 2 || turn2.Proposal.GeneralDiff != "" || !strings.Contains(turn2.Proposal.ReportDiff, "+Three sections") {
 		t.Errorf("second proposal against v2 = %+v, want the report changed and the general directive not", turn2.Proposal)
@@ -317,7 +282,7 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 		t.Errorf("all versions of the second session: %d wakes, %d model calls; want 3 and %d", m2.Wakes, m2.ModelCalls, callsOf[1]+callsOf[2])
 	}
 
-	var rejected struct{ Status, Reason, Path string }
+	var rejected protocol.EvolutionSession
 	e.MustCall("evolution/reject", map[string]any{"sessionId": turn2.SessionID, "reason": "too terse"}, &rejected)
 	if rejected.Status != "rejected" || rejected.Reason != "too terse" || !strings.Contains(readFile(t, dir, rejected.Path), ": too terse") {
 		t.Errorf("reject = %+v", rejected)
@@ -327,7 +292,7 @@ func TestEvolutionApproveRejectAndRollback(t *testing.T) {
 	}
 
 	// Rollback to v1: the next wake runs from v1 again.
-	var back templateInfo
+	var back protocol.TemplateResult
 	e.MustCall("templates/rollback", map[string]any{"name": "task-agent", "version": 1}, &back)
 	if back.Version != 1 || back.Status != "active" || getTemplate(t, e).Version != 1 {
 		t.Errorf("rollback = %+v", back)

@@ -13,16 +13,8 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 )
-
-// watchStatus is vault/status as the watcher fault tests read it.
-type watchStatus struct {
-	Watching    bool      `json:"watching"`
-	WatchedDirs int       `json:"watchedDirs"`
-	LastRescan  time.Time `json:"lastRescan"`
-	RescanWhy   string    `json:"lastRescanReason"`
-	Degraded    string    `json:"degraded"`
-}
 
 // quietEnv is a server with no model and no agents, so only the watcher
 // and the index are at work.
@@ -132,18 +124,16 @@ func TestWatcherOverflowRescansAndReconciles(t *testing.T) {
 	if hits := searchHits(e, "lostcreatequux"); len(hits) != 1 || hits[0].Path != "Inbox/Lost/Created unheard.md" {
 		t.Errorf("search for the note created while events were lost = %+v", hits)
 	}
-	var cov struct {
-		Files []struct{ Path, State string }
-	}
+	var cov protocol.CoverageResult
 	e.MustCall("vault/coverage", nil, &cov)
 	for _, f := range cov.Files {
 		if f.Path == "Reference/Nutrition.md" {
 			t.Errorf("the note deleted while events were lost is still indexed: %+v", f)
 		}
 	}
-	var st watchStatus
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
-	if !st.Watching || st.LastRescan.IsZero() || !strings.Contains(st.RescanWhy, "overflowed") || st.Degraded != "" {
+	if !st.Watching || st.LastRescan.IsZero() || !strings.Contains(st.LastRescanReason, "overflowed") || st.Degraded != "" {
 		t.Errorf("vault/status = %+v, want watching, the overflow as the last rescan's reason, not degraded", st)
 	}
 
@@ -218,7 +208,7 @@ func TestWatcherLimitDegradesAndRecovers(t *testing.T) {
 // directories into it once margin is at the watch limit. It checks that
 // margin rescans, indexes the tree and reports it degraded, and returns the
 // status from before the limit.
-func reachWatchLimit(t *testing.T, real bool) (*editortest.Editor, string, *watchLimit, watchStatus) {
+func reachWatchLimit(t *testing.T, real bool) (*editortest.Editor, string, *watchLimit, protocol.StatusResult) {
 	t.Helper()
 	dir := editortest.SampleVault(t)
 	limit := startAtWatchLimit(t, dir, real)
@@ -227,7 +217,7 @@ func reachWatchLimit(t *testing.T, real bool) (*editortest.Editor, string, *watc
 	e.WaitFor("the first scan", func(m editortest.Message) bool {
 		return m.Method == "margin/indexStatus" && strings.Contains(string(m.Params), `"kind":"scan"`)
 	})
-	var before watchStatus
+	var before protocol.StatusResult
 	e.MustCall("vault/status", nil, &before)
 	if before.Degraded != "" {
 		t.Fatalf("degraded before the limit was reached: %+v", before)
@@ -255,10 +245,10 @@ func reachWatchLimit(t *testing.T, real bool) (*editortest.Editor, string, *watc
 		t.Errorf("margin/indexStatus = %s, want the degradation in its status", p)
 	}
 	poll(t, "the note in the unwatched directory indexed by the rescan", func() bool { return len(searchHits(e, "limitquux")) == 1 })
-	var st watchStatus
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if !st.Watching || !strings.Contains(st.Degraded, "Projects/Limited") || !strings.Contains(st.Degraded, "max_user_watches") ||
-		!strings.Contains(st.RescanWhy, "max_user_watches") || st.WatchedDirs != before.WatchedDirs {
+		!strings.Contains(st.LastRescanReason, "max_user_watches") || st.WatchedDirs != before.WatchedDirs {
 		t.Errorf("vault/status = %+v, want the unwatched directories and the limit named (watched before: %d)", st, before.WatchedDirs)
 	}
 	return e, dir, limit, before
@@ -276,7 +266,7 @@ func testWatcherLimit(t *testing.T, real bool) {
 		t.Errorf("second rescan reason = %q, want the watcher error", reason)
 	}
 	poll(t, "the note written while unwatched indexed", func() bool { return len(searchHits(e, "meanwhilequux")) == 1 })
-	var st watchStatus
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if st.Degraded != "" || st.WatchedDirs != before.WatchedDirs+2 {
 		t.Errorf("vault/status = %+v, want every directory watched again: %d and the two new ones", st, before.WatchedDirs)
@@ -305,7 +295,7 @@ func testRescanAfterWatchLimit(t *testing.T, real bool) {
 		t.Fatal(err)
 	}
 	e.MustCall("vault/rescan", nil, nil)
-	var st watchStatus
+	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
 	if !strings.HasPrefix(st.Degraded, "3 of ") || !strings.Contains(st.Degraded, "Projects/Limited/Deep/More") || st.WatchedDirs != before.WatchedDirs {
 		t.Errorf("vault/status after a rescan at the limit = %+v, want the three unwatched directories counted", st)
@@ -317,14 +307,14 @@ func testRescanAfterWatchLimit(t *testing.T, real bool) {
 	if hits := searchHits(e, "meanwhilequux"); len(hits) != 1 {
 		t.Errorf("search for the note written while unwatched = %+v, want it indexed by the rescan", hits)
 	}
-	st = watchStatus{} // degraded is omitted when empty
+	st = protocol.StatusResult{} // degraded is omitted when empty
 	e.MustCall("vault/status", nil, &st)
 	if st.Degraded != "" || st.WatchedDirs != before.WatchedDirs+3 {
 		t.Errorf("vault/status after the rescan = %+v, want every directory watched: %d and the three new ones", st, before.WatchedDirs)
 	}
 	writeFile(t, dir, "Projects/Limited/Deep/More/Watched.md", "# Watched\n\nRewatchedquux.\n")
 	poll(t, "a note written in the directory watched again", func() bool { return len(searchHits(e, "rewatchedquux")) == 1 })
-	var after watchStatus
+	var after protocol.StatusResult
 	e.MustCall("vault/status", nil, &after)
 	if !after.LastRescan.Equal(st.LastRescan) {
 		t.Errorf("last rescan moved from %v to %v: the note was found by a rescan, not by the watch", st.LastRescan, after.LastRescan)
