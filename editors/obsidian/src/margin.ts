@@ -3,18 +3,11 @@
 import { ChildProcess, spawn } from 'child_process';
 import { pathToFileURL } from 'url';
 import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
+// margin's types come from protocol.gen.ts, which go generate writes from
+// the server's Go package server/protocol.
+import type { Answer, ChangeItem, ChangeSet, MarginMethods, Question, Report } from './protocol.gen';
 
-export interface Citation {
-  path: string;
-  heading: string;
-  line: number;
-}
-
-export interface Question {
-  id: string;
-  question: string;
-  options: string[] | null;
-}
+export type { Answer, ChangeItem, ChangeSet, Citation, Question, Report } from './protocol.gen';
 
 /**
  * Prompt puts one question to the person: their answer, or undefined when
@@ -24,41 +17,12 @@ export interface Question {
  */
 export type Prompt = (q: Question, why: string) => Promise<string | undefined>;
 
-export interface Answer {
-  sessionId: string;
-  status: string;
-  answer: string;
-  citations: Citation[] | null;
-  /** What margin could not find, when the answer is partial. */
-  gaps: string[] | null;
-  questions: Question[] | null;
-}
-
 /**
  * notFound is what the answer view says margin could not find: a partial
  * answer's gaps under a heading, or null when it names none.
  */
 export function notFound(a: Answer): { heading: string; gaps: string[] } | null {
   return a.gaps?.length ? { heading: 'Not found in your notes', gaps: a.gaps } : null;
-}
-
-export interface Report {
-  path: string;
-  tldr: string;
-}
-
-export interface ChangeItem {
-  id: string;
-  summary: string;
-  status: string;
-  detail?: string;
-}
-
-export interface ChangeSet {
-  id: string;
-  task: string;
-  path: string;
-  items: ChangeItem[];
 }
 
 export interface PendingChange {
@@ -94,31 +58,36 @@ export class Margin {
     return new Margin(proc, conn);
   }
 
+  /** request sends one of margin's methods with params and result as the server declares them. */
+  private request<M extends keyof MarginMethods>(method: M, params: MarginMethods[M]['params']): Promise<MarginMethods[M]['result']> {
+    return this.conn.sendRequest<MarginMethods[M]['result']>(method, params);
+  }
+
   onNotification(method: string, handle: (params: unknown) => void): void {
     this.conn.onNotification(method, handle);
   }
 
   /** report is the report of a task note (vault-relative path), or null when it has none. */
   async report(task: string): Promise<Report | null> {
-    return this.conn.sendRequest<Report>('reports/get', { task }).catch(() => null);
+    return this.request('reports/get', { task }).catch(() => null);
   }
 
   /** pendingChanges are the items still waiting for a decision, newest change set first. */
   async pendingChanges(): Promise<PendingChange[]> {
-    const res = await this.conn.sendRequest<{ changeSets: ChangeSet[] }>('changes/list', {});
-    return res.changeSets.flatMap((set) =>
-      set.items.filter((item) => item.status === 'pending' || item.status === 'deferred').map((item) => ({ set, item })),
+    const res = await this.request('changes/list', {});
+    return (res.changeSets ?? []).flatMap((set) =>
+      (set.items ?? []).filter((item) => item.status === 'pending' || item.status === 'deferred').map((item) => ({ set, item })),
     );
   }
 
   /** decide applies or rejects one item; it returns the item as decided (stale when its target changed). */
   async decide(p: PendingChange, verdict: 'confirmed' | 'rejected'): Promise<ChangeItem> {
-    const set = await this.conn.sendRequest<ChangeSet>('changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict }] });
-    return set.items.find((i) => i.id === p.item.id) ?? p.item;
+    const set = await this.request('changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict }] });
+    return set.items?.find((i) => i.id === p.item.id) ?? p.item;
   }
 
   ask(text: string): Promise<Answer> {
-    return this.conn.sendRequest<Answer>('query/ask', { text });
+    return this.request('query/ask', { text });
   }
 
   /**
@@ -140,7 +109,7 @@ export class Margin {
         }
         answers[q.id] = text;
       }
-      a = await this.conn.sendRequest<Answer>('query/reply', { sessionId: a.sessionId, answers: decline ? {} : answers, decline });
+      a = await this.request('query/reply', { sessionId: a.sessionId, answers: decline ? {} : answers, decline });
     }
     return a;
   }

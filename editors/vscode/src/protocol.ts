@@ -1,5 +1,10 @@
 // What the extension says to margin serve, apart from VS Code: the tests
 // drive the real server with these same functions over vscode-jsonrpc.
+// margin's types come from protocol.gen.ts, which go generate writes from
+// the server's Go package server/protocol.
+import type { Answer, ChangeItem, ChangeSet, MarginMethods, Question } from './protocol.gen';
+
+export type { Answer, ChangeItem, ChangeSet, Citation, Question } from './protocol.gen';
 
 /** The server's arguments after the binary (setting margin.path). */
 export const serverArgs = ['serve'];
@@ -20,27 +25,9 @@ export interface Requester {
   sendRequest<R>(method: string, params: unknown): Promise<R>;
 }
 
-export interface Citation {
-  path: string;
-  heading: string;
-  line: number;
-  link: string;
-}
-
-export interface Question {
-  id: string;
-  question: string;
-  options: string[] | null;
-}
-
-export interface Answer {
-  sessionId: string;
-  status: 'answered' | 'needs_clarification' | 'partial' | 'degraded' | 'logged';
-  answer: string;
-  citations: Citation[] | null;
-  /** What margin could not find, when the answer is partial. */
-  gaps: string[] | null;
-  questions: Question[] | null;
+/** request sends one of margin's methods with params and result as the server declares them. */
+export function request<M extends keyof MarginMethods>(c: Requester, method: M, params: MarginMethods[M]['params']): Promise<MarginMethods[M]['result']> {
+  return c.sendRequest<MarginMethods[M]['result']>(method, params);
 }
 
 /**
@@ -49,22 +36,6 @@ export interface Answer {
  * question of a clarification and '' with the rest.
  */
 export type Prompt = (q: Question, why: string) => Promise<string | undefined>;
-
-export interface ChangeItem {
-  id: string;
-  tool: string;
-  summary: string;
-  status: string;
-  detail?: string;
-}
-
-export interface ChangeSet {
-  id: string;
-  task: string;
-  path: string;
-  status: string;
-  items: ChangeItem[];
-}
 
 /** One open item of a change set, as a list in the editor shows it. */
 export interface PendingChange {
@@ -101,7 +72,7 @@ export async function clarify(c: Requester, a: Answer, prompt: Prompt): Promise<
       }
       answers[q.id] = text;
     }
-    a = await c.sendRequest<Answer>('query/reply', { sessionId: a.sessionId, answers: decline ? {} : answers, decline });
+    a = await request(c, 'query/reply', { sessionId: a.sessionId, answers: decline ? {} : answers, decline });
   }
   return a;
 }
@@ -110,18 +81,18 @@ const open = new Set(['pending', 'deferred']);
 
 /** The items still waiting for a decision, newest change set first. */
 export async function pendingChanges(c: Requester): Promise<PendingChange[]> {
-  const res = await c.sendRequest<{ changeSets: ChangeSet[] }>('changes/list', {});
-  return res.changeSets.flatMap((set) => set.items.filter((item) => open.has(item.status)).map((item) => ({ set, item })));
+  const res = await request(c, 'changes/list', {});
+  return (res.changeSets ?? []).flatMap((set) => (set.items ?? []).filter((item) => open.has(item.status)).map((item) => ({ set, item })));
 }
 
 /** decide confirms or rejects one item and returns the change set after applying. */
 export function decide(c: Requester, p: PendingChange, verdict: Verdict, reason?: string): Promise<ChangeSet> {
-  return c.sendRequest<ChangeSet>('changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict, reason }] });
+  return request(c, 'changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict, reason }] });
 }
 
 /** The item's outcome in words, e.g. "confirmed" or "stale (the estimate changed since)". */
 export function outcome(set: ChangeSet, item: string): string {
-  const it = set.items.find((i) => i.id === item);
+  const it = set.items?.find((i) => i.id === item);
   return it ? it.status + (it.detail ? ` (${it.detail})` : '') : 'unknown';
 }
 
