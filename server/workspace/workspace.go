@@ -1,0 +1,186 @@
+// Package workspace is margin's composition root: it opens a vault and
+// what rests on its state database — the ledger of model calls, the
+// template library, the task agents with their change sets, evolution
+// sessions and the query engine — in the order they depend on each other,
+// and closes them in the reverse order. The server opens one per vault an
+// editor names; each command line command opens one with the parts it
+// uses.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault"
+)
+
+// Parts name what a workspace opens besides the vault.
+type Parts uint
+
+const (
+	// Templates is the template library, unseeded: reading it writes
+	// nothing (margin doctor).
+	Templates Parts = 1 << iota
+	// Agents is the task runtime with its change sets, its templates and
+	// their evolution sessions. Without Run it decides change sets and
+	// reads the agents' records, waking nothing (margin approve).
+	Agents
+	// Evolution is evolution sessions on the seeded template library,
+	// without the task runtime (margin evolve).
+	Evolution
+	// Query is the query and log flow (margin ask, log/append).
+	Query
+)
+
+// Options say what a workspace opens and how.
+type Options struct {
+	Vault vault.Options
+	Parts Parts
+	// Scan brings the index up to date before the parts open (the command
+	// line; the server's Run scans instead), telling Progress how far it
+	// is when set.
+	Scan     bool
+	Progress func(done, total int)
+	// LLM serves the agents' and the query flow's model calls; nil means
+	// no model.
+	LLM *llm.Client
+	// Ledger, when set, forwards the model calls LLM records to the
+	// ledger in the vault's state database, and to Recorders, while the
+	// workspace is open.
+	Ledger    *ledger.Slot
+	Recorders []llm.Recorder
+	Agents    agents.Options
+	Query     query.Options
+	Logger    *slog.Logger
+}
+
+// Workspace is an open vault and the parts opened on it; a part not asked
+// for is nil.
+type Workspace struct {
+	Vault     *vault.Vault
+	Ledger    *ledger.Ledger
+	Templates *agents.Templates
+	Agents    *agents.Runtime
+	Evolution *agents.Evolution
+	Query     *query.Engine
+
+	slot      *ledger.Slot
+	logger    *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens the vault of opts and the parts it names. On an error it
+// closes what it opened: nothing stays attached to a closed database.
+func Open(ctx context.Context, opts Options) (*Workspace, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	opts.Vault.Logger, opts.Agents.Logger, opts.Query.Logger = opts.Logger, opts.Logger, opts.Logger
+	v, err := vault.Open(ctx, opts.Vault)
+	if err != nil {
+		return nil, fmt.Errorf("opening vault %s: %w", opts.Vault.Dir, err)
+	}
+	w := &Workspace{Vault: v, logger: opts.Logger}
+	if err := w.open(ctx, opts); err != nil {
+		return nil, errors.Join(err, w.Close())
+	}
+	return w, nil
+}
+
+func (w *Workspace) open(ctx context.Context, opts Options) error {
+	v := w.Vault
+	if opts.Scan {
+		if _, err := v.Scan(ctx, opts.Progress); err != nil {
+			return err
+		}
+	}
+	if opts.Ledger != nil {
+		l, err := ledger.Open(ctx, v.DB(), opts.Logger)
+		if err != nil {
+			return err
+		}
+		w.Ledger, w.slot = l, opts.Ledger
+		w.slot.Attach(append(recorders{l}, opts.Recorders...))
+	}
+	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
+	if opts.LLM != nil {
+		model = opts.LLM
+	}
+	switch {
+	case opts.Parts&Agents != 0:
+		// The agents subscribe to the vault here, before it runs, so they
+		// miss no change.
+		rt, err := agents.New(ctx, v, model, opts.Agents)
+		if err != nil {
+			return fmt.Errorf("opening agents: %w", err)
+		}
+		w.Agents, w.Templates, w.Evolution = rt, rt.Templates(), rt.Evolution()
+	case opts.Parts&Evolution != 0:
+		w.Templates = agents.NewTemplates(v, opts.Agents)
+		if err := w.Templates.Seed(ctx); err != nil {
+			return err
+		}
+		evo, err := agents.NewEvolution(ctx, v, w.Templates, model, opts.Agents)
+		if err != nil {
+			return err
+		}
+		w.Evolution = evo
+	case opts.Parts&Templates != 0:
+		w.Templates = agents.NewTemplates(v, opts.Agents)
+	}
+	if opts.Parts&Query != 0 {
+		e, err := query.New(ctx, v, opts.LLM, opts.Query)
+		if err != nil {
+			return fmt.Errorf("opening vault %s: %w", opts.Vault.Dir, err)
+		}
+		w.Query = e
+	}
+	return nil
+}
+
+// Run watches the vault and runs the agents, when they were opened, until
+// ctx is done and both have stopped.
+func (w *Workspace) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	if w.Agents != nil {
+		wg.Go(func() {
+			if err := w.Agents.Run(ctx); err != nil && ctx.Err() == nil {
+				w.logger.Error("agents stopped", "err", err)
+			}
+		})
+	}
+	if err := w.Vault.Run(ctx); err != nil && ctx.Err() == nil {
+		w.logger.Error("vault stopped", "err", err)
+	}
+	wg.Wait() // the agents' wakes write through the vault
+}
+
+// Close detaches the ledger, then closes the vault and its databases. Run
+// must have returned. Later calls return the first one's error.
+func (w *Workspace) Close() error {
+	w.closeOnce.Do(func() {
+		if w.slot != nil {
+			w.slot.Attach(nil)
+		}
+		w.closeErr = w.Vault.Close()
+	})
+	return w.closeErr
+}
+
+// recorders hands each model-call record to all of them.
+type recorders []llm.Recorder
+
+// Record implements llm.Recorder.
+func (rs recorders) Record(ctx context.Context, r llm.Record) {
+	for _, rec := range rs {
+		rec.Record(ctx, r)
+	}
+}
