@@ -9,8 +9,9 @@ import (
 	"github.com/margin-md/margin/server/protocol"
 )
 
-// modelWatch keeps protocol.ModelStatus from a probe at start and from the outcome
-// of every model call since, so vault/status never waits on the network.
+// modelWatch keeps the model's status from a probe at start and from the
+// outcome of every model call since, so vault/status never waits on the
+// network.
 // The model is the task agents' role's until they make a call, then the
 // one their last call asked for (a template may name its own). It
 // implements llm.Recorder.
