@@ -86,7 +86,7 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 	opts.Vault.Logger, opts.Agents.Logger, opts.Query.Logger = opts.Logger, opts.Logger, opts.Logger
 	v, err := vault.Open(ctx, opts.Vault)
 	if err != nil {
-		return nil, fmt.Errorf("opening vault %s: %w", opts.Vault.Dir, err)
+		return nil, err
 	}
 	w := &Workspace{Vault: v, logger: opts.Logger}
 	if err := w.open(ctx, opts); err != nil {
@@ -139,7 +139,7 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 	if opts.Parts&Query != 0 {
 		e, err := query.New(ctx, v, opts.LLM, opts.Query)
 		if err != nil {
-			return fmt.Errorf("opening vault %s: %w", opts.Vault.Dir, err)
+			return fmt.Errorf("opening the query engine: %w", err)
 		}
 		w.Query = e
 	}
