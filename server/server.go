@@ -1,7 +1,7 @@
 // Package server speaks margin's protocol: JSON-RPC 2.0 over stdio with LSP
 // framing. It owns the connection, the LSP lifecycle, message ordering,
 // cancellation and the open-document table, and turns each method into a
-// call on the vault (and, later, the agents).
+// call on the vault, the task agents or the query flows.
 //
 // Handlers are thin: decode, delegate, encode. The server never reads flags,
 // config files or the environment; cmd hands it typed Options.
