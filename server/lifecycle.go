@@ -8,6 +8,7 @@ import (
 
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/vault"
+	"github.com/sourcegraph/jsonrpc2"
 )
 
 type initializeParams struct {
@@ -197,7 +198,9 @@ func (s *Server) closeVault() {
 	}
 }
 
-// openVaultReady returns the vault once its first scan is done.
+// openVaultReady returns the vault once its first scan is done, or says
+// why there will be none: the vault stopped before it (the watcher could
+// not start, the scan failed).
 func (s *Server) openVaultReady(ctx context.Context) (*vault.Vault, error) {
 	s.mu.Lock()
 	v := s.vault
@@ -205,12 +208,13 @@ func (s *Server) openVaultReady(ctx context.Context) (*vault.Vault, error) {
 	if v == nil {
 		return nil, errNoVault
 	}
-	select {
-	case <-v.Ready():
-		return v, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := v.WaitReady(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &jsonrpc2.Error{Code: CodeNoVault, Message: "margin cannot read the vault: " + err.Error() + "; restart margin once that is fixed"}
 	}
+	return v, nil
 }
 
 type empty struct{}

@@ -2,7 +2,6 @@ package vault
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/margin-md/margin/vault/index"
@@ -54,10 +53,20 @@ const optimizeAfter = 1000
 // Run watches the vault until ctx is done: it starts the watcher, scans,
 // closes Ready, then applies each batch of changes to the index and tells
 // subscribers. A watcher that may have missed events triggers a rescan.
-func (v *Vault) Run(ctx context.Context) error {
+// The error that stops it is kept for Err and WaitReady, so that no caller
+// waits for a first scan that will never come. Call it once.
+func (v *Vault) Run(ctx context.Context) (err error) {
+	defer func() {
+		if ctx.Err() == nil {
+			v.mu.Lock()
+			v.runErr = err
+			v.mu.Unlock()
+		}
+		close(v.stopped)
+	}()
 	w, err := watch.New(v.dir, watch.Options{Ignore: v.ignore, Debounce: v.opts.Debounce, Logger: v.logger})
 	if err != nil {
-		return fmt.Errorf("watching %s: %w", v.dir, err)
+		return err // it names the vault directory
 	}
 	v.mu.Lock()
 	v.watcher = w

@@ -320,7 +320,9 @@ func (b *bench) watchLatency(dir string, label func(string) string) error {
 	})
 	done := make(chan error, 1)
 	go func() { done <- v.Run(ctx) }()
-	<-v.Ready()
+	if err := v.WaitReady(ctx); err != nil {
+		return err
+	}
 	os.MkdirAll(filepath.Join(dir, "Inbox"), 0o755)
 	var lat []time.Duration
 	for i := range 15 {
