@@ -154,6 +154,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	// The agents subscribe before the vault runs, so they miss no change.
 	rt, err := s.openAgents(ctx, v)
 	if err != nil {
+		s.detachLedger() // openAgents attaches it before the agents open
 		v.Close()
 		return err
 	}
@@ -182,7 +183,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 func (s *Server) closeVault() {
 	s.mu.Lock()
 	v, stop, closed, agentsDone := s.vault, s.stopVault, s.vaultClosed, s.agentsDone
-	s.vault, s.agents = nil, nil
+	s.vault, s.agents, s.query = nil, nil, nil
 	s.mu.Unlock()
 	if v == nil {
 		return
@@ -190,11 +191,17 @@ func (s *Server) closeVault() {
 	stop()
 	<-agentsDone // the agents stop first: their wakes still write through the vault
 	<-closed
-	if s.opts.Ledger != nil {
-		s.opts.Ledger.Attach(nil)
-	}
+	s.detachLedger()
 	if err := v.Close(); err != nil {
 		s.opts.Logger.Error("closing vault", "err", err)
+	}
+}
+
+// detachLedger stops recording model calls in the vault's state database,
+// before it closes.
+func (s *Server) detachLedger() {
+	if s.opts.Ledger != nil {
+		s.opts.Ledger.Attach(nil)
 	}
 }
 
