@@ -226,12 +226,17 @@ func (v *Vault) Status(ctx context.Context) (Status, error) {
 		Warnings: v.rules.Warnings,
 	}
 	v.mu.Lock()
-	w := v.watcher
+	w, runErr := v.watcher, v.runErr
 	st.LastRescan, st.LastRescanReason = v.lastRescan, v.rescanWhy
 	v.mu.Unlock()
 	if w != nil {
 		ws := w.Status()
 		st.Watching, st.WatchedDirs, st.Degraded = ws.Watching, ws.Dirs, ws.Degraded
+	}
+	if runErr != nil {
+		// The index still answers, as it was when Run stopped.
+		st.Watching = false
+		st.Degraded = "margin stopped watching the vault (" + runErr.Error() + "): changes are seen only after a restart"
 	}
 	return st, nil
 }

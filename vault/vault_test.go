@@ -597,6 +597,9 @@ func TestWaitReadySaysWhyTheFirstScanNeverCame(t *testing.T) {
 		t.Error("Ready is closed, but no scan finished")
 	default:
 	}
+	if st, err := v.Status(context.Background()); err != nil || st.Watching || !strings.Contains(st.Degraded, runErr.Error()) {
+		t.Errorf("status = %+v, %v; want not watching, saying why", st, err)
+	}
 }
 
 // TestWaitReadyAfterAFirstScan: once the first scan is done, WaitReady
