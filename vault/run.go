@@ -72,13 +72,17 @@ func (v *Vault) Run(ctx context.Context) (err error) {
 	v.watcher = w
 	v.mu.Unlock()
 
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
 	watchErr := make(chan error, 1)
-	go func() { watchErr <- w.Run(ctx) }()
+	go func() { watchErr <- w.Run(watchCtx) }()
 
 	// The watcher is live before the scan starts, so nothing that changes
 	// during the scan is missed: its batch is applied after.
 	res, err := v.Scan(ctx, nil)
 	if err != nil {
+		stopWatching()
+		<-watchErr
 		return err
 	}
 	v.readyOnce.Do(func() { close(v.ready) })

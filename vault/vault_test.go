@@ -602,6 +602,26 @@ func TestWaitReadySaysWhyTheFirstScanNeverCame(t *testing.T) {
 	}
 }
 
+// TestWaitReadyWhenTheFirstScanFails: a first scan that fails (here the
+// index cannot be read) stops Run with its error, WaitReady says so, and
+// the watcher Run started stops with it.
+func TestWaitReadyWhenTheFirstScanFails(t *testing.T) {
+	v := open(t, sampleVault(t))
+	if err := v.Index().Close(); err != nil {
+		t.Fatal(err)
+	}
+	runErr := v.Run(context.Background())
+	if runErr == nil || !strings.Contains(runErr.Error(), "reading index state") {
+		t.Fatalf("Run = %v, want the scan's error", runErr)
+	}
+	if err := v.WaitReady(context.Background()); err == nil || err.Error() != runErr.Error() {
+		t.Errorf("WaitReady = %v, want Run's error %v", err, runErr)
+	}
+	if ws := v.watcher.Status(); ws.Watching {
+		t.Error("the watcher still runs after Run returned")
+	}
+}
+
 // TestWaitReadyAfterAFirstScan: once the first scan is done, WaitReady
 // returns nil, also after Run has stopped.
 func TestWaitReadyAfterAFirstScan(t *testing.T) {
