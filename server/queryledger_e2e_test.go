@@ -7,6 +7,7 @@ import (
 
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -19,9 +20,7 @@ func TestQueryModelCallsAreInTheLedgerUnderTheSession(t *testing.T) {
 	fake, _ := newFake(t, sc.Replies)
 	dir := editortest.SampleVault(t)
 	e := startQuery(t, dir, fake)
-	var r struct {
-		SessionID string `json:"sessionId"`
-	}
+	var r protocol.Answer
 	e.MustCall("query/ask", map[string]any{"text": sc.Input}, &r)
 	calls := len(fake.Requests())
 
