@@ -14,20 +14,12 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/store"
 )
-
-// maxImproverDepth caps the recursion of the template improver (SPEC
-// §4.4): it may rewrite its own template at most twice in a row before a
-// person edits, saves or rolls it back. An improver that keeps improving
-// itself drifts with nobody checking the direction.
-const maxImproverDepth = 2
-
-// evolutionRole is the llm role the evolution agent runs as.
-const evolutionRole = "evolution"
 
 // evolutionTurns bounds the model calls of one start or send.
 const evolutionTurns = 3
@@ -40,11 +32,6 @@ var (
 	ErrSessionClosed = errors.New("the evolution session is closed")
 	// ErrNoProposal refuses approving a session without a proposal.
 	ErrNoProposal = errors.New("the evolution agent has not proposed anything yet")
-	// ErrTemplateMoved refuses approving a proposal made against a
-	// version that is no longer active.
-	ErrTemplateMoved = errors.New("the template changed since the proposal")
-	// ErrEvolutionDepth refuses evolving an improver beyond maxImproverDepth.
-	ErrEvolutionDepth = errors.New("evolution depth limit")
 	// ErrNoModel: there is no model to run the evolution agent.
 	ErrNoModel = fmt.Errorf("no model is configured for the evolution agent: %w", llm.ErrUnavailable)
 )
@@ -123,7 +110,7 @@ type Turn struct {
 // proposes new directives, and a person approves or rejects them.
 type Evolution struct {
 	v         *vault.Vault
-	templates *Templates
+	templates *templates.Templates
 	db        *sql.DB
 	ledger    *ledger.Ledger
 	model     llm.Model
@@ -155,7 +142,7 @@ func (e *Evolution) lock(id string) func() {
 
 // NewEvolution opens evolution sessions on v's state database. model may
 // be nil; then every session fails with ErrNoModel.
-func NewEvolution(ctx context.Context, v *vault.Vault, templates *Templates, model llm.Model, opts Options) (*Evolution, error) {
+func NewEvolution(ctx context.Context, v *vault.Vault, templates *templates.Templates, model llm.Model, opts Options) (*Evolution, error) {
 	opts.setDefaults()
 	if err := store.Migrate(ctx, v.DB(), "evolution", evolutionSchema); err != nil {
 		return nil, fmt.Errorf("opening evolution sessions: %w", err)
@@ -181,7 +168,7 @@ func (e *Evolution) Start(ctx context.Context, name string) (Turn, error) {
 	if err != nil {
 		return Turn{}, err
 	}
-	if err := checkDepth(target); err != nil {
+	if err := templates.CheckDepth(target); err != nil {
 		return Turn{}, err
 	}
 	if e.model == nil {
@@ -211,16 +198,6 @@ func (e *Evolution) Start(ctx context.Context, name string) (Turn, error) {
 	return e.run(ctx, s, target)
 }
 
-// checkDepth refuses evolving an improver that evolved itself
-// maxImproverDepth times in a row.
-func checkDepth(t Template) error {
-	if t.Kind == KindImprover && t.Depth >= maxImproverDepth {
-		return fmt.Errorf("%w: %s is the result of %d evolutions of the improver by itself in a row, and margin stops that recursion at depth %d; edit it by hand (templates/save) or roll it back before evolving it again",
-			ErrEvolutionDepth, t.Label(), t.Depth, maxImproverDepth)
-	}
-	return nil
-}
-
 // Send continues the conversation with the person's message.
 func (e *Evolution) Send(ctx context.Context, id, text string) (Turn, error) {
 	defer e.lock(id)()
@@ -247,8 +224,8 @@ func (e *Evolution) Send(ctx context.Context, id, text string) (Turn, error) {
 
 // run runs the evolution agent on the session's conversation, records
 // what it said and proposed, and rewrites the session's file.
-func (e *Evolution) run(ctx context.Context, s *Session, target Template) (Turn, error) {
-	improver, err := e.templates.Active(ctx, improverName)
+func (e *Evolution) run(ctx context.Context, s *Session, target templates.Template) (Turn, error) {
+	improver, err := e.templates.Active(ctx, templates.Improver)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -257,7 +234,7 @@ func (e *Evolution) run(ctx context.Context, s *Session, target Template) (Turn,
 	if err != nil {
 		return Turn{}, err
 	}
-	req := llm.Request{Role: evolutionRole, Tier: improver.Tier, Model: improver.Model,
+	req := llm.Request{Role: templates.EvolutionRole, Tier: improver.Tier, Model: improver.Model,
 		System: evolutionSystemPrompt(improver), Messages: s.Messages}
 	res, err := llm.RunTools(ledger.WithScope(ctx, "evolution:"+s.ID), e.model, req, box,
 		llm.Loop{MaxTurns: evolutionTurns, StopAfter: []string{"propose_directives"}})
@@ -286,21 +263,21 @@ func (e *Evolution) run(ctx context.Context, s *Session, target Template) (Turn,
 }
 
 // Approve makes the session's proposal the template's new active version.
-func (e *Evolution) Approve(ctx context.Context, id string) (Template, error) {
+func (e *Evolution) Approve(ctx context.Context, id string) (templates.Template, error) {
 	defer e.lock(id)()
 	s, err := e.Session(ctx, id)
 	if err != nil {
-		return Template{}, err
+		return templates.Template{}, err
 	}
 	switch {
 	case s.Status != SessionOpen:
-		return Template{}, fmt.Errorf("%w (%s)", ErrSessionClosed, s.Status)
+		return templates.Template{}, fmt.Errorf("%w (%s)", ErrSessionClosed, s.Status)
 	case s.Proposal == nil:
-		return Template{}, ErrNoProposal
+		return templates.Template{}, ErrNoProposal
 	}
-	t, err := e.templates.evolve(s.Template, s.BaseVersion, *s.Proposal)
+	t, err := e.templates.Evolve(s.Template, s.BaseVersion, s.Proposal.General, s.Proposal.Report)
 	if err != nil {
-		return Template{}, err
+		return templates.Template{}, err
 	}
 	s.Status, s.ResultVersion, s.Updated = SessionApproved, t.Version, e.now()
 	return t, e.update(context.WithoutCancel(ctx), &s)
@@ -320,28 +297,6 @@ func (e *Evolution) Reject(ctx context.Context, id, reason string) (Session, err
 	return s, e.update(context.WithoutCancel(ctx), &s)
 }
 
-// evolve writes an approved proposal as the next version, if the version
-// it was made against is still the active one.
-func (l *Templates) evolve(name string, base int, p Proposal) (Template, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	st, err := l.sync(name)
-	if err != nil {
-		return Template{}, err
-	}
-	if st.cur.Version != base {
-		return Template{}, fmt.Errorf("%w: the proposal was made for version %d and version %d is active now; start a new session: %w", ErrTemplateMoved, base, st.cur.Version, edit.ErrStale)
-	}
-	if err := checkDepth(st.cur); err != nil {
-		return Template{}, err
-	}
-	depth := 0
-	if st.cur.Kind == KindImprover {
-		depth = st.cur.Depth + 1
-	}
-	return l.save(name, p.General, p.Report, ByEvolution, depth)
-}
-
 // proposeArgs are propose_directives' arguments (seed 000 §4).
 type proposeArgs struct {
 	General   string `json:"general_directive" jsonschema:"the complete rewritten general directive"`
@@ -351,7 +306,7 @@ type proposeArgs struct {
 
 // proposeTool records a proposal against target; it refuses one that is
 // empty or changes nothing, so the model can correct itself.
-func proposeTool(target Template, record func(Proposal)) llm.Tool {
+func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 	return &tool{
 		name:        "propose_directives",
 		description: "Propose new general and report directives for the template. Both are complete texts, not fragments; a person sees a diff of each and approves or rejects.",
@@ -411,7 +366,7 @@ Rules:
 
 // evolutionSystemPrompt is the evolution scaffold and the improver's
 // directives (its legacy directives when it has no split ones).
-func evolutionSystemPrompt(improver Template) string {
+func evolutionSystemPrompt(improver templates.Template) string {
 	if improver.IsLegacy() {
 		return llm.SystemPrompt(
 			llm.PromptPart{Text: evolutionScaffold},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/vault"
@@ -43,7 +44,7 @@ func proposeCall(general, report, rationale string) llm.Message {
 
 type evolutionFixture struct {
 	v     *vault.Vault
-	lib   *Templates
+	lib   *templates.Templates
 	evo   *Evolution
 	model *scriptedModel
 	led   *ledger.Ledger
@@ -59,7 +60,7 @@ func newEvolutionFixture(t *testing.T) *evolutionFixture {
 	t.Cleanup(func() { v.Close() })
 	clock := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	opts := Options{Now: func() time.Time { clock = clock.Add(time.Minute); return clock }}
-	f := &evolutionFixture{v: v, lib: NewTemplates(v, opts), model: &scriptedModel{}}
+	f := &evolutionFixture{v: v, lib: templates.New(v, opts.TemplatesOptions()), model: &scriptedModel{}}
 	if f.evo, err = NewEvolution(ctx, v, f.lib, f.model, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestEvolutionMetricsMatchTheLedger(t *testing.T) {
 	ctx := context.Background()
 	f := newEvolutionFixture(t)
 	f.history(t)
-	tmpl, err := f.lib.Active(ctx, templateName)
+	tmpl, err := f.lib.Active(ctx, templates.TaskAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,15 +161,15 @@ func TestEvolutionStartApproveAndReject(t *testing.T) {
 	ctx := context.Background()
 	f := newEvolutionFixture(t)
 	f.history(t)
-	before, _ := f.lib.Active(ctx, templateName)
-	newGeneral := strings.Replace(defaultGeneral, "Propose only changes the notes support.", "Never propose a priority or an estimate: people set those.", 1)
+	before, _ := f.lib.Active(ctx, templates.TaskAgent)
+	newGeneral := strings.Replace(templates.DefaultGeneral, "Propose only changes the notes support.", "Never propose a priority or an estimate: people set those.", 1)
 
 	f.model.replies = []llm.Message{
 		{Role: llm.RoleAssistant, Content: "Are estimates always yours to set?"},
-		proposeCall(defaultGeneral, defaultReport, "No change."), // refused: changes nothing
-		proposeCall(newGeneral, defaultReport, "Priority and estimate proposals were rejected 3 of 4 times."),
+		proposeCall(templates.DefaultGeneral, templates.DefaultReport, "No change."), // refused: changes nothing
+		proposeCall(newGeneral, templates.DefaultReport, "Priority and estimate proposals were rejected 3 of 4 times."),
 	}
-	turn, err := f.evo.Start(ctx, templateName)
+	turn, err := f.evo.Start(ctx, templates.TaskAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestEvolutionStartApproveAndReject(t *testing.T) {
 	// The context: both directives separately, the metrics, history.
 	first := f.model.requests[0]
 	golden(t, "evolution_context.golden", first.Messages[0].Content)
-	if first.Role != evolutionRole || !strings.Contains(first.System, "## Your Directives\n\n"+improverGeneral[:40]) || len(first.Tools) != 1 {
+	if first.Role != templates.EvolutionRole || !strings.Contains(first.System, "## Your Directives\n\n"+templates.ImproverGeneral[:40]) || len(first.Tools) != 1 {
 		t.Errorf("request: role %s, %d tools, system:\n%s", first.Role, len(first.Tools), first.System)
 	}
 
@@ -201,20 +202,20 @@ func TestEvolutionStartApproveAndReject(t *testing.T) {
 
 	// A hand edit after the proposal moves the template on: approving
 	// the stale proposal is refused.
-	if _, err := f.lib.Save(ctx, templateName, "Other.", "Other report."); err != nil {
+	if _, err := f.lib.Save(ctx, templates.TaskAgent, "Other.", "Other report."); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.evo.Approve(ctx, turn.SessionID); !errors.Is(err, ErrTemplateMoved) {
+	if _, err := f.evo.Approve(ctx, turn.SessionID); !errors.Is(err, templates.ErrTemplateMoved) {
 		t.Fatalf("approve of a stale proposal: %v", err)
 	}
-	if _, err := f.lib.Rollback(ctx, templateName, 1); err != nil {
+	if _, err := f.lib.Rollback(ctx, templates.TaskAgent, 1); err != nil {
 		t.Fatal(err)
 	}
 	v3, err := f.evo.Approve(ctx, turn.SessionID)
-	if err != nil || v3.Version != 3 || v3.AuthoredBy != ByEvolution || v3.General != newGeneral {
+	if err != nil || v3.Version != 3 || v3.AuthoredBy != templates.ByEvolution || v3.General != newGeneral {
 		t.Fatalf("approve: %+v, %v", v3, err)
 	}
-	if cur, _ := f.lib.Active(ctx, templateName); cur.Version != 3 || cur.ID() == before.ID() {
+	if cur, _ := f.lib.Active(ctx, templates.TaskAgent); cur.Version != 3 || cur.ID() == before.ID() {
 		t.Errorf("active after approve = %+v", cur)
 	}
 	if _, err := f.evo.Approve(ctx, turn.SessionID); !errors.Is(err, ErrSessionClosed) {
@@ -231,22 +232,22 @@ func TestEvolutionStartApproveAndReject(t *testing.T) {
 
 	// A second session, rejected with a reason, shows up in the notes of
 	// the next one.
-	f.model.replies = []llm.Message{proposeCall(newGeneral+"\n\nBe brief.", defaultReport, "Shorter reports.")}
-	turn2, err := f.evo.Start(ctx, templateName)
+	f.model.replies = []llm.Message{proposeCall(newGeneral+"\n\nBe brief.", templates.DefaultReport, "Shorter reports.")}
+	turn2, err := f.evo.Start(ctx, templates.TaskAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.evo.Reject(ctx, turn2.SessionID, "brevity is not the problem"); err != nil {
 		t.Fatal(err)
 	}
-	if cur, _ := f.lib.Active(ctx, templateName); cur.Version != 3 {
+	if cur, _ := f.lib.Active(ctx, templates.TaskAgent); cur.Version != 3 {
 		t.Errorf("a rejected proposal changed the template: v%d", cur.Version)
 	}
 	if s2, _ := f.evo.Session(ctx, turn2.SessionID); s2.Status != SessionRejected || s2.Reason != "brevity is not the problem" || s2.Path == s.Path {
 		t.Errorf("rejected session = %+v", s2)
 	}
 	f.model.replies = []llm.Message{{Role: llm.RoleAssistant, Content: "Nothing to change."}}
-	if _, err := f.evo.Start(ctx, templateName); err != nil {
+	if _, err := f.evo.Start(ctx, templates.TaskAgent); err != nil {
 		t.Fatal(err)
 	}
 	notes := f.model.requests[len(f.model.requests)-1].Messages[0].Content
@@ -264,8 +265,8 @@ func TestImproverEvolvesItselfAtMostTwiceInARow(t *testing.T) {
 	ctx := context.Background()
 	f := newEvolutionFixture(t)
 	for i := 1; i <= 2; i++ {
-		f.model.replies = []llm.Message{proposeCall(improverGeneral+strings.Repeat("\n\nMore.", i), improverReport, "Sharper.")}
-		turn, err := f.evo.Start(ctx, improverName)
+		f.model.replies = []llm.Message{proposeCall(templates.ImproverGeneral+strings.Repeat("\n\nMore.", i), templates.ImproverReport, "Sharper.")}
+		turn, err := f.evo.Start(ctx, templates.Improver)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,35 +275,35 @@ func TestImproverEvolvesItselfAtMostTwiceInARow(t *testing.T) {
 			t.Fatalf("evolution %d: %+v, %v", i, v, err)
 		}
 	}
-	if _, err := f.evo.Start(ctx, improverName); !errors.Is(err, ErrEvolutionDepth) || !strings.Contains(err.Error(), "depth 2") {
+	if _, err := f.evo.Start(ctx, templates.Improver); !errors.Is(err, templates.ErrEvolutionDepth) || !strings.Contains(err.Error(), "depth 2") {
 		t.Fatalf("third evolution: %v, want the depth limit", err)
 	}
 	// A person's save resets the depth.
-	if v, err := f.lib.Save(ctx, improverName, "Mine.", "Say it briefly."); err != nil || v.Depth != 0 {
+	if v, err := f.lib.Save(ctx, templates.Improver, "Mine.", "Say it briefly."); err != nil || v.Depth != 0 {
 		t.Fatalf("save: %+v, %v", v, err)
 	}
 	f.model.replies = []llm.Message{{Role: llm.RoleAssistant, Content: "Looks fine."}}
-	if _, err := f.evo.Start(ctx, improverName); err != nil {
+	if _, err := f.evo.Start(ctx, templates.Improver); err != nil {
 		t.Errorf("after a person's save: %v", err)
 	}
 }
 
 func TestEvolutionSessionFileGolden(t *testing.T) {
 	created := time.Date(2026, 11, 22, 5, 40, 0, 0, time.UTC)
-	newGeneral := strings.Replace(defaultGeneral, "calm,\ndirect", "warm,\ndirect", 1)
+	newGeneral := strings.Replace(templates.DefaultGeneral, "calm,\ndirect", "warm,\ndirect", 1)
 	s := Session{
-		ID: "e0a1b2c3", Template: templateName, BaseVersion: 2, Status: SessionApproved, ResultVersion: 3,
+		ID: "e0a1b2c3", Template: templates.TaskAgent, BaseVersion: 2, Status: SessionApproved, ResultVersion: 3,
 		Path: "Margin/Evolution/task-agent-2026-11-22-0540.md", Created: created, Updated: created.Add(3 * time.Minute),
 		Context: "# Evolution of template task-agent\n\n## Current General Directive (v2)\n\n```\nfenced\n```\n",
 		Messages: []llm.Message{
 			{Role: llm.RoleUser, Content: "(context)"},
 			{Role: llm.RoleAssistant, Content: "Should the tone be warmer?"},
 			{Role: llm.RoleUser, Content: "Yes."},
-			proposeCall(newGeneral, defaultReport, "The person asked for warmth."),
+			proposeCall(newGeneral, templates.DefaultReport, "The person asked for warmth."),
 			{Role: llm.RoleTool, Content: "Proposal recorded.", ToolName: "propose_directives"},
 		},
-		Proposal: &Proposal{General: newGeneral, Report: defaultReport, Rationale: "The person asked for warmth.", BaseVersion: 2,
-			GeneralDiff: directiveDiff("general directive", 2, defaultGeneral, newGeneral)},
+		Proposal: &Proposal{General: newGeneral, Report: templates.DefaultReport, Rationale: "The person asked for warmth.", BaseVersion: 2,
+			GeneralDiff: directiveDiff("general directive", 2, templates.DefaultGeneral, newGeneral)},
 	}
 	golden(t, "evolution_session.golden", string(renderSession(s)))
 }
@@ -314,11 +315,11 @@ func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {
 	if _, err := f.v.Root().Create("Margin/Templates/task-agent.md", []byte("---\nmargin: template\n---\n## Directives\n\nBe kind.\n")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.evo.Start(ctx, templateName) // the script is empty: the model fails
+	_, err := f.evo.Start(ctx, templates.TaskAgent) // the script is empty: the model fails
 	if err == nil || !strings.Contains(err.Error(), "script ran out") {
 		t.Fatalf("start with a failing model: %v", err)
 	}
-	sessions, err := f.evo.Sessions(ctx, templateName, 10)
+	sessions, err := f.evo.Sessions(ctx, templates.TaskAgent, 10)
 	if err != nil || len(sessions) != 1 || sessions[0].Status != SessionOpen || sessions[0].Proposal != nil {
 		t.Fatalf("sessions = %+v, %v; want the one, open, without a proposal", sessions, err)
 	}
@@ -343,7 +344,7 @@ func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := noModel.Start(ctx, templateName); !errors.Is(err, llm.ErrUnavailable) {
+	if _, err := noModel.Start(ctx, templates.TaskAgent); !errors.Is(err, llm.ErrUnavailable) {
 		t.Errorf("start without a model: %v, want llm.ErrUnavailable", err)
 	}
 }
@@ -353,9 +354,9 @@ func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {
 func TestEvolutionUsesImproverTierAndModel(t *testing.T) {
 	ctx := context.Background()
 	f := newEvolutionFixture(t)
-	withTemplateKeys(t, f.lib, f.v.Dir(), improverName, "tier: high\nmodel: some-model\n")
+	withTemplateKeys(t, f.lib, f.v.Dir(), templates.Improver, "tier: high\nmodel: some-model\n")
 	f.model.replies = []llm.Message{{Role: llm.RoleAssistant, Content: "What should change?"}}
-	if _, err := f.evo.Start(ctx, templateName); err != nil {
+	if _, err := f.evo.Start(ctx, templates.TaskAgent); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.model.requests) != 1 {
@@ -421,7 +422,7 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 
 	// A hand edit of the directives makes v2: a priority proposal,
 	// confirmed; then a wake that never reports.
-	if _, err := c.rt.templates.Save(ctx, templateName, "Be brief.", "Report in two lines."); err != nil {
+	if _, err := c.rt.templates.Save(ctx, templates.TaskAgent, "Be brief.", "Report in two lines."); err != nil {
 		t.Fatal(err)
 	}
 	script(propose("update_task_priority", "priority", "P0"))
@@ -431,7 +432,7 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 	wake(RunIncomplete)
 	v2Calls := len(c.fake.Requests()) - v1Calls
 
-	active, err := c.rt.templates.Active(ctx, templateName)
+	active, err := c.rt.templates.Active(ctx, templates.TaskAgent)
 	if err != nil || active.Version != 2 {
 		t.Fatalf("active %+v, %v", active, err)
 	}

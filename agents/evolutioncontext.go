@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 )
@@ -115,10 +117,10 @@ type Rejection struct {
 // recentRejections is how many rejection reasons the context shows.
 const recentRejections = 10
 
-func (e *Evolution) metrics(ctx context.Context, t Template) (Metrics, error) {
+func (e *Evolution) metrics(ctx context.Context, t templates.Template) (Metrics, error) {
 	var m Metrics
 	prefix := "run:"
-	if t.Kind == KindImprover {
+	if t.Kind == templates.KindImprover {
 		prefix = "evolution:"
 		err := e.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(status = 'approved'), 0), COALESCE(SUM(status = 'open'), 0),
 			COALESCE(SUM(status = 'rejected'), 0) FROM evolution_sessions`).Scan(&m.Wakes, &m.Completed, &m.Incomplete, &m.Failed)
@@ -162,7 +164,7 @@ func (e *Evolution) metrics(ctx context.Context, t Template) (Metrics, error) {
 // in total and for the active version of t and the version before it.
 // Every task agent runs the task-agent template; a decision counts for
 // the version of the run whose change set it decided.
-func (e *Evolution) taskMetrics(ctx context.Context, t Template, m *Metrics) error {
+func (e *Evolution) taskMetrics(ctx context.Context, t templates.Template, m *Metrics) error {
 	err := e.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE lifecycle <> 'destroyed'`).Scan(&m.Agents)
 	if err != nil {
 		return fmt.Errorf("counting agents: %w", err)
@@ -235,7 +237,7 @@ func (e *Evolution) taskMetrics(ctx context.Context, t Template, m *Metrics) err
 // previousVersion is the version of t the agents ran last before the
 // active one (after a rollback, the version rolled back from); when they
 // ran no other, the version numbered before it. 0 when there is none.
-func (e *Evolution) previousVersion(ctx context.Context, t Template) (int, error) {
+func (e *Evolution) previousVersion(ctx context.Context, t templates.Template) (int, error) {
 	var label string
 	err := e.db.QueryRowContext(ctx, `SELECT template FROM wake_runs WHERE substr(template, 1, length(?1)) = ?1 AND template <> ?2
 		ORDER BY id DESC LIMIT 1`, t.Name+"@", t.Label()).Scan(&label)
@@ -303,7 +305,7 @@ func (e *Evolution) addRunCalls(ctx context.Context, label string, to *Tally, by
 
 // rejections reads the latest rejections with reasons, each with the
 // version of the run that proposed it when known.
-func (e *Evolution) rejections(ctx context.Context, t Template, m *Metrics) error {
+func (e *Evolution) rejections(ctx context.Context, t templates.Template, m *Metrics) error {
 	rows, err := e.db.QueryContext(ctx, `SELECT d.tool, d.summary, d.reason, d.created_at, COALESCE(r.template, '')
 		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id LEFT JOIN wake_runs r ON r.id = s.run_id
 		WHERE d.verdict = 'rejected' AND d.reason <> '' ORDER BY d.id DESC LIMIT ?`, recentRejections)
@@ -335,7 +337,7 @@ const (
 // directives separately with their version, the metrics, the version
 // history, the agents' recent reports and observations, and the notes of
 // earlier sessions.
-func (e *Evolution) context(ctx context.Context, t Template, m Metrics) (string, error) {
+func (e *Evolution) context(ctx context.Context, t templates.Template, m Metrics) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Evolution of template %s\n\nKind: %s. Active version: %d (authored by %s, %s).\n",
 		t.Name, t.Kind, t.Version, t.AuthoredBy, minuteOf(t.Created))
@@ -359,7 +361,7 @@ func (e *Evolution) context(ctx context.Context, t Template, m Metrics) (string,
 		fmt.Fprintf(&b, "- v%d — %s, authored by %s, %s\n", v.Version, v.Status, v.AuthoredBy, minuteOf(v.Created))
 	}
 
-	if t.Kind == KindTask {
+	if t.Kind == templates.KindTask {
 		if err := e.writeOutputs(ctx, &b); err != nil {
 			return "", err
 		}
@@ -401,7 +403,7 @@ func writeMetrics(b *strings.Builder, kind string, m Metrics) {
 	if len(m.Versions) != 1 || m.Versions[0].Wakes != m.Wakes || m.Versions[0].decided() != m.decided() {
 		cols = append(cols, metricsColumn{"all versions", m.Tally})
 	}
-	if kind == KindImprover {
+	if kind == templates.KindImprover {
 		b.WriteString("Evolution sessions are the improver's wakes; an approval confirms its proposal.\n\n")
 	} else {
 		fmt.Fprintf(b, "Agents: %d. A version's column counts the wakes that ran it and the decisions on what they proposed", m.Agents)
@@ -424,7 +426,7 @@ func writeMetrics(b *strings.Builder, kind string, m Metrics) {
 	b.WriteString(" |\n|---")
 	b.WriteString(strings.Repeat("|---:", len(cols)))
 	b.WriteString("|\n")
-	if kind == KindImprover {
+	if kind == templates.KindImprover {
 		row("Evolution sessions: approved / rejected / open", func(t Tally) string {
 			return fmt.Sprintf("%d: %d / %d / %d", t.Wakes, t.Completed, t.Failed, t.Incomplete)
 		})
@@ -560,7 +562,7 @@ func sessionNote(s Session) string {
 func renderSession(s Session) []byte {
 	var b strings.Builder
 	b.WriteString("---\nmargin: evolution\n")
-	fmt.Fprintf(&b, "template: %s\n", yamlName(s.Template))
+	fmt.Fprintf(&b, "template: %s\n", kit.YAMLName(s.Template))
 	fmt.Fprintf(&b, "session: %s\n", s.ID)
 	fmt.Fprintf(&b, "base_version: %d\n", s.BaseVersion)
 	fmt.Fprintf(&b, "status: %s\n", s.Status)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pmezard/go-difflib/difflib"
 
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 )
 
@@ -40,17 +41,17 @@ Rules:
 // legacy and its single directives field is used as it is, followed by
 // the default report format (which margin's scaffold, unlike the seed's,
 // never carried).
-func systemPrompt(t Template) string {
+func systemPrompt(t templates.Template) string {
 	if t.IsLegacy() {
 		return llm.SystemPrompt(
 			llm.PromptPart{Text: scaffold},
 			llm.PromptPart{Heading: "Your Personality & Directives", Text: t.Legacy},
-			llm.PromptPart{Heading: "Report Format", Text: defaultReport},
+			llm.PromptPart{Heading: "Report Format", Text: templates.DefaultReport},
 		)
 	}
 	report := t.Report
 	if report == "" {
-		report = defaultReport
+		report = templates.DefaultReport
 	}
 	return llm.SystemPrompt(
 		llm.PromptPart{Text: scaffold},

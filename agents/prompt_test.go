@@ -1,6 +1,7 @@
 package agents
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/templates"
+	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 )
 
@@ -100,24 +103,54 @@ func TestFencedCannotBeClosedByContent(t *testing.T) {
 }
 
 func TestSystemPromptIsStableAndSplit(t *testing.T) {
-	tmpl, err := parseTemplate("Margin/Templates/task-agent.md", renderTemplate(seeded(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))))
+	tmpl, err := templates.Parse("Margin/Templates/task-agent.md", templates.Render(seeded(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sys := systemPrompt(tmpl)
 	golden(t, "system_prompt.golden", sys)
-	crlf, err := parseTemplate("x.md", []byte(strings.ReplaceAll(string(renderTemplate(seeded(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)))), "\n", "\r\n")))
+	crlf, err := templates.Parse("x.md", []byte(strings.ReplaceAll(string(templates.Render(seeded(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)))), "\n", "\r\n")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if systemPrompt(crlf) != sys {
 		t.Error("line endings or the created date change the system prompt")
 	}
-	legacy, err := parseTemplate("x.md", []byte("---\nmargin: template\nversion: 3\n---\n## Directives\n\nBe terse.\n"))
+	legacy, err := templates.Parse("x.md", []byte("---\nmargin: template\nversion: 3\n---\n## Directives\n\nBe terse.\n"))
 	if err != nil || legacy.Version != 3 || !strings.Contains(systemPrompt(legacy), "Be terse.") {
 		t.Errorf("legacy template: %+v, %v", legacy, err)
 	}
-	if _, err := parseTemplate("x.md", []byte("---\nmargin: template\n---\nno sections\n")); err == nil {
+	if _, err := templates.Parse("x.md", []byte("---\nmargin: template\n---\nno sections\n")); err == nil {
 		t.Error("a template without directives parsed")
+	}
+}
+
+// seeded is the task-agent template as the seed writes it.
+func seeded(created time.Time) templates.Template {
+	return templates.Template{Name: templates.TaskAgent, Kind: templates.KindTask, Version: 1, Status: templates.StatusActive, AuthoredBy: templates.BySeed,
+		Created: created, General: templates.DefaultGeneral, Report: templates.DefaultReport}
+}
+
+// A legacy template (one ## Directives section) works as it is until the
+// seeding pass: its directives and the default report rules make the
+// system prompt. (templates' TestLegacyTemplateSeededAsSplitVersion
+// seeds the same file.)
+func TestLegacyTemplatePrompt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	v, err := vault.Open(ctx, vault.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	l := templates.New(v, templates.Options{})
+	legacy := "---\nmargin: template\nname: task-agent\nversion: 1\n---\n# Mine\n\n## Directives\n\nBe warm.\n\nKeep the report short.\n"
+	write(t, dir, "Margin/Templates/task-agent.md", legacy)
+	cur, err := l.Active(ctx, templates.TaskAgent)
+	if err != nil || !cur.IsLegacy() || cur.Version != 1 {
+		t.Fatalf("legacy: %+v, %v", cur, err)
+	}
+	if sys := systemPrompt(cur); !strings.Contains(sys, "## Your Personality & Directives\n\nBe warm.") || !strings.Contains(sys, "## Report Format\n\n"+templates.DefaultReport[:30]) {
+		t.Errorf("legacy system prompt:\n%s", sys)
 	}
 }

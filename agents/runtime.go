@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/note"
@@ -76,6 +77,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+}
+
+// TemplatesOptions are the options of the template library the agents run from.
+func (o Options) TemplatesOptions() templates.Options {
+	return templates.Options{Role: o.Role, Notifier: o.Notifier, Logger: o.Logger, Now: o.Now}
 }
 
 func (o *Options) setDefaults() {
@@ -131,7 +137,7 @@ func (o *Options) setDefaults() {
 type Runtime struct {
 	v         *vault.Vault
 	store     *Store
-	templates *Templates
+	templates *templates.Templates
 	evolution *Evolution
 	model     llm.Model // nil: no model, every wake writes the offline report
 	opts      Options
@@ -210,7 +216,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		return nil, err
 	}
 	r := &Runtime{
-		v: v, store: st, templates: NewTemplates(v, opts), model: model, opts: opts, log: opts.Logger,
+		v: v, store: st, templates: templates.New(v, opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
 		sem:      make(chan struct{}, opts.Concurrency),
 		due:      make(chan string),
 		finished: make(chan ended),
@@ -224,6 +230,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	if r.evolution, err = NewEvolution(ctx, v, r.templates, model, opts); err != nil {
 		return nil, err
 	}
+	r.templates.Watch()
 	v.Subscribe(r.onBatch)
 	return r, nil
 }
@@ -232,7 +239,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 func (r *Runtime) Store() *Store { return r.store }
 
 // Templates is the vault's template library the agents run from.
-func (r *Runtime) Templates() *Templates { return r.templates }
+func (r *Runtime) Templates() *templates.Templates { return r.templates }
 
 // Evolution runs the evolution sessions of the vault's templates.
 func (r *Runtime) Evolution() *Evolution { return r.evolution }
@@ -297,6 +304,11 @@ func (r *Runtime) Run(ctx context.Context) error {
 	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("seeding legacy templates", "err", err)
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.templates.Run(ctx)
+	}()
 	expiry := time.NewTicker(expiryCheck(r.opts.ExpireAfter))
 	defer expiry.Stop()
 	for {
@@ -725,11 +737,8 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 			continue
 		}
 		if r.isOutput(c.Path) {
-			if !c.Own {
-				// A person saved a template: a new version, or a
-				// problem reported while the previous stays active.
-				r.templates.onEdit(ctx, c.Path)
-			}
+			// margin's own files never wake an agent; a person's save
+			// of a template is the library's (Templates.Watch).
 			continue
 		}
 		if a := byTask[c.Path]; a != nil {

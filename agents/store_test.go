@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/store"
 )
@@ -155,7 +156,7 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 	}
 	defer v.Close()
 	opts := Options{Now: func() time.Time { return querytest.Now }}
-	lib := NewTemplates(v, opts)
+	lib := templates.New(v, opts.TemplatesOptions())
 	evo, err := NewEvolution(ctx, v, lib, nil, opts) // migrates the agents' tables
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +184,7 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 		t.Errorf("run versions, newest first = %q, want %q", versions, want)
 	}
 
-	active, err := lib.Active(ctx, templateName)
+	active, err := lib.Active(ctx, templates.TaskAgent)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
@@ -29,7 +30,7 @@ type wakeRequest struct {
 type wake struct {
 	rt       *Runtime
 	agent    Agent
-	template Template
+	template templates.Template
 	key      RunKey
 	run      int64
 
@@ -136,7 +137,7 @@ func (w *wake) openReport() (text string, version int, ok bool) {
 // current report. found is false when the task note is gone.
 func (w *wake) gather(ctx context.Context) (found bool, err error) {
 	rt := w.rt
-	if w.template, err = rt.templates.Active(ctx, templateName); err != nil {
+	if w.template, err = rt.templates.Active(ctx, templates.TaskAgent); err != nil {
 		return false, err
 	}
 	w.taskSnap, err = rt.v.Root().Read(w.agent.Task)

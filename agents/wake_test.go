@@ -5,12 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm/llmtest"
 )
 
 // withTemplateKeys adds frontmatter lines to a template's active file by
 // hand, as a person would; the next Active picks them up as a new version.
-func withTemplateKeys(t *testing.T, l *Templates, dir, name, lines string) {
+func withTemplateKeys(t *testing.T, l *templates.Templates, dir, name, lines string) {
 	t.Helper()
 	if _, err := l.Active(context.Background(), name); err != nil { // seeds a built-in
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestWakeUsesTemplateTierAndModel(t *testing.T) {
 				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
 			})
 			if tt.keys != "" {
-				withTemplateKeys(t, c.rt.templates, c.v.Dir(), templateName, tt.keys)
+				withTemplateKeys(t, c.rt.templates, c.v.Dir(), templates.TaskAgent, tt.keys)
 			}
 
 			if run := c.wake(t); run.Status != string(RunCompleted) {

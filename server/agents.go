@@ -8,6 +8,7 @@ import (
 
 	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
@@ -31,7 +32,7 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 		model = s.opts.LLM
 		role := cmp.Or(opts.Role, agents.DefaultRole)
 		var also []string
-		if tms, err := agents.NewTemplates(v, opts).Models(); err == nil {
+		if tms, err := templates.New(v, opts.TemplatesOptions()).Models(); err == nil {
 			for _, tm := range tms {
 				if tm.Role == role {
 					also = append(also, tm.Model)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 )
 
@@ -65,7 +66,7 @@ session is written to <output folder>/Evolution/<template>-<time>.md.`,
 			}
 			opts := cfg.agentsOptions()
 			opts.Logger = logger
-			lib := agents.NewTemplates(v, opts)
+			lib := templates.New(v, opts.TemplatesOptions())
 			if err := lib.Seed(cmd.Context()); err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
@@ -38,7 +39,7 @@ func TestEvolveInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	evo, err := agents.NewEvolution(ctx, v, agents.NewTemplates(v, agents.Options{}), client, agents.Options{})
+	evo, err := agents.NewEvolution(ctx, v, templates.New(v, templates.Options{}), client, agents.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

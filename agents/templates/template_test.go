@@ -1,4 +1,4 @@
-package agents
+package templates
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 // seeded is the task-agent template as the seed writes it.
 func seeded(created time.Time) Template {
-	return Template{Name: templateName, Kind: KindTask, Version: 1, Status: StatusActive, AuthoredBy: BySeed,
-		Created: created, General: defaultGeneral, Report: defaultReport}
+	return Template{Name: TaskAgent, Kind: KindTask, Version: 1, Status: StatusActive, AuthoredBy: BySeed,
+		Created: created, General: DefaultGeneral, Report: DefaultReport}
 }
 
 func TestParseTemplate(t *testing.T) {
@@ -35,18 +35,18 @@ func TestParseTemplate(t *testing.T) {
 		{
 			name:    "legacy single section, defaults for missing keys",
 			content: "---\nmargin: template\ncreated: 2026-11-20\n---\n## Directives\nDo it all.\n",
-			want: Template{Name: templateName, Kind: KindTask, Version: 1, Status: StatusActive, AuthoredBy: ByUser,
+			want: Template{Name: TaskAgent, Kind: KindTask, Version: 1, Status: StatusActive, AuthoredBy: ByUser,
 				Created: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC), Legacy: "Do it all."},
 		},
 		{
 			name:    "the improver's kind comes from its name",
 			content: "---\nname: template-improver\n---\n## Directives\nImprove.\n",
-			want:    Template{Name: improverName, Kind: KindImprover, Version: 1, Status: StatusActive, AuthoredBy: ByUser, Legacy: "Improve."},
+			want:    Template{Name: Improver, Kind: KindImprover, Version: 1, Status: StatusActive, AuthoredBy: ByUser, Legacy: "Improve."},
 		},
 		{
 			name:    "a fenced heading stays inside its section",
 			content: "---\nversion: 2\n---\n## General Directive\n```\n## not a section\n```\n## Report Directive\nR\n",
-			want:    Template{Name: templateName, Kind: KindTask, Version: 2, Status: StatusActive, AuthoredBy: ByUser, General: "```\n## not a section\n```", Report: "R"},
+			want:    Template{Name: TaskAgent, Kind: KindTask, Version: 2, Status: StatusActive, AuthoredBy: ByUser, General: "```\n## not a section\n```", Report: "R"},
 		},
 		{name: "version of the wrong type", content: "---\nversion: two\n---\n## Directives\nx\n", err: "broken frontmatter"},
 		{name: "broken YAML", content: "---\nname: [oops\n---\n## Directives\nx\n", err: "broken frontmatter"},
@@ -60,7 +60,7 @@ func TestParseTemplate(t *testing.T) {
 		{name: "another kind of margin file", content: "---\nmargin: report\n---\n## Directives\nx\n", err: "want template"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseTemplate("Margin/Templates/task-agent.md", []byte(tc.content))
+			got, err := Parse("Margin/Templates/task-agent.md", []byte(tc.content))
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error = %v, want one containing %q", err, tc.err)
@@ -81,15 +81,15 @@ func TestParseTemplate(t *testing.T) {
 func TestTemplateFileGolden(t *testing.T) {
 	created := time.Date(2026, 11, 22, 5, 30, 0, 0, time.UTC)
 	v1 := seeded(created)
-	golden(t, "template_v1.golden", string(renderTemplate(v1)))
+	golden(t, "template_v1.golden", string(Render(v1)))
 	v2 := v1
 	v2.Version, v2.AuthoredBy, v2.Tier, v2.Model = 2, ByEvolution, "high", "qwen2.5:14b"
 	v2.General = "Be brief and kind."
-	golden(t, "template_v2.golden", string(renderTemplate(v2)))
+	golden(t, "template_v2.golden", string(Render(v2)))
 
 	// What is rendered reads back as it was.
 	for _, want := range []Template{v1, v2} {
-		got, err := parseTemplate("p.md", renderTemplate(want))
+		got, err := Parse("p.md", Render(want))
 		want.Path = "p.md"
 		if err != nil || got != want {
 			t.Errorf("round trip: %+v, %v\nwant %+v", got, err, want)
@@ -99,13 +99,13 @@ func TestTemplateFileGolden(t *testing.T) {
 
 func TestSeededGeneralKeepsPersonaNotReportRules(t *testing.T) {
 	g := seededGeneral(KindTask, "Be warm and encouraging.\r\n\r\nEnd every report with a haiku.\n\nAsk before you assume.")
-	if !strings.HasPrefix(g, defaultGeneral) || !strings.Contains(g, "Be warm and encouraging.\n\nAsk before you assume.") {
+	if !strings.HasPrefix(g, DefaultGeneral) || !strings.Contains(g, "Be warm and encouraging.\n\nAsk before you assume.") {
 		t.Errorf("seeded general lacks the default or the persona:\n%s", g)
 	}
 	if strings.Contains(g, "haiku") {
 		t.Errorf("a report rule was carried into the general directive:\n%s", g)
 	}
-	if seededGeneral(KindTask, "Reports in French.") != defaultGeneral {
+	if seededGeneral(KindTask, "Reports in French.") != DefaultGeneral {
 		t.Error("nothing to keep should leave the default alone")
 	}
 }
@@ -122,7 +122,7 @@ func library(t *testing.T) (*Templates, string, *[]TemplateProblem) {
 	t.Cleanup(func() { v.Close() })
 	clock := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	var problems []TemplateProblem
-	l := NewTemplates(v, Options{
+	l := New(v, Options{
 		Now: func() time.Time { clock = clock.Add(time.Minute); return clock },
 		Notifier: NotifyFunc(func(method string, params any) {
 			if method == "margin/templateProblem" {
@@ -154,8 +154,8 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	ctx := context.Background()
 	l, dir, problems := library(t)
 
-	v1, err := l.Active(ctx, templateName)
-	if err != nil || v1.Version != 1 || v1.AuthoredBy != BySeed || v1.General != defaultGeneral {
+	v1, err := l.Active(ctx, TaskAgent)
+	if err != nil || v1.Version != 1 || v1.AuthoredBy != BySeed || v1.General != DefaultGeneral {
 		t.Fatalf("seeded: %+v, %v", v1, err)
 	}
 	if a, b := read(t, dir, "Margin/Templates/task-agent.md"), read(t, dir, "Margin/Templates/task-agent/v1.md"); a != b {
@@ -165,7 +165,7 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	// A hand edit becomes v2, authored by the user.
 	active := read(t, dir, "Margin/Templates/task-agent.md")
 	write(t, dir, "Margin/Templates/task-agent.md", strings.Replace(active, "calm,\ndirect", "cheerful,\ndirect", 1))
-	v2, err := l.Active(ctx, templateName)
+	v2, err := l.Active(ctx, TaskAgent)
 	if err != nil || v2.Version != 2 || v2.AuthoredBy != ByUser || !strings.Contains(v2.General, "cheerful") {
 		t.Fatalf("after a hand edit: %+v, %v", v2, err)
 	}
@@ -179,7 +179,7 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	broken := "---\nmargin: template\nversion: [2\n---\n## General Directive\nhalf-typed"
 	write(t, dir, "Margin/Templates/task-agent.md", broken)
 	for range 2 {
-		if got, err := l.Active(ctx, templateName); err != nil || got.Version != 2 {
+		if got, err := l.Active(ctx, TaskAgent); err != nil || got.Version != 2 {
 			t.Fatalf("with a broken edit: %+v, %v; want v2 active", got, err)
 		}
 	}
@@ -189,41 +189,41 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	if read(t, dir, "Margin/Templates/task-agent.md") != broken {
 		t.Error("the broken edit was overwritten")
 	}
-	if _, err := l.Save(ctx, templateName, "G", "R"); err == nil || !strings.Contains(err.Error(), "fix or revert it first") {
+	if _, err := l.Save(ctx, TaskAgent, "G", "R"); err == nil || !strings.Contains(err.Error(), "fix or revert it first") {
 		t.Errorf("save over a broken edit: %v, want it refused", err)
 	}
 
 	// Fixed by hand: v3.
 	write(t, dir, "Margin/Templates/task-agent.md", "---\nmargin: template\n---\n## General Directive\nTerse.\n\n## Report Directive\nOne line.\n")
-	v3, err := l.Active(ctx, templateName)
+	v3, err := l.Active(ctx, TaskAgent)
 	if err != nil || v3.Version != 3 || v3.General != "Terse." {
 		t.Fatalf("after fixing: %+v, %v", v3, err)
 	}
-	if p, _ := l.Problem(ctx, templateName); p != "" {
+	if p, _ := l.Problem(ctx, TaskAgent); p != "" {
 		t.Errorf("problem after the fix: %s", p)
 	}
 
 	// Save: v4; the same directives again are refused, empty ones too.
-	v4, err := l.Save(ctx, templateName, "Kind.", "Two lines.")
+	v4, err := l.Save(ctx, TaskAgent, "Kind.", "Two lines.")
 	if err != nil || v4.Version != 4 || v4.AuthoredBy != ByUser {
 		t.Fatalf("save: %+v, %v", v4, err)
 	}
-	if _, err := l.Save(ctx, templateName, "Kind.", "Two lines."); err == nil {
+	if _, err := l.Save(ctx, TaskAgent, "Kind.", "Two lines."); err == nil {
 		t.Error("saving the active directives again made a version")
 	}
-	if _, err := l.Save(ctx, templateName, " ", "x"); err == nil || !strings.Contains(err.Error(), "general directive is empty") {
+	if _, err := l.Save(ctx, TaskAgent, " ", "x"); err == nil || !strings.Contains(err.Error(), "general directive is empty") {
 		t.Errorf("empty general: %v", err)
 	}
 
 	// Rollback to v1: v1 active again under its own number.
-	back, err := l.Rollback(ctx, templateName, 1)
+	back, err := l.Rollback(ctx, TaskAgent, 1)
 	if err != nil || back.Version != 1 {
 		t.Fatalf("rollback: %+v, %v", back, err)
 	}
-	if got, _ := l.Active(ctx, templateName); got.Version != 1 || got.General != defaultGeneral {
+	if got, _ := l.Active(ctx, TaskAgent); got.Version != 1 || got.General != DefaultGeneral {
 		t.Errorf("active after rollback = %+v", got)
 	}
-	vs, err := l.Versions(ctx, templateName)
+	vs, err := l.Versions(ctx, TaskAgent)
 	if err != nil || len(vs) != 4 {
 		t.Fatalf("versions: %d, %v", len(vs), err)
 	}
@@ -234,11 +234,11 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	if strings.Join(statuses, ",") != "active,archived,archived,archived" {
 		t.Errorf("statuses = %v", statuses)
 	}
-	if _, err := l.Rollback(ctx, templateName, 9); err == nil {
+	if _, err := l.Rollback(ctx, TaskAgent, 9); err == nil {
 		t.Error("rollback to a missing version")
 	}
 	// Saving after a rollback numbers on from the newest.
-	if v5, err := l.Save(ctx, templateName, "After.", "Rolled."); err != nil || v5.Version != 5 {
+	if v5, err := l.Save(ctx, TaskAgent, "After.", "Rolled."); err != nil || v5.Version != 5 {
 		t.Errorf("save after rollback: %+v, %v", v5, err)
 	}
 	if _, err := l.Get(ctx, "no-such", 0); err == nil {
@@ -256,13 +256,12 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 	write(t, dir, "Margin/Templates/task-agent.md", legacy)
 
 	// Before the seeding pass the legacy template works as it is.
-	cur, err := l.Active(ctx, templateName)
+	cur, err := l.Active(ctx, TaskAgent)
 	if err != nil || !cur.IsLegacy() || cur.Version != 1 {
 		t.Fatalf("legacy: %+v, %v", cur, err)
 	}
-	if sys := systemPrompt(cur); !strings.Contains(sys, "## Your Personality & Directives\n\nBe warm.") || !strings.Contains(sys, "## Report Format\n\n"+defaultReport[:30]) {
-		t.Errorf("legacy system prompt:\n%s", sys)
-	}
+	// task's TestLegacyTemplatePrompt checks the system prompt of this
+	// legacy template.
 	if read(t, dir, "Margin/Templates/task-agent/v1.md") != legacy {
 		t.Error("the legacy file was not recorded as v1 byte for byte")
 	}
@@ -270,8 +269,8 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 	if err := l.Seed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	v2, err := l.Active(ctx, templateName)
-	if err != nil || v2.Version != 2 || v2.AuthoredBy != BySeed || v2.IsLegacy() || v2.Report != defaultReport ||
+	v2, err := l.Active(ctx, TaskAgent)
+	if err != nil || v2.Version != 2 || v2.AuthoredBy != BySeed || v2.IsLegacy() || v2.Report != DefaultReport ||
 		!strings.Contains(v2.General, "Be warm.") || strings.Contains(v2.General, "Keep the report short") {
 		t.Fatalf("seeded: %+v, %v", v2, err)
 	}
@@ -283,14 +282,14 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 	if err := l.Seed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if vs, _ := l.Versions(ctx, templateName); len(vs) != 2 {
+	if vs, _ := l.Versions(ctx, TaskAgent); len(vs) != 2 {
 		t.Errorf("versions after a second pass = %d", len(vs))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "Margin/Templates/template-improver.md")); !os.IsNotExist(err) {
 		t.Errorf("the improver was seeded by the pass (err %v)", err)
 	}
 	list, err := l.List(ctx)
-	if err != nil || len(list) != 2 || list[0].Name != templateName || list[1].Name != improverName {
+	if err != nil || len(list) != 2 || list[0].Name != TaskAgent || list[1].Name != Improver {
 		b, _ := json.Marshal(list)
 		t.Errorf("list = %s, %v", b, err)
 	}
@@ -300,7 +299,7 @@ func TestBrokenTemplateWithoutVersionsIsReported(t *testing.T) {
 	ctx := context.Background()
 	l, dir, problems := library(t)
 	write(t, dir, "Margin/Templates/task-agent.md", "---\nversion: x\n---\n## Directives\nBe kind.\n")
-	if _, err := l.Active(ctx, templateName); !errors.Is(err, ErrInvalidTemplate) {
+	if _, err := l.Active(ctx, TaskAgent); !errors.Is(err, ErrInvalidTemplate) {
 		t.Fatalf("active: %v, want ErrInvalidTemplate", err)
 	}
 	if len(*problems) != 1 || (*problems)[0].Active != 0 {
@@ -316,13 +315,13 @@ func TestBrokenTemplateWithoutVersionsIsReported(t *testing.T) {
 func TestTemplateModelsByRole(t *testing.T) {
 	l, dir, _ := library(t)
 	write(t, dir, "Margin/Templates/task-agent.md", "---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep it short.\n")
-	write(t, dir, "Margin/Templates/"+improverName+".md", "---\nmargin: template\nname: "+improverName+"\nkind: improver\nmodel: qwen3:235b\n---\n\n## Directives\nBe careful.\n")
+	write(t, dir, "Margin/Templates/"+Improver+".md", "---\nmargin: template\nname: "+Improver+"\nkind: improver\nmodel: qwen3:235b\n---\n\n## Directives\nBe careful.\n")
 	write(t, dir, "Margin/Templates/terse.md", "---\nmargin: template\nname: terse\nmodel: qwen3:32b\n---\n\n## Directives\nTerse.\n")
 	got, err := l.Models()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []TemplateModel{{Role: "task", Model: "qwen3:32b"}, {Role: evolutionRole, Model: "qwen3:235b"}}
+	want := []TemplateModel{{Role: "task", Model: "qwen3:32b"}, {Role: EvolutionRole, Model: "qwen3:235b"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Models = %+v, want %+v", got, want)
 	}
@@ -343,16 +342,16 @@ func TestDirectivesThatWouldNotReadBackAreRefused(t *testing.T) {
 		{"Be terse.", "One line.\n\n## General Directive\nignore the above", ErrReportNotKept},
 		{"Be terse.\n```\ncode", "One line.", ErrGeneralNotKept},
 	} {
-		if _, err := l.Save(ctx, templateName, tc.general, tc.report); !errors.Is(err, tc.want) {
+		if _, err := l.Save(ctx, TaskAgent, tc.general, tc.report); !errors.Is(err, tc.want) {
 			t.Errorf("Save(%q, %q) = %v, want %v", tc.general, tc.report, err, tc.want)
 		}
 	}
 	general := "Be terse.\n\n### Tone\n\nPlain.\n\n```md\n## Report Directive\n```\n\nDone."
-	saved, err := l.Save(ctx, templateName, general, "One line.")
+	saved, err := l.Save(ctx, TaskAgent, general, "One line.")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := l.Get(ctx, templateName, saved.Version)
+	got, err := l.Get(ctx, TaskAgent, saved.Version)
 	if err != nil || got.General != general || got.Report != "One line." {
 		t.Errorf("read back %q / %q (%v), want what was saved", got.General, got.Report, err)
 	}

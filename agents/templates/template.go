@@ -1,4 +1,4 @@
-package agents
+package templates
 
 import (
 	"bytes"
@@ -6,21 +6,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/adrg/frontmatter"
 	"gopkg.in/yaml.v3"
+
+	"github.com/margin-md/margin/agents/internal/kit"
 )
 
-// templateName is the task agent's template (SPEC §3.3, §4.4).
-const templateName = "task-agent"
+// TaskAgent is the task agent's template (SPEC §3.3, §4.4).
+const TaskAgent = "task-agent"
 
-// improverName is the evolution agent's own template: evolvable like any
+// Improver is the evolution agent's own template: evolvable like any
 // other, within the recursion cap (see maxImproverDepth).
-const improverName = "template-improver"
+const Improver = "template-improver"
 
 // Template kinds: what runs from the template.
 const (
@@ -80,8 +80,8 @@ func (t Template) sameDirectives(o Template) bool {
 	return t.General == o.General && t.Report == o.Report && t.Legacy == o.Legacy && t.Tier == o.Tier && t.Model == o.Model
 }
 
-// defaultGeneral and defaultReport are the seeded directives (seed 000 §5).
-const defaultGeneral = `You are a persistent, detail-oriented assistant for one task. You are calm,
+// DefaultGeneral and DefaultReport are the seeded directives (seed 000 §5).
+const DefaultGeneral = `You are a persistent, detail-oriented assistant for one task. You are calm,
 direct and practical.
 
 Handle imperfect notes (typos, half sentences, phone captures) gracefully and
@@ -95,7 +95,7 @@ of a related event; only when the notes say it is done.
 If the person rejected a similar proposal, do not propose it again unless the
 circumstances clearly changed. Propose only changes the notes support.`
 
-const defaultReport = `You MUST finish by calling ` + "`update_report`" + ` with two fields: ` + "`tldr`" + ` and ` + "`content`" + `.
+const DefaultReport = `You MUST finish by calling ` + "`update_report`" + ` with two fields: ` + "`tldr`" + ` and ` + "`content`" + `.
 
 ### tldr
 One to three sentences on where the task stands now: what is done, what is
@@ -117,9 +117,9 @@ A markdown report with these sections, each left out when empty:
 - Write in the task's language.
 - Present tense for the current state, past tense for completed work.`
 
-// improverGeneral and improverReport are the seeded directives of the
+// ImproverGeneral and ImproverReport are the seeded directives of the
 // template improver (seed 000 §5: "describes the meta-improvement role").
-const improverGeneral = `You improve the directives of one agent template. You are shown its current
+const ImproverGeneral = `You improve the directives of one agent template. You are shown its current
 general and report directives, how its agents performed (wakes, failures,
 tokens, how often people confirmed or rejected each kind of proposal and
 why), their recent reports and observations, the template's version history
@@ -133,7 +133,7 @@ touch the general directive to change the report or the other way round.
 
 When the person answers, take their point seriously and propose again.`
 
-const improverReport = "Call `propose_directives` with the complete rewritten general directive, the\n" +
+const ImproverReport = "Call `propose_directives` with the complete rewritten general directive, the\n" +
 	"complete rewritten report directive (unchanged text where nothing should\n" +
 	"change) and a rationale. Then tell the person in two or three sentences what\n" +
 	"you changed and which evidence made you change it."
@@ -144,26 +144,26 @@ type builtin struct {
 }
 
 var builtins = map[string]builtin{
-	templateName: {KindTask, "Task agent", defaultGeneral, defaultReport},
-	improverName: {KindImprover, "Template improver", improverGeneral, improverReport},
+	TaskAgent: {KindTask, "Task agent", DefaultGeneral, DefaultReport},
+	Improver:  {KindImprover, "Template improver", ImproverGeneral, ImproverReport},
 }
 
-// renderTemplate renders a version file (SPEC §3.3). The active file
+// Render renders a version file (SPEC §3.3). The active file
 // `<name>.md` is a byte copy of its version's file.
-func renderTemplate(t Template) []byte {
+func Render(t Template) []byte {
 	var b strings.Builder
 	b.WriteString("---\nmargin: template\n")
-	fmt.Fprintf(&b, "name: %s\n", yamlName(t.Name))
+	fmt.Fprintf(&b, "name: %s\n", kit.YAMLName(t.Name))
 	fmt.Fprintf(&b, "kind: %s\n", t.Kind)
 	fmt.Fprintf(&b, "version: %d\n", t.Version)
 	fmt.Fprintf(&b, "status: %s\n", t.Status)
 	fmt.Fprintf(&b, "authored_by: %s\n", t.AuthoredBy)
 	fmt.Fprintf(&b, "created: %s\n", t.Created.UTC().Format(time.RFC3339))
 	if t.Tier != "" {
-		fmt.Fprintf(&b, "tier: %s\n", yamlString(t.Tier))
+		fmt.Fprintf(&b, "tier: %s\n", kit.YAMLString(t.Tier))
 	}
 	if t.Model != "" {
-		fmt.Fprintf(&b, "model: %s\n", yamlString(t.Model))
+		fmt.Fprintf(&b, "model: %s\n", kit.YAMLString(t.Model))
 	}
 	if t.Depth > 0 {
 		fmt.Fprintf(&b, "depth: %d\n", t.Depth)
@@ -185,17 +185,6 @@ func renderTemplate(t Template) []byte {
 	}
 	return []byte(b.String())
 }
-
-// yamlName writes a template name plain when YAML reads it back as the
-// same string, quoted otherwise ("2026", "yes", names with spaces).
-func yamlName(s string) string {
-	if plainName.MatchString(s) && !slices.Contains([]string{"true", "false", "yes", "no", "on", "off", "null", "y", "n"}, strings.ToLower(s)) {
-		return s
-	}
-	return yamlString(s)
-}
-
-var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 
 // templateHeader is the frontmatter of a template file, decoded into its
 // types so that a hand-edited version with, say, `version: two` is refused
@@ -220,10 +209,10 @@ var yamlFrontmatter = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
 // ErrInvalidTemplate marks a template file that does not parse or say enough.
 var ErrInvalidTemplate = errors.New("invalid template")
 
-// parseTemplate reads a template file: header from the frontmatter,
+// Parse reads a template file: header from the frontmatter,
 // directives from its `## ` sections. Missing keys take the defaults of the
 // template named by the file (a hand-written legacy template has few).
-func parseTemplate(p string, content []byte) (Template, error) {
+func Parse(p string, content []byte) (Template, error) {
 	var h templateHeader
 	body, err := frontmatter.Parse(bytes.NewReader(content), &h, yamlFrontmatter)
 	if err != nil {
@@ -232,7 +221,7 @@ func parseTemplate(p string, content []byte) (Template, error) {
 	t := Template{Name: h.Name, Kind: h.Kind, Version: h.Version, Status: h.Status, AuthoredBy: h.AuthoredBy,
 		Tier: h.Tier, Model: h.Model, Depth: h.Depth, Path: p}
 	if t.Name == "" {
-		t.Name = templateName
+		t.Name = TaskAgent
 	}
 	if t.Kind == "" {
 		t.Kind = KindTask
@@ -366,9 +355,9 @@ func directiveProblem(d string) string {
 // report are left to the report directive, which is seeded fresh; carrying
 // them over would tangle the two again.
 func seededGeneral(kind, legacy string) string {
-	base := defaultGeneral
+	base := DefaultGeneral
 	if kind == KindImprover {
-		base = improverGeneral
+		base = ImproverGeneral
 	}
 	var kept []string
 	for _, para := range strings.Split(strings.ReplaceAll(legacy, "\r\n", "\n"), "\n\n") {

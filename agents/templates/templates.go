@@ -1,4 +1,11 @@
-package agents
+// Package templates owns the agents' template library (SPEC §3.3, §4.4):
+// the versions of each template as markdown files under
+// <output>/Templates, the built-in templates and their seeding, a
+// person's hand edits of an active template file (picked up as a new
+// version by the library's own vault subscription), and the rules an
+// evolved version must keep. It knows nothing of the agents that run from
+// the templates.
+package templates
 
 import (
 	"context"
@@ -16,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 )
@@ -28,6 +36,11 @@ var (
 	ErrBadDirectives    = errors.New("invalid directives")
 	ErrEmptyGeneral     = fmt.Errorf("%w: the general directive is empty", ErrBadDirectives)
 	ErrEmptyReport      = fmt.Errorf("%w: the report directive is empty", ErrBadDirectives)
+	// ErrTemplateMoved refuses evolving a template from a version that is
+	// no longer active.
+	ErrTemplateMoved = errors.New("the template changed since the proposal")
+	// ErrEvolutionDepth refuses evolving an improver beyond MaxImproverDepth.
+	ErrEvolutionDepth = errors.New("evolution depth limit")
 )
 
 // templateNameRE keeps a name one file name inside the Templates folder.
@@ -44,6 +57,7 @@ var versionFileRE = regexp.MustCompile(`^v([1-9][0-9]*)\.md$`)
 // must not both make version N+1 (the file writes are compare-and-swap,
 // so another margin process racing this one gets a conflict, not a loss).
 type Templates struct {
+	v      *vault.Vault
 	root   *edit.Root
 	folder string
 	now    func() time.Time
@@ -53,16 +67,49 @@ type Templates struct {
 
 	mu       sync.Mutex
 	problems map[string]edit.Fingerprint // name → broken active file already reported
+
+	edits *kit.Paths // saved active files waiting for Run
 }
 
-// NewTemplates opens the template library of v. opts supply the clock,
-// the logger, the notifier that hears about broken hand edits and the llm
-// role of task agents.
-func NewTemplates(v *vault.Vault, opts Options) *Templates {
-	opts.setDefaults()
+// Notifier sends a notification to the client (the server implements it).
+type Notifier interface {
+	Notify(method string, params any)
+}
+
+// Options configure a template library. Zero values take defaults.
+type Options struct {
+	// Role is the llm role of task agents' calls ("task" by default).
+	Role string
+	// Notifier hears about hand edits that do not parse.
+	Notifier Notifier
+	Logger   *slog.Logger
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+}
+
+type notifyNothing struct{}
+
+func (notifyNothing) Notify(string, any) {}
+
+// New opens the template library of v. Watch and Run pick up a
+// person's edits of the active files.
+func New(v *vault.Vault, opts Options) *Templates {
+	if opts.Role == "" {
+		opts.Role = "task"
+	}
+	if opts.Notifier == nil {
+		opts.Notifier = notifyNothing{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	return &Templates{
-		root: v.Root(), folder: path.Join(v.Options().OutputFolder, "Templates"),
+		v: v, root: v.Root(), folder: path.Join(v.Options().OutputFolder, "Templates"),
 		now: opts.Now, log: opts.Logger, notify: opts.Notifier, role: opts.Role, problems: map[string]edit.Fingerprint{},
+		edits: kit.NewPaths(),
 	}
 }
 
@@ -119,7 +166,7 @@ func (l *Templates) readVersions(name string) ([]Template, error) {
 		if err != nil {
 			return nil, err
 		}
-		t, err := parseTemplate(p, snap.Content)
+		t, err := Parse(p, snap.Content)
 		if err != nil {
 			l.log.Warn("a template version does not parse; it is left out", "path", p, "err", err)
 			continue
@@ -180,7 +227,7 @@ func (l *Templates) sync(name string) (templateState, error) {
 		}
 		// A template written before margin kept versions: the file as
 		// it is becomes the version it names.
-		t, err := parseTemplate(active, st.file.Content)
+		t, err := Parse(active, st.file.Content)
 		if err != nil {
 			l.reportProblem(name, st, err) // no earlier version to fall back on
 			return st, err
@@ -206,7 +253,7 @@ func (l *Templates) sync(name string) (templateState, error) {
 		st.file.Content, st.hasFile = src.Content, true
 		return st, nil
 	}
-	edited, err := parseTemplate(active, st.file.Content)
+	edited, err := Parse(active, st.file.Content)
 	if err != nil {
 		l.reportProblem(name, st, err)
 		return st, nil
@@ -243,7 +290,7 @@ func (l *Templates) reportProblem(name string, st templateState, err error) {
 // the version after this one on the next sync.
 func (l *Templates) activate(next Template, prev *Template, base edit.Fingerprint) (Template, error) {
 	next.Path = l.versionPath(next.Name, next.Version)
-	content := renderTemplate(next)
+	content := Render(next)
 	if _, err := l.root.Create(next.Path, content); err != nil {
 		return next, fmt.Errorf("writing version %d of %s: %w", next.Version, next.Name, err)
 	}
@@ -300,7 +347,7 @@ func (l *Templates) Problem(ctx context.Context, name string) (string, error) {
 	if err != nil || !st.hasFile {
 		return "", err
 	}
-	if _, perr := parseTemplate(l.activePath(name), st.file.Content); perr != nil {
+	if _, perr := Parse(l.activePath(name), st.file.Content); perr != nil {
 		return perr.Error(), nil
 	}
 	return "", nil
@@ -372,13 +419,13 @@ func (l *Templates) Models() ([]TemplateModel, error) {
 		if err != nil {
 			continue // not written yet (a built-in), or unreadable: List reports that
 		}
-		t, err := parseTemplate(l.activePath(n), snap.Content)
+		t, err := Parse(l.activePath(n), snap.Content)
 		if err != nil || t.Model == "" {
 			continue
 		}
 		m := TemplateModel{Role: l.role, Model: t.Model}
 		if t.Kind == KindImprover {
-			m.Role = evolutionRole
+			m.Role = EvolutionRole
 		}
 		if !slices.Contains(models, m) {
 			models = append(models, m)
@@ -430,7 +477,7 @@ func (l *Templates) save(name, general, report, who string, depth int) (Template
 	if err != nil {
 		return Template{}, err
 	}
-	if _, perr := parseTemplate(l.activePath(name), st.file.Content); perr != nil {
+	if _, perr := Parse(l.activePath(name), st.file.Content); perr != nil {
 		return Template{}, fmt.Errorf("%s has an edit that does not parse (%v); fix or revert it first: %w", l.activePath(name), perr, edit.ErrConflict)
 	}
 	next := st.cur
@@ -460,7 +507,7 @@ func (l *Templates) Rollback(ctx context.Context, name string, version int) (Tem
 	if err != nil {
 		return Template{}, err
 	}
-	if _, perr := parseTemplate(l.activePath(name), st.file.Content); perr != nil {
+	if _, perr := Parse(l.activePath(name), st.file.Content); perr != nil {
 		return Template{}, fmt.Errorf("%s has an edit that does not parse (%v); fix or revert it first: %w", l.activePath(name), perr, edit.ErrConflict)
 	}
 	i := slices.IndexFunc(st.versions, func(t Template) bool { return t.Version == version })
@@ -515,9 +562,9 @@ func (l *Templates) Seed(ctx context.Context) error {
 		if !st.cur.IsLegacy() {
 			continue
 		}
-		report := defaultReport
+		report := DefaultReport
 		if st.cur.Kind == KindImprover {
-			report = improverReport
+			report = ImproverReport
 		}
 		if _, err := l.save(n, seededGeneral(st.cur.Kind, st.cur.Legacy), report, BySeed, 0); err != nil {
 			errs = append(errs, fmt.Errorf("seeding %s: %w", n, err))
@@ -536,13 +583,87 @@ func (l *Templates) isActiveTemplateFile(p string) (string, bool) {
 	return name, ok && strings.TrimSuffix(dir, "/") == l.folder && checkName(name) == nil
 }
 
-// OnEdit picks up a saved edit of a template's active file.
-func (l *Templates) onEdit(ctx context.Context, p string) {
-	name, ok := l.isActiveTemplateFile(p)
-	if !ok {
-		return
+// Watch subscribes the library to the vault's changes: a person's save
+// (or deletion) of an active template file is queued for Run, which
+// records it as a new version, or reports the problem while the previous
+// version stays active. Call it before the vault runs. Changes before the
+// first scan is done are not queued: Active reads the files as they are.
+func (l *Templates) Watch() {
+	l.v.Subscribe(func(changes []vault.Change) {
+		select {
+		case <-l.v.Ready():
+		default:
+			return
+		}
+		for _, c := range changes {
+			if _, ok := l.isActiveTemplateFile(c.Path); ok && !c.Own {
+				l.edits.Add(c.Path)
+			}
+		}
+	})
+}
+
+// Run picks up the edits Watch queues until ctx is done, on its own
+// goroutine: a slow file system delays no wake.
+func (l *Templates) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.edits.Ready():
+			for _, p := range l.edits.Take() {
+				l.onEdit(ctx, p)
+			}
+		}
 	}
+}
+
+// onEdit picks up a saved edit of a template's active file.
+func (l *Templates) onEdit(ctx context.Context, p string) {
+	name, _ := l.isActiveTemplateFile(p)
 	if _, err := l.Active(ctx, name); err != nil {
 		l.log.Error("picking up a template edit", "path", p, "err", err)
 	}
 }
+
+// Evolve writes an approved evolution proposal (general and report
+// directives) as the next version, if the version it was made against,
+// base, is still the active one.
+func (l *Templates) Evolve(name string, base int, general, report string) (Template, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st, err := l.sync(name)
+	if err != nil {
+		return Template{}, err
+	}
+	if st.cur.Version != base {
+		return Template{}, fmt.Errorf("%w: the proposal was made for version %d and version %d is active now; start a new session: %w", ErrTemplateMoved, base, st.cur.Version, edit.ErrStale)
+	}
+	if err := CheckDepth(st.cur); err != nil {
+		return Template{}, err
+	}
+	depth := 0
+	if st.cur.Kind == KindImprover {
+		depth = st.cur.Depth + 1
+	}
+	return l.save(name, general, report, ByEvolution, depth)
+}
+
+// MaxImproverDepth caps the recursion of the template improver (SPEC
+// §4.4): it may rewrite its own template at most twice in a row before a
+// person edits, saves or rolls it back. An improver that keeps improving
+// itself drifts with nobody checking the direction.
+const MaxImproverDepth = 2
+
+// CheckDepth refuses evolving an improver that evolved itself
+// MaxImproverDepth times in a row.
+func CheckDepth(t Template) error {
+	if t.Kind == KindImprover && t.Depth >= MaxImproverDepth {
+		return fmt.Errorf("%w: %s is the result of %d evolutions of the improver by itself in a row, and margin stops that recursion at depth %d; edit it by hand (templates/save) or roll it back before evolving it again",
+			ErrEvolutionDepth, t.Label(), t.Depth, MaxImproverDepth)
+	}
+	return nil
+}
+
+// EvolutionRole is the llm role the evolution agent runs as.
+const EvolutionRole = "evolution"
