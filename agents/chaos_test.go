@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
@@ -133,17 +134,17 @@ func wakeFaults() []wakeFault {
 				goodReport,
 			}}
 		}, check: func(t *testing.T, c *chaosRig) {
-			sets, err := c.rt.store.ChangeSets(context.Background(), ChangeSetFilter{Task: chaosTask})
+			sets, err := c.rt.changes.Store().ChangeSets(context.Background(), changes.ChangeSetFilter{Task: chaosTask})
 			if err != nil || len(sets) != 1 {
 				t.Fatalf("change sets %+v, %v: want the one proposal in one set", sets, err)
 			}
 			// Re-reading the set's file is how a person's ticks arrive:
 			// the summary must not read as one.
-			if err := c.rt.onChangeSetFile(context.Background(), sets[0].Path); err != nil {
+			if err := c.rt.changes.DecideFile(context.Background(), sets[0].Path); err != nil {
 				t.Fatal(err)
 			}
-			cs, _ := c.rt.store.ChangeSet(context.Background(), sets[0].ID)
-			if cs.Items[0].Status != ItemPending {
+			cs, _ := c.rt.changes.Store().ChangeSet(context.Background(), sets[0].ID)
+			if cs.Items[0].Status != changes.ItemPending {
 				t.Errorf("item %s after re-reading its file, want pending", cs.Items[0].Status)
 			}
 		}},
@@ -177,7 +178,7 @@ func wakeFaults() []wakeFault {
 				goodReport,
 			}}
 		}, check: func(t *testing.T, c *chaosRig) {
-			sets, err := c.rt.store.ChangeSets(context.Background(), ChangeSetFilter{Task: chaosTask})
+			sets, err := c.rt.changes.Store().ChangeSets(context.Background(), changes.ChangeSetFilter{Task: chaosTask})
 			if err != nil || len(sets) != 1 {
 				t.Fatalf("change sets %+v, %v", sets, err)
 			}
@@ -335,14 +336,14 @@ func TestChaosWake(t *testing.T) {
 			if out := vaulttest.Changed(before, vaulttest.UserFiles(t, c.v.Dir())); len(out) > 0 {
 				t.Errorf("the wake wrote or removed %v, outside Margin/", out)
 			}
-			sets, err := c.rt.store.ChangeSets(context.Background(), ChangeSetFilter{Task: chaosTask})
+			sets, err := c.rt.changes.Store().ChangeSets(context.Background(), changes.ChangeSetFilter{Task: chaosTask})
 			if err != nil {
 				t.Fatal(err)
 			}
 			pending := 0
 			for _, cs := range sets {
 				for _, it := range cs.Items {
-					if it.Status != ItemPending {
+					if it.Status != changes.ItemPending {
 						t.Errorf("item %s of %s is %s without a decision", it.ID, cs.ID, it.Status)
 					}
 					pending++

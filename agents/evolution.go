@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
@@ -293,7 +294,7 @@ func (e *Evolution) Reject(ctx context.Context, id, reason string) (Session, err
 	if s.Status != SessionOpen {
 		return Session{}, fmt.Errorf("%w (%s)", ErrSessionClosed, s.Status)
 	}
-	s.Status, s.Reason, s.Updated = SessionRejected, oneLine(reason), e.now()
+	s.Status, s.Reason, s.Updated = SessionRejected, kit.OneLine(reason), e.now()
 	return s, e.update(context.WithoutCancel(ctx), &s)
 }
 
@@ -307,11 +308,11 @@ type proposeArgs struct {
 // proposeTool records a proposal against target; it refuses one that is
 // empty or changes nothing, so the model can correct itself.
 func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
-	return &tool{
-		name:        "propose_directives",
-		description: "Propose new general and report directives for the template. Both are complete texts, not fragments; a person sees a diff of each and approves or rejects.",
-		schema:      schemaFor[proposeArgs](nil),
-		run: func(ctx context.Context, raw json.RawMessage) (string, error) {
+	return &kit.Tool{
+		ToolName:  "propose_directives",
+		About:     "Propose new general and report directives for the template. Both are complete texts, not fragments; a person sees a diff of each and approves or rejects.",
+		ArgSchema: kit.SchemaFor[proposeArgs](nil),
+		Do: func(ctx context.Context, raw json.RawMessage) (string, error) {
 			var a proposeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
 				return "", err
@@ -346,7 +347,7 @@ func directiveDiff(what string, version int, old, new string) string {
 	if strings.TrimSpace(old) == strings.TrimSpace(new) {
 		return ""
 	}
-	return unifiedDiffNamed(fmt.Sprintf("v%d/%s", version, what), "proposed/"+what, strings.TrimSpace(old)+"\n", strings.TrimSpace(new)+"\n", 3)
+	return kit.Diff(fmt.Sprintf("v%d/%s", version, what), "proposed/"+what, strings.TrimSpace(old)+"\n", strings.TrimSpace(new)+"\n", 3)
 }
 
 // evolutionScaffold is the fixed head of the evolution agent's prompt.
@@ -412,7 +413,7 @@ func (e *Evolution) insert(ctx context.Context, s *Session) error {
 		return err
 	}
 	_, err = e.db.ExecContext(ctx, `INSERT INTO evolution_sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, '', '', 0, ?, ?)`,
-		s.ID, s.Template, s.BaseVersion, s.Status, s.Path, s.Context, string(metrics), msgs, stamp(s.Created), stamp(s.Updated))
+		s.ID, s.Template, s.BaseVersion, s.Status, s.Path, s.Context, string(metrics), msgs, kit.Stamp(s.Created), kit.Stamp(s.Updated))
 	if err != nil {
 		return fmt.Errorf("recording the evolution session: %w", err)
 	}
@@ -442,7 +443,7 @@ func (e *Evolution) update(ctx context.Context, s *Session) error {
 	}
 	_, err = e.db.ExecContext(ctx, `UPDATE evolution_sessions SET status = ?, file_fp = ?, messages = ?, proposal = ?, reason = ?,
 		result_version = ?, updated_at = ? WHERE id = ?`,
-		s.Status, string(s.fileFP), msgs, string(proposal), s.Reason, s.ResultVersion, stamp(s.Updated), s.ID)
+		s.Status, string(s.fileFP), msgs, string(proposal), s.Reason, s.ResultVersion, kit.Stamp(s.Updated), s.ID)
 	if err != nil {
 		return fmt.Errorf("recording the evolution session: %w", err)
 	}
@@ -479,7 +480,7 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 		&s.Reason, &s.ResultVersion, &created, &updated); err != nil {
 		return s, err
 	}
-	s.fileFP, s.Created, s.Updated = edit.Fingerprint(fp), unstamp(created), unstamp(updated)
+	s.fileFP, s.Created, s.Updated = edit.Fingerprint(fp), kit.Unstamp(created), kit.Unstamp(updated)
 	if err := json.Unmarshal([]byte(metrics), &s.Metrics); err != nil {
 		return s, fmt.Errorf("session %s: metrics: %w", s.ID, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
@@ -106,14 +108,14 @@ func (f *evolutionFixture) history(t *testing.T) {
 		}
 	}
 	for _, d := range []struct{ tool, verdict, reason string }{
-		{"update_task_estimate", Confirmed, ""},
-		{"update_task_estimate", Rejected, "estimates are mine to set"},
-		{"update_task_priority", Rejected, "P1 is right"},
-		{"update_task_priority", Rejected, ""},
-		{"update_task_priority", Deferred, ""},
+		{"update_task_estimate", changes.Confirmed, ""},
+		{"update_task_estimate", changes.Rejected, "estimates are mine to set"},
+		{"update_task_priority", changes.Rejected, "P1 is right"},
+		{"update_task_priority", changes.Rejected, ""},
+		{"update_task_priority", changes.Deferred, ""},
 	} {
 		if _, err := f.v.DB().ExecContext(ctx, `INSERT INTO decisions (agent_id, task, set_id, item, tool, summary, verdict, reason, outcome, created_at)
-			VALUES (?, 'Tasks/A.md', 's1', 'c1', ?, 'Change it', ?, ?, 'x', ?)`, a1.ID, d.tool, d.verdict, d.reason, stamp(at)); err != nil {
+			VALUES (?, 'Tasks/A.md', 's1', 'c1', ?, 'Change it', ?, ?, 'x', ?)`, a1.ID, d.tool, d.verdict, d.reason, kit.Stamp(at)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -397,11 +399,11 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 	}
 	decide := func(verdict, reason string) {
 		t.Helper()
-		sets, err := c.rt.store.ChangeSets(ctx, ChangeSetFilter{Task: chaosTask, Status: SetPending})
+		sets, err := c.rt.changes.Store().ChangeSets(ctx, changes.ChangeSetFilter{Task: chaosTask, Status: changes.SetPending})
 		if err != nil || len(sets) != 1 {
 			t.Fatalf("pending change sets %+v, %v", sets, err)
 		}
-		if _, err := c.rt.Decide(ctx, sets[0].ID, []ItemDecision{{Item: "c1", Verdict: verdict, Reason: reason}}); err != nil {
+		if _, err := c.rt.changes.Decide(ctx, sets[0].ID, []changes.ItemDecision{{Item: "c1", Verdict: verdict, Reason: reason}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -415,7 +417,7 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 	// v1: an estimate proposal, rejected; then a plain report.
 	script(propose("update_task_estimate", "estimate", "2h"))
 	wake(RunCompleted)
-	decide(Rejected, "estimates are mine")
+	decide(changes.Rejected, "estimates are mine")
 	script(llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}})
 	wake(RunCompleted)
 	v1Calls := len(c.fake.Requests())
@@ -427,7 +429,7 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 	}
 	script(propose("update_task_priority", "priority", "P0"))
 	wake(RunCompleted)
-	decide(Confirmed, "")
+	decide(changes.Confirmed, "")
 	script(llmtest.Reply{Content: "Nothing to say."})
 	wake(RunIncomplete)
 	v2Calls := len(c.fake.Requests()) - v1Calls

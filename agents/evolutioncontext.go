@@ -143,7 +143,7 @@ func (e *Evolution) metrics(ctx context.Context, t templates.Template) (Metrics,
 			if err := rows.Scan(&name, &v, &r.Reason, &at); err != nil {
 				return m, err
 			}
-			r.Tool, r.Summary, r.Date = "propose_directives", fmt.Sprintf("new directives for %s@%d", name, v), unstamp(at)
+			r.Tool, r.Summary, r.Date = "propose_directives", fmt.Sprintf("new directives for %s@%d", name, v), kit.Unstamp(at)
 			m.Rejections = append(m.Rejections, r)
 		}
 		if err := rows.Err(); err != nil {
@@ -319,7 +319,7 @@ func (e *Evolution) rejections(ctx context.Context, t templates.Template, m *Met
 		if err := rows.Scan(&r.Tool, &r.Summary, &r.Reason, &at, &label); err != nil {
 			return fmt.Errorf("reading rejections: %w", err)
 		}
-		r.Date, r.Version = unstamp(at), versionOf(t.Name, label)
+		r.Date, r.Version = kit.Unstamp(at), versionOf(t.Name, label)
 		m.Rejections = append(m.Rejections, r)
 	}
 	return rows.Err()
@@ -450,7 +450,7 @@ func writeMetrics(b *strings.Builder, kind string, m Metrics) {
 			if r.Version > 0 {
 				version = fmt.Sprintf(" v%d", r.Version)
 			}
-			fmt.Fprintf(b, "- %s%s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), version, r.Tool, oneLine(r.Summary), oneLine(r.Reason))
+			fmt.Fprintf(b, "- %s%s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), version, r.Tool, kit.OneLine(r.Summary), kit.OneLine(r.Reason))
 		}
 	}
 }
@@ -507,7 +507,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		if r := []rune(body); len(r) > contextReportChars {
 			body = string(r[:contextReportChars]) + "\n…(cut)"
 		}
-		b.WriteString(fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, oneLine(rep.TLDR)), body))
+		b.WriteString(kit.Fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, kit.OneLine(rep.TLDR)), body))
 	}
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
@@ -518,7 +518,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		}
 		none = false
 		lines = lines[max(0, len(lines)-contextObservations):]
-		b.WriteString(fenced("data: latest observations on "+a.Task, strings.Join(lines, "\n")))
+		b.WriteString(kit.Fenced("data: latest observations on "+a.Task, strings.Join(lines, "\n")))
 	}
 	if none {
 		b.WriteString("(none)\n")
@@ -541,7 +541,7 @@ func sessionNote(s Session) string {
 	case SessionApproved:
 		why := ""
 		if s.Proposal != nil {
-			why = " — " + oneLine(s.Proposal.Rationale)
+			why = " — " + kit.OneLine(s.Proposal.Rationale)
 		}
 		return fmt.Sprintf("approved as v%d%s", s.ResultVersion, why)
 	case SessionRejected:
@@ -551,7 +551,7 @@ func sessionNote(s Session) string {
 		return "rejected — " + s.Reason
 	}
 	if s.Proposal != nil {
-		return "left open with a proposal — " + oneLine(s.Proposal.Rationale)
+		return "left open with a proposal — " + kit.OneLine(s.Proposal.Rationale)
 	}
 	return "left open without a proposal"
 }
@@ -627,6 +627,6 @@ func renderSession(s Session) []byte {
 
 // codeBlock fences text in a block longer than any backtick run in it.
 func codeBlock(lang, text string) string {
-	fence := fenceFor(text)
+	fence := kit.FenceFor(text)
 	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
 }

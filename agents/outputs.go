@@ -2,7 +2,6 @@ package agents
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
@@ -37,12 +38,6 @@ func JournalPath(outputFolder, outputName string) string {
 func stem(p string) string {
 	base := path.Base(p)
 	return strings.TrimSuffix(base, path.Ext(base))
-}
-
-// taskLink is the task as a wikilink, without the extension, as Obsidian
-// writes links.
-func taskLink(taskPath string) string {
-	return "[[" + strings.TrimSuffix(taskPath, path.Ext(taskPath)) + "]]"
 }
 
 // Report is a report file as read back.
@@ -105,31 +100,23 @@ func ParseReport(p string, content []byte) Report {
 func firstParagraph(s string) string {
 	for _, p := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n\n") {
 		if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "#") {
-			return oneLine(p)
+			return kit.OneLine(p)
 		}
 	}
 	return ""
-}
-
-// yamlString quotes s for YAML. A JSON string is a valid YAML
-// double-quoted scalar, and quoting every value keeps a tldr such as
-// "yes" or "2026-11-25" a string.
-func yamlString(s string) string {
-	b, _ := json.Marshal(s) // a string always marshals
-	return string(b)
 }
 
 // renderReport renders a report file (SPEC §3.3).
 func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, content string) []byte {
 	var b strings.Builder
 	b.WriteString("---\nmargin: report\n")
-	fmt.Fprintf(&b, "task: %s\n", yamlString(taskLink(taskPath)))
+	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(taskPath)))
 	fmt.Fprintf(&b, "agent: %s\n", agent)
-	fmt.Fprintf(&b, "template: %s\n", yamlString(template))
+	fmt.Fprintf(&b, "template: %s\n", kit.YAMLString(template))
 	fmt.Fprintf(&b, "updated: %s\n", updated.Format(time.RFC3339))
 	fmt.Fprintf(&b, "wake: %d\n", wake)
-	fmt.Fprintf(&b, "tldr: %s\n", yamlString(oneLine(tldr)))
-	fmt.Fprintf(&b, "generated_by: %s\n", yamlString(generatedBy))
+	fmt.Fprintf(&b, "tldr: %s\n", kit.YAMLString(kit.OneLine(tldr)))
+	fmt.Fprintf(&b, "generated_by: %s\n", kit.YAMLString(generatedBy))
 	b.WriteString("---\n")
 	b.WriteString(strings.TrimSpace(untask(content)))
 	b.WriteString("\n")
@@ -179,7 +166,7 @@ func untask(content string) string {
 
 // journalLine is one journal entry (SPEC §3.3).
 func journalLine(at time.Time, text string) string {
-	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), oneLine(text))
+	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), kit.OneLine(text))
 }
 
 // readJournal returns the journal's entry lines, oldest first.
@@ -230,8 +217,8 @@ const casAttempts = 3
 // only ever adds at the end, so an edit the person made is kept: a write
 // that finds the file changed reads it again and appends to that. A
 // journal open in the editor is appended to there (ed may be nil).
-func appendJournal(ctx context.Context, root *edit.Root, ed Editor, p, taskPath, agent string, lines []string) error {
-	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", yamlString(taskLink(taskPath)), agent, stem(taskPath))
+func appendJournal(ctx context.Context, root *edit.Root, ed changes.Editor, p, taskPath, agent string, lines []string) error {
+	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", kit.YAMLString(kit.TaskLink(taskPath)), agent, stem(taskPath))
 	appended := func(content string) string {
 		if content == "" {
 			content = header
@@ -301,7 +288,7 @@ func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index
 	field("due", t.Due)
 	field("scheduled", t.Scheduled)
 	if t.Estimate > 0 {
-		field("estimate", formatMinutes(t.Estimate))
+		field("estimate", kit.FormatMinutes(t.Estimate))
 	}
 	tldr = fmt.Sprintf("Offline summary (no model reachable): %d of %d checklist items done", done, total)
 	if len(facts) > 0 {
@@ -310,7 +297,7 @@ func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index
 	tldr += "."
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", oneLine(why))
+	fmt.Fprintf(&b, "> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", kit.OneLine(why))
 	b.WriteString("## Status\n\n")
 	if len(facts) == 0 {
 		b.WriteString("- no status, priority or dates set\n")
@@ -337,22 +324,12 @@ func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index
 	return tldr, b.String()
 }
 
-func formatMinutes(m int) string {
-	switch {
-	case m%60 == 0:
-		return fmt.Sprintf("%dh", m/60)
-	case m > 60:
-		return fmt.Sprintf("%dh%dm", m/60, m%60)
-	}
-	return fmt.Sprintf("%dm", m)
-}
-
 // brokenReport is the report on a task whose frontmatter does not parse:
 // the agent cannot trust any field, so it says what is wrong instead.
 func brokenReport(taskPath, problem string) (tldr, content string) {
-	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + oneLine(problem)
+	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + kit.OneLine(problem)
 	content = fmt.Sprintf("## The task note cannot be read\n\nThe YAML frontmatter of %s does not parse:\n\n```\n%s\n```\n\n"+
 		"Fix the frontmatter (between the two `---` lines) and save; the agent wakes again on the next change.\n",
-		taskLink(taskPath), strings.TrimSpace(problem))
+		kit.TaskLink(taskPath), strings.TrimSpace(problem))
 	return tldr, content
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
@@ -155,7 +156,7 @@ func TestSameStemTasksKeepTheirOwnOutputs(t *testing.T) {
 			if len(journal) != 1 || !strings.HasSuffix(journal[0], c.which+" observation") {
 				t.Errorf("journal of %s: %q, want its own observation only", c.task, journal)
 			}
-			sets, err := rt.store.ChangeSets(ctx, ChangeSetFilter{Task: c.agent.Task})
+			sets, err := rt.changes.Store().ChangeSets(ctx, changes.ChangeSetFilter{Task: c.agent.Task})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pmezard/go-difflib/difflib"
-
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 )
@@ -112,8 +111,8 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 	if w.Report == "" {
 		b.WriteString("(none yet: this is your first report on this task)\n")
 	} else {
-		fmt.Fprintf(&b, "TLDR: %s\n\n", oneLine(w.TLDR))
-		b.WriteString(fenced("data: your current report, as the person may have edited it", w.Report))
+		fmt.Fprintf(&b, "TLDR: %s\n\n", kit.OneLine(w.TLDR))
+		b.WriteString(kit.Fenced("data: your current report, as the person may have edited it", w.Report))
 	}
 
 	b.WriteString("\n## Journal\n\n")
@@ -148,12 +147,12 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 
 	b.WriteString("\n## Task\n\n")
 	if full {
-		b.WriteString(fenced("data: the task note "+w.Task.ID, w.Task.Content))
+		b.WriteString(kit.Fenced("data: the task note "+w.Task.ID, w.Task.Content))
 	} else {
 		// The agent read the whole note before and the diffs above show
 		// what changed; its fields and checklist are what it must not
 		// lose sight of.
-		b.WriteString(fenced("data: fields and open checklist items of the task note "+w.Task.ID, taskOutline(w.Task.Content)))
+		b.WriteString(kit.Fenced("data: fields and open checklist items of the task note "+w.Task.ID, taskOutline(w.Task.Content)))
 	}
 
 	b.WriteString("\n## Linked Entries\n\n")
@@ -168,7 +167,7 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 	}
 	for _, e := range entries {
 		if full {
-			b.WriteString(fenced("data: entry "+e.ID, e.Content))
+			b.WriteString(kit.Fenced("data: entry "+e.ID, e.Content))
 		}
 	}
 
@@ -188,7 +187,7 @@ func sourceDiffs(w wakeContext) string {
 		if ok && old.Fingerprint == s.Fingerprint {
 			continue
 		}
-		b.WriteString(fenced("data: diff of "+s.ID, unifiedDiff(s.ID, old.Content, s.Content)))
+		b.WriteString(kit.Fenced("data: diff of "+s.ID, unifiedDiff(s.ID, old.Content, s.Content)))
 	}
 	var gone []string
 	for id := range w.Seen {
@@ -198,64 +197,13 @@ func sourceDiffs(w wakeContext) string {
 	}
 	slices.Sort(gone)
 	for _, id := range gone {
-		b.WriteString(fenced("data: diff of "+id+" (no longer linked or deleted)", unifiedDiff(id, w.Seen[id].Content, "")))
+		b.WriteString(kit.Fenced("data: diff of "+id+" (no longer linked or deleted)", unifiedDiff(id, w.Seen[id].Content, "")))
 	}
 	return b.String()
 }
 
-// diffLines splits text into lines that each end in a newline; unlike
-// difflib.SplitLines it adds no empty line after a final newline, which
-// would show as a spurious blank line in every diff.
-func diffLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	lines := strings.SplitAfter(s, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	} else {
-		lines[len(lines)-1] += "\n"
-	}
-	return lines
-}
-
 func unifiedDiff(id, old, new string) string {
-	return unifiedDiffNamed("before/"+id, "now/"+id, old, new, 2)
-}
-
-func unifiedDiffNamed(from, to, old, new string, context int) string {
-	// GetUnifiedDiffString fails only when writing to its strings.Builder
-	// does, which never happens.
-	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: diffLines(old), B: diffLines(new), FromFile: from, ToFile: to, Context: context,
-	})
-	return d
-}
-
-// fenceFor is a backtick fence longer than any backtick run in text, so
-// the text cannot close it.
-func fenceFor(text string) string {
-	longest, run := 0, 0
-	for _, r := range text {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
-}
-
-// fenced wraps text in a code fence longer than any backtick run inside
-// it, labelled, so note content can neither close the fence nor pass for
-// part of the prompt.
-func fenced(label, text string) string {
-	fence := fenceFor(text)
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return fmt.Sprintf("[%s]\n%s\n%s%s\n\n", label, fence, text, fence)
+	return kit.Diff("before/"+id, "now/"+id, old, new, 2)
 }
 
 func firstLine(s string) string {
@@ -268,8 +216,6 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // taskOutline is a task note's frontmatter and open checklist lines: the
 // state an incremental wake acts on, without the prose and finished items

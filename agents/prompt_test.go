@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
@@ -96,7 +97,7 @@ func TestUserMessageBudgetDropsOldestEntriesFirst(t *testing.T) {
 }
 
 func TestFencedCannotBeClosedByContent(t *testing.T) {
-	got := fenced("data: x", "a ```` b\n")
+	got := kit.Fenced("data: x", "a ```` b\n")
 	if !strings.Contains(got, "`````\na ```` b\n`````") {
 		t.Errorf("fence not longer than the content's backticks:\n%s", got)
 	}

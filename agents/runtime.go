@@ -24,9 +24,10 @@ import (
 	"path"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -60,10 +61,8 @@ type Options struct {
 	BackoffInitial time.Duration
 	BackoffMax     time.Duration
 	DormantAfter   int
-	// MaxItems caps the items of one change set (10 by default); more
-	// go into a further set.
-	MaxItems int
-	// ExpireAfter is how long a change set stays open (7 days by default).
+	// MaxItems and ExpireAfter configure change sets; see changes.Options.
+	MaxItems    int
 	ExpireAfter time.Duration
 	// WakeDeadline bounds the model's time in one wake (5m by default);
 	// a wake cut there is incomplete and retried.
@@ -73,10 +72,15 @@ type Options struct {
 	Notifier Notifier
 	// Editor edits the notes open in the editor; nil when there is none
 	// (the command line), and every apply then writes the file.
-	Editor Editor
+	Editor changes.Editor
 	Logger *slog.Logger
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+}
+
+// ChangesOptions are the options of the vault's change sets.
+func (o Options) ChangesOptions() changes.Options {
+	return changes.Options{MaxItems: o.MaxItems, ExpireAfter: o.ExpireAfter, Editor: o.Editor, Notifier: o.Notifier, Logger: o.Logger, Now: o.Now}
 }
 
 // TemplatesOptions are the options of the template library the agents run from.
@@ -112,12 +116,6 @@ func (o *Options) setDefaults() {
 	if o.Role == "" {
 		o.Role = DefaultRole
 	}
-	if o.MaxItems <= 0 {
-		o.MaxItems = 10
-	}
-	if o.ExpireAfter <= 0 {
-		o.ExpireAfter = 7 * 24 * time.Hour
-	}
 	if o.WakeDeadline <= 0 {
 		o.WakeDeadline = 5 * time.Minute
 	}
@@ -138,6 +136,7 @@ type Runtime struct {
 	v         *vault.Vault
 	store     *Store
 	templates *templates.Templates
+	changes   *changes.Changes
 	evolution *Evolution
 	model     llm.Model // nil: no model, every wake writes the offline report
 	opts      Options
@@ -147,17 +146,12 @@ type Runtime struct {
 	due      chan string   // an agent whose wake is due (timers send here)
 	finished chan ended    // a wake ended
 	kicks    chan kick     // wakes asked for through the API
-	changed  chan struct{} // a batch of vault changes is waiting in batches
+	changed  chan struct{} // vault changes or wakes are waiting in batches or wakes
 	done     chan struct{} // closed when Run returns
-	running  atomic.Bool   // Run is routing kicks
-
-	// decideMu serialises decisions, routing and expiry, so a decision
-	// racing another (or a new wake's change set) never applies an item
-	// twice or decides a superseded one.
-	decideMu sync.Mutex
 
 	mu      sync.Mutex // guards the fields below
 	batches [][]vault.Change
+	wakes   []kick // wakes asked for by Wake (decisions on change sets)
 	queues  map[string]*wakeQueue
 	skipped map[string]int // wakes skipped because their run key had completed, per agent, since start
 	waking  int            // wakes running, at most wakeSlots
@@ -227,16 +221,23 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		skipped:  map[string]int{},
 	}
 	st.reportTask = r.reportTask
+	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
+		return nil, err
+	}
 	if r.evolution, err = NewEvolution(ctx, v, r.templates, model, opts); err != nil {
 		return nil, err
 	}
 	r.templates.Watch()
+	r.changes.Watch()
 	v.Subscribe(r.onBatch)
 	return r, nil
 }
 
 // Store gives read access to the agents' records.
 func (r *Runtime) Store() *Store { return r.store }
+
+// Changes is the vault's change sets.
+func (r *Runtime) Changes() *changes.Changes { return r.changes }
 
 // Templates is the vault's template library the agents run from.
 func (r *Runtime) Templates() *templates.Templates { return r.templates }
@@ -291,11 +292,14 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	r.running.Store(true)
-	defer r.running.Store(false)
-	if err := r.restoreSetFiles(ctx); err != nil && ctx.Err() == nil {
+	if err := r.changes.Restore(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("restoring change set files", "err", err)
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.changes.Run(ctx)
+	}()
 	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("reconciling agents with the vault", "err", err)
 	}
@@ -309,28 +313,25 @@ func (r *Runtime) Run(ctx context.Context) error {
 		defer wg.Done()
 		r.templates.Run(ctx)
 	}()
-	expiry := time.NewTicker(expiryCheck(r.opts.ExpireAfter))
-	defer expiry.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			r.stopTimers()
 			return nil
-		case <-expiry.C:
-			if err := r.expireDue(ctx); err != nil && ctx.Err() == nil {
-				r.log.Error("expiring change sets", "err", err)
-			}
 		case k := <-r.kicks:
 			r.schedule(k)
 		case <-r.changed:
 			r.mu.Lock()
-			batches := r.batches
-			r.batches = nil
+			batches, wakes := r.batches, r.wakes
+			r.batches, r.wakes = nil, nil
 			r.mu.Unlock()
 			for _, b := range batches {
 				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
 					r.log.Error("routing vault changes to agents", "err", err)
 				}
+			}
+			for _, k := range wakes {
+				r.schedule(k)
 			}
 		case id := <-r.due:
 			r.start(ctx, &wg, id)
@@ -502,7 +503,7 @@ func (r *Runtime) startWaiting(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
-// Kick asks for a wake of the agent through Run's goroutine.
+// kick asks for a wake of the agent through Run's goroutine.
 func (r *Runtime) kick(ctx context.Context, k kick) error {
 	select {
 	case r.kicks <- k:
@@ -536,7 +537,7 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 	if err := r.store.setTaskFingerprint(ctx, a.ID, string(w.taskSnap.Fingerprint)); err != nil {
 		return time.Time{}, err
 	}
-	if w.decisions, err = r.store.Decisions(ctx, DecisionFilter{Agent: a.ID, Limit: recentDecisions}); err != nil {
+	if w.decisions, err = r.changes.Store().Decisions(ctx, changes.DecisionFilter{Agent: a.ID, Limit: recentDecisions}); err != nil {
 		return time.Time{}, err
 	}
 	w.key = runKey(a.ID, w.template.ID(), w.sources, decisionKeys(w.decisions))
@@ -566,7 +567,7 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 		if req.force {
 			// A wake someone asked for is its own state: the same notes
 			// with a new request.
-			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+stamp(r.now())))
+			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+kit.Stamp(r.now())))
 		} else if done, err := r.store.completedKey(ctx, a.ID, string(w.key)); err != nil {
 			return time.Time{}, err
 		} else if done {
@@ -591,7 +592,8 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 	}
 	// Proposals reach the person however the wake ended: each was
 	// validated and recorded when the model made it.
-	if err := r.routeProposals(context.WithoutCancel(ctx), w.agent, w.run, w.task); err != nil {
+	owner := changes.Owner{Task: w.agent.Task, OutputName: w.agent.OutputName}
+	if err := r.changes.Route(context.WithoutCancel(ctx), a.ID, owner, w.run, w.task); err != nil {
 		r.log.Error("routing proposals to a change set", "agent", a.ID, "err", err)
 	}
 	if end.status == RunCompleted {
@@ -729,16 +731,10 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 
 	wake := map[string]string{} // agent → reason
 	for _, c := range changes {
-		if r.isChangeSetFile(c.Path) && !c.Own && !c.Removed() {
-			// Plain-text approval: the person ticked or rejected items.
-			if err := r.onChangeSetFile(ctx, c.Path); err != nil {
-				r.log.Error("reading decisions from a change set file", "path", c.Path, "err", err)
-			}
-			continue
-		}
 		if r.isOutput(c.Path) {
 			// margin's own files never wake an agent; a person's save
-			// of a template is the library's (Templates.Watch).
+			// of a template or a change set file is the template
+			// library's and the change sets' (their Watch).
 			continue
 		}
 		if a := byTask[c.Path]; a != nil {
@@ -1066,4 +1062,22 @@ func ReadReport(v *vault.Vault, a Agent) (Report, error) {
 		rep.Task = a.Task
 	}
 	return rep, nil
+}
+
+// Owner implements changes.Agents: the agent's task and output name.
+func (r *Runtime) Owner(ctx context.Context, id string) (changes.Owner, error) {
+	return r.store.Owner(ctx, id)
+}
+
+// Wake implements changes.Agents: a wake of the agent, coalesced like a
+// change. It never blocks: Run schedules it, and a decision made before
+// Run starts is in the agent's run key, which its startup wake sees.
+func (r *Runtime) Wake(id, reason string) {
+	r.mu.Lock()
+	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: coalesce})
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
 }

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/store"
 )
@@ -40,7 +42,10 @@ const (
 	RunFailed     = "failed"
 )
 
-// schema holds the agents' migration steps. Append, never edit.
+// schema holds the agents' migration steps. Append, never edit: steps 1
+// and 2 lost the change sets' tables to the changes package (which
+// creates them only where they are missing), so every database, old or
+// new, has the same schema.
 var schema = []string{`
 CREATE TABLE agents (
 	id                 TEXT    PRIMARY KEY,
@@ -119,70 +124,13 @@ CREATE TABLE tool_calls (
 );
 CREATE INDEX tool_calls_agent ON tool_calls(agent_id, created_at);
 
--- Deferred tool calls, one row per change item (checklist tools are
--- exploded), waiting for the change-set flow to route them to a person.
-CREATE TABLE proposals (
-	id           INTEGER PRIMARY KEY,
-	agent_id     TEXT    NOT NULL,
-	run_id       INTEGER NOT NULL,
-	operation_id TEXT    NOT NULL,
-	tool         TEXT    NOT NULL,
-	args         TEXT    NOT NULL,
-	summary      TEXT    NOT NULL,
-	base         TEXT    NOT NULL, -- fingerprint of the task note the item was proposed against
-	status       TEXT    NOT NULL DEFAULT 'pending',
-	created_at   TEXT    NOT NULL
-);
-CREATE INDEX proposals_agent ON proposals(agent_id, status);
+-- proposals was created here until change sets got their own package:
+-- see the changes package's schema (component "changes").
 `, `
--- Change sets: a wake's proposals routed to a person (proposals.status
--- becomes 'routed'). The file under Margin/Changes shows them; these rows
--- are the truth the file is checked against.
-CREATE TABLE change_sets (
-	id          TEXT    PRIMARY KEY,
-	agent_id    TEXT    NOT NULL,
-	task        TEXT    NOT NULL, -- the task path when proposed; applying uses the agent's current one
-	run_id      INTEGER NOT NULL,
-	path        TEXT    NOT NULL UNIQUE,
-	status      TEXT    NOT NULL,
-	created_at  TEXT    NOT NULL,
-	expires_at  TEXT    NOT NULL,
-	fingerprint TEXT    NOT NULL DEFAULT '' -- the file as margin last wrote it
-);
-CREATE INDEX change_sets_agent ON change_sets(agent_id, status);
-
-CREATE TABLE change_items (
-	set_id     TEXT    NOT NULL,
-	item       TEXT    NOT NULL, -- block id: c1, c2, ...
-	seq        INTEGER NOT NULL,
-	tool       TEXT    NOT NULL,
-	args       TEXT    NOT NULL,
-	summary    TEXT    NOT NULL,
-	base       TEXT    NOT NULL,
-	field      TEXT    NOT NULL, -- what it targets: a newer proposal for it supersedes this one
-	status     TEXT    NOT NULL,
-	reason     TEXT    NOT NULL DEFAULT '',
-	detail     TEXT    NOT NULL DEFAULT '',
-	decided_at TEXT    NOT NULL DEFAULT '',
-	PRIMARY KEY (set_id, item)
-) WITHOUT ROWID;
-
--- The decisions ledger: every verdict a person gave, fed back to the agent.
-CREATE TABLE decisions (
-	id         INTEGER PRIMARY KEY,
-	agent_id   TEXT    NOT NULL,
-	task       TEXT    NOT NULL,
-	set_id     TEXT    NOT NULL,
-	item       TEXT    NOT NULL,
-	tool       TEXT    NOT NULL,
-	summary    TEXT    NOT NULL,
-	verdict    TEXT    NOT NULL,
-	reason     TEXT    NOT NULL DEFAULT '',
-	outcome    TEXT    NOT NULL,
-	created_at TEXT    NOT NULL
-);
-CREATE INDEX decisions_agent ON decisions(agent_id, id);
-CREATE INDEX decisions_task ON decisions(task, id);
+-- change_sets, change_items and decisions were created here until change
+-- sets got their own package: see the changes package's schema (component
+-- "changes"), whose first step creates them where they are missing.
+SELECT 1;
 `, `
 -- The name of the agent's report, journal and change-set folder under the
 -- output folder. It was the task's stem, so two tasks of one name in
@@ -340,8 +288,13 @@ type Store struct {
 	reportTask func(outputName string) string
 }
 
-// OpenStore migrates the agents' tables in db, the vault's state database.
+// OpenStore migrates the agents' tables in db, the vault's state
+// database, and the change sets' (an agent's record counts its open
+// change items).
 func OpenStore(ctx context.Context, db *sql.DB) (*Store, error) {
+	if _, err := changes.OpenStore(ctx, db); err != nil {
+		return nil, err
+	}
 	if err := store.Migrate(ctx, db, "agents", schema); err != nil {
 		return nil, fmt.Errorf("opening the agents' store: %w", err)
 	}
@@ -383,18 +336,6 @@ func fillOutputKeys(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
-func stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func unstamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s) // only stamp's output is stored; "" is the zero time
-	return t
-}
-
 func newAgentID() string {
 	var b [6]byte
 	rand.Read(b[:])
@@ -411,7 +352,7 @@ func scanAgent(row interface{ Scan(...any) error }) (Agent, error) {
 	var created, last, next string
 	err := row.Scan(&a.ID, &a.Task, &a.OutputName, &a.taskFingerprint, &a.Lifecycle, &a.DormantReason, &created, &last, &next,
 		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator, &a.PendingChanges)
-	a.Created, a.LastWake, a.NextWake = unstamp(created), unstamp(last), unstamp(next)
+	a.Created, a.LastWake, a.NextWake = kit.Unstamp(created), kit.Unstamp(last), kit.Unstamp(next)
 	return a, err
 }
 
@@ -449,6 +390,20 @@ func (s *Store) Agent(ctx context.Context, id string) (Agent, error) {
 	return a, nil
 }
 
+// Owner implements changes.Agents' Owner: the agent's task and output name.
+func (s *Store) Owner(ctx context.Context, id string) (changes.Owner, error) {
+	a, err := s.Agent(ctx, id)
+	return changes.Owner{Task: a.Task, OutputName: a.OutputName}, err
+}
+
+// Offline is what change sets need of the agents when no runtime runs
+// (the command line): the agents' records, and no wakes. A decision is in
+// the agent's next run key, so the next start's wake sees it.
+type Offline struct{ *Store }
+
+// Wake does nothing: see Offline.
+func (Offline) Wake(string, string) {}
+
 // AgentForTask returns the agent of the task note at path.
 func (s *Store) AgentForTask(ctx context.Context, path string) (Agent, error) {
 	a, err := scanAgent(s.db.QueryRowContext(ctx, `SELECT `+agentColumns+` FROM agents a WHERE a.task = ?`, path))
@@ -475,7 +430,7 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO agents (id, task, output_name, output_key, task_fingerprint, lifecycle, created_at)
-		VALUES (?, ?, ?, ?, ?, 'active', ?)`, id, task, output, nameKey(output), fingerprint, stamp(now)); err != nil {
+		VALUES (?, ?, ?, ?, ?, 'active', ?)`, id, task, output, nameKey(output), fingerprint, kit.Stamp(now)); err != nil {
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -558,7 +513,7 @@ func (s *Store) moveTask(ctx context.Context, id, task, fingerprint string) erro
 }
 
 func (s *Store) setNextWake(ctx context.Context, id string, next time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE agents SET next_wake = ? WHERE id = ?`, stamp(next), id)
+	_, err := s.db.ExecContext(ctx, `UPDATE agents SET next_wake = ? WHERE id = ?`, kit.Stamp(next), id)
 	if err != nil {
 		return fmt.Errorf("scheduling the retry of agent %s: %w", id, err)
 	}
@@ -662,7 +617,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var started, finished string
 	err := row.Scan(&r.ID, &r.Agent, &r.RunKey, &r.Reason, &r.Template, &r.Status, &r.Detail, &r.FullContext, &r.Attempts, &r.Turns,
 		&r.PromptTokens, &r.CompletionTokens, &started, &finished)
-	r.Started, r.Finished = unstamp(started), unstamp(finished)
+	r.Started, r.Finished = kit.Unstamp(started), kit.Unstamp(finished)
 	return r, err
 }
 
@@ -670,7 +625,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 func (s *Store) startRun(ctx context.Context, agent, key, reason, template string, full bool, now time.Time) (int64, error) {
 	var id int64
 	err := s.db.QueryRowContext(ctx, `INSERT INTO wake_runs (agent_id, run_key, reason, template, status, full_context, started_at)
-		VALUES (?, ?, ?, ?, 'started', ?, ?) RETURNING id`, agent, key, reason, template, full, stamp(now)).Scan(&id)
+		VALUES (?, ?, ?, ?, 'started', ?, ?) RETURNING id`, agent, key, reason, template, full, kit.Stamp(now)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("starting a run of agent %s: %w", agent, err)
 	}
@@ -705,7 +660,7 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `UPDATE wake_runs SET status = ?, detail = ?, settled_key = ?, turns = ?,
 		prompt_tokens = ?, completion_tokens = ?, finished_at = ? WHERE id = ?`,
-		end.status, end.detail, end.settledKey, end.turns, end.promptTokens, end.completions, stamp(now), run); err != nil {
+		end.status, end.detail, end.settledKey, end.turns, end.promptTokens, end.completions, kit.Stamp(now), run); err != nil {
 		return fmt.Errorf("finishing run %d: %w", run, err)
 	}
 	if end.status == RunCompleted {
@@ -719,10 +674,10 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE agents SET wakes = wakes + 1, failures = 0, next_wake = '', last_wake = ?, template = ?
-			WHERE id = ?`, stamp(now), template, agent); err != nil {
+			WHERE id = ?`, kit.Stamp(now), template, agent); err != nil {
 			return fmt.Errorf("finishing run %d: %w", run, err)
 		}
-	} else if _, err := tx.ExecContext(ctx, `UPDATE agents SET last_wake = ? WHERE id = ?`, stamp(now), agent); err != nil {
+	} else if _, err := tx.ExecContext(ctx, `UPDATE agents SET last_wake = ? WHERE id = ?`, kit.Stamp(now), agent); err != nil {
 		return fmt.Errorf("finishing run %d: %w", run, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -733,7 +688,7 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 
 func (s *Store) addMessage(ctx context.Context, agent string, run int64, m Message) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO messages (run_id, agent_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run, agent, m.Role, m.Content, string(m.ToolCalls), m.ToolCallID, m.ToolName, stamp(m.Created))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run, agent, m.Role, m.Content, string(m.ToolCalls), m.ToolCallID, m.ToolName, kit.Stamp(m.Created))
 	if err != nil {
 		return fmt.Errorf("recording a message of run %d: %w", run, err)
 	}
@@ -752,25 +707,22 @@ func (s *Store) toolCall(ctx context.Context, op string) (ToolCall, bool, error)
 	if err != nil {
 		return tc, false, fmt.Errorf("looking up operation %s: %w", op, err)
 	}
-	tc.Args, tc.Created = json.RawMessage(args), unstamp(created)
+	tc.Args, tc.Created = json.RawMessage(args), kit.Unstamp(created)
 	return tc, true, nil
 }
 
-func (s *Store) addToolCall(ctx context.Context, agent string, tc ToolCall, proposals []proposal) error {
+func (s *Store) addToolCall(ctx context.Context, agent string, tc ToolCall, proposals []changes.Proposal) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("recording %s: %w", tc.Tool, err)
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO tool_calls (operation_id, run_id, agent_id, tool, args, deferred, status, result, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, tc.OperationID, tc.Run, agent, tc.Tool, string(tc.Args), tc.Deferred, tc.Status, tc.Result, stamp(tc.Created)); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, tc.OperationID, tc.Run, agent, tc.Tool, string(tc.Args), tc.Deferred, tc.Status, tc.Result, kit.Stamp(tc.Created)); err != nil {
 		return fmt.Errorf("recording %s: %w", tc.Tool, err)
 	}
-	for _, p := range proposals {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO proposals (agent_id, run_id, operation_id, tool, args, summary, base, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, agent, tc.Run, tc.OperationID, tc.Tool, string(p.Args), p.Summary, p.Base, stamp(tc.Created)); err != nil {
-			return fmt.Errorf("recording a proposal of %s: %w", tc.Tool, err)
-		}
+	if err := changes.AddProposals(ctx, tx, agent, tc.Run, tc.OperationID, tc.Tool, tc.Created, proposals); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("recording %s: %w", tc.Tool, err)
@@ -858,7 +810,7 @@ func (s *Store) Activity(ctx context.Context, agent string, limit int) (Activity
 		if calls != "" {
 			m.ToolCalls = json.RawMessage(calls)
 		}
-		m.Created = unstamp(created)
+		m.Created = kit.Unstamp(created)
 		act.Messages = append(act.Messages, m)
 	}
 	rows.Close()
@@ -874,7 +826,7 @@ func (s *Store) Activity(ctx context.Context, agent string, limit int) (Activity
 		if err := rows.Scan(&tc.OperationID, &tc.Run, &tc.Tool, &args, &tc.Deferred, &tc.Status, &tc.Result, &created); err != nil {
 			return act, fmt.Errorf("reading tool calls of agent %s: %w", agent, err)
 		}
-		tc.Args, tc.Created = json.RawMessage(args), unstamp(created)
+		tc.Args, tc.Created = json.RawMessage(args), kit.Unstamp(created)
 		act.ToolCalls = append(act.ToolCalls, tc)
 	}
 	return act, rows.Err()

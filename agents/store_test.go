@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/agents/internal/legacy"
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
@@ -70,10 +72,10 @@ func TestMigrationBackfillsOutputNames(t *testing.T) {
 	ctx := context.Background()
 	db := stateDB(t)
 	const beforeOutputNames = 2 // the agents' schema steps released without output_name
-	if err := store.Migrate(ctx, db, "agents", schema[:beforeOutputNames]); err != nil {
+	if err := store.Migrate(ctx, db, "agents", legacy.AgentsSteps[:beforeOutputNames]); err != nil {
 		t.Fatal(err)
 	}
-	day := func(n int) string { return stamp(time.Date(2026, 11, n, 9, 0, 0, 0, time.UTC)) }
+	day := func(n int) string { return kit.Stamp(time.Date(2026, 11, n, 9, 0, 0, 0, time.UTC)) }
 	// Inserted out of age order: the oldest keeps the stem, whatever the
 	// order of the rows.
 	existing := []struct{ id, task, created, want string }{
@@ -132,10 +134,10 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	const beforeRunVersions = 3 // the agents' schema steps released without wake_runs.template
-	if err := store.Migrate(ctx, db, "agents", schema[:beforeRunVersions]); err != nil {
+	if err := store.Migrate(ctx, db, "agents", legacy.AgentsSteps[:beforeRunVersions]); err != nil {
 		t.Fatal(err)
 	}
-	at := stamp(querytest.Now)
+	at := kit.Stamp(querytest.Now)
 	for _, q := range []string{
 		`INSERT INTO agents (id, task, lifecycle, created_at, template, output_name) VALUES ('a1', 'Tasks/Ship.md', 'active', '` + at + `', 'task-agent@1', 'Ship')`,
 		`INSERT INTO wake_runs (id, agent_id, run_key, reason, status, started_at) VALUES (1, 'a1', 'k1', 'old', 'completed', '` + at + `')`,

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
@@ -43,7 +45,7 @@ type wake struct {
 	hasReport  bool
 	reportBase edit.Fingerprint // the report as this wake read it; writes compare-and-swap against it
 	modelName  string
-	decisions  []Decision // the agent's recent decisions, newest first
+	decisions  []changes.Decision // the agent's recent decisions, newest first
 }
 
 // recentDecisions is how many decisions a wake shows the agent (SPEC §4.1).
@@ -51,7 +53,7 @@ const recentDecisions = 20
 
 // decisionKeys names the decisions a wake shows, for its run key: a new
 // decision is a new state for the agent to process.
-func decisionKeys(ds []Decision) []string {
+func decisionKeys(ds []changes.Decision) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
 		out[i] = "decision:" + strconv.FormatInt(d.ID, 10)
@@ -60,10 +62,10 @@ func decisionKeys(ds []Decision) []string {
 }
 
 // decisionLines are the decisions as the prompt shows them, oldest first.
-func decisionLines(ds []Decision) []string {
+func decisionLines(ds []changes.Decision) []string {
 	out := make([]string, 0, len(ds))
 	for i := len(ds) - 1; i >= 0; i-- {
-		out = append(out, ds[i].promptLine())
+		out = append(out, ds[i].PromptLine())
 	}
 	return out
 }
@@ -121,7 +123,7 @@ func (w *wake) writeReport(ctx context.Context, tldr, content, generator string)
 	if err := w.rt.store.setReport(ctx, w.agent.ID, string(fp), generator); err != nil {
 		return err
 	}
-	w.rt.notify("margin/reportUpdated", map[string]string{"task": w.agent.Task, "path": p, "tldr": oneLine(tldr)})
+	w.rt.notify("margin/reportUpdated", map[string]string{"task": w.agent.Task, "path": p, "tldr": kit.OneLine(tldr)})
 	return nil
 }
 

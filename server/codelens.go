@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -36,10 +37,10 @@ func lineRange(text string, n int, enc positionEncoding) lspRange {
 }
 
 // openItems counts the items of a change set that wait for a decision.
-func openItems(cs agents.ChangeSet) int {
+func openItems(cs changes.ChangeSet) int {
 	n := 0
 	for _, it := range cs.Items {
-		if it.Status == agents.ItemPending || it.Status == agents.ItemDeferred {
+		if it.Status == changes.ItemPending || it.Status == changes.ItemDeferred {
 			n++
 		}
 	}
@@ -58,7 +59,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 		return nil, err
 	}
 	lenses := []codeLens{}
-	cs, isSet, err := rt.Store().ChangeSetAt(ctx, path)
+	cs, isSet, err := rt.Changes().Store().ChangeSetAt(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +81,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 	if isSet {
 		for _, c := range note.Parse(path, text, note.Options{}).Checklist {
 			for _, it := range cs.Items {
-				if it.ID != c.BlockID || it.Status != agents.ItemPending && it.Status != agents.ItemDeferred {
+				if it.ID != c.BlockID || it.Status != changes.ItemPending && it.Status != changes.ItemDeferred {
 					continue
 				}
 				r := lineRange(src, c.Line-1, enc)
@@ -95,7 +96,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 	if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
 		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + strings.Join(strings.Fields(rep.TLDR), " "), Command: "margin.wake", Arguments: []any{a.ID}}})
 	}
-	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
+	sets, err := rt.Changes().ChangeSets(ctx, changes.ChangeSetFilter{Task: path})
 	if err != nil {
 		return nil, err
 	}

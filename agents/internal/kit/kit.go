@@ -73,9 +73,9 @@ func FormatMinutes(m int) string {
 	return fmt.Sprintf("%dm", m)
 }
 
-// fenceFor is a backtick fence longer than any backtick run in text, so
+// FenceFor is a backtick fence longer than any backtick run in text, so
 // the text cannot close it.
-func fenceFor(text string) string {
+func FenceFor(text string) string {
 	longest, run := 0, 0
 	for _, r := range text {
 		if r == '`' {
@@ -92,7 +92,7 @@ func fenceFor(text string) string {
 // it, labelled, so note content can neither close the fence nor pass for
 // part of the prompt.
 func Fenced(label, text string) string {
-	fence := fenceFor(text)
+	fence := FenceFor(text)
 	if !strings.HasSuffix(text, "\n") {
 		text += "\n"
 	}

@@ -1,4 +1,4 @@
-package agents
+package changes
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ const shipPath = "Tasks/Ship invoice export.md"
 
 func shipTask(t testing.TB) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/vault/" + shipPath)
+	b, err := os.ReadFile("../../testdata/vault/" + shipPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func sampleSet(t testing.TB) ChangeSet {
 	created := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
 	item := func(id, tool, args, summary string) ChangeItem {
 		return ChangeItem{ID: id, Tool: tool, Args: json.RawMessage(args), Summary: summary, Status: ItemPending,
-			Base: itemBase(n, tool, json.RawMessage(args))}
+			Base: ItemBase(n, tool, json.RawMessage(args))}
 	}
 	return ChangeSet{ID: "3f9a1c2e", Agent: "a0123456789ab", Task: shipPath, Run: 7, Status: SetPending,
 		Path: ChangeSetPath("Margin", "Ship invoice export", created, "3f9a1c2e"), Created: created, Expires: created.Add(7 * 24 * time.Hour),
@@ -251,34 +251,13 @@ func FuzzChangeSetFile(f *testing.F) {
 	})
 }
 
-func TestDecisionPromptLines(t *testing.T) {
-	day := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
-	ds := []Decision{ // newest first, as the store returns them
-		{Verdict: Rejected, Summary: "Set estimate to 2h", Tool: "update_task_estimate", Reason: "a day is right", Outcome: ItemRejected, Created: day},
-		{Verdict: Confirmed, Summary: "Set priority to P0", Tool: "update_task_priority", Outcome: ItemStale, Created: day},
-		{Verdict: Confirmed, Summary: `Add checklist item "QA"`, Tool: "add_checklist_item", Outcome: ItemConfirmed, Created: day.AddDate(0, 0, -1)},
-	}
-	got := decisionLines(ds)
-	want := []string{
-		`2026-11-21 confirmed: Add checklist item "QA" (add_checklist_item)`,
-		"2026-11-22 confirmed: Set priority to P0 (update_task_priority) — not applied: the task had changed since the proposal",
-		"2026-11-22 rejected: Set estimate to 2h (update_task_estimate) — reason: a day is right",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("decision lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if k := decisionKeys(ds); len(k) != 3 || runKey("a", "t", nil, k) == runKey("a", "t", nil, nil) {
-		t.Error("decisions do not change the run key")
-	}
-}
-
 // TestFieldToolsMatchTheirSchemas keeps the field-tool table honest: each
 // entry names a deferred tool whose schema has the argument it reads.
 func TestFieldToolsMatchTheirSchemas(t *testing.T) {
 	schemas := map[string][]string{}
-	for _, d := range deferredTools() {
-		for name := range d.schema.Properties {
-			schemas[d.name] = append(schemas[d.name], name)
+	for _, d := range DeferredTools() {
+		for name := range d.Schema.Properties {
+			schemas[d.Name] = append(schemas[d.Name], name)
 		}
 	}
 	for tool, ft := range fieldTools {

@@ -1,4 +1,4 @@
-package agents
+package changes
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/margin-md/margin/agents/internal/kit"
 )
 
 // What a person approves is the line margin renders from the tool and its
@@ -34,7 +36,7 @@ const (
 // on the line is only ever the person's own rejection reason. A reason
 // that only repeats the action is left out.
 func because(action, reason string) string {
-	r := oneLine(reason)
+	r := kit.OneLine(reason)
 	r = strings.NewReplacer("—", "-", "–", "-").Replace(r)
 	if r == "" || strings.EqualFold(strings.TrimRight(r, "."), action) {
 		return action
@@ -45,10 +47,10 @@ func because(action, reason string) string {
 	return action + " (because: " + r + ")"
 }
 
-// checkValues refuses a change whose value its field cannot hold. tool is
+// CheckValues refuses a change whose value its field cannot hold. tool is
 // the item's tool (exploded: one checklist item per call); the error says
 // what is wrong in words the model and the person both understand.
-func checkValues(tool string, args json.RawMessage) error {
+func CheckValues(tool string, args json.RawMessage) error {
 	var a struct {
 		Title    *string  `json:"title"`
 		Status   *string  `json:"status"`

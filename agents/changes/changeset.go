@@ -1,4 +1,4 @@
-package agents
+package changes
 
 import (
 	"crypto/rand"
@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -93,8 +94,8 @@ type Decision struct {
 	Created   time.Time `json:"created"`
 }
 
-// promptLine is the decision as the agent reads it in Recent User Decisions.
-func (d Decision) promptLine() string {
+// PromptLine is the decision as the agent reads it in Recent User Decisions.
+func (d Decision) PromptLine() string {
 	s := fmt.Sprintf("%s %s: %s (%s)", d.Created.Format("2006-01-02"), d.Verdict, d.Summary, d.Tool)
 	if d.Outcome == ItemStale {
 		s += " — not applied: the task had changed since the proposal"
@@ -112,9 +113,9 @@ type ItemDecision struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// explodedTool is the name a checklist item of a batch tool goes by: the
+// ExplodedTool is the name a checklist item of a batch tool goes by: the
 // seed's singular tools, so each item is decided and learned from alone.
-func explodedTool(tool string) string {
+func ExplodedTool(tool string) string {
 	switch tool {
 	case "add_multiple_checklist_items":
 		return "add_checklist_item"
@@ -149,10 +150,10 @@ func target(n *note.Note, tool string, args json.RawMessage) (field, value strin
 	return tool, ""
 }
 
-// proposedAlready reports whether an open item makes the same change, so
+// ProposedAlready reports whether an open item makes the same change, so
 // a wake that repeats a proposal the person has not decided yet adds
 // nothing (and does not supersede it with itself).
-func proposedAlready(open []ChangeItem, n *note.Note, tool string, args json.RawMessage) bool {
+func ProposedAlready(open []ChangeItem, n *note.Note, tool string, args json.RawMessage) bool {
 	field, _ := target(n, tool, args)
 	want := changeArgs(args)
 	for _, it := range open {
@@ -175,9 +176,9 @@ func changeArgs(args json.RawMessage) string {
 	return string(b)
 }
 
-// itemBase fingerprints an item's target. It covers only that field or
+// ItemBase fingerprints an item's target. It covers only that field or
 // line, so applying one item of a set does not make its siblings stale.
-func itemBase(n *note.Note, tool string, args json.RawMessage) string {
+func ItemBase(n *note.Note, tool string, args json.RawMessage) string {
 	field, value := target(n, tool, args)
 	sum := sha256.Sum256([]byte(field + "\x00" + value))
 	return hex.EncodeToString(sum[:6])
@@ -188,7 +189,7 @@ func itemBase(n *note.Note, tool string, args json.RawMessage) string {
 // longer what it was proposed against, or its value is one the field
 // cannot hold.
 func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string) (out []byte, stale string, err error) {
-	if err := checkValues(it.Tool, it.Args); err != nil {
+	if err := CheckValues(it.Tool, it.Args); err != nil {
 		// Never applicable, so not left pending: settled like a stale
 		// item, with why.
 		return nil, "refused, nothing written: " + err.Error(), nil
@@ -202,7 +203,7 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string)
 		// that crashed before recording it): confirmed with nothing to write.
 		return src, "", nil
 	}
-	if itemBase(n, it.Tool, it.Args) != it.Base {
+	if ItemBase(n, it.Tool, it.Args) != it.Base {
 		_, value := target(n, it.Tool, it.Args)
 		if value == "" && strings.HasPrefix(it.Tool, "update_checklist") {
 			return nil, "the checklist line it targets is gone from the task", nil
@@ -233,7 +234,7 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string)
 	case "add_checklist_item":
 		var a newItem
 		json.Unmarshal(it.Args, &a)
-		out, err := edit.AppendUnderSection(src, "Checklist", "- [ ] "+oneLine(a.Title))
+		out, err := edit.AppendUnderSection(src, "Checklist", "- [ ] "+kit.OneLine(a.Title))
 		return out, "", err
 	case "update_checklist_item":
 		var a itemUpdate
@@ -261,9 +262,9 @@ func inEffect(n *note.Note, it ChangeItem) bool {
 	case "update_checklist_item":
 		name, args = "update_checklist_items", json.RawMessage(`{"items":[`+string(it.Args)+`]}`)
 	}
-	for _, d := range deferredTools() {
-		if d.name == name {
-			items, unchanged, err := d.items(n, args)
+	for _, d := range DeferredTools() {
+		if d.Name == name {
+			items, unchanged, err := d.Items(n, args)
 			return err == nil && len(items) == 0 && len(unchanged) > 0
 		}
 	}
@@ -369,18 +370,18 @@ func itemsYAML(items []ChangeItem) []itemYAML {
 
 // itemLine is an item's checkbox line in the file.
 func itemLine(it ChangeItem) string {
-	summary := oneLine(it.Summary)
+	summary := kit.OneLine(it.Summary)
 	d := it.Decided.Format("2006-01-02")
 	switch it.Status {
 	case ItemConfirmed:
 		return fmt.Sprintf("- [x] %s ✅ %s ^%s", summary, d, it.ID)
 	case ItemRejected:
-		if r := oneLine(it.Reason); r != "" {
+		if r := kit.OneLine(it.Reason); r != "" {
 			return fmt.Sprintf("- [-] %s ❌ %s — %s ^%s", summary, d, r, it.ID)
 		}
 		return fmt.Sprintf("- [-] %s ❌ %s ^%s", summary, d, it.ID)
 	case ItemStale:
-		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, oneLine(it.Detail), it.ID)
+		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, kit.OneLine(it.Detail), it.ID)
 	case ItemSuperseded, ItemExpired:
 		return fmt.Sprintf("- [-] %s — %s ^%s", summary, it.Status, it.ID)
 	}
@@ -391,8 +392,8 @@ func itemLine(it ChangeItem) string {
 func renderChangeSet(cs ChangeSet) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("---\nmargin: changeset\n")
-	fmt.Fprintf(&b, "id: %s\n", yamlString(cs.ID))
-	fmt.Fprintf(&b, "task: %s\n", yamlString(taskLink(cs.Task)))
+	fmt.Fprintf(&b, "id: %s\n", kit.YAMLString(cs.ID))
+	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(cs.Task)))
 	fmt.Fprintf(&b, "agent: %s\n", cs.Agent)
 	fmt.Fprintf(&b, "run: %d\n", cs.Run)
 	fmt.Fprintf(&b, "status: %s\n", cs.Status)
@@ -463,8 +464,8 @@ func fileDecisions(src []byte, cs ChangeSet) (decisions []ItemDecision, ignored 
 		default:
 			continue
 		}
-		summary := oneLine(it.Summary)
-		text := oneLine(c.Text)
+		summary := kit.OneLine(it.Summary)
+		text := kit.OneLine(c.Text)
 		switch {
 		case text == summary:
 		case strings.HasPrefix(text, summary+" — "):

@@ -1,4 +1,4 @@
-package agents
+package changes
 
 import (
 	"bytes"
@@ -6,37 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
 
-// Editor is the editor a person has notes open in (the server implements
-// it). An open note's buffer is the truth, so a change to it goes through
-// the editor, never to disk (SPEC §1.2).
-type Editor interface {
-	// Open returns the buffer of the note at path when it is open.
-	Open(path string) (text string, version int, ok bool)
-	// ApplyEdit asks the editor to make the buffer of version read
-	// newText; applied is false when the editor refused.
-	ApplyEdit(ctx context.Context, path string, version int, newText string) (applied bool, err error)
-}
-
 // ErrBadVerdict refuses a verdict other than confirmed, rejected or deferred.
 var ErrBadVerdict = errors.New("unknown verdict")
 
-// routeProposals turns the agent's proposals not yet in a change set into
+// Route turns the agent's proposals not yet in a change set into
 // change sets of at most MaxItems items each (SPEC §4.2), writes their
 // files and tells the client. A newer proposal for a field supersedes the
 // open item an older set has for it.
-func (r *Runtime) routeProposals(ctx context.Context, a Agent, run int64, task *note.Note) error {
-	r.decideMu.Lock()
-	defer r.decideMu.Unlock()
-	ps, err := r.store.pendingProposals(ctx, a.ID)
+func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, task *note.Note) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, err := c.store.pendingProposals(ctx, agent)
 	if err != nil || len(ps) == 0 {
 		return err
 	}
@@ -44,7 +32,7 @@ func (r *Runtime) routeProposals(ctx context.Context, a Agent, run int64, task *
 	ids := make([]int64, 0, len(ps))
 	for _, p := range ps {
 		ids = append(ids, p.id)
-		tool := explodedTool(p.tool)
+		tool := ExplodedTool(p.tool)
 		field, _ := target(task, tool, p.args)
 		// Within one wake the model's last word on a field stands.
 		for i := range items {
@@ -55,20 +43,20 @@ func (r *Runtime) routeProposals(ctx context.Context, a Agent, run int64, task *
 		}
 		items = append(items, ChangeItem{Tool: tool, Args: p.args, Summary: p.summary, Base: p.base, Status: ItemPending, field: field})
 	}
-	now := r.now()
+	now := c.now()
 	var sets []ChangeSet
 	for len(items) > 0 {
-		n := min(len(items), r.opts.MaxItems)
+		n := min(len(items), c.opts.MaxItems)
 		chunk := items[:n:n]
 		items = items[n:]
 		for i := range chunk {
 			chunk[i].ID = "c" + strconv.Itoa(i+1)
 		}
 		id := newChangeSetID()
-		sets = append(sets, ChangeSet{ID: id, Agent: a.ID, Task: a.Task, Run: run, Status: SetPending,
-			Path: ChangeSetPath(r.outputFolder(), a.OutputName, now, id), Created: now, Expires: now.Add(r.opts.ExpireAfter), Items: chunk})
+		sets = append(sets, ChangeSet{ID: id, Agent: agent, Task: o.Task, Run: run, Status: SetPending,
+			Path: ChangeSetPath(c.outputFolder(), o.OutputName, now, id), Created: now, Expires: now.Add(c.opts.ExpireAfter), Items: chunk})
 	}
-	older, err := r.store.addChangeSets(ctx, sets, ids, now)
+	older, err := c.store.addChangeSets(ctx, sets, ids, now)
 	if err != nil {
 		return err
 	}
@@ -77,59 +65,59 @@ func (r *Runtime) routeProposals(ctx context.Context, a Agent, run int64, task *
 		if err != nil {
 			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 		}
-		fp, err := r.v.Root().Create(cs.Path, data)
+		fp, err := c.v.Root().Create(cs.Path, data)
 		if err != nil {
 			return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 		}
-		if err := r.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
 			return err
 		}
-		r.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+		c.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
 	}
 	for _, id := range older {
-		cs, err := r.store.ChangeSet(ctx, id)
+		cs, err := c.store.ChangeSet(ctx, id)
 		if err != nil {
 			return err
 		}
-		r.writeSetFile(ctx, cs)
+		c.writeSetFile(ctx, cs)
 	}
 	return nil
 }
 
-// restoreSetFiles writes the file of every change set the ledger has but
-// whose file margin never recorded writing: routeProposals stores a set
+// Restore writes the file of every change set the ledger has but
+// whose file margin never recorded writing: Route stores a set
 // before it creates the file, so a crash between the two leaves a set no
 // person can see or decide in the vault. A file that was written before the
 // crash is kept and recorded. It runs at startup, before any wake.
-func (r *Runtime) restoreSetFiles(ctx context.Context) error {
-	r.decideMu.Lock()
-	defer r.decideMu.Unlock()
-	ids, err := r.store.unwrittenSets(ctx)
+func (c *Changes) Restore(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids, err := c.store.unwrittenSets(ctx)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		cs, err := r.store.ChangeSet(ctx, id)
+		cs, err := c.store.ChangeSet(ctx, id)
 		if err != nil {
 			return err
 		}
 		fp := edit.Fingerprint("")
-		if snap, err := r.v.Root().Read(cs.Path); err == nil {
+		if snap, err := c.v.Root().Read(cs.Path); err == nil {
 			fp = snap.Fingerprint
 		} else if errors.Is(err, fs.ErrNotExist) {
 			data, err := renderChangeSet(cs)
 			if err != nil {
 				return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 			}
-			if fp, err = r.v.Root().Create(cs.Path, data); err != nil {
+			if fp, err = c.v.Root().Create(cs.Path, data); err != nil {
 				return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 			}
-			r.log.Info("wrote the file of a change set a crash had left without one", "id", cs.ID, "path", cs.Path)
-			r.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+			c.log.Info("wrote the file of a change set a crash had left without one", "id", cs.ID, "path", cs.Path)
+			c.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
 		} else {
 			return fmt.Errorf("reading change set %s: %w", cs.ID, err)
 		}
-		if err := r.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
 			return err
 		}
 	}
@@ -142,24 +130,18 @@ func (r *Runtime) restoreSetFiles(ctx context.Context) error {
 // file. A verdict on an item that is decided already changes nothing, so
 // the same decision twice applies nothing twice. A decision wakes the
 // agent (coalesced like any change); applying does not.
-func (r *Runtime) Decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, error) {
-	cs, changed, err := r.decide(ctx, id, decisions)
+func (c *Changes) Decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, error) {
+	cs, changed, err := c.decide(ctx, id, decisions)
 	if err != nil || !changed {
 		return cs, err
 	}
-	if r.running.Load() {
-		// Not running (the command line): the decision is in the next
-		// wake's run key, so the server's startup wake picks it up.
-		if err := r.kick(ctx, kick{agent: cs.Agent, reason: "decision on a change set", mode: coalesce}); err != nil {
-			r.log.Warn("waking the agent after a decision", "agent", cs.Agent, "err", err)
-		}
-	}
+	c.agents.Wake(cs.Agent, "decision on a change set")
 	return cs, nil
 }
 
 // ConfirmAll confirms every open item of a change set.
-func (r *Runtime) ConfirmAll(ctx context.Context, id string) (ChangeSet, error) {
-	cs, err := r.store.ChangeSet(ctx, id)
+func (c *Changes) ConfirmAll(ctx context.Context, id string) (ChangeSet, error) {
+	cs, err := c.store.ChangeSet(ctx, id)
 	if err != nil {
 		return cs, err
 	}
@@ -169,24 +151,24 @@ func (r *Runtime) ConfirmAll(ctx context.Context, id string) (ChangeSet, error) 
 			ds = append(ds, ItemDecision{Item: it.ID, Verdict: Confirmed})
 		}
 	}
-	return r.Decide(ctx, id, ds)
+	return c.Decide(ctx, id, ds)
 }
 
 // ChangeSets lists change sets after expiring those due.
-func (r *Runtime) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet, error) {
-	if err := r.expireDue(ctx); err != nil {
+func (c *Changes) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet, error) {
+	if err := c.expireDue(ctx); err != nil {
 		return nil, err
 	}
-	return r.store.ChangeSets(ctx, f)
+	return c.store.ChangeSets(ctx, f)
 }
 
-func (r *Runtime) decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, bool, error) {
-	r.decideMu.Lock()
-	defer r.decideMu.Unlock()
-	if err := r.expireLocked(ctx); err != nil {
+func (c *Changes) decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.expireLocked(ctx); err != nil {
 		return ChangeSet{}, false, err
 	}
-	cs, err := r.store.ChangeSet(ctx, id)
+	cs, err := c.store.ChangeSet(ctx, id)
 	if err != nil {
 		return cs, false, err
 	}
@@ -200,11 +182,11 @@ func (r *Runtime) decide(ctx context.Context, id string, decisions []ItemDecisio
 			return cs, false, fmt.Errorf("%w: no item %s in %s", ErrChangeSetNotFound, d.Item, id)
 		}
 	}
-	a, err := r.store.Agent(ctx, cs.Agent)
+	a, err := c.agents.Owner(ctx, cs.Agent)
 	if err != nil {
 		return cs, false, err
 	}
-	now := r.now()
+	now := c.now()
 	before := make([]ChangeItem, len(cs.Items))
 	copy(before, cs.Items)
 	var confirm []int
@@ -219,7 +201,7 @@ func (r *Runtime) decide(ctx context.Context, id string, decisions []ItemDecisio
 		it.Decided, it.Detail = now, ""
 		switch d.Verdict {
 		case Rejected:
-			it.Status, it.Reason = ItemRejected, oneLine(d.Reason)
+			it.Status, it.Reason = ItemRejected, kit.OneLine(d.Reason)
 		case Deferred:
 			it.Status = ItemDeferred
 		case Confirmed:
@@ -227,7 +209,7 @@ func (r *Runtime) decide(ctx context.Context, id string, decisions []ItemDecisio
 		}
 	}
 	if len(confirm) > 0 {
-		if err := r.applyConfirmed(ctx, a.Task, cs.Items, confirm); err != nil {
+		if err := c.applyConfirmed(ctx, a.Task, cs.Items, confirm); err != nil {
 			return cs, false, fmt.Errorf("applying change set %s: %w", id, err)
 		}
 	}
@@ -245,21 +227,21 @@ func (r *Runtime) decide(ctx context.Context, id string, decisions []ItemDecisio
 		if it.Status == ItemStale {
 			verdict = Confirmed
 		}
-		ledger = append(ledger, Decision{Agent: a.ID, Task: a.Task, ChangeSet: cs.ID, Item: it.ID, Tool: it.Tool,
+		ledger = append(ledger, Decision{Agent: cs.Agent, Task: a.Task, ChangeSet: cs.ID, Item: it.ID, Tool: it.Tool,
 			Summary: it.Summary, Verdict: verdict, Reason: it.Reason, Outcome: it.Status, Created: now})
 	}
 	if len(decided) == 0 {
 		return cs, false, nil
 	}
-	if err := r.store.recordDecisions(ctx, cs, decided, ledger); err != nil {
+	if err := c.store.recordDecisions(ctx, cs, decided, ledger); err != nil {
 		return cs, false, err
 	}
-	if cs, err = r.store.ChangeSet(ctx, id); err != nil {
+	if cs, err = c.store.ChangeSet(ctx, id); err != nil {
 		return cs, false, err
 	}
-	r.writeSetFile(ctx, cs)
+	c.writeSetFile(ctx, cs)
 	for _, it := range decided {
-		r.notify("margin/changeApplied", map[string]any{"id": cs.ID, "item": it.ID, "status": it.Status, "detail": it.Detail})
+		c.notify("margin/changeApplied", map[string]any{"id": cs.ID, "item": it.ID, "status": it.Status, "detail": it.Detail})
 	}
 	return cs, len(ledger) > 0, nil
 }
@@ -280,21 +262,21 @@ func itemIndex(cs ChangeSet, id string) int {
 // compare-and-swap write. An item whose target changed becomes stale; an
 // edit the editor refuses, or that loses a race with a person's save,
 // leaves its items pending with the reason in Detail.
-func (r *Runtime) applyConfirmed(ctx context.Context, task string, items []ChangeItem, confirm []int) error {
+func (c *Changes) applyConfirmed(ctx context.Context, task string, items []ChangeItem, confirm []int) error {
 	var (
 		src     []byte
 		base    edit.Fingerprint
 		version int
 		open    bool
 	)
-	if r.opts.Editor != nil {
+	if c.opts.Editor != nil {
 		var text string
-		if text, version, open = r.opts.Editor.Open(task); open {
+		if text, version, open = c.opts.Editor.Open(task); open {
 			src = []byte(text)
 		}
 	}
 	if !open {
-		snap, err := r.v.Root().Read(task)
+		snap, err := c.v.Root().Read(task)
 		if errors.Is(err, fs.ErrNotExist) {
 			for _, i := range confirm {
 				items[i].Status, items[i].Detail = ItemStale, "the task note "+task+" is gone"
@@ -309,7 +291,7 @@ func (r *Runtime) applyConfirmed(ctx context.Context, task string, items []Chang
 	cur := src
 	var applied []int
 	for _, i := range confirm {
-		out, stale, err := applyItem(task, cur, items[i], r.v.Options().TaskFolders)
+		out, stale, err := applyItem(task, cur, items[i], c.v.Options().TaskFolders)
 		switch {
 		case err != nil:
 			items[i].Detail = "not applied: " + err.Error()
@@ -328,7 +310,7 @@ func (r *Runtime) applyConfirmed(ctx context.Context, task string, items []Chang
 	switch {
 	case len(applied) == 0 || bytes.Equal(cur, src):
 	case open:
-		ok, err := r.opts.Editor.ApplyEdit(ctx, task, version, string(cur))
+		ok, err := c.opts.Editor.ApplyEdit(ctx, task, version, string(cur))
 		if err != nil {
 			notApplied("the editor did not apply the edit: " + err.Error())
 			return nil
@@ -338,7 +320,7 @@ func (r *Runtime) applyConfirmed(ctx context.Context, task string, items []Chang
 			return nil
 		}
 	default:
-		if _, err := r.v.Root().Write(task, base, cur); errors.Is(err, edit.ErrConflict) {
+		if _, err := c.v.Root().Write(task, base, cur); errors.Is(err, edit.ErrConflict) {
 			notApplied("the task changed on disk while it was being applied; decide again")
 			return nil
 		} else if err != nil {
@@ -356,79 +338,79 @@ func (r *Runtime) applyConfirmed(ctx context.Context, task string, items []Chang
 // file the person damaged (its frontmatter no longer parses) is left as
 // they wrote it: their text matters more than margin's view of it, and
 // the database still has every decision.
-func (r *Runtime) writeSetFile(ctx context.Context, cs ChangeSet) {
-	if r.opts.Editor != nil {
-		if text, version, open := r.opts.Editor.Open(cs.Path); open {
+func (c *Changes) writeSetFile(ctx context.Context, cs ChangeSet) {
+	if c.opts.Editor != nil {
+		if text, version, open := c.opts.Editor.Open(cs.Path); open {
 			out, err := updateChangeSetFile([]byte(text), cs)
 			if err != nil {
-				r.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
+				c.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
 				return
 			}
 			if string(out) == text {
 				return
 			}
-			if applied, err := r.opts.Editor.ApplyEdit(ctx, cs.Path, version, string(out)); err != nil || !applied {
-				r.log.Warn("the editor did not take the change set's new statuses; the database has them", "path", cs.Path, "err", err)
+			if applied, err := c.opts.Editor.ApplyEdit(ctx, cs.Path, version, string(out)); err != nil || !applied {
+				c.log.Warn("the editor did not take the change set's new statuses; the database has them", "path", cs.Path, "err", err)
 			}
 			return
 		}
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		snap, err := r.v.Root().Read(cs.Path)
+		snap, err := c.v.Root().Read(cs.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return // deleted by hand: the decisions stand in the database
 		}
 		if err != nil {
-			r.log.Warn("reading a change set file", "path", cs.Path, "err", err)
+			c.log.Warn("reading a change set file", "path", cs.Path, "err", err)
 			return
 		}
 		out, err := updateChangeSetFile(snap.Content, cs)
 		if err != nil {
-			r.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
+			c.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
 			return
 		}
 		if bytes.Equal(out, snap.Content) {
 			return
 		}
-		fp, err := r.v.Root().Write(cs.Path, snap.Fingerprint, out)
+		fp, err := c.v.Root().Write(cs.Path, snap.Fingerprint, out)
 		if errors.Is(err, edit.ErrConflict) {
 			continue // saved again meanwhile: splice into that version
 		}
 		if err != nil {
-			r.log.Warn("writing a change set file", "path", cs.Path, "err", err)
+			c.log.Warn("writing a change set file", "path", cs.Path, "err", err)
 			return
 		}
-		if err := r.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
-			r.log.Warn("recording a change set file", "path", cs.Path, "err", err)
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+			c.log.Warn("recording a change set file", "path", cs.Path, "err", err)
 		}
 		return
 	}
-	// The person's next save brings the lines in line (onChangeSetFile).
-	r.log.Info("the change set file kept changing while margin wrote its statuses; the database has them", "path", cs.Path)
+	// The person's next save brings the lines in line (DecideFile).
+	c.log.Info("the change set file kept changing while margin wrote its statuses; the database has them", "path", cs.Path)
 }
 
 // expireDue expires the open change sets whose time is up (SPEC §4.2).
-func (r *Runtime) expireDue(ctx context.Context) error {
-	r.decideMu.Lock()
-	defer r.decideMu.Unlock()
-	return r.expireLocked(ctx)
+func (c *Changes) expireDue(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.expireLocked(ctx)
 }
 
-func (r *Runtime) expireLocked(ctx context.Context) error {
-	now := r.now()
-	ids, err := r.store.expiring(ctx, now)
+func (c *Changes) expireLocked(ctx context.Context) error {
+	now := c.now()
+	ids, err := c.store.expiring(ctx, now)
 	if err != nil {
 		return err
 	}
 	for _, id := range ids {
-		if err := r.store.expire(ctx, id, now); err != nil {
+		if err := c.store.expire(ctx, id, now); err != nil {
 			return err
 		}
-		cs, err := r.store.ChangeSet(ctx, id)
+		cs, err := c.store.ChangeSet(ctx, id)
 		if err != nil {
 			return err
 		}
-		r.writeSetFile(ctx, cs)
+		c.writeSetFile(ctx, cs)
 	}
 	return nil
 }
@@ -440,21 +422,15 @@ func expiryCheck(expireAfter time.Duration) time.Duration {
 	return min(max(expireAfter/4, 10*time.Millisecond), time.Minute)
 }
 
-// isChangeSetFile reports whether p is a change set file.
-func (r *Runtime) isChangeSetFile(p string) bool {
-	dir := path.Join(strings.Trim(path.Clean("/"+r.outputFolder()), "/"), "Changes") + "/"
-	return strings.HasPrefix(p, dir) && path.Ext(p) == ".md"
-}
-
-// onChangeSetFile reads the verdicts a person wrote into a change set file
-// and decides them. It runs on Run's goroutine, so it schedules the wake
-// itself rather than through kick.
-func (r *Runtime) onChangeSetFile(ctx context.Context, p string) error {
-	cs, ok, err := r.store.ChangeSetAt(ctx, p)
+// DecideFile reads the verdicts a person wrote into a change set file
+// and decides them. It runs on Run's goroutine, never on the task agents'
+// loop: applying may wait on the editor.
+func (c *Changes) DecideFile(ctx context.Context, p string) error {
+	cs, ok, err := c.store.ChangeSetAt(ctx, p)
 	if err != nil || !ok {
 		return err
 	}
-	snap, err := r.v.Root().Read(p)
+	snap, err := c.v.Root().Read(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -469,27 +445,27 @@ func (r *Runtime) onChangeSetFile(ctx context.Context, p string) error {
 	}
 	ds, ignored := fileDecisions(snap.Content, cs)
 	for _, why := range ignored {
-		r.log.Info("a line of a change set file decides nothing", "path", p, "why", why)
+		c.log.Info("a line of a change set file decides nothing", "path", p, "why", why)
 	}
 	changed := false
 	if len(ds) > 0 {
-		if cs, changed, err = r.decide(ctx, cs.ID, ds); err != nil {
+		if cs, changed, err = c.decide(ctx, cs.ID, ds); err != nil {
 			return err
 		}
 	}
 	if changed {
-		r.schedule(kick{agent: cs.Agent, reason: "decision on a change set", mode: coalesce})
+		c.agents.Wake(cs.Agent, "decision on a change set")
 		return nil // decide wrote the file
 	}
 	// A save made from a copy older than margin's last write (the person
 	// saved while items were being decided) takes the decided lines back
 	// to how they read before: write them as decided again. Only those
 	// lines and the frontmatter's statuses change; the rest is theirs.
-	r.decideMu.Lock()
-	defer r.decideMu.Unlock()
-	if cs, err = r.store.ChangeSet(ctx, cs.ID); err != nil {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cs, err = c.store.ChangeSet(ctx, cs.ID); err != nil {
 		return err
 	}
-	r.writeSetFile(ctx, cs)
+	c.writeSetFile(ctx, cs)
 	return nil
 }

@@ -1,4 +1,4 @@
-package agents
+package changes
 
 import (
 	"context"
@@ -7,11 +7,114 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // ErrChangeSetNotFound is returned for a change set (or an item of one)
-// that does not exist; it matches ErrNotFound and vault.ErrNotFound.
-var ErrChangeSetNotFound = fmt.Errorf("change set: %w", ErrNotFound)
+// that does not exist; it matches vault.ErrNotFound.
+var ErrChangeSetNotFound = fmt.Errorf("change set %w", vault.ErrNotFound)
+
+// schema holds the change sets' migration steps. Append, never edit.
+//
+// Step 1 creates the tables only where they are missing: they were the
+// task agents' (component "agents", steps 1 and 2) until change sets got
+// a package of their own, so databases from before then have them, and
+// new ones get them here.
+var schema = []string{`
+-- Deferred tool calls, one row per change item (checklist tools are
+-- exploded), waiting for the change-set flow to route them to a person.
+CREATE TABLE IF NOT EXISTS proposals (
+	id           INTEGER PRIMARY KEY,
+	agent_id     TEXT    NOT NULL,
+	run_id       INTEGER NOT NULL,
+	operation_id TEXT    NOT NULL,
+	tool         TEXT    NOT NULL,
+	args         TEXT    NOT NULL,
+	summary      TEXT    NOT NULL,
+	base         TEXT    NOT NULL, -- fingerprint of the task note the item was proposed against
+	status       TEXT    NOT NULL DEFAULT 'pending',
+	created_at   TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS proposals_agent ON proposals(agent_id, status);
+
+-- Change sets: a wake's proposals routed to a person (proposals.status
+-- becomes 'routed'). The file under Margin/Changes shows them; these rows
+-- are the truth the file is checked against.
+CREATE TABLE IF NOT EXISTS change_sets (
+	id          TEXT    PRIMARY KEY,
+	agent_id    TEXT    NOT NULL,
+	task        TEXT    NOT NULL, -- the task path when proposed; applying uses the agent's current one
+	run_id      INTEGER NOT NULL,
+	path        TEXT    NOT NULL UNIQUE,
+	status      TEXT    NOT NULL,
+	created_at  TEXT    NOT NULL,
+	expires_at  TEXT    NOT NULL,
+	fingerprint TEXT    NOT NULL DEFAULT '' -- the file as margin last wrote it
+);
+CREATE INDEX IF NOT EXISTS change_sets_agent ON change_sets(agent_id, status);
+
+CREATE TABLE IF NOT EXISTS change_items (
+	set_id     TEXT    NOT NULL,
+	item       TEXT    NOT NULL, -- block id: c1, c2, ...
+	seq        INTEGER NOT NULL,
+	tool       TEXT    NOT NULL,
+	args       TEXT    NOT NULL,
+	summary    TEXT    NOT NULL,
+	base       TEXT    NOT NULL,
+	field      TEXT    NOT NULL, -- what it targets: a newer proposal for it supersedes this one
+	status     TEXT    NOT NULL,
+	reason     TEXT    NOT NULL DEFAULT '',
+	detail     TEXT    NOT NULL DEFAULT '',
+	decided_at TEXT    NOT NULL DEFAULT '',
+	PRIMARY KEY (set_id, item)
+) WITHOUT ROWID;
+
+-- The decisions ledger: every verdict a person gave, fed back to the agent.
+CREATE TABLE IF NOT EXISTS decisions (
+	id         INTEGER PRIMARY KEY,
+	agent_id   TEXT    NOT NULL,
+	task       TEXT    NOT NULL,
+	set_id     TEXT    NOT NULL,
+	item       TEXT    NOT NULL,
+	tool       TEXT    NOT NULL,
+	summary    TEXT    NOT NULL,
+	verdict    TEXT    NOT NULL,
+	reason     TEXT    NOT NULL DEFAULT '',
+	outcome    TEXT    NOT NULL,
+	created_at TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS decisions_agent ON decisions(agent_id, id);
+CREATE INDEX IF NOT EXISTS decisions_task ON decisions(task, id);
+`}
+
+// Store reads and writes the change sets' tables. It is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+}
+
+// OpenStore migrates the change sets' tables in db, the vault's state database.
+func OpenStore(ctx context.Context, db *sql.DB) (*Store, error) {
+	if err := store.Migrate(ctx, db, "changes", schema); err != nil {
+		return nil, fmt.Errorf("opening the change sets: %w", err)
+	}
+	return &Store{db: db}, nil
+}
+
+// AddProposals records the change items of one deferred tool call as
+// proposals waiting for a change set, in tx: the task agents' store
+// records the call and its proposals in one transaction.
+func AddProposals(ctx context.Context, tx *sql.Tx, agent string, run int64, op, tool string, created time.Time, ps []Proposal) error {
+	for _, p := range ps {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO proposals (agent_id, run_id, operation_id, tool, args, summary, base, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, agent, run, op, tool, string(p.Args), p.Summary, p.Base, kit.Stamp(created)); err != nil {
+			return fmt.Errorf("recording a proposal of %s: %w", tool, err)
+		}
+	}
+	return nil
+}
 
 // routedProposal is a proposal waiting to go into a change set.
 type routedProposal struct {
@@ -61,7 +164,7 @@ func (s *Store) addChangeSets(ctx context.Context, sets []ChangeSet, proposals [
 			rows, err := tx.QueryContext(ctx, `UPDATE change_items SET status = 'superseded', decided_at = ?
 				WHERE field = ? AND status IN ('pending', 'deferred') AND set_id IN
 					(SELECT id FROM change_sets WHERE agent_id = ? AND status IN ('pending', 'partially-resolved'))
-				RETURNING set_id`, stamp(now), it.field, cs.Agent)
+				RETURNING set_id`, kit.Stamp(now), it.field, cs.Agent)
 			if err != nil {
 				return nil, fmt.Errorf("superseding older items: %w", err)
 			}
@@ -81,7 +184,7 @@ func (s *Store) addChangeSets(ctx context.Context, sets []ChangeSet, proposals [
 	}
 	for _, cs := range sets {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO change_sets (id, agent_id, task, run_id, path, status, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, cs.ID, cs.Agent, cs.Task, cs.Run, cs.Path, cs.Status, stamp(cs.Created), stamp(cs.Expires)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, cs.ID, cs.Agent, cs.Task, cs.Run, cs.Path, cs.Status, kit.Stamp(cs.Created), kit.Stamp(cs.Expires)); err != nil {
 			return nil, fmt.Errorf("storing change set %s: %w", cs.ID, err)
 		}
 		for i, it := range cs.Items {
@@ -138,14 +241,14 @@ func scanItems(ctx context.Context, q execQuerier, id string) ([]ChangeItem, err
 		if err := rows.Scan(&it.ID, &it.Tool, &args, &it.Summary, &it.Base, &it.field, &it.Status, &it.Reason, &it.Detail, &decided); err != nil {
 			return nil, fmt.Errorf("reading change set %s: %w", id, err)
 		}
-		it.Args, it.Decided = json.RawMessage(args), unstamp(decided)
+		it.Args, it.Decided = json.RawMessage(args), kit.Unstamp(decided)
 		items = append(items, it)
 	}
 	return items, rows.Err()
 }
 
-// openItems returns the agent's items still waiting for a decision.
-func (s *Store) openItems(ctx context.Context, agent string) ([]ChangeItem, error) {
+// OpenItems returns the agent's items still waiting for a decision.
+func (s *Store) OpenItems(ctx context.Context, agent string) ([]ChangeItem, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT i.field, i.args FROM change_items i JOIN change_sets s ON s.id = i.set_id
 		WHERE s.agent_id = ? AND s.status IN ('pending', 'partially-resolved') AND i.status IN ('pending', 'deferred')`, agent)
 	if err != nil {
@@ -171,7 +274,7 @@ func scanSet(row interface{ Scan(...any) error }) (ChangeSet, error) {
 	var cs ChangeSet
 	var created, expires string
 	err := row.Scan(&cs.ID, &cs.Agent, &cs.Task, &cs.Run, &cs.Path, &cs.Status, &created, &expires, &cs.fingerprint)
-	cs.Created, cs.Expires = unstamp(created), unstamp(expires)
+	cs.Created, cs.Expires = kit.Unstamp(created), kit.Unstamp(expires)
 	return cs, err
 }
 
@@ -242,7 +345,7 @@ func (s *Store) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet,
 // expiring returns the open sets whose expiry has passed.
 func (s *Store) expiring(ctx context.Context, now time.Time) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM change_sets
-		WHERE status IN ('pending', 'partially-resolved') AND expires_at <= ?`, stamp(now))
+		WHERE status IN ('pending', 'partially-resolved') AND expires_at <= ?`, kit.Stamp(now))
 	if err != nil {
 		return nil, fmt.Errorf("looking for expired change sets: %w", err)
 	}
@@ -265,7 +368,7 @@ func (s *Store) expire(ctx context.Context, id string, now time.Time) error {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `UPDATE change_items SET status = 'expired', decided_at = ?
-		WHERE set_id = ? AND status IN ('pending', 'deferred')`, stamp(now), id); err != nil {
+		WHERE set_id = ? AND status IN ('pending', 'deferred')`, kit.Stamp(now), id); err != nil {
 		return fmt.Errorf("expiring change set %s: %w", id, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE change_sets SET status = 'expired' WHERE id = ?`, id); err != nil {
@@ -313,13 +416,13 @@ func (s *Store) recordDecisions(ctx context.Context, cs ChangeSet, decided []Cha
 	defer tx.Rollback()
 	for _, it := range decided {
 		if _, err := tx.ExecContext(ctx, `UPDATE change_items SET status = ?, reason = ?, detail = ?, decided_at = ?
-			WHERE set_id = ? AND item = ?`, it.Status, it.Reason, it.Detail, stamp(it.Decided), cs.ID, it.ID); err != nil {
+			WHERE set_id = ? AND item = ?`, it.Status, it.Reason, it.Detail, kit.Stamp(it.Decided), cs.ID, it.ID); err != nil {
 			return fmt.Errorf("recording decisions on %s: %w", cs.ID, err)
 		}
 	}
 	for _, d := range ledger {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO decisions (agent_id, task, set_id, item, tool, summary, verdict, reason, outcome, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.Agent, d.Task, d.ChangeSet, d.Item, d.Tool, d.Summary, d.Verdict, d.Reason, d.Outcome, stamp(d.Created)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.Agent, d.Task, d.ChangeSet, d.Item, d.Tool, d.Summary, d.Verdict, d.Reason, d.Outcome, kit.Stamp(d.Created)); err != nil {
 			return fmt.Errorf("recording decisions on %s: %w", cs.ID, err)
 		}
 	}
@@ -358,7 +461,7 @@ func (s *Store) Decisions(ctx context.Context, f DecisionFilter) ([]Decision, er
 		if err := rows.Scan(&d.ID, &d.Agent, &d.Task, &d.ChangeSet, &d.Item, &d.Tool, &d.Summary, &d.Verdict, &d.Reason, &d.Outcome, &created); err != nil {
 			return nil, fmt.Errorf("listing decisions: %w", err)
 		}
-		d.Created = unstamp(created)
+		d.Created = kit.Unstamp(created)
 		out = append(out, d)
 	}
 	return out, rows.Err()
