@@ -169,8 +169,8 @@ func journalLine(at time.Time, text string) string {
 	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), kit.OneLine(text))
 }
 
-// readJournal returns the journal's entry lines, oldest first.
-func readJournal(root *edit.Root, p string) ([]string, error) {
+// ReadJournal returns the journal's entry lines, oldest first.
+func ReadJournal(root *edit.Root, p string) ([]string, error) {
 	snap, err := root.Read(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -190,7 +190,7 @@ func readJournal(root *edit.Root, p string) ([]string, error) {
 // journalHas reports whether every text is in the journal as an entry's
 // text: how a re-run tells whether a crashed attempt's append landed.
 func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
-	lines, err := readJournal(root, p)
+	lines, err := ReadJournal(root, p)
 	if err != nil {
 		return false, err
 	}

@@ -149,7 +149,7 @@ func TestSameStemTasksKeepTheirOwnOutputs(t *testing.T) {
 			if rep.TLDR != c.which+" plan" || rep.Task != c.task {
 				t.Errorf("report %s: TLDR %q of task %q, want %q of %q", rep.Path, rep.TLDR, rep.Task, c.which+" plan", c.task)
 			}
-			journal, err := readJournal(v.Root(), JournalPath("Margin", c.agent.OutputName))
+			journal, err := ReadJournal(v.Root(), JournalPath("Margin", c.agent.OutputName))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -137,7 +137,6 @@ type Runtime struct {
 	store     *Store
 	templates *templates.Templates
 	changes   *changes.Changes
-	evolution *Evolution
 	model     llm.Model // nil: no model, every wake writes the offline report
 	opts      Options
 	log       *slog.Logger
@@ -224,9 +223,6 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
 		return nil, err
 	}
-	if r.evolution, err = NewEvolution(ctx, v, r.templates, model, opts); err != nil {
-		return nil, err
-	}
 	r.templates.Watch()
 	r.changes.Watch()
 	v.Subscribe(r.onBatch)
@@ -241,9 +237,6 @@ func (r *Runtime) Changes() *changes.Changes { return r.changes }
 
 // Templates is the vault's template library the agents run from.
 func (r *Runtime) Templates() *templates.Templates { return r.templates }
-
-// Evolution runs the evolution sessions of the vault's templates.
-func (r *Runtime) Evolution() *Evolution { return r.evolution }
 
 func (r *Runtime) now() time.Time       { return r.opts.Now() }
 func (r *Runtime) outputFolder() string { return r.v.Options().OutputFolder }
@@ -1031,7 +1024,7 @@ type Counts struct {
 
 // Counts counts the agents.
 func (r *Runtime) Counts(ctx context.Context) (Counts, error) {
-	byLifecycle, err := r.store.lifecycleCounts(ctx)
+	byLifecycle, err := r.store.LifecycleCounts(ctx)
 	if err != nil {
 		return Counts{}, err
 	}

@@ -186,7 +186,7 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 	if err != nil {
 		return runEnd{}, err
 	}
-	journal, err := readJournal(rt.v.Root(), w.journalPath())
+	journal, err := ReadJournal(rt.v.Root(), w.journalPath())
 	if err != nil {
 		return runEnd{}, fmt.Errorf("reading the journal: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
@@ -15,7 +16,7 @@ import (
 )
 
 // openAgents opens the task agents of v and the ledger of its model calls.
-func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtime, error) {
+func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agentsRoom, error) {
 	if s.opts.Ledger != nil {
 		l, err := ledger.Open(ctx, v.DB(), s.logger)
 		if err != nil {
@@ -45,11 +46,25 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 	if err != nil {
 		return nil, fmt.Errorf("opening agents: %w", err)
 	}
-	return rt, nil
+	evo, err := evolution.New(ctx, v, rt.Templates(), model, evolution.Options{Logger: opts.Logger, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("opening evolution sessions: %w", err)
+	}
+	return &agentsRoom{Runtime: rt, evolution: evo}, nil
 }
 
+// agentsRoom is a vault's agents: the task runtime (with its change sets
+// and template library) and the evolution sessions of the templates.
+type agentsRoom struct {
+	*agents.Runtime
+	evolution *evolution.Evolution
+}
+
+// Evolution runs the evolution sessions of the vault's templates.
+func (a *agentsRoom) Evolution() *evolution.Evolution { return a.evolution }
+
 // agentsReady returns the agents once the vault's first scan is done.
-func (s *Server) agentsReady(ctx context.Context) (*agents.Runtime, *vault.Vault, error) {
+func (s *Server) agentsReady(ctx context.Context) (*agentsRoom, *vault.Vault, error) {
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -97,7 +112,7 @@ type agentRef struct {
 	Task string `json:"task"`
 }
 
-func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.Vault, ref agentRef) (agents.Agent, error) {
+func (s *Server) resolveAgent(ctx context.Context, rt *agentsRoom, v *vault.Vault, ref agentRef) (agents.Agent, error) {
 	switch {
 	case ref.ID != "":
 		return rt.Store().Agent(ctx, ref.ID)
@@ -127,7 +142,7 @@ type reportSummary struct {
 	Template    string `json:"template"`
 }
 
-func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (agentDetail, error) {
+func (s *Server) detail(rt *agentsRoom, v *vault.Vault, a agents.Agent) (agentDetail, error) {
 	d := agentDetail{Agent: a, State: rt.WakeState(a.ID)}
 	rep, err := s.taskReport(v, a)
 	switch {

@@ -141,7 +141,7 @@ func (s *Server) taskReport(v *vault.Vault, a agents.Agent) (agents.Report, erro
 
 // taskReportAt is the report on the task at task, found through its agent:
 // the report's name is the agent's, not the task's.
-func (s *Server) taskReportAt(ctx context.Context, rt *agents.Runtime, v *vault.Vault, task string) (agents.Report, error) {
+func (s *Server) taskReportAt(ctx context.Context, rt *agentsRoom, v *vault.Vault, task string) (agents.Report, error) {
 	a, err := rt.Store().AgentForTask(ctx, task)
 	if errors.Is(err, agents.ErrNotFound) {
 		return agents.Report{}, fmt.Errorf("no report on %s yet: the task has no agent: %w", task, vault.ErrNotFound)

@@ -78,7 +78,7 @@ type Server struct {
 	stopVault   context.CancelFunc
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	vaultClosed chan struct{}
-	agents      *agents.Runtime // nil until a vault is open
+	agents      *agentsRoom // nil until a vault is open
 	agentsDone  chan struct{}
 	applied     uint64        // state-changing messages finished
 	appliedNow  chan struct{} // closed and replaced whenever applied grows

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/margin-md/margin/agents/evolution"
 	"strings"
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 )
@@ -137,13 +137,13 @@ type evolutionStartParams struct {
 	Template string `json:"template"`
 }
 
-func (s *Server) evolutionStart(ctx context.Context, p *evolutionStartParams) (agents.Turn, error) {
+func (s *Server) evolutionStart(ctx context.Context, p *evolutionStartParams) (evolution.Turn, error) {
 	if err := checkTemplateName("template", p.Template); err != nil {
-		return agents.Turn{}, err
+		return evolution.Turn{}, err
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Turn{}, err
+		return evolution.Turn{}, err
 	}
 	turn, err := rt.Evolution().Start(ctx, p.Template)
 	return turn, templateError(err)
@@ -154,16 +154,16 @@ type evolutionSendParams struct {
 	Text      string `json:"text"`
 }
 
-func (s *Server) evolutionSend(ctx context.Context, p *evolutionSendParams) (agents.Turn, error) {
+func (s *Server) evolutionSend(ctx context.Context, p *evolutionSendParams) (evolution.Turn, error) {
 	switch {
 	case strings.TrimSpace(p.SessionID) == "":
-		return agents.Turn{}, invalidParams("sessionId", "required")
+		return evolution.Turn{}, invalidParams("sessionId", "required")
 	case strings.TrimSpace(p.Text) == "":
-		return agents.Turn{}, invalidParams("text", "must not be empty")
+		return evolution.Turn{}, invalidParams("text", "must not be empty")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Turn{}, err
+		return evolution.Turn{}, err
 	}
 	turn, err := rt.Evolution().Send(ctx, p.SessionID, p.Text)
 	return turn, templateError(err)
@@ -186,13 +186,13 @@ func (s *Server) evolutionApprove(ctx context.Context, p *evolutionDecideParams)
 	return t, templateError(err)
 }
 
-func (s *Server) evolutionReject(ctx context.Context, p *evolutionDecideParams) (agents.Session, error) {
+func (s *Server) evolutionReject(ctx context.Context, p *evolutionDecideParams) (evolution.Session, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
-		return agents.Session{}, invalidParams("sessionId", "required")
+		return evolution.Session{}, invalidParams("sessionId", "required")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Session{}, err
+		return evolution.Session{}, err
 	}
 	sess, err := rt.Evolution().Reject(ctx, p.SessionID, p.Reason)
 	return sess, templateError(err)
@@ -227,7 +227,7 @@ func templateError(err error) error {
 		return invalidParams("reportDirective", err.Error())
 	case errors.Is(err, templates.ErrBadDirectives):
 		return invalidParams("generalDirective", err.Error())
-	case errors.Is(err, templates.ErrEvolutionDepth), errors.Is(err, agents.ErrSessionClosed), errors.Is(err, agents.ErrNoProposal):
+	case errors.Is(err, templates.ErrEvolutionDepth), errors.Is(err, evolution.ErrSessionClosed), errors.Is(err, evolution.ErrNoProposal):
 		return &jsonrpc2.Error{Code: CodeRefused, Message: err.Error()}
 	case errors.Is(err, llm.ErrUnavailable):
 		return &jsonrpc2.Error{Code: CodeModelUnavailable, Message: err.Error()}

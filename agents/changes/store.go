@@ -466,3 +466,63 @@ func (s *Store) Decisions(ctx context.Context, f DecisionFilter) ([]Decision, er
 	}
 	return out, rows.Err()
 }
+
+// DecisionTally counts the verdicts on one tool's items proposed by one
+// wake run (0 when the set is gone).
+type DecisionTally struct {
+	Tool                          string
+	Run                           int64
+	Confirmed, Rejected, Deferred int
+}
+
+// DecisionTallies counts the verdicts in the decisions ledger by tool and
+// by the run that proposed the item.
+func (s *Store) DecisionTallies(ctx context.Context) ([]DecisionTally, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.tool, COALESCE(s.run_id, 0), COALESCE(SUM(d.verdict = 'confirmed'), 0),
+		COALESCE(SUM(d.verdict = 'rejected'), 0), COALESCE(SUM(d.verdict = 'deferred'), 0)
+		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id
+		GROUP BY 1, 2`)
+	if err != nil {
+		return nil, fmt.Errorf("counting decisions: %w", err)
+	}
+	defer rows.Close()
+	var out []DecisionTally
+	for rows.Next() {
+		var d DecisionTally
+		if err := rows.Scan(&d.Tool, &d.Run, &d.Confirmed, &d.Rejected, &d.Deferred); err != nil {
+			return nil, fmt.Errorf("counting decisions: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// ReasonedRejection is a rejection a person gave a reason for, with the
+// run that proposed the item (0 when the set is gone).
+type ReasonedRejection struct {
+	Decision
+	Run int64
+}
+
+// ReasonedRejections returns the latest rejections with a reason, newest
+// first, at most limit.
+func (s *Store) ReasonedRejections(ctx context.Context, limit int) ([]ReasonedRejection, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT d.tool, d.summary, d.reason, d.created_at, COALESCE(s.run_id, 0)
+		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id
+		WHERE d.verdict = 'rejected' AND d.reason <> '' ORDER BY d.id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading rejections: %w", err)
+	}
+	defer rows.Close()
+	var out []ReasonedRejection
+	for rows.Next() {
+		var r ReasonedRejection
+		var at string
+		if err := rows.Scan(&r.Tool, &r.Summary, &r.Reason, &at, &r.Run); err != nil {
+			return nil, fmt.Errorf("reading rejections: %w", err)
+		}
+		r.Created = kit.Unstamp(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,22 +1,20 @@
-package agents
+package evolution
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
-	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -62,8 +60,8 @@ func newEvolutionFixture(t *testing.T) *evolutionFixture {
 	t.Cleanup(func() { v.Close() })
 	clock := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	opts := Options{Now: func() time.Time { clock = clock.Add(time.Minute); return clock }}
-	f := &evolutionFixture{v: v, lib: templates.New(v, opts.TemplatesOptions()), model: &scriptedModel{}}
-	if f.evo, err = NewEvolution(ctx, v, f.lib, f.model, opts); err != nil {
+	f := &evolutionFixture{v: v, lib: templates.New(v, templates.Options{Now: opts.Now}), model: &scriptedModel{}}
+	if f.evo, err = New(ctx, v, f.lib, f.model, opts); err != nil {
 		t.Fatal(err)
 	}
 	f.led = f.evo.ledger
@@ -75,27 +73,21 @@ func newEvolutionFixture(t *testing.T) *evolutionFixture {
 func (f *evolutionFixture) history(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := OpenStore(ctx, f.v.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := f.v.DB()
 	at := time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC)
-	a1, _ := st.createAgent(ctx, "Tasks/A.md", "fa", at)
-	a2, _ := st.createAgent(ctx, "Tasks/B.md", "fb", at)
+	a1 := addAgent(t, db, "a1", "Tasks/A.md", "A", at)
+	a2 := addAgent(t, db, "a2", "Tasks/B.md", "B", at)
 	for i, r := range []struct {
 		agent  string
 		status string
 		calls  [][2]int // prompt, completion tokens per call
 	}{
-		{a1.ID, RunCompleted, [][2]int{{1200, 90}, {300, 40}}},
-		{a1.ID, RunIncomplete, [][2]int{{800, 10}}},
-		{a2.ID, RunCompleted, [][2]int{{1000, 120}}},
-		{a2.ID, RunFailed, nil},
+		{a1.ID, agents.RunCompleted, [][2]int{{1200, 90}, {300, 40}}},
+		{a1.ID, agents.RunIncomplete, [][2]int{{800, 10}}},
+		{a2.ID, agents.RunCompleted, [][2]int{{1000, 120}}},
+		{a2.ID, agents.RunFailed, nil},
 	} {
-		run, err := st.startRun(ctx, r.agent, "k"+string(rune('a'+i)), "test", "task-agent@1", true, at)
-		if err != nil {
-			t.Fatal(err)
-		}
+		run := startRun(t, db, r.agent, "k"+string(rune('a'+i)), "task-agent@1", at)
 		for _, c := range r.calls {
 			f.led.Record(ledger.WithScope(ctx, "run:"+itoa(run)), llm.Record{Time: at, Role: "task", Provider: "ollama", Model: "m",
 				PromptTokens: c[0], CompletionTokens: c[1], Outcome: "ok"})
@@ -103,9 +95,7 @@ func (f *evolutionFixture) history(t *testing.T) {
 		if r.calls == nil {
 			f.led.Record(ledger.WithScope(ctx, "run:"+itoa(run)), llm.Record{Time: at, Role: "task", Provider: "ollama", Outcome: "timeout", Err: "timed out"})
 		}
-		if err := st.finishRun(ctx, r.agent, run, runEnd{status: r.status}, nil, "task-agent@1", at); err != nil {
-			t.Fatal(err)
-		}
+		finishRun(t, db, r.agent, run, r.status, at)
 	}
 	for _, d := range []struct{ tool, verdict, reason string }{
 		{"update_task_estimate", changes.Confirmed, ""},
@@ -131,7 +121,7 @@ func TestEvolutionMetricsMatchTheLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := f.evo.metrics(ctx, tmpl)
+	m, err := f.evo.Metrics(ctx, tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +332,7 @@ func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {
 		t.Errorf("approve: %+v, %v", v2, err)
 	}
 
-	noModel, err := NewEvolution(ctx, f.v, f.lib, nil, Options{})
+	noModel, err := New(ctx, f.v, f.lib, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,131 +356,5 @@ func TestEvolutionUsesImproverTierAndModel(t *testing.T) {
 	}
 	if r := f.model.requests[0]; r.Tier != "high" || r.Model != "some-model" {
 		t.Errorf("request tier %q model %q, want the improver template's high and some-model", r.Tier, r.Model)
-	}
-}
-
-// The metrics set the active version against the one before it: each
-// wake counts for the version it ran, each decision for the version of
-// the wake that proposed the item, and the model calls for their wake's.
-func TestEvolutionMetricsByVersion(t *testing.T) {
-	ctx := context.Background()
-	c := newChaosRig(t, hangTimeout)
-	led, err := ledger.Open(ctx, c.v.DB(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := llm.New(c.cfg, llm.WithRecorder(led))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.rt.model = client
-	var mu sync.Mutex
-	var replies []llmtest.Reply // what the model says next, in order
-	script := func(rs ...llmtest.Reply) { mu.Lock(); replies = rs; mu.Unlock() }
-	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
-		mu.Lock()
-		defer mu.Unlock()
-		r := replies[0]
-		replies = replies[1:]
-		return r
-	})
-	propose := func(tool, key, value string) llmtest.Reply {
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: tool, Args: map[string]any{key: value}}, goodReport}}
-	}
-	decide := func(verdict, reason string) {
-		t.Helper()
-		sets, err := c.rt.changes.Store().ChangeSets(ctx, changes.ChangeSetFilter{Task: chaosTask, Status: changes.SetPending})
-		if err != nil || len(sets) != 1 {
-			t.Fatalf("pending change sets %+v, %v", sets, err)
-		}
-		if _, err := c.rt.changes.Decide(ctx, sets[0].ID, []changes.ItemDecision{{Item: "c1", Verdict: verdict, Reason: reason}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wake := func(status string) {
-		t.Helper()
-		if run := c.wake(t); run.Status != status {
-			t.Fatalf("wake %s (%s), want %s", run.Status, run.Detail, status)
-		}
-	}
-
-	// v1: an estimate proposal, rejected; then a plain report.
-	script(propose("update_task_estimate", "estimate", "2h"))
-	wake(RunCompleted)
-	decide(changes.Rejected, "estimates are mine")
-	script(llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}})
-	wake(RunCompleted)
-	v1Calls := len(c.fake.Requests())
-
-	// A hand edit of the directives makes v2: a priority proposal,
-	// confirmed; then a wake that never reports.
-	if _, err := c.rt.templates.Save(ctx, templates.TaskAgent, "Be brief.", "Report in two lines."); err != nil {
-		t.Fatal(err)
-	}
-	script(propose("update_task_priority", "priority", "P0"))
-	wake(RunCompleted)
-	decide(changes.Confirmed, "")
-	script(llmtest.Reply{Content: "Nothing to say."})
-	wake(RunIncomplete)
-	v2Calls := len(c.fake.Requests()) - v1Calls
-
-	active, err := c.rt.templates.Active(ctx, templates.TaskAgent)
-	if err != nil || active.Version != 2 {
-		t.Fatalf("active %+v, %v", active, err)
-	}
-	m, err := c.rt.evolution.metrics(ctx, active)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m.Versions) != 2 {
-		t.Fatalf("versions = %+v, want v2 and v1", m.Versions)
-	}
-	v2, v1 := m.Versions[0], m.Versions[1]
-	for _, tc := range []struct {
-		name    string
-		got     VersionMetrics
-		version int
-		active  bool
-		wakes   [4]int // wakes, completed, incomplete, failed
-		calls   int
-		tools   []ToolRate
-	}{
-		{"v2", v2, 2, true, [4]int{2, 1, 1, 0}, v2Calls, []ToolRate{{"update_task_priority", 1, 0, 0}}},
-		{"v1", v1, 1, false, [4]int{2, 2, 0, 0}, v1Calls, []ToolRate{{"update_task_estimate", 0, 1, 0}}},
-	} {
-		g := tc.got
-		if g.Version != tc.version || g.Active != tc.active || [4]int{g.Wakes, g.Completed, g.Incomplete, g.Failed} != tc.wakes {
-			t.Errorf("%s: %+v, want version %d active %v, wakes %v", tc.name, g, tc.version, tc.active, tc.wakes)
-		}
-		if g.ModelCalls != tc.calls || g.FailedCalls != 0 || g.PromptTokens == 0 {
-			t.Errorf("%s: %d model calls (%d failed, %d prompt tokens), want %d", tc.name, g.ModelCalls, g.FailedCalls, g.PromptTokens, tc.calls)
-		}
-		if !slices.Equal(g.Tools, tc.tools) {
-			t.Errorf("%s: tools %+v, want %+v", tc.name, g.Tools, tc.tools)
-		}
-	}
-	if m.Wakes != 4 || m.ModelCalls != v1Calls+v2Calls || m.PromptTokens != v1.PromptTokens+v2.PromptTokens ||
-		!slices.Equal(m.Tools, []ToolRate{{"update_task_estimate", 0, 1, 0}, {"update_task_priority", 1, 0, 0}}) {
-		t.Errorf("all versions: %+v", m.Tally)
-	}
-	if len(m.Rejections) != 1 || m.Rejections[0].Version != 1 || m.Rejections[0].Reason != "estimates are mine" {
-		t.Errorf("rejections = %+v, want the estimate's, from v1", m.Rejections)
-	}
-
-	text, err := c.rt.evolution.context(ctx, active, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"| | v2 (active) | v1 | all versions |\n",
-		"| Wakes: completed / incomplete / failed | 2: 1 / 1 / 0 | 2: 2 / 0 / 0 | 4: 3 / 1 / 0 |\n",
-		fmt.Sprintf("| Model calls (failed) | %d (0) | %d (0) | %d (0) |\n", v2Calls, v1Calls, v1Calls+v2Calls),
-		"| update_task_estimate: confirmed / rejected / deferred | – | 0 / 1 / 0 (0%) | 0 / 1 / 0 (0%) |\n",
-		"| update_task_priority: confirmed / rejected / deferred | 1 / 0 / 0 (100%) | – | 1 / 0 / 0 (100%) |\n",
-		"v1 update_task_estimate \"Set estimate to 2h\": estimates are mine\n",
-	} {
-		if !strings.Contains(text, want) {
-			t.Errorf("evolution context lacks %q:\n%s", want, text)
-		}
 	}
 }

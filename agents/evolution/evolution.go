@@ -1,4 +1,12 @@
-package agents
+// Package evolution owns evolution sessions (SPEC §4.4, seed 000 §4): a
+// person and the evolution agent improve the directives of one template,
+// from the template's history and metrics of how its agents did, and an
+// approved proposal becomes the template's next version. It owns the table
+// evolution_sessions (migration component "evolution") and each session's
+// file under <output>/Evolution; it reads the task agents' runs, the
+// decisions on their change sets and the ledger's model calls only through
+// those packages' methods.
+package evolution
 
 import (
 	"context"
@@ -8,11 +16,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
@@ -44,9 +55,9 @@ const (
 	SessionRejected = "rejected"
 )
 
-// evolutionSchema holds the migration steps of evolution sessions. Append,
+// schema holds the migration steps of evolution sessions. Append,
 // never edit.
-var evolutionSchema = []string{`
+var schema = []string{`
 CREATE TABLE evolution_sessions (
 	id             TEXT    PRIMARY KEY,
 	template       TEXT    NOT NULL,
@@ -106,13 +117,22 @@ type Turn struct {
 	Metrics   Metrics   `json:"metrics"`
 }
 
+// Options configure evolution sessions. Zero values take defaults.
+type Options struct {
+	Logger *slog.Logger
+	// Now is the clock; time.Now by default.
+	Now func() time.Time
+}
+
 // Evolution runs evolution sessions (SPEC §4.4, seed 000 §4): the
 // evolution agent reads a template's directives and how its agents did,
 // proposes new directives, and a person approves or rejects them.
 type Evolution struct {
 	v         *vault.Vault
 	templates *templates.Templates
-	db        *sql.DB
+	agents    *agents.Store  // the task agents' runs, for the metrics
+	changes   *changes.Store // the decisions on what they proposed
+	db        *sql.DB        // evolution_sessions
 	ledger    *ledger.Ledger
 	model     llm.Model
 	opts      Options
@@ -141,23 +161,34 @@ func (e *Evolution) lock(id string) func() {
 	return m.Unlock
 }
 
-// NewEvolution opens evolution sessions on v's state database. model may
-// be nil; then every session fails with ErrNoModel.
-func NewEvolution(ctx context.Context, v *vault.Vault, templates *templates.Templates, model llm.Model, opts Options) (*Evolution, error) {
-	opts.setDefaults()
-	if err := store.Migrate(ctx, v.DB(), "evolution", evolutionSchema); err != nil {
+// New opens evolution sessions on v's state database. model may be nil;
+// then every session fails with ErrNoModel.
+func New(ctx context.Context, v *vault.Vault, lib *templates.Templates, model llm.Model, opts Options) (*Evolution, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := store.Migrate(ctx, v.DB(), "evolution", schema); err != nil {
 		return nil, fmt.Errorf("opening evolution sessions: %w", err)
 	}
-	// The metrics read the agents' tables and the ledger; both are
-	// migrated here too, so a command line run works on a fresh vault.
-	if _, err := OpenStore(ctx, v.DB()); err != nil {
+	// The metrics read the agents' runs, the change sets' decisions and
+	// the ledger; they are migrated here too, so a command line run
+	// works on a fresh vault.
+	st, err := agents.OpenStore(ctx, v.DB())
+	if err != nil {
+		return nil, err
+	}
+	ch, err := changes.OpenStore(ctx, v.DB())
+	if err != nil {
 		return nil, err
 	}
 	l, err := ledger.Open(ctx, v.DB(), opts.Logger)
 	if err != nil {
 		return nil, err
 	}
-	return &Evolution{v: v, templates: templates, db: v.DB(), ledger: l, model: model, opts: opts}, nil
+	return &Evolution{v: v, templates: lib, agents: st, changes: ch, db: v.DB(), ledger: l, model: model, opts: opts}, nil
 }
 
 func (e *Evolution) now() time.Time { return e.opts.Now() }
@@ -175,11 +206,11 @@ func (e *Evolution) Start(ctx context.Context, name string) (Turn, error) {
 	if e.model == nil {
 		return Turn{}, ErrNoModel
 	}
-	metrics, err := e.metrics(ctx, target)
+	metrics, err := e.Metrics(ctx, target)
 	if err != nil {
 		return Turn{}, err
 	}
-	text, err := e.context(ctx, target, metrics)
+	text, err := e.Context(ctx, target, metrics)
 	if err != nil {
 		return Turn{}, err
 	}

@@ -1,14 +1,17 @@
-package agents
+package evolution
 
 import (
+	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
@@ -117,7 +120,10 @@ type Rejection struct {
 // recentRejections is how many rejection reasons the context shows.
 const recentRejections = 10
 
-func (e *Evolution) metrics(ctx context.Context, t templates.Template) (Metrics, error) {
+// Metrics is how the agents of template t did: for a task template its
+// wakes, model calls and people's decisions, in total and for its active
+// and previous version; for the improver its evolution sessions.
+func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics, error) {
 	var m Metrics
 	prefix := "run:"
 	if t.Kind == templates.KindImprover {
@@ -165,10 +171,11 @@ func (e *Evolution) metrics(ctx context.Context, t templates.Template) (Metrics,
 // Every task agent runs the task-agent template; a decision counts for
 // the version of the run whose change set it decided.
 func (e *Evolution) taskMetrics(ctx context.Context, t templates.Template, m *Metrics) error {
-	err := e.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM agents WHERE lifecycle <> 'destroyed'`).Scan(&m.Agents)
+	counts, err := e.agents.LifecycleCounts(ctx)
 	if err != nil {
-		return fmt.Errorf("counting agents: %w", err)
+		return err
 	}
+	m.Agents = counts[agents.Active] + counts[agents.Dormant]
 	prev, err := e.previousVersion(ctx, t)
 	if err != nil {
 		return err
@@ -182,67 +189,61 @@ func (e *Evolution) taskMetrics(ctx context.Context, t templates.Template, m *Me
 		byLabel[fmt.Sprintf("%s@%d", t.Name, m.Versions[i].Version)] = &m.Versions[i].Tally
 	}
 
-	rows, err := e.db.QueryContext(ctx, `SELECT template, COUNT(*), COALESCE(SUM(status = 'completed'), 0), COALESCE(SUM(status = 'incomplete'), 0),
-		COALESCE(SUM(status = 'failed'), 0) FROM wake_runs GROUP BY template`)
+	wakes, err := e.agents.WakeTallies(ctx)
 	if err != nil {
-		return fmt.Errorf("counting wakes: %w", err)
-	}
-	for rows.Next() {
-		var label string
-		var w Tally
-		if err := rows.Scan(&label, &w.Wakes, &w.Completed, &w.Incomplete, &w.Failed); err != nil {
-			rows.Close()
-			return fmt.Errorf("counting wakes: %w", err)
-		}
-		m.addWakes(w)
-		if to := byLabel[label]; to != nil {
-			to.addWakes(w)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("counting wakes: %w", err)
-	}
-
-	rows, err = e.db.QueryContext(ctx, `SELECT d.tool, COALESCE(r.template, ''), COALESCE(SUM(d.verdict = 'confirmed'), 0),
-		COALESCE(SUM(d.verdict = 'rejected'), 0), COALESCE(SUM(d.verdict = 'deferred'), 0)
-		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id LEFT JOIN wake_runs r ON r.id = s.run_id
-		GROUP BY 1, 2 ORDER BY 1, 2`)
-	if err != nil {
-		return fmt.Errorf("counting decisions: %w", err)
-	}
-	for rows.Next() {
-		var r ToolRate
-		var label string
-		if err := rows.Scan(&r.Tool, &label, &r.Confirmed, &r.Rejected, &r.Deferred); err != nil {
-			rows.Close()
-			return fmt.Errorf("counting decisions: %w", err)
-		}
-		m.addTool(r)
-		if to := byLabel[label]; to != nil {
-			to.addTool(r)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("counting decisions: %w", err)
-	}
-
-	if err := e.versionCalls(ctx, byLabel); err != nil {
 		return err
 	}
-	return e.rejections(ctx, t, m)
+	for _, w := range wakes {
+		tally := Tally{Wakes: w.Wakes, Completed: w.Completed, Incomplete: w.Incomplete, Failed: w.Failed}
+		m.addWakes(tally)
+		if to := byLabel[w.Template]; to != nil {
+			to.addWakes(tally)
+		}
+	}
+
+	// A decision counts for the version of the run that proposed its item.
+	runs, err := e.agents.RunTemplates(ctx)
+	if err != nil {
+		return err
+	}
+	decided, err := e.changes.DecisionTallies(ctx)
+	if err != nil {
+		return err
+	}
+	type toolVersion struct{ tool, label string }
+	rates := map[toolVersion]ToolRate{}
+	for _, d := range decided {
+		k := toolVersion{d.Tool, runs[d.Run]}
+		r := rates[k]
+		r.Tool = d.Tool
+		r.Confirmed += d.Confirmed
+		r.Rejected += d.Rejected
+		r.Deferred += d.Deferred
+		rates[k] = r
+	}
+	keys := slices.SortedFunc(maps.Keys(rates), func(a, b toolVersion) int {
+		return cmp.Or(cmp.Compare(a.tool, b.tool), cmp.Compare(a.label, b.label))
+	})
+	for _, k := range keys {
+		m.addTool(rates[k])
+		if to := byLabel[k.label]; to != nil {
+			to.addTool(rates[k])
+		}
+	}
+
+	if err := e.versionCalls(ctx, byLabel, runs); err != nil {
+		return err
+	}
+	return e.rejections(ctx, t, m, runs)
 }
 
 // previousVersion is the version of t the agents ran last before the
 // active one (after a rollback, the version rolled back from); when they
 // ran no other, the version numbered before it. 0 when there is none.
 func (e *Evolution) previousVersion(ctx context.Context, t templates.Template) (int, error) {
-	var label string
-	err := e.db.QueryRowContext(ctx, `SELECT template FROM wake_runs WHERE substr(template, 1, length(?1)) = ?1 AND template <> ?2
-		ORDER BY id DESC LIMIT 1`, t.Name+"@", t.Label()).Scan(&label)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("finding the version before %s: %w", t.Label(), err)
+	label, err := e.agents.LastOtherVersion(ctx, t.Name, t.Label())
+	if err != nil {
+		return 0, err
 	}
 	if v := versionOf(t.Name, label); v > 0 {
 		return v, nil
@@ -272,57 +273,32 @@ func versionOf(name, label string) int {
 }
 
 // versionCalls adds the ledger's model calls of each version's wake runs
-// to its tally.
-func (e *Evolution) versionCalls(ctx context.Context, byLabel map[string]*Tally) error {
+// (runs maps a run to its version) to its tally.
+func (e *Evolution) versionCalls(ctx context.Context, byLabel map[string]*Tally, runs map[int64]string) error {
 	byScope, err := e.ledger.TotalsByScope(ctx, "run:")
 	if err != nil {
 		return err
 	}
-	for label, to := range byLabel {
-		if err := e.addRunCalls(ctx, label, to, byScope); err != nil {
-			return err
+	for id, label := range runs {
+		if to := byLabel[label]; to != nil {
+			to.addCalls(byScope["run:"+strconv.FormatInt(id, 10)])
 		}
 	}
 	return nil
 }
 
-// addRunCalls adds the model calls of the runs of one version.
-func (e *Evolution) addRunCalls(ctx context.Context, label string, to *Tally, byScope map[string]ledger.Totals) error {
-	rows, err := e.db.QueryContext(ctx, `SELECT id FROM wake_runs WHERE template = ?`, label)
-	if err != nil {
-		return fmt.Errorf("reading the runs of %s: %w", label, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return fmt.Errorf("reading the runs of %s: %w", label, err)
-		}
-		to.addCalls(byScope["run:"+strconv.FormatInt(id, 10)])
-	}
-	return rows.Err()
-}
-
 // rejections reads the latest rejections with reasons, each with the
 // version of the run that proposed it when known.
-func (e *Evolution) rejections(ctx context.Context, t templates.Template, m *Metrics) error {
-	rows, err := e.db.QueryContext(ctx, `SELECT d.tool, d.summary, d.reason, d.created_at, COALESCE(r.template, '')
-		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id LEFT JOIN wake_runs r ON r.id = s.run_id
-		WHERE d.verdict = 'rejected' AND d.reason <> '' ORDER BY d.id DESC LIMIT ?`, recentRejections)
+func (e *Evolution) rejections(ctx context.Context, t templates.Template, m *Metrics, runs map[int64]string) error {
+	rs, err := e.changes.ReasonedRejections(ctx, recentRejections)
 	if err != nil {
-		return fmt.Errorf("reading rejections: %w", err)
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var r Rejection
-		var at, label string
-		if err := rows.Scan(&r.Tool, &r.Summary, &r.Reason, &at, &label); err != nil {
-			return fmt.Errorf("reading rejections: %w", err)
-		}
-		r.Date, r.Version = kit.Unstamp(at), versionOf(t.Name, label)
-		m.Rejections = append(m.Rejections, r)
+	for _, d := range rs {
+		m.Rejections = append(m.Rejections, Rejection{Tool: d.Tool, Summary: d.Summary, Reason: d.Reason, Date: d.Created,
+			Version: versionOf(t.Name, runs[d.Run])})
 	}
-	return rows.Err()
+	return nil
 }
 
 // How much of the agents' outputs the context shows.
@@ -333,11 +309,11 @@ const (
 	contextNotes        = 10   // earlier sessions
 )
 
-// context is the first message of a session (seed 000 §4): both
+// Context is the first message of a session (seed 000 §4): both
 // directives separately with their version, the metrics, the version
 // history, the agents' recent reports and observations, and the notes of
 // earlier sessions.
-func (e *Evolution) context(ctx context.Context, t templates.Template, m Metrics) (string, error) {
+func (e *Evolution) Context(ctx context.Context, t templates.Template, m Metrics) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Evolution of template %s\n\nKind: %s. Active version: %d (authored by %s, %s).\n",
 		t.Name, t.Kind, t.Version, t.AuthoredBy, minuteOf(t.Created))
@@ -472,22 +448,8 @@ func toolCell(t Tally, tool string) string {
 
 // writeOutputs adds the recent reports and observations of the task agents.
 func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error {
-	rows, err := e.db.QueryContext(ctx, `SELECT task, output_name FROM agents WHERE lifecycle <> 'destroyed' AND last_wake <> ''
-		ORDER BY last_wake DESC LIMIT ?`, contextReports)
+	recent, err := e.agents.RecentlyWoken(ctx, contextReports)
 	if err != nil {
-		return fmt.Errorf("reading recent agents: %w", err)
-	}
-	var recent []Agent
-	for rows.Next() {
-		var a Agent
-		if err := rows.Scan(&a.Task, &a.OutputName); err != nil {
-			rows.Close()
-			return err
-		}
-		recent = append(recent, a)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	b.WriteString("\n## Instance Reports\n\n")
@@ -495,7 +457,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		b.WriteString("(no agent has woken yet)\n")
 	}
 	for _, a := range recent {
-		rep, err := ReadReport(e.v, a)
+		rep, err := agents.ReadReport(e.v, a)
 		if errors.Is(err, vault.ErrNotFound) {
 			fmt.Fprintf(b, "- %s: no report yet\n", a.Task)
 			continue
@@ -512,7 +474,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
 	for _, a := range recent {
-		lines, err := readJournal(e.v.Root(), JournalPath(e.v.Options().OutputFolder, a.OutputName))
+		lines, err := agents.ReadJournal(e.v.Root(), agents.JournalPath(e.v.Options().OutputFolder, a.OutputName))
 		if err != nil || len(lines) == 0 {
 			continue
 		}
