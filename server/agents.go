@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -26,12 +26,12 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agentsRoom, e
 	}
 	opts := s.opts.Agents
 	opts.Logger = s.logger
-	opts.Notifier = agents.NotifyFunc(s.agentNotify)
+	opts.Notifier = task.NotifyFunc(s.agentNotify)
 	opts.Editor = editor{s}
 	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
 	if s.opts.LLM != nil {
 		model = s.opts.LLM
-		role := cmp.Or(opts.Role, agents.DefaultRole)
+		role := cmp.Or(opts.Role, task.DefaultRole)
 		var also []string
 		if tms, err := templates.New(v, opts.TemplatesOptions()).Models(); err == nil {
 			for _, tm := range tms {
@@ -42,7 +42,7 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agentsRoom, e
 		}
 		go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM, role, also)
 	}
-	rt, err := agents.New(ctx, v, model, opts)
+	rt, err := task.New(ctx, v, model, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening agents: %w", err)
 	}
@@ -56,7 +56,7 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agentsRoom, e
 // agentsRoom is a vault's agents: the task runtime (with its change sets
 // and template library) and the evolution sessions of the templates.
 type agentsRoom struct {
-	*agents.Runtime
+	*task.Runtime
 	evolution *evolution.Evolution
 }
 
@@ -83,12 +83,12 @@ type agentsListParams struct {
 }
 
 type agentsListResult struct {
-	Agents []agents.Agent `json:"agents"`
+	Agents []task.Agent `json:"agents"`
 }
 
 func checkLifecycle(l string) error {
-	switch agents.Lifecycle(l) {
-	case "", agents.Active, agents.Dormant, agents.Destroyed:
+	switch task.Lifecycle(l) {
+	case "", task.Active, task.Dormant, task.Destroyed:
 		return nil
 	}
 	return invalidParams("lifecycle", fmt.Sprintf("must be active, dormant or destroyed, got %q", l))
@@ -102,7 +102,7 @@ func (s *Server) agentsList(ctx context.Context, p *agentsListParams) (agentsLis
 	if err != nil {
 		return agentsListResult{}, err
 	}
-	list, err := rt.Store().Agents(ctx, agents.Lifecycle(p.Lifecycle))
+	list, err := rt.Store().Agents(ctx, task.Lifecycle(p.Lifecycle))
 	return agentsListResult{Agents: list}, err
 }
 
@@ -112,26 +112,26 @@ type agentRef struct {
 	Task string `json:"task"`
 }
 
-func (s *Server) resolveAgent(ctx context.Context, rt *agentsRoom, v *vault.Vault, ref agentRef) (agents.Agent, error) {
+func (s *Server) resolveAgent(ctx context.Context, rt *agentsRoom, v *vault.Vault, ref agentRef) (task.Agent, error) {
 	switch {
 	case ref.ID != "":
 		return rt.Store().Agent(ctx, ref.ID)
 	case ref.Task != "":
 		p, err := vaultPath(v, "task", ref.Task)
 		if err != nil {
-			return agents.Agent{}, err
+			return task.Agent{}, err
 		}
 		return rt.Store().AgentForTask(ctx, p)
 	}
-	return agents.Agent{}, invalidParams("id", "id or task is required")
+	return task.Agent{}, invalidParams("id", "id or task is required")
 }
 
 // agentDetail is agents/get's result: the agent, its queue state and a
 // summary of its report.
 type agentDetail struct {
-	agents.Agent
-	State  agents.WakeState `json:"state"`
-	Report *reportSummary   `json:"report"`
+	task.Agent
+	State  task.WakeState `json:"state"`
+	Report *reportSummary `json:"report"`
 }
 
 type reportSummary struct {
@@ -142,7 +142,7 @@ type reportSummary struct {
 	Template    string `json:"template"`
 }
 
-func (s *Server) detail(rt *agentsRoom, v *vault.Vault, a agents.Agent) (agentDetail, error) {
+func (s *Server) detail(rt *agentsRoom, v *vault.Vault, a task.Agent) (agentDetail, error) {
 	d := agentDetail{Agent: a, State: rt.WakeState(a.ID)}
 	rep, err := s.taskReport(v, a)
 	switch {
@@ -186,7 +186,7 @@ func (s *Server) agentsCreate(ctx context.Context, p *agentsCreateParams) (agent
 		return agentDetail{}, err
 	}
 	a, err := rt.Create(ctx, path)
-	if errors.Is(err, agents.ErrNotATask) {
+	if errors.Is(err, task.ErrNotATask) {
 		return agentDetail{}, invalidParams("task", err.Error())
 	}
 	if err != nil {
@@ -225,53 +225,53 @@ type agentsActivityParams struct {
 	Limit int    `json:"limit"`
 }
 
-func (s *Server) agentsActivity(ctx context.Context, p *agentsActivityParams) (agents.Activity, error) {
+func (s *Server) agentsActivity(ctx context.Context, p *agentsActivityParams) (task.Activity, error) {
 	if p.ID == "" {
-		return agents.Activity{}, invalidParams("id", "is required")
+		return task.Activity{}, invalidParams("id", "is required")
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
-		return agents.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
+		return task.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
 	}
 	if p.Limit == 0 {
 		p.Limit = 50
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Activity{}, err
+		return task.Activity{}, err
 	}
 	if _, err := rt.Store().Agent(ctx, p.ID); err != nil {
-		return agents.Activity{}, err
+		return task.Activity{}, err
 	}
 	return rt.Store().Activity(ctx, p.ID, p.Limit)
 }
 
-func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, error) {
+func (s *Server) reportsGet(ctx context.Context, p *agentRef) (task.Report, error) {
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Report{}, err
+		return task.Report{}, err
 	}
 	if p.ID != "" {
 		a, err := rt.Store().Agent(ctx, p.ID)
 		if err != nil {
-			return agents.Report{}, err
+			return task.Report{}, err
 		}
 		return s.taskReport(v, a)
 	}
 	if p.Task == "" {
-		return agents.Report{}, invalidParams("task", "task or id is required")
+		return task.Report{}, invalidParams("task", "task or id is required")
 	}
 	// The task as the CLI takes it: its path, or its name or title.
 	path, err := v.FindTask(ctx, p.Task)
 	switch {
 	case errors.Is(err, edit.ErrInvalidPath), errors.Is(err, vault.ErrAmbiguous):
-		return agents.Report{}, invalidParams("task", err.Error())
+		return task.Report{}, invalidParams("task", err.Error())
 	case errors.Is(err, vault.ErrNotFound):
 		// A note not indexed as a task may still have had an agent.
 		if path, err = vaultPath(v, "task", p.Task); err != nil {
-			return agents.Report{}, err
+			return task.Report{}, err
 		}
 	case err != nil:
-		return agents.Report{}, err
+		return task.Report{}, err
 	}
 	return s.taskReportAt(ctx, rt, v, path)
 }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -175,7 +175,7 @@ func (e *Evolution) taskMetrics(ctx context.Context, t templates.Template, m *Me
 	if err != nil {
 		return err
 	}
-	m.Agents = counts[agents.Active] + counts[agents.Dormant]
+	m.Agents = counts[task.Active] + counts[task.Dormant]
 	prev, err := e.previousVersion(ctx, t)
 	if err != nil {
 		return err
@@ -457,7 +457,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		b.WriteString("(no agent has woken yet)\n")
 	}
 	for _, a := range recent {
-		rep, err := agents.ReadReport(e.v, a)
+		rep, err := task.ReadReport(e.v, a)
 		if errors.Is(err, vault.ErrNotFound) {
 			fmt.Fprintf(b, "- %s: no report yet\n", a.Task)
 			continue
@@ -474,7 +474,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
 	for _, a := range recent {
-		lines, err := agents.ReadJournal(e.v.Root(), agents.JournalPath(e.v.Options().OutputFolder, a.OutputName))
+		lines, err := task.ReadJournal(e.v.Root(), task.JournalPath(e.v.Options().OutputFolder, a.OutputName))
 		if err != nil || len(lines) == 0 {
 			continue
 		}

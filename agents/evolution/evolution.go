@@ -22,10 +22,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -130,7 +130,7 @@ type Options struct {
 type Evolution struct {
 	v         *vault.Vault
 	templates *templates.Templates
-	agents    *agents.Store  // the task agents' runs, for the metrics
+	agents    *task.Store    // the task agents' runs, for the metrics
 	changes   *changes.Store // the decisions on what they proposed
 	db        *sql.DB        // evolution_sessions
 	ledger    *ledger.Ledger
@@ -176,7 +176,7 @@ func New(ctx context.Context, v *vault.Vault, lib *templates.Templates, model ll
 	// The metrics read the agents' runs, the change sets' decisions and
 	// the ledger; they are migrated here too, so a command line run
 	// works on a fresh vault.
-	st, err := agents.OpenStore(ctx, v.DB())
+	st, err := task.OpenStore(ctx, v.DB())
 	if err != nil {
 		return nil, err
 	}

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -82,10 +82,10 @@ func (f *evolutionFixture) history(t *testing.T) {
 		status string
 		calls  [][2]int // prompt, completion tokens per call
 	}{
-		{a1.ID, agents.RunCompleted, [][2]int{{1200, 90}, {300, 40}}},
-		{a1.ID, agents.RunIncomplete, [][2]int{{800, 10}}},
-		{a2.ID, agents.RunCompleted, [][2]int{{1000, 120}}},
-		{a2.ID, agents.RunFailed, nil},
+		{a1.ID, task.RunCompleted, [][2]int{{1200, 90}, {300, 40}}},
+		{a1.ID, task.RunIncomplete, [][2]int{{800, 10}}},
+		{a2.ID, task.RunCompleted, [][2]int{{1000, 120}}},
+		{a2.ID, task.RunFailed, nil},
 	} {
 		run := startRun(t, db, r.agent, "k"+string(rune('a'+i)), "task-agent@1", at)
 		for _, c := range r.calls {

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/internal/legacy"
 	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/store"
@@ -57,12 +57,12 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := agents.OpenStore(ctx, v.DB())
+	st, err := task.OpenStore(ctx, v.DB())
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := startRun(t, v.DB(), "a1", "k3", "task-agent@1", querytest.Now)
-	finishRun(t, v.DB(), "a1", run, agents.RunCompleted, querytest.Now)
+	finishRun(t, v.DB(), "a1", run, task.RunCompleted, querytest.Now)
 	act, err := st.Activity(ctx, "a1", 10)
 	if err != nil {
 		t.Fatal(err)

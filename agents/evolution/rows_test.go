@@ -5,22 +5,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/agents/task"
 )
 
 // The evolution tests write the task agents' rows as the task runtime's
 // store does (its own tests cover that); the metrics read them back only
 // through that store's methods.
 
-// addAgent records an active agent of task.
-func addAgent(t *testing.T, db *sql.DB, id, task, outputName string, at time.Time) agents.Agent {
+// addAgent records an active agent of the task at taskPath.
+func addAgent(t *testing.T, db *sql.DB, id, taskPath, outputName string, at time.Time) task.Agent {
 	t.Helper()
 	if _, err := db.Exec(`INSERT INTO agents (id, task, output_name, output_key, task_fingerprint, lifecycle, created_at)
-		VALUES (?, ?, ?, lower(?), '', 'active', ?)`, id, task, outputName, outputName, kit.Stamp(at)); err != nil {
+		VALUES (?, ?, ?, lower(?), '', 'active', ?)`, id, taskPath, outputName, outputName, kit.Stamp(at)); err != nil {
 		t.Fatal(err)
 	}
-	return agents.Agent{ID: id, Task: task, OutputName: outputName}
+	return task.Agent{ID: id, Task: taskPath, OutputName: outputName}
 }
 
 // startRun records a run of agent under template (name@version).
@@ -41,7 +41,7 @@ func finishRun(t *testing.T, db *sql.DB, agent string, run int64, status string,
 		t.Fatal(err)
 	}
 	q := `UPDATE agents SET last_wake = ? WHERE id = ?`
-	if status == agents.RunCompleted {
+	if status == task.RunCompleted {
 		q = `UPDATE agents SET wakes = wakes + 1, failures = 0, next_wake = '', last_wake = ?, template = 'task-agent@1' WHERE id = ?`
 	}
 	if _, err := db.Exec(q, kit.Stamp(at), agent); err != nil {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -25,12 +25,12 @@ func openChanges(ctx context.Context, cfg Config, logger *slog.Logger) (*vault.V
 	}
 	opts := cfg.agentsOptions()
 	opts.Logger = logger
-	st, err := agents.OpenStore(ctx, v.DB())
+	st, err := task.OpenStore(ctx, v.DB())
 	if err != nil {
 		v.Close()
 		return nil, nil, err
 	}
-	ch, err := changes.New(ctx, v, agents.Offline{Store: st}, opts.ChangesOptions())
+	ch, err := changes.New(ctx, v, task.Offline{Store: st}, opts.ChangesOptions())
 	if err != nil {
 		v.Close()
 		return nil, nil, err

@@ -1,20 +1,23 @@
-// Package agents runs margin's task agents (SPEC §4.1): one persistent agent
+// Package task runs margin's task agents (SPEC §4.1): one persistent agent
 // per task note that wakes when its task or a linked daily entry changes,
 // sees what changed since its last wake, and keeps a report and a private
 // journal in the vault.
 //
 // It owns the agents' tables in the state database (identity, lifecycle,
-// last-seen sources, wake runs, messages, tool calls, proposals), the wake
-// orchestrator (coalescing, run keys, single flight, the global model
-// limit, backoff, dormancy, crash recovery), the wake workflow and its
-// tools, and the report and journal files under the output folder.
+// last-seen sources, wake runs, messages, tool calls; migration component
+// "agents"), the scheduler (coalescing, single flight, wake slots, the
+// global model limit, backoff, dormancy), reconciling the agents with the
+// vault at startup and on every change, the wake workflow and its
+// immediate tools, the prompt, run keys, and the report and journal files
+// under the output folder. What an agent proposes to change in its task
+// goes to the changes package, which owns change sets; the directives
+// come from the templates package.
 //
 // It must not import the server: it tells the client things through a
 // Notifier. It writes into the vault only through vault/edit's Root, and
-// into a person's task note only for set_task_language and for change set
-// items a person confirmed (through the Editor when the note is open);
-// every other change to a task waits in a change set for a person.
-package agents
+// into a person's task note only for set_task_language; every other
+// change to a task waits in a change set for a person.
+package task
 
 import (
 	"context"

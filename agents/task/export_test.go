@@ -1,4 +1,4 @@
-package agents
+package task
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 	"github.com/margin-md/margin/vault"
 )
 
-// The external tests in this directory (package agents_test) check the
+// The external tests in this directory (package task_test) check the
 // packages built on the task agents (evolution) with real wakes: the
 // chaos rig, through these.
 

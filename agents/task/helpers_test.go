@@ -1,4 +1,4 @@
-package agents
+package task
 
 import (
 	"os"

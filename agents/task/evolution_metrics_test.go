@@ -1,4 +1,4 @@
-package agents_test
+package task_test
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/margin-md/margin/agents"
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
@@ -24,7 +24,7 @@ import (
 // the wake that proposed the item, and the model calls for their wake's.
 func TestEvolutionMetricsByVersion(t *testing.T) {
 	ctx := context.Background()
-	c := agents.NewRig(t)
+	c := task.NewRig(t)
 	led, err := ledger.Open(ctx, c.Vault().DB(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,11 +49,11 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 		return r
 	})
 	propose := func(tool, key, value string) llmtest.Reply {
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: tool, Args: map[string]any{key: value}}, agents.GoodReport}}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: tool, Args: map[string]any{key: value}}, task.GoodReport}}
 	}
 	decide := func(verdict, reason string) {
 		t.Helper()
-		sets, err := c.Runtime().Changes().Store().ChangeSets(ctx, changes.ChangeSetFilter{Task: agents.ChaosTask, Status: changes.SetPending})
+		sets, err := c.Runtime().Changes().Store().ChangeSets(ctx, changes.ChangeSetFilter{Task: task.ChaosTask, Status: changes.SetPending})
 		if err != nil || len(sets) != 1 {
 			t.Fatalf("pending change sets %+v, %v", sets, err)
 		}
@@ -70,10 +70,10 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 
 	// v1: an estimate proposal, rejected; then a plain report.
 	script(propose("update_task_estimate", "estimate", "2h"))
-	wake(agents.RunCompleted)
+	wake(task.RunCompleted)
 	decide(changes.Rejected, "estimates are mine")
-	script(llmtest.Reply{ToolCalls: []llmtest.ToolCall{agents.GoodReport}})
-	wake(agents.RunCompleted)
+	script(llmtest.Reply{ToolCalls: []llmtest.ToolCall{task.GoodReport}})
+	wake(task.RunCompleted)
 	v1Calls := len(c.Fake().Requests())
 
 	// A hand edit of the directives makes v2: a priority proposal,
@@ -82,10 +82,10 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	script(propose("update_task_priority", "priority", "P0"))
-	wake(agents.RunCompleted)
+	wake(task.RunCompleted)
 	decide(changes.Confirmed, "")
 	script(llmtest.Reply{Content: "Nothing to say."})
-	wake(agents.RunIncomplete)
+	wake(task.RunIncomplete)
 	v2Calls := len(c.Fake().Requests()) - v1Calls
 
 	active, err := c.Runtime().Templates().Active(ctx, templates.TaskAgent)
