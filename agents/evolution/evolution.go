@@ -141,24 +141,40 @@ type Evolution struct {
 	// not interleave. Sessions do not wait for each other, so approving
 	// one never waits for another's model calls.
 	mu       sync.Mutex // guards sessions
-	sessions map[string]*sync.Mutex
+	sessions map[string]*sessionLock
 	naming   sync.Mutex // a new session's file name and row, together
+}
+
+// sessionLock is one session's lock and how many steps hold it or wait
+// for it: the last to leave drops it, so the map holds only the sessions
+// in use, not every session ever touched.
+type sessionLock struct {
+	sync.Mutex
+	users int
 }
 
 // lock locks one session and returns its unlock.
 func (e *Evolution) lock(id string) func() {
 	e.mu.Lock()
 	if e.sessions == nil {
-		e.sessions = map[string]*sync.Mutex{}
+		e.sessions = map[string]*sessionLock{}
 	}
-	m := e.sessions[id]
-	if m == nil {
-		m = &sync.Mutex{}
-		e.sessions[id] = m
+	l := e.sessions[id]
+	if l == nil {
+		l = &sessionLock{}
+		e.sessions[id] = l
 	}
+	l.users++
 	e.mu.Unlock()
-	m.Lock()
-	return m.Unlock
+	l.Lock()
+	return func() {
+		l.Unlock()
+		e.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(e.sessions, id)
+		}
+		e.mu.Unlock()
+	}
 }
 
 // New opens evolution sessions on v's state database. model may be nil;
