@@ -107,3 +107,30 @@ func (s *Store) RecentlyWoken(ctx context.Context, limit int) ([]Agent, error) {
 	}
 	return out, rows.Err()
 }
+
+// Counts are the agents by state, for vault/status.
+type Counts struct {
+	Active  int `json:"active"`
+	Dormant int `json:"dormant"`
+	Queued  int `json:"queued"`
+	Running int `json:"running"`
+}
+
+// Counts counts the agents.
+func (r *Runtime) Counts(ctx context.Context) (Counts, error) {
+	byLifecycle, err := r.store.LifecycleCounts(ctx)
+	if err != nil {
+		return Counts{}, err
+	}
+	c := Counts{Active: byLifecycle[Active], Dormant: byLifecycle[Dormant]}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.queues {
+		if q.running {
+			c.Running++
+		} else if !q.dueAt.IsZero() {
+			c.Queued++
+		}
+	}
+	return c, nil
+}

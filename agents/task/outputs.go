@@ -12,6 +12,7 @@ import (
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
@@ -332,4 +333,20 @@ func brokenReport(taskPath, problem string) (tldr, content string) {
 		"Fix the frontmatter (between the two `---` lines) and save; the agent wakes again on the next change.\n",
 		kit.TaskLink(taskPath), strings.TrimSpace(problem))
 	return tldr, content
+}
+
+// ReadReport reads the report of agent a from the vault.
+func ReadReport(v *vault.Vault, a Agent) (Report, error) {
+	p := ReportPath(v.Options().OutputFolder, a.OutputName)
+	rep, ok, err := readReport(v.Root(), p)
+	if err != nil {
+		return rep, fmt.Errorf("reading the report on %s: %w", a.Task, err)
+	}
+	if !ok {
+		return rep, fmt.Errorf("no report on %s yet: %w", a.Task, vault.ErrNotFound)
+	}
+	if rep.Task == "" {
+		rep.Task = a.Task
+	}
+	return rep, nil
 }

@@ -343,3 +343,133 @@ func plural(n int, noun string) string {
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }
+
+// wake runs one wake of the agent: the run-key check, the run record, the
+// work, and the bookkeeping of how it ended. retryAt is when to try again
+// after a failure; zero for none.
+func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt time.Time, err error) {
+	a, err := r.store.Agent(ctx, id)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if a.Lifecycle == Destroyed || a.Lifecycle == Dormant && !req.force {
+		return time.Time{}, nil
+	}
+	w := &wake{rt: r, agent: a}
+	found, err := w.gather(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("wake of %s: %w", a.Task, err)
+	}
+	if !found {
+		return time.Time{}, r.taskGone(ctx, a)
+	}
+	if err := r.store.setTaskFingerprint(ctx, a.ID, string(w.taskSnap.Fingerprint)); err != nil {
+		return time.Time{}, err
+	}
+	if w.decisions, err = r.changes.Store().Decisions(ctx, changes.DecisionFilter{Agent: a.ID, Limit: recentDecisions}); err != nil {
+		return time.Time{}, err
+	}
+	w.key = runKey(a.ID, w.template.ID(), w.sources, decisionKeys(w.decisions))
+
+	prev, interrupted, err := r.store.interrupted(ctx, a.ID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	seen, err := r.store.sources(ctx, a.ID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	full := len(seen) == 0
+	reason := req.reason
+	switch {
+	case interrupted:
+		// A crash stopped this run: do it again under its own key, so
+		// the tool calls it already made are recognised.
+		w.key, w.run, reason = RunKey(prev.RunKey), prev.ID, prev.Reason+" (re-run after an interrupted attempt)"
+		if err := r.store.restartRun(ctx, w.run, w.template.Label(), full); err != nil {
+			return time.Time{}, err
+		}
+		if err := w.settleStarted(ctx); err != nil {
+			return time.Time{}, err
+		}
+	default:
+		if req.force {
+			// A wake someone asked for is its own state: the same notes
+			// with a new request.
+			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+kit.Stamp(r.now())))
+		} else if done, err := r.store.completedKey(ctx, a.ID, string(w.key)); err != nil {
+			return time.Time{}, err
+		} else if done {
+			r.mu.Lock()
+			r.skipped[a.ID]++
+			r.mu.Unlock()
+			r.log.Debug("wake skipped: this state was processed already", "agent", a.ID, "task", a.Task)
+			return time.Time{}, nil
+		}
+		if w.run, err = r.store.startRun(ctx, a.ID, string(w.key), reason, w.template.Label(), full, r.now()); err != nil {
+			return time.Time{}, err
+		}
+	}
+	r.log.Info("agent waking", "agent", a.ID, "task", a.Task, "reason", reason, "full", full)
+
+	end, err := w.execute(ctx, reason, seen)
+	if err != nil {
+		if ctx.Err() != nil {
+			return time.Time{}, nil
+		}
+		end = runEnd{status: RunFailed, detail: err.Error()}
+	}
+	// Proposals reach the person however the wake ended: each was
+	// validated and recorded when the model made it.
+	owner := changes.Owner{Task: w.agent.Task, OutputName: w.agent.OutputName}
+	if err := r.changes.Route(context.WithoutCancel(ctx), a.ID, owner, w.run, w.task); err != nil {
+		r.log.Error("routing proposals to a change set", "agent", a.ID, "err", err)
+	}
+	if end.status == RunCompleted {
+		end.settledKey = string(runKey(a.ID, w.template.ID(), w.sources, decisionKeys(w.decisions)))
+	}
+	finishCtx := context.WithoutCancel(ctx)
+	if err := r.store.finishRun(finishCtx, a.ID, w.run, end, w.sources, w.template.Label(), r.now()); err != nil {
+		return time.Time{}, err
+	}
+	if end.status != RunCompleted {
+		return r.failed(finishCtx, a, end.detail)
+	}
+	if a.Failures > 0 {
+		r.sendStatus(finishCtx, a.ID)
+	}
+	return time.Time{}, nil
+}
+
+// failed counts a failed wake: a retry after exponential backoff, or, after
+// dormant_after failures in a row, dormancy. It returns when to retry.
+func (r *Runtime) failed(ctx context.Context, a Agent, detail string) (time.Time, error) {
+	n, err := r.store.recordFailure(ctx, a.ID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var next time.Time
+	if n >= r.opts.DormantAfter {
+		r.log.Warn("agent going dormant after failed wakes", "agent", a.ID, "task", a.Task, "failures", n, "last", detail)
+		if err := r.store.setLifecycle(ctx, a.ID, Dormant, fmt.Sprintf("%d failed wakes in a row; last: %s", n, detail)); err != nil {
+			return time.Time{}, err
+		}
+	} else {
+		next = r.now().Add(backoff(n, r.opts.BackoffInitial, r.opts.BackoffMax))
+		if err := r.store.setNextWake(ctx, a.ID, next); err != nil {
+			return time.Time{}, err
+		}
+		r.log.Warn("wake failed; retrying later", "agent", a.ID, "task", a.Task, "failures", n, "next", next, "why", detail)
+	}
+	r.sendStatus(ctx, a.ID)
+	return next, nil
+}
+
+// backoff is the wait before retry n (1-based): initial·2ⁿ⁻¹, at most max.
+func backoff(n int, initial, maxWait time.Duration) time.Duration {
+	d := initial
+	for i := 1; i < n && d < maxWait; i++ {
+		d *= 2
+	}
+	return min(d, maxWait)
+}
