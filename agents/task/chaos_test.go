@@ -264,7 +264,7 @@ func (c *chaosRig) wake(t *testing.T) Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only to catch a hang
 	defer cancel()
-	if _, err := c.rt.wake(ctx, c.id, wakeRequest{reason: "chaos", force: true}); err != nil {
+	if _, err := c.rt.runWake(ctx, c.id, wakeRequest{reason: "chaos", force: true}); err != nil {
 		t.Fatalf("wake: %v", err)
 	}
 	if ctx.Err() != nil {

@@ -4,31 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/note"
 )
-
-// Status is what margin/agentStatus tells the client.
-type Status struct {
-	ID        string    `json:"id"`
-	Task      string    `json:"task"`
-	Lifecycle Lifecycle `json:"lifecycle"`
-	Failures  int       `json:"failures"`
-	NextWake  time.Time `json:"nextWake"`
-	Reason    string    `json:"reason,omitempty"`
-}
-
-func (r *Runtime) sendStatus(ctx context.Context, id string) {
-	a, err := r.store.Agent(ctx, id)
-	if err != nil {
-		r.log.Warn("reading agent status", "agent", id, "err", err)
-		return
-	}
-	r.notify("margin/agentStatus", Status{ID: a.ID, Task: a.Task, Lifecycle: a.Lifecycle, Failures: a.Failures, NextWake: a.NextWake, Reason: a.DormantReason})
-}
 
 // Create makes an agent for the task note at path (vault-relative), or
 // returns the one it has; a destroyed agent comes back to life. The agent
@@ -51,7 +31,7 @@ func (r *Runtime) Create(ctx context.Context, taskPath string) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	if err := r.kick(ctx, kick{agent: a.ID, reason: "created", mode: now}); err != nil {
+	if err := r.kick(ctx, kick{agent: a.ID, reason: "created", mode: kickNow}); err != nil {
 		return Agent{}, err
 	}
 	return r.store.Agent(ctx, a.ID)
@@ -78,13 +58,13 @@ func (r *Runtime) Control(ctx context.Context, id, action string) (Agent, error)
 		r.cancelPending(id)
 	case "resume":
 		if err = r.store.resume(ctx, id); err == nil {
-			err = r.kick(ctx, kick{agent: id, reason: "resumed", mode: now})
+			err = r.kick(ctx, kick{agent: id, reason: "resumed", mode: kickNow})
 		}
 	case "destroy":
 		err = r.store.setLifecycle(ctx, id, Destroyed, "")
 		r.cancelPending(id)
 	case "wake":
-		err = r.kick(ctx, kick{agent: id, reason: "requested", mode: now, force: true})
+		err = r.kick(ctx, kick{agent: id, reason: "requested", mode: kickNow, force: true})
 	default:
 		return a, fmt.Errorf("%w %q: want pause, resume, destroy or wake", ErrBadAction, action)
 	}

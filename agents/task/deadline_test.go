@@ -36,7 +36,7 @@ func TestWakeIsCutAtItsDeadline(t *testing.T) {
 	a := r.create("Tasks/Work/Plan.md")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // only to catch a wake that ignores its deadline
 	defer cancel()
-	if _, err := rt.wake(ctx, a.ID, wakeRequest{reason: "test", force: true}); err != nil {
+	if _, err := rt.runWake(ctx, a.ID, wakeRequest{reason: "test", force: true}); err != nil {
 		t.Fatal(err)
 	}
 	act, err := rt.store.Activity(context.Background(), a.ID, 1)

@@ -36,11 +36,6 @@ func JournalPath(outputFolder, outputName string) string {
 	return path.Join(outputFolder, "Journal", outputName+".md")
 }
 
-func stem(p string) string {
-	base := path.Base(p)
-	return strings.TrimSuffix(base, path.Ext(base))
-}
-
 // Report is a report file as read back.
 type Report struct {
 	Path        string    `json:"path"`

@@ -113,7 +113,7 @@ func (r planRig) create(task string) Agent {
 
 func (r planRig) wake(a Agent) {
 	r.t.Helper()
-	if _, err := r.rt.wake(context.Background(), a.ID, wakeRequest{reason: "test", force: true}); err != nil {
+	if _, err := r.rt.runWake(context.Background(), a.ID, wakeRequest{reason: "test", force: true}); err != nil {
 		r.t.Fatalf("wake of %s: %v", a.Task, err)
 	}
 }

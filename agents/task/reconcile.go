@@ -9,24 +9,6 @@ import (
 	"github.com/margin-md/margin/vault/note"
 )
 
-// taskGone makes an agent whose task note is gone dormant (SPEC §4.1: not
-// destroyed; it wakes again if the task comes back or turns up renamed).
-func (r *Runtime) taskGone(ctx context.Context, a Agent) error {
-	if a.Lifecycle != Active {
-		return nil
-	}
-	if err := r.store.setLifecycle(ctx, a.ID, Dormant, reasonTaskDeleted); err != nil {
-		return err
-	}
-	r.sendStatus(ctx, a.ID)
-	return nil
-}
-
-const (
-	reasonTaskDeleted = "task deleted"
-	reasonPaused      = "paused"
-)
-
 // isOutput reports whether p is under margin's output folder: margin's own
 // files never wake an agent, even when a person edits them.
 func (r *Runtime) isOutput(p string) bool {
@@ -139,7 +121,7 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 		}
 	}
 	for id, reason := range wake {
-		r.schedule(kick{agent: id, reason: reason, mode: coalesce})
+		r.schedule(kick{agent: id, reason: reason, mode: kickCoalesce})
 	}
 	return nil
 }
@@ -259,11 +241,11 @@ func (r *Runtime) reconcile(ctx context.Context) error {
 		if a.Lifecycle != Active {
 			continue
 		}
-		k := kick{agent: a.ID, reason: "startup", mode: now}
+		k := kick{agent: a.ID, reason: "startup", mode: kickNow}
 		if _, interrupted, err := r.store.interrupted(ctx, a.ID); err != nil {
 			return err
 		} else if !interrupted && a.Failures > 0 && a.NextWake.After(r.now()) {
-			k = kick{agent: a.ID, reason: "retry after a failed wake", mode: at, at: a.NextWake}
+			k = kick{agent: a.ID, reason: "retry after a failed wake", mode: kickAt, at: a.NextWake}
 		}
 		r.schedule(k)
 	}

@@ -49,13 +49,13 @@ type Runtime struct {
 	changed  chan struct{} // vault changes or wakes are waiting in batches or wakes
 	done     chan struct{} // closed when Run returns
 
-	mu      sync.Mutex // guards the fields below
-	batches [][]vault.Change
-	wakes   []kick // wakes asked for by Wake (decisions on change sets)
-	queues  map[string]*wakeQueue
-	skipped map[string]int // wakes skipped because their run key had completed, per agent, since start
-	waking  int            // wakes running, at most wakeSlots
-	waiting []string       // agents whose wake is due, waiting for a slot, in order
+	mu       sync.Mutex // guards the fields below
+	batches  [][]vault.Change
+	wakes    []kick // wakes asked for by Wake (decisions on change sets)
+	queues   map[string]*wakeQueue
+	skipped  map[string]int // wakes skipped because their run key had completed, per agent, since start
+	inFlight int            // wakes running, at most wakeSlots
+	waiting  []string       // agents whose wake is due, waiting for a slot, in order
 }
 
 // New opens the agents' store in the vault's state database and subscribes
@@ -131,87 +131,38 @@ func (r *Runtime) onBatch(changes []vault.Change) {
 	}
 }
 
-// Run wakes agents until ctx is done, then waits for the wakes in flight to
-// stop. A wake stopped this way stays "started" and is re-run at the next
-// start under the same run key, as after a crash.
-func (r *Runtime) Run(ctx context.Context) error {
-	defer close(r.done)
-	select {
-	case <-r.v.Ready():
-	case <-ctx.Done():
-		return nil
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	if err := r.changes.Restore(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("restoring change set files", "err", err)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.changes.Run(ctx)
-	}()
-	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("reconciling agents with the vault", "err", err)
-	}
-	// Before the loop starts no wake can run, so every wake sees the
-	// seeded templates.
-	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("seeding legacy templates", "err", err)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.templates.Run(ctx)
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			r.stopTimers()
-			return nil
-		case k := <-r.kicks:
-			r.schedule(k)
-		case <-r.changed:
-			r.mu.Lock()
-			batches, wakes := r.batches, r.wakes
-			r.batches, r.wakes = nil, nil
-			r.mu.Unlock()
-			for _, b := range batches {
-				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
-					r.log.Error("routing vault changes to agents", "err", err)
-				}
-			}
-			for _, k := range wakes {
-				r.schedule(k)
-			}
-		case id := <-r.due:
-			r.start(ctx, &wg, id)
-		case e := <-r.finished:
-			r.mu.Lock()
-			q := r.queues[e.agent]
-			q.running = false
-			again := q.again
-			q.again = false
-			if !e.retryAt.IsZero() && !q.force {
-				// What is asked for when a wake fails (during it, or due but
-				// not yet started) waits for the retry, which sees it: waking
-				// at once would skip the backoff that spares a failing model.
-				// A person's "wake" does not wait.
-				q.first, q.last, q.dueAt = time.Time{}, time.Time{}, time.Time{}
-				if q.timer != nil {
-					q.timer.Stop()
-				}
-				again = false
-			}
-			r.waking--
-			r.mu.Unlock()
-			r.startWaiting(ctx, &wg)
-			if !e.retryAt.IsZero() {
-				r.schedule(kick{agent: e.agent, reason: "retry after a failed wake", mode: at, at: e.retryAt})
-			}
-			if again {
-				r.schedule(kick{agent: e.agent, reason: "changes during the last wake", mode: now})
-			}
-		}
-	}
+// wakeQueue is one agent's pending wake: changes coalesce in it until the
+// quiet period passes (or the max wait runs out), and it makes sure only
+// one wake of the agent runs at a time.
+type wakeQueue struct {
+	first, last time.Time // first and last change waiting; zero when nothing waits
+	dueAt       time.Time
+	reasons     []string
+	force       bool
+	timer       *time.Timer
+	waiting     bool // due, in Runtime.waiting for a slot
+	running     bool
+	again       bool // something arrived while running: wake again after
+}
+
+type kickMode int
+
+const (
+	kickCoalesce kickMode = iota // a change: wait for quiet
+	kickNow                      // a request or startup: at once
+	kickAt                       // a retry: at a given time
+)
+
+// ended is a wake that ended; retryAt is set when it failed and is to be retried.
+type ended struct {
+	agent   string
+	retryAt time.Time
+}
+
+type kick struct {
+	agent  string
+	reason string
+	mode   kickMode
+	at     time.Time
+	force  bool
 }

@@ -8,52 +8,6 @@ import (
 	"time"
 )
 
-// wakeQueue is one agent's pending wake: changes coalesce in it until the
-// quiet period passes (or the max wait runs out), and it makes sure only
-// one wake of the agent runs at a time.
-type wakeQueue struct {
-	first, last time.Time // first and last change waiting; zero when nothing waits
-	dueAt       time.Time
-	reasons     []string
-	force       bool
-	timer       *time.Timer
-	waiting     bool // due, in Runtime.waiting for a slot
-	running     bool
-	again       bool // something arrived while running: wake again after
-}
-
-type kickMode int
-
-const (
-	coalesce kickMode = iota // a change: wait for quiet
-	now                      // a request or startup: at once
-	at                       // a retry: at a given time
-)
-
-// ended is a wake that ended; retryAt is set when it failed and is to be retried.
-type ended struct {
-	agent   string
-	retryAt time.Time
-}
-
-type kick struct {
-	agent  string
-	reason string
-	mode   kickMode
-	at     time.Time
-	force  bool
-}
-
-func (r *Runtime) stopTimers() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, q := range r.queues {
-		if q.timer != nil {
-			q.timer.Stop()
-		}
-	}
-}
-
 // schedule adds a wake request to the agent's queue and sets its timer. It
 // runs on Run's goroutine.
 func (r *Runtime) schedule(k kick) {
@@ -67,18 +21,18 @@ func (r *Runtime) schedule(k kick) {
 	t := r.now()
 	var due time.Time
 	switch k.mode {
-	case coalesce:
+	case kickCoalesce:
 		if q.first.IsZero() {
 			q.first = t
 		}
 		q.last = t
 		due = coalescedDue(q.first, q.last, r.opts.QuietPeriod, r.opts.MaxWait)
-	case now:
+	case kickNow:
 		due = t
-	case at:
+	case kickAt:
 		due = k.at
 	}
-	if !q.dueAt.IsZero() && q.dueAt.Before(due) && k.mode != coalesce {
+	if !q.dueAt.IsZero() && q.dueAt.Before(due) && k.mode != kickCoalesce {
 		due = q.dueAt // an earlier wake already waits; this request joins it
 	}
 	q.dueAt = due
@@ -132,7 +86,7 @@ func (r *Runtime) start(ctx context.Context, wg *sync.WaitGroup, id string) {
 		r.mu.Unlock()
 		return
 	}
-	if r.waking >= r.opts.wakeSlots() {
+	if r.inFlight >= r.opts.wakeSlots() {
 		if !q.waiting {
 			q.waiting = true
 			r.waiting = append(r.waiting, id)
@@ -140,7 +94,7 @@ func (r *Runtime) start(ctx context.Context, wg *sync.WaitGroup, id string) {
 		r.mu.Unlock()
 		return
 	}
-	r.waking++
+	r.inFlight++
 	req := wakeRequest{reason: strings.Join(q.reasons, ", "), force: q.force}
 	q.first, q.last, q.dueAt, q.reasons, q.force = time.Time{}, time.Time{}, time.Time{}, nil, false
 	q.running = true
@@ -148,7 +102,7 @@ func (r *Runtime) start(ctx context.Context, wg *sync.WaitGroup, id string) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		retryAt, err := r.wake(ctx, id, req)
+		retryAt, err := r.runWake(ctx, id, req)
 		if err != nil && ctx.Err() == nil {
 			r.log.Error("wake failed", "agent", id, "err", err)
 		}
@@ -164,7 +118,7 @@ func (r *Runtime) start(ctx context.Context, wg *sync.WaitGroup, id string) {
 func (r *Runtime) startWaiting(ctx context.Context, wg *sync.WaitGroup) {
 	for {
 		r.mu.Lock()
-		if r.waking >= r.opts.wakeSlots() || len(r.waiting) == 0 {
+		if r.inFlight >= r.opts.wakeSlots() || len(r.waiting) == 0 {
 			r.mu.Unlock()
 			return
 		}
@@ -228,10 +182,105 @@ func (r *Runtime) WakeState(id string) WakeState {
 // Run starts is in the agent's run key, which its startup wake sees.
 func (r *Runtime) Wake(id, reason string) {
 	r.mu.Lock()
-	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: coalesce})
+	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: kickCoalesce})
 	r.mu.Unlock()
 	select {
 	case r.changed <- struct{}{}:
 	default:
+	}
+}
+
+// Run wakes agents until ctx is done, then waits for the wakes in flight to
+// stop. A wake stopped this way stays "started" and is re-run at the next
+// start under the same run key, as after a crash.
+func (r *Runtime) Run(ctx context.Context) error {
+	defer close(r.done)
+	select {
+	case <-r.v.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if err := r.changes.Restore(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("restoring change set files", "err", err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.changes.Run(ctx)
+	}()
+	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("reconciling agents with the vault", "err", err)
+	}
+	// Before the loop starts no wake can run, so every wake sees the
+	// seeded templates.
+	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("seeding legacy templates", "err", err)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.templates.Run(ctx)
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			r.stopTimers()
+			return nil
+		case k := <-r.kicks:
+			r.schedule(k)
+		case <-r.changed:
+			r.mu.Lock()
+			batches, wakes := r.batches, r.wakes
+			r.batches, r.wakes = nil, nil
+			r.mu.Unlock()
+			for _, b := range batches {
+				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
+					r.log.Error("routing vault changes to agents", "err", err)
+				}
+			}
+			for _, k := range wakes {
+				r.schedule(k)
+			}
+		case id := <-r.due:
+			r.start(ctx, &wg, id)
+		case e := <-r.finished:
+			r.mu.Lock()
+			q := r.queues[e.agent]
+			q.running = false
+			again := q.again
+			q.again = false
+			if !e.retryAt.IsZero() && !q.force {
+				// What is asked for when a wake fails (during it, or due but
+				// not yet started) waits for the retry, which sees it: waking
+				// at once would skip the backoff that spares a failing model.
+				// A person's "wake" does not wait.
+				q.first, q.last, q.dueAt = time.Time{}, time.Time{}, time.Time{}
+				if q.timer != nil {
+					q.timer.Stop()
+				}
+				again = false
+			}
+			r.inFlight--
+			r.mu.Unlock()
+			r.startWaiting(ctx, &wg)
+			if !e.retryAt.IsZero() {
+				r.schedule(kick{agent: e.agent, reason: "retry after a failed wake", mode: kickAt, at: e.retryAt})
+			}
+			if again {
+				r.schedule(kick{agent: e.agent, reason: "changes during the last wake", mode: kickNow})
+			}
+		}
+	}
+}
+
+func (r *Runtime) stopTimers() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.queues {
+		if q.timer != nil {
+			q.timer.Stop()
+		}
 	}
 }

@@ -329,3 +329,8 @@ func (s *Store) recordFailure(ctx context.Context, id string) (int, error) {
 	}
 	return n, nil
 }
+
+func stem(p string) string {
+	base := path.Base(p)
+	return strings.TrimSuffix(base, path.Ext(base))
+}

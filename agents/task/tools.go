@@ -39,7 +39,7 @@ var (
 // wakeTools holds what the tools of one wake share: the run they belong
 // to, the task as they last read or wrote it, and what they did.
 type wakeTools struct {
-	w *wake
+	w *waking
 
 	reported bool   // update_report ran
 	tldr     string // and wrote this
@@ -131,7 +131,7 @@ func (wt *wakeTools) effect(ctx context.Context, name string, args json.RawMessa
 // the run is re-run (whose model may not repeat them): one whose effect is
 // in the vault is recorded as applied; one whose effect is not is
 // forgotten, as if never made, so a repeat of it runs.
-func (w *wake) settleStarted(ctx context.Context) error {
+func (w *waking) settleStarted(ctx context.Context) error {
 	calls, err := w.rt.store.startedToolCalls(ctx, w.run)
 	if err != nil {
 		return err

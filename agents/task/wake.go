@@ -27,9 +27,9 @@ type wakeRequest struct {
 	force bool
 }
 
-// wake is one wake in progress: the agent, the state it reads and the run
+// waking is one wake in progress: the agent, the state it reads and the run
 // it records into.
-type wake struct {
+type waking struct {
 	rt       *Runtime
 	agent    Agent
 	template templates.Template
@@ -70,10 +70,10 @@ func decisionLines(ds []changes.Decision) []string {
 	return out
 }
 
-func (w *wake) journalPath() string { return JournalPath(w.rt.outputFolder(), w.agent.OutputName) }
-func (w *wake) reportPath() string  { return ReportPath(w.rt.outputFolder(), w.agent.OutputName) }
+func (w *waking) journalPath() string { return JournalPath(w.rt.outputFolder(), w.agent.OutputName) }
+func (w *waking) reportPath() string  { return ReportPath(w.rt.outputFolder(), w.agent.OutputName) }
 
-func (w *wake) modelID() string {
+func (w *waking) modelID() string {
 	if w.modelName == "" {
 		return "unknown"
 	}
@@ -82,7 +82,7 @@ func (w *wake) modelID() string {
 
 // taskWritten records the wake's own write to the task note, so what the
 // agent is considered to have seen includes it.
-func (w *wake) taskWritten(content []byte, fp edit.Fingerprint) {
+func (w *waking) taskWritten(content []byte, fp edit.Fingerprint) {
 	w.taskSnap = edit.Snapshot{Path: w.taskSnap.Path, Content: content, Fingerprint: fp}
 	w.sources[0] = taskSource(w.agent.Task, content)
 }
@@ -92,7 +92,7 @@ func (w *wake) taskWritten(content []byte, fp edit.Fingerprint) {
 // this wake read it: the write compares against the report as read, and a
 // conflict leaves their version for the next wake, which shows it to the
 // agent as the current report.
-func (w *wake) writeReport(ctx context.Context, tldr, content, generator string) error {
+func (w *waking) writeReport(ctx context.Context, tldr, content, generator string) error {
 	p := w.reportPath()
 	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, content)
 	edited := fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
@@ -128,7 +128,7 @@ func (w *wake) writeReport(ctx context.Context, tldr, content, generator string)
 }
 
 // openReport returns the editor's buffer of the report when it is open.
-func (w *wake) openReport() (text string, version int, ok bool) {
+func (w *waking) openReport() (text string, version int, ok bool) {
 	if w.rt.opts.Editor == nil {
 		return "", 0, false
 	}
@@ -137,7 +137,7 @@ func (w *wake) openReport() (text string, version int, ok bool) {
 
 // gather reads the wake's state: template, task note, linked entries,
 // current report. found is false when the task note is gone.
-func (w *wake) gather(ctx context.Context) (found bool, err error) {
+func (w *waking) gather(ctx context.Context) (found bool, err error) {
 	rt := w.rt
 	if w.template, err = rt.templates.Active(ctx, templates.TaskAgent); err != nil {
 		return false, err
@@ -168,7 +168,7 @@ func (w *wake) gather(ctx context.Context) (found bool, err error) {
 }
 
 // execute runs the wake's work and says how it ended. The run row exists.
-func (w *wake) execute(ctx context.Context, reason string, seen map[string]Source) (runEnd, error) {
+func (w *waking) execute(ctx context.Context, reason string, seen map[string]Source) (runEnd, error) {
 	rt := w.rt
 	if w.task.FrontmatterError != "" {
 		tldr, content := brokenReport(w.agent.Task, w.task.FrontmatterError)
@@ -178,7 +178,7 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 		return runEnd{status: RunCompleted, detail: "the task's frontmatter does not parse; reported without a model"}, nil
 	}
 	if rt.model == nil {
-		return w.offline(ctx, "no model is configured")
+		return w.writeOffline(ctx, "no model is configured")
 	}
 
 	wt := &wakeTools{w: w}
@@ -214,7 +214,7 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 		end.status, end.detail = RunIncomplete, fmt.Sprintf("%s after %s, without update_report; the previous report stands",
 			llm.DeadlineCut(rt.opts.WakeDeadline, "agents.wake_deadline"), plural(res.Turns, "turn"))
 	case errors.Is(err, llm.ErrUnavailable):
-		off, oerr := w.offline(ctx, err.Error())
+		off, oerr := w.writeOffline(ctx, err.Error())
 		off.turns, off.promptTokens, off.completions = end.turns, end.promptTokens, end.completions
 		return off, oerr
 	case err != nil:
@@ -229,18 +229,18 @@ func (w *wake) execute(ctx context.Context, reason string, seen map[string]Sourc
 
 // reportBody is the report as the agent is shown it: the body, whoever
 // wrote it last (the agent, the offline writer, or the person).
-func reportBody(w *wake) string {
+func reportBody(w *waking) string {
 	if !w.hasReport {
 		return ""
 	}
 	return w.report.Content
 }
 
-// offline writes the offline report and fails the run, so the wake is
+// writeOffline writes the offline report and fails the run, so the wake is
 // retried when the backoff runs out. A report a model wrote is not
 // replaced: it says more than the task's structure, which the person can
 // read in the task itself.
-func (w *wake) offline(ctx context.Context, why string) (runEnd, error) {
+func (w *waking) writeOffline(ctx context.Context, why string) (runEnd, error) {
 	end := runEnd{status: RunFailed, detail: "model unavailable: " + why}
 	if w.hasReport && w.report.GeneratedBy != generatedOffline && w.report.GeneratedBy != generatedMargin {
 		end.detail += "; the model's last report stands"
@@ -263,7 +263,7 @@ func (w *wake) offline(ctx context.Context, why string) (runEnd, error) {
 // as it happens (the prompt before the call, the reply after it), model
 // calls wait for the global concurrency limit, and tokens are counted.
 type recordingModel struct {
-	w          *wake
+	w          *waking
 	persisted  int // messages of the conversation already stored
 	prompt     int
 	completion int
@@ -344,10 +344,10 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// wake runs one wake of the agent: the run-key check, the run record, the
+// runWake runs one wake of the agent: the run-key check, the run record, the
 // work, and the bookkeeping of how it ended. retryAt is when to try again
 // after a failure; zero for none.
-func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt time.Time, err error) {
+func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retryAt time.Time, err error) {
 	a, err := r.store.Agent(ctx, id)
 	if err != nil {
 		return time.Time{}, err
@@ -355,7 +355,7 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 	if a.Lifecycle == Destroyed || a.Lifecycle == Dormant && !req.force {
 		return time.Time{}, nil
 	}
-	w := &wake{rt: r, agent: a}
+	w := &waking{rt: r, agent: a}
 	found, err := w.gather(ctx)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("wake of %s: %w", a.Task, err)
@@ -433,7 +433,7 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 		return time.Time{}, err
 	}
 	if end.status != RunCompleted {
-		return r.failed(finishCtx, a, end.detail)
+		return r.countFailure(finishCtx, a, end.detail)
 	}
 	if a.Failures > 0 {
 		r.sendStatus(finishCtx, a.ID)
@@ -441,9 +441,9 @@ func (r *Runtime) wake(ctx context.Context, id string, req wakeRequest) (retryAt
 	return time.Time{}, nil
 }
 
-// failed counts a failed wake: a retry after exponential backoff, or, after
+// countFailure counts a failed wake: a retry after exponential backoff, or, after
 // dormant_after failures in a row, dormancy. It returns when to retry.
-func (r *Runtime) failed(ctx context.Context, a Agent, detail string) (time.Time, error) {
+func (r *Runtime) countFailure(ctx context.Context, a Agent, detail string) (time.Time, error) {
 	n, err := r.store.recordFailure(ctx, a.ID)
 	if err != nil {
 		return time.Time{}, err
