@@ -46,6 +46,10 @@ type Owner struct {
 type Agents interface {
 	// Owner returns the agent's task path and output name.
 	Owner(ctx context.Context, agentID string) (Owner, error)
+	// AgentOf returns the id of the agent of the task note at taskPath,
+	// "" when it has none: listing a task's sets finds those proposed
+	// before the task was renamed through it.
+	AgentOf(ctx context.Context, taskPath string) (string, error)
 	// Wake asks for a wake of the agent after a decision, coalesced like
 	// a change; it must not block.
 	Wake(agentID, reason string)

@@ -159,6 +159,14 @@ func (c *Changes) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSe
 	if err := c.expireDue(ctx); err != nil {
 		return nil, err
 	}
+	if f.Task != "" && f.Agent == "" {
+		// The task's agent: its sets from before a rename name the old path.
+		id, err := c.agents.AgentOf(ctx, f.Task)
+		if err != nil {
+			return nil, err
+		}
+		f.Agent = id
+	}
 	return c.store.ChangeSets(ctx, f)
 }
 

@@ -306,18 +306,22 @@ func (s *Store) ChangeSetAt(ctx context.Context, path string) (ChangeSet, bool, 
 }
 
 // ChangeSetFilter selects change sets. An empty Status lists the open ones
-// (pending and partially resolved); "all" lists every one.
+// (pending and partially resolved); "all" lists every one. Task selects
+// the sets proposed on the task note at that path and Agent one agent's;
+// with both, a set either selects is listed. Changes.ChangeSets fills in
+// Agent for a Task, so that a renamed task's older sets are listed too.
 type ChangeSetFilter struct {
 	Task   string
+	Agent  string
 	Status string
 }
 
 // ChangeSets lists change sets, newest first.
 func (s *Store) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+setColumns+` FROM change_sets
-		WHERE (? = '' OR task = ? OR agent_id IN (SELECT id FROM agents WHERE task = ?))
+		WHERE (? = '' AND ? = '' OR task = ? OR agent_id = ?)
 		  AND (? = 'all' OR (? = '' AND status IN ('pending', 'partially-resolved')) OR status = ?)
-		ORDER BY created_at DESC, id`, f.Task, f.Task, f.Task, f.Status, f.Status, f.Status)
+		ORDER BY created_at DESC, id`, f.Task, f.Agent, f.Task, f.Agent, f.Status, f.Status, f.Status)
 	if err != nil {
 		return nil, fmt.Errorf("listing change sets: %w", err)
 	}
@@ -523,6 +527,29 @@ func (s *Store) ReasonedRejections(ctx context.Context, limit int) ([]ReasonedRe
 		}
 		r.Created = kit.Unstamp(at)
 		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// OpenItemCounts counts the items waiting for a person's decision (pending
+// or deferred, in an open set) by agent: one agent's, or every agent's
+// when agent is "".
+func (s *Store) OpenItemCounts(ctx context.Context, agent string) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT s.agent_id, COUNT(*) FROM change_items i JOIN change_sets s ON s.id = i.set_id
+		WHERE (? = '' OR s.agent_id = ?) AND s.status IN ('pending', 'partially-resolved') AND i.status IN ('pending', 'deferred')
+		GROUP BY s.agent_id`, agent, agent)
+	if err != nil {
+		return nil, fmt.Errorf("counting open change items: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("counting open change items: %w", err)
+		}
+		out[id] = n
 	}
 	return out, rows.Err()
 }

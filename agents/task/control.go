@@ -77,6 +77,11 @@ func (r *Runtime) Control(ctx context.Context, id, action string) (Agent, error)
 	return r.store.Agent(ctx, id)
 }
 
+// AgentOf implements changes.Agents: the agent of a task.
+func (r *Runtime) AgentOf(ctx context.Context, taskPath string) (string, error) {
+	return r.store.AgentOf(ctx, taskPath)
+}
+
 // Owner implements changes.Agents: the agent's task and output name.
 func (r *Runtime) Owner(ctx context.Context, id string) (changes.Owner, error) {
 	return r.store.Owner(ctx, id)

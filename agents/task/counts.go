@@ -105,7 +105,10 @@ func (s *Store) RecentlyWoken(ctx context.Context, limit int) ([]Agent, error) {
 		}
 		out = append(out, a)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, s.countPending(ctx, "", out)
 }
 
 // Counts are the agents by state, for vault/status.

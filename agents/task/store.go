@@ -63,7 +63,8 @@ type Agent struct {
 
 // Store reads and writes the agents' tables. It is safe for concurrent use.
 type Store struct {
-	db *sql.DB
+	db      *sql.DB
+	changes *changes.Store // counts an agent's open change items
 	// reportTask, when set, reads the task an existing report file says it
 	// is about ("" when there is none). A state database rebuilt from
 	// scratch hands names out again, and a new agent must not take over,
@@ -75,7 +76,8 @@ type Store struct {
 // database, and the change sets' (an agent's record counts its open
 // change items).
 func OpenStore(ctx context.Context, db *sql.DB) (*Store, error) {
-	if _, err := changes.OpenStore(ctx, db); err != nil {
+	ch, err := changes.OpenStore(ctx, db)
+	if err != nil {
 		return nil, err
 	}
 	if err := store.Migrate(ctx, db, "agents", schema); err != nil {
@@ -84,7 +86,7 @@ func OpenStore(ctx context.Context, db *sql.DB) (*Store, error) {
 	if err := fillOutputKeys(ctx, db); err != nil {
 		return nil, fmt.Errorf("opening the agents' store: %w", err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, changes: ch}, nil
 }
 
 // fillOutputKeys gives the agents created before output_key theirs.
@@ -126,15 +128,13 @@ func newAgentID() string {
 }
 
 const agentColumns = `a.id, a.task, a.output_name, a.task_fingerprint, a.lifecycle, a.dormant_reason, a.created_at, a.last_wake, a.next_wake,
-	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator,
-	(SELECT COUNT(*) FROM change_items i JOIN change_sets s ON s.id = i.set_id
-		WHERE s.agent_id = a.id AND s.status IN ('pending', 'partially-resolved') AND i.status IN ('pending', 'deferred'))`
+	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator`
 
 func scanAgent(row interface{ Scan(...any) error }) (Agent, error) {
 	var a Agent
 	var created, last, next string
 	err := row.Scan(&a.ID, &a.Task, &a.OutputName, &a.taskFingerprint, &a.Lifecycle, &a.DormantReason, &created, &last, &next,
-		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator, &a.PendingChanges)
+		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator)
 	a.Created, a.LastWake, a.NextWake = kit.Unstamp(created), kit.Unstamp(last), kit.Unstamp(next)
 	return a, err
 }
@@ -158,7 +158,20 @@ func (s *Store) Agents(ctx context.Context, lifecycle Lifecycle) ([]Agent, error
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("listing agents: %w", err)
 	}
-	return out, nil
+	return out, s.countPending(ctx, "", out)
+}
+
+// countPending fills in the agents' PendingChanges: those of agent, or of
+// every agent when agent is "".
+func (s *Store) countPending(ctx context.Context, agent string, agents []Agent) error {
+	n, err := s.changes.OpenItemCounts(ctx, agent)
+	if err != nil {
+		return err
+	}
+	for i := range agents {
+		agents[i].PendingChanges = n[agents[i].ID]
+	}
+	return nil
 }
 
 // Agent returns the agent with id.
@@ -170,13 +183,27 @@ func (s *Store) Agent(ctx context.Context, id string) (Agent, error) {
 	if err != nil {
 		return a, fmt.Errorf("reading agent %s: %w", id, err)
 	}
-	return a, nil
+	return s.withPending(ctx, a)
 }
 
 // Owner implements changes.Agents' Owner: the agent's task and output name.
 func (s *Store) Owner(ctx context.Context, id string) (changes.Owner, error) {
 	a, err := s.Agent(ctx, id)
 	return changes.Owner{Task: a.Task, OutputName: a.OutputName}, err
+}
+
+// AgentOf implements changes.Agents' AgentOf: the id of the agent of the
+// task note at taskPath, "" when it has none.
+func (s *Store) AgentOf(ctx context.Context, taskPath string) (string, error) {
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT id FROM agents WHERE task = ?`, taskPath).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the agent of %s: %w", taskPath, err)
+	}
+	return id, nil
 }
 
 // Offline is what change sets need of the agents when no runtime runs
@@ -196,7 +223,14 @@ func (s *Store) AgentForTask(ctx context.Context, path string) (Agent, error) {
 	if err != nil {
 		return a, fmt.Errorf("reading the agent of %s: %w", path, err)
 	}
-	return a, nil
+	return s.withPending(ctx, a)
+}
+
+// withPending is a with its PendingChanges counted.
+func (s *Store) withPending(ctx context.Context, a Agent) (Agent, error) {
+	one := []Agent{a}
+	err := s.countPending(ctx, a.ID, one)
+	return one[0], err
 }
 
 func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now time.Time) (Agent, error) {
