@@ -430,9 +430,10 @@ func expiryCheck(expireAfter time.Duration) time.Duration {
 	return min(max(expireAfter/4, 10*time.Millisecond), time.Minute)
 }
 
-// DecideFile reads the verdicts a person wrote into a change set file
-// and decides them. It runs on Run's goroutine, never on the task agents'
-// loop: applying may wait on the editor.
+// DecideFile reads the verdicts a person wrote into the change set file
+// at p and decides them. Run calls it for each save Watch queues, on the
+// change sets' own goroutine, never on the task agents' loop: applying
+// may wait on the editor.
 func (c *Changes) DecideFile(ctx context.Context, p string) error {
 	cs, ok, err := c.store.ChangeSetAt(ctx, p)
 	if err != nil || !ok {

@@ -385,7 +385,7 @@ func (s *Store) expire(ctx context.Context, id string, now time.Time) error {
 }
 
 // unwrittenSets lists the change sets whose file margin has not recorded
-// writing (see restoreSetFiles).
+// writing (see Changes.Restore).
 func (s *Store) unwrittenSets(ctx context.Context) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM change_sets WHERE fingerprint = '' ORDER BY created_at`)
 	if err != nil {

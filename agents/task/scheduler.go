@@ -192,7 +192,10 @@ func (r *Runtime) Wake(id, reason string) {
 
 // Run wakes agents until ctx is done, then waits for the wakes in flight to
 // stop. A wake stopped this way stays "started" and is re-run at the next
-// start under the same run key, as after a crash.
+// start under the same run key, as after a crash. Its loop only
+// schedules: the change sets (decisions in their files, expiry) and the
+// template library (hand edits) run on goroutines of their own, which Run
+// starts and waits for.
 func (r *Runtime) Run(ctx context.Context) error {
 	defer close(r.done)
 	select {
