@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault"
@@ -15,7 +17,7 @@ import (
 )
 
 // openAgents opens the task agents of v and the ledger of its model calls.
-func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtime, error) {
+func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agentsRoom, error) {
 	if s.opts.Ledger != nil {
 		l, err := ledger.Open(ctx, v.DB(), s.logger)
 		if err != nil {
@@ -25,14 +27,14 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 	}
 	opts := s.opts.Agents
 	opts.Logger = s.logger
-	opts.Notifier = agents.NotifyFunc(s.agentNotify)
+	opts.Notifier = task.NotifyFunc(s.agentNotify)
 	opts.Editor = editor{s}
 	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
 	if s.opts.LLM != nil {
 		model = s.opts.LLM
-		role := cmp.Or(opts.Role, agents.DefaultRole)
+		role := cmp.Or(opts.Role, task.DefaultRole)
 		var also []string
-		if tms, err := agents.NewTemplates(v, opts).Models(); err == nil {
+		if tms, err := templates.New(v, opts.TemplatesOptions()).Models(); err == nil {
 			for _, tm := range tms {
 				if tm.Role == role {
 					also = append(also, tm.Model)
@@ -41,15 +43,29 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 		}
 		go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM, role, also)
 	}
-	rt, err := agents.New(ctx, v, model, opts)
+	rt, err := task.New(ctx, v, model, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening agents: %w", err)
 	}
-	return rt, nil
+	evo, err := evolution.New(ctx, v, rt.Templates(), model, evolution.Options{Logger: opts.Logger, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("opening evolution sessions: %w", err)
+	}
+	return &agentsRoom{Runtime: rt, evolution: evo}, nil
 }
 
+// agentsRoom is a vault's agents: the task runtime (with its change sets
+// and template library) and the evolution sessions of the templates.
+type agentsRoom struct {
+	*task.Runtime
+	evolution *evolution.Evolution
+}
+
+// Evolution runs the evolution sessions of the vault's templates.
+func (a *agentsRoom) Evolution() *evolution.Evolution { return a.evolution }
+
 // agentsReady returns the agents once the vault's first scan is done.
-func (s *Server) agentsReady(ctx context.Context) (*agents.Runtime, *vault.Vault, error) {
+func (s *Server) agentsReady(ctx context.Context) (*agentsRoom, *vault.Vault, error) {
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -64,8 +80,8 @@ func (s *Server) agentsReady(ctx context.Context) (*agents.Runtime, *vault.Vault
 }
 
 func checkLifecycle(l string) error {
-	switch agents.Lifecycle(l) {
-	case "", agents.Active, agents.Dormant, agents.Destroyed:
+	switch task.Lifecycle(l) {
+	case "", task.Active, task.Dormant, task.Destroyed:
 		return nil
 	}
 	return invalidParams("lifecycle", fmt.Sprintf("must be active, dormant or destroyed, got %q", l))
@@ -79,25 +95,25 @@ func (s *Server) agentsList(ctx context.Context, p *protocol.AgentsListParams) (
 	if err != nil {
 		return protocol.AgentsListResult{}, err
 	}
-	list, err := rt.Store().Agents(ctx, agents.Lifecycle(p.Lifecycle))
+	list, err := rt.Store().Agents(ctx, task.Lifecycle(p.Lifecycle))
 	return protocol.AgentsListResult{Agents: list}, err
 }
 
-func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.Vault, ref protocol.AgentRef) (agents.Agent, error) {
+func (s *Server) resolveAgent(ctx context.Context, rt *agentsRoom, v *vault.Vault, ref protocol.AgentRef) (task.Agent, error) {
 	switch {
 	case ref.ID != "":
 		return rt.Store().Agent(ctx, ref.ID)
 	case ref.Task != "":
 		p, err := vaultPath(v, "task", ref.Task)
 		if err != nil {
-			return agents.Agent{}, err
+			return task.Agent{}, err
 		}
 		return rt.Store().AgentForTask(ctx, p)
 	}
-	return agents.Agent{}, invalidParams("id", "id or task is required")
+	return task.Agent{}, invalidParams("id", "id or task is required")
 }
 
-func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (protocol.AgentDetail, error) {
+func (s *Server) detail(rt *agentsRoom, v *vault.Vault, a task.Agent) (protocol.AgentDetail, error) {
 	d := protocol.AgentDetail{Agent: a, State: rt.WakeState(a.ID)}
 	rep, err := s.taskReport(v, a)
 	switch {
@@ -137,7 +153,7 @@ func (s *Server) agentsCreate(ctx context.Context, p *protocol.AgentsCreateParam
 		return protocol.AgentDetail{}, err
 	}
 	a, err := rt.Create(ctx, path)
-	if errors.Is(err, agents.ErrNotATask) {
+	if errors.Is(err, task.ErrNotATask) {
 		return protocol.AgentDetail{}, invalidParams("task", err.Error())
 	}
 	if err != nil {
@@ -166,53 +182,53 @@ func (s *Server) agentsControl(ctx context.Context, p *protocol.AgentsControlPar
 	return s.detail(rt, v, a)
 }
 
-func (s *Server) agentsActivity(ctx context.Context, p *protocol.AgentsActivityParams) (agents.Activity, error) {
+func (s *Server) agentsActivity(ctx context.Context, p *protocol.AgentsActivityParams) (task.Activity, error) {
 	if p.ID == "" {
-		return agents.Activity{}, invalidParams("id", "is required")
+		return task.Activity{}, invalidParams("id", "is required")
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
-		return agents.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
+		return task.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
 	}
 	if p.Limit == 0 {
 		p.Limit = 50
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Activity{}, err
+		return task.Activity{}, err
 	}
 	if _, err := rt.Store().Agent(ctx, p.ID); err != nil {
-		return agents.Activity{}, err
+		return task.Activity{}, err
 	}
 	return rt.Store().Activity(ctx, p.ID, p.Limit)
 }
 
-func (s *Server) reportsGet(ctx context.Context, p *protocol.AgentRef) (agents.Report, error) {
+func (s *Server) reportsGet(ctx context.Context, p *protocol.AgentRef) (task.Report, error) {
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Report{}, err
+		return task.Report{}, err
 	}
 	if p.ID != "" {
 		a, err := rt.Store().Agent(ctx, p.ID)
 		if err != nil {
-			return agents.Report{}, err
+			return task.Report{}, err
 		}
 		return s.taskReport(v, a)
 	}
 	if p.Task == "" {
-		return agents.Report{}, invalidParams("task", "task or id is required")
+		return task.Report{}, invalidParams("task", "task or id is required")
 	}
 	// The task as the CLI takes it: its path, or its name or title.
 	path, err := v.FindTask(ctx, p.Task)
 	switch {
 	case errors.Is(err, edit.ErrInvalidPath), errors.Is(err, vault.ErrAmbiguous):
-		return agents.Report{}, invalidParams("task", err.Error())
+		return task.Report{}, invalidParams("task", err.Error())
 	case errors.Is(err, vault.ErrNotFound):
 		// A note not indexed as a task may still have had an agent.
 		if path, err = vaultPath(v, "task", p.Task); err != nil {
-			return agents.Report{}, err
+			return task.Report{}, err
 		}
 	case err != nil:
-		return agents.Report{}, err
+		return task.Report{}, err
 	}
 	return s.taskReportAt(ctx, rt, v, path)
 }

@@ -7,16 +7,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/server/protocol"
 )
 
-// editor implements agents.Editor: an open note's buffer and version come
+// editor implements changes.Editor: an open note's buffer and version come
 // from didOpen/didChange, and an edit goes to the client as
 // workspace/applyEdit with that version.
 type editor struct{ s *Server }
 
-// Open implements agents.Editor.
+// Open implements changes.Editor.
 func (e editor) Open(path string) (string, int, bool) {
 	e.s.docs.mu.Lock()
 	defer e.s.docs.mu.Unlock()
@@ -32,7 +32,7 @@ func (e editor) Open(path string) (string, int, bool) {
 // up the agents (a change set file is decided on their goroutine).
 const applyEditTimeout = 2 * time.Minute
 
-// ApplyEdit implements agents.Editor. It never runs inside Handle (the
+// ApplyEdit implements changes.Editor. It never runs inside Handle (the
 // agents call it from a request's goroutine or their own), so waiting for
 // the client's answer cannot block the read loop.
 func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText string) (bool, error) {
@@ -89,7 +89,7 @@ func lineEdit(old, new string, enc positionEncoding) protocol.TextEdit {
 
 func (s *Server) changesList(ctx context.Context, p *protocol.ChangesListParams) (protocol.ChangesListResult, error) {
 	switch p.Status {
-	case "", "all", agents.SetPending, agents.SetPartial, agents.SetResolved, agents.SetExpired, agents.SetSuperseded:
+	case "", "all", changes.SetPending, changes.SetPartial, changes.SetResolved, changes.SetExpired, changes.SetSuperseded:
 	default:
 		return protocol.ChangesListResult{}, invalidParams("status", fmt.Sprintf("must be pending, partially-resolved, resolved, expired, superseded or all, got %q", p.Status))
 	}
@@ -97,48 +97,48 @@ func (s *Server) changesList(ctx context.Context, p *protocol.ChangesListParams)
 	if err != nil {
 		return protocol.ChangesListResult{}, err
 	}
-	f := agents.ChangeSetFilter{Status: p.Status}
+	f := changes.ChangeSetFilter{Status: p.Status}
 	if p.Task != "" {
 		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
 			return protocol.ChangesListResult{}, err
 		}
 	}
-	sets, err := rt.ChangeSets(ctx, f)
+	sets, err := rt.Changes().ChangeSets(ctx, f)
 	return protocol.ChangesListResult{ChangeSets: sets}, err
 }
 
-func (s *Server) changesDecide(ctx context.Context, p *protocol.ChangesDecideParams) (agents.ChangeSet, error) {
+func (s *Server) changesDecide(ctx context.Context, p *protocol.ChangesDecideParams) (changes.ChangeSet, error) {
 	if p.ID == "" {
-		return agents.ChangeSet{}, invalidParams("id", "is required")
+		return changes.ChangeSet{}, invalidParams("id", "is required")
 	}
 	if len(p.Decisions) == 0 {
-		return agents.ChangeSet{}, invalidParams("decisions", "at least one decision is required")
+		return changes.ChangeSet{}, invalidParams("decisions", "at least one decision is required")
 	}
 	for i, d := range p.Decisions {
 		if d.Item == "" {
-			return agents.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
+			return changes.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
 		}
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.ChangeSet{}, err
+		return changes.ChangeSet{}, err
 	}
-	cs, err := rt.Decide(ctx, p.ID, p.Decisions)
-	if errors.Is(err, agents.ErrBadVerdict) {
+	cs, err := rt.Changes().Decide(ctx, p.ID, p.Decisions)
+	if errors.Is(err, changes.ErrBadVerdict) {
 		return cs, invalidParams("decisions.verdict", err.Error())
 	}
 	return cs, err
 }
 
-func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfirmAllParams) (agents.ChangeSet, error) {
+func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfirmAllParams) (changes.ChangeSet, error) {
 	if p.ID == "" {
-		return agents.ChangeSet{}, invalidParams("id", "is required")
+		return changes.ChangeSet{}, invalidParams("id", "is required")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.ChangeSet{}, err
+		return changes.ChangeSet{}, err
 	}
-	return rt.ConfirmAll(ctx, p.ID)
+	return rt.Changes().ConfirmAll(ctx, p.ID)
 }
 
 func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListParams) (protocol.DecisionsListResult, error) {
@@ -149,12 +149,12 @@ func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListPar
 	if err != nil {
 		return protocol.DecisionsListResult{}, err
 	}
-	f := agents.DecisionFilter{Agent: p.Agent, Limit: p.Limit}
+	f := changes.DecisionFilter{Agent: p.Agent, Limit: p.Limit}
 	if p.Task != "" {
 		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
 			return protocol.DecisionsListResult{}, err
 		}
 	}
-	ds, err := rt.Store().Decisions(ctx, f)
+	ds, err := rt.Changes().Store().Decisions(ctx, f)
 	return protocol.DecisionsListResult{Decisions: ds}, err
 }

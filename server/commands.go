@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/server/protocol"
 )
 
@@ -68,14 +68,14 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 		if err != nil {
 			return nil, err
 		}
-		d := agents.ItemDecision{Item: args[1], Verdict: agents.Confirmed}
+		d := changes.ItemDecision{Item: args[1], Verdict: changes.Confirmed}
 		if p.Command == "margin.reject" {
-			d.Verdict = agents.Rejected
+			d.Verdict = changes.Rejected
 			if len(args) == 3 {
 				d.Reason = args[2]
 			}
 		}
-		return s.changesDecide(ctx, &protocol.ChangesDecideParams{ID: args[0], Decisions: []agents.ItemDecision{d}})
+		return s.changesDecide(ctx, &protocol.ChangesDecideParams{ID: args[0], Decisions: []changes.ItemDecision{d}})
 	case "margin.confirmAll":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {
@@ -112,7 +112,7 @@ func (s *Server) showChanges(ctx context.Context, id string) (protocol.ShowChang
 	if err != nil {
 		return protocol.ShowChangesResult{}, err
 	}
-	cs, err := rt.Store().ChangeSet(ctx, id)
+	cs, err := rt.Changes().Store().ChangeSet(ctx, id)
 	if err != nil {
 		return protocol.ShowChangesResult{}, err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
@@ -68,7 +68,7 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, er
 	if task.Task == nil {
 		return nil, nil
 	}
-	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: target})
+	sets, err := rt.Changes().ChangeSets(ctx, changes.ChangeSetFilter{Task: target})
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,9 @@
 package protocol
 
-import "github.com/margin-md/margin/agents"
+import "github.com/margin-md/margin/agents/task"
 
 // Agent is one task agent as stored.
-type Agent = agents.Agent
+type Agent = task.Agent
 
 // AgentsListParams are agents/list's params.
 type AgentsListParams struct {
@@ -31,7 +31,7 @@ type AgentDetail struct {
 }
 
 // WakeState is what the runtime knows of an agent beyond its record.
-type WakeState = agents.WakeState
+type WakeState = task.WakeState
 
 // ReportSummary is what agents/get shows of a task's report.
 type ReportSummary struct {
@@ -60,7 +60,7 @@ type AgentsActivityParams struct {
 }
 
 // Activity is an agent's recent history, newest first.
-type Activity = agents.Activity
+type Activity = task.Activity
 
 // Report is a task's report file as read back (reports/get).
-type Report = agents.Report
+type Report = task.Report

@@ -1,12 +1,12 @@
 package protocol
 
-import "github.com/margin-md/margin/agents"
+import "github.com/margin-md/margin/agents/changes"
 
 // ChangeSet is one wake's proposals to a person.
-type ChangeSet = agents.ChangeSet
+type ChangeSet = changes.ChangeSet
 
 // ChangeItem is one proposed change to a task note.
-type ChangeItem = agents.ChangeItem
+type ChangeItem = changes.ChangeItem
 
 // ChangesListParams are changes/list's params.
 type ChangesListParams struct {
@@ -26,7 +26,7 @@ type ChangesDecideParams struct {
 }
 
 // ItemDecision is a person's verdict on one item of a change set.
-type ItemDecision = agents.ItemDecision
+type ItemDecision = changes.ItemDecision
 
 // ChangesConfirmAllParams are changes/confirmAll's params.
 type ChangesConfirmAllParams struct {
@@ -46,7 +46,7 @@ type DecisionsListResult struct {
 }
 
 // Decision is one verdict on one item, as the ledger keeps it.
-type Decision = agents.Decision
+type Decision = changes.Decision
 
 // ShowChangesResult is margin.showChanges's result: the change set a "N
 // suggested changes" lens names, and whether the editor was asked to open

@@ -1,9 +1,12 @@
 package protocol
 
-import "github.com/margin-md/margin/agents"
+import (
+	"github.com/margin-md/margin/agents/evolution"
+	"github.com/margin-md/margin/agents/templates"
+)
 
 // Template is one version of a template.
-type Template = agents.Template
+type Template = templates.Template
 
 // TemplateSummary is one template as templates/list shows it.
 type TemplateSummary struct {
@@ -67,7 +70,7 @@ type EvolutionDecideParams struct {
 
 // EvolutionTurn is what evolution/start and evolution/send return: the
 // evolution agent's message and its proposal when it made one.
-type EvolutionTurn = agents.Turn
+type EvolutionTurn = evolution.Turn
 
 // EvolutionSession is one evolution session (evolution/reject).
-type EvolutionSession = agents.Session
+type EvolutionSession = evolution.Session

@@ -3,7 +3,7 @@ package protocol
 import (
 	"time"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 )
@@ -32,7 +32,7 @@ type ModelStatus struct {
 }
 
 // AgentCounts are the agents by state.
-type AgentCounts = agents.Counts
+type AgentCounts = task.Counts
 
 // CoverageParams are vault/coverage's params: the state to list, or every
 // file.

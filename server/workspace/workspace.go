@@ -1,8 +1,8 @@
 // Package workspace is margin's composition root: it opens a vault and
 // what rests on its state database — the ledger of model calls, the
-// template library, the task agents with their change sets, evolution
-// sessions and the query engine — in the order they depend on each other,
-// and closes them in the reverse order. The server opens one per vault an
+// template library, the change sets, the task agents, evolution sessions
+// and the query engine — in the order they depend on each other, and
+// closes them in the reverse order. The server opens one per vault an
 // editor names; each command line command opens one with the parts it
 // uses.
 package workspace
@@ -14,9 +14,12 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 )
@@ -28,12 +31,15 @@ const (
 	// Templates is the template library, unseeded: reading it writes
 	// nothing (margin doctor).
 	Templates Parts = 1 << iota
-	// Agents is the task runtime with its change sets, its templates and
-	// their evolution sessions. Without Run it decides change sets and
-	// reads the agents' records, waking nothing (margin approve).
+	// Changes is the change sets without the task runtime: deciding
+	// writes the task notes and wakes no agent, whose next wake sees the
+	// decision in its run key (margin approve).
+	Changes
+	// Agents is the task runtime with its change sets and its template
+	// library; Run wakes the agents.
 	Agents
-	// Evolution is evolution sessions on the seeded template library,
-	// without the task runtime (margin evolve).
+	// Evolution is evolution sessions on the template library, seeded
+	// first when the task runtime does not run (margin evolve).
 	Evolution
 	// Query is the query and log flow (margin ask, log/append).
 	Query
@@ -56,9 +62,11 @@ type Options struct {
 	// workspace is open.
 	Ledger    *ledger.Slot
 	Recorders []llm.Recorder
-	Agents    agents.Options
-	Query     query.Options
-	Logger    *slog.Logger
+	// Agents configure the task agents, and through them the change sets
+	// and the template library.
+	Agents task.Options
+	Query  query.Options
+	Logger *slog.Logger
 }
 
 // Workspace is an open vault and the parts opened on it; a part not asked
@@ -66,9 +74,10 @@ type Options struct {
 type Workspace struct {
 	Vault     *vault.Vault
 	Ledger    *ledger.Ledger
-	Templates *agents.Templates
-	Agents    *agents.Runtime
-	Evolution *agents.Evolution
+	Templates *templates.Templates
+	Changes   *changes.Changes
+	Agents    *task.Runtime
+	Evolution *evolution.Evolution
 	Query     *query.Engine
 
 	slot      *ledger.Slot
@@ -118,23 +127,36 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 	case opts.Parts&Agents != 0:
 		// The agents subscribe to the vault here, before it runs, so they
 		// miss no change.
-		rt, err := agents.New(ctx, v, model, opts.Agents)
+		rt, err := task.New(ctx, v, model, opts.Agents)
 		if err != nil {
 			return fmt.Errorf("opening agents: %w", err)
 		}
-		w.Agents, w.Templates, w.Evolution = rt, rt.Templates(), rt.Evolution()
-	case opts.Parts&Evolution != 0:
-		w.Templates = agents.NewTemplates(v, opts.Agents)
-		if err := w.Templates.Seed(ctx); err != nil {
-			return err
-		}
-		evo, err := agents.NewEvolution(ctx, v, w.Templates, model, opts.Agents)
+		w.Agents, w.Changes, w.Templates = rt, rt.Changes(), rt.Templates()
+	case opts.Parts&Changes != 0:
+		st, err := task.OpenStore(ctx, v.DB())
 		if err != nil {
 			return err
 		}
+		if w.Changes, err = changes.New(ctx, v, task.Offline{Store: st}, opts.Agents.ChangesOptions()); err != nil {
+			return err
+		}
+	}
+	if w.Templates == nil && opts.Parts&(Templates|Evolution) != 0 {
+		w.Templates = templates.New(v, opts.Agents.TemplatesOptions())
+		// The task runtime seeds the library as it starts; evolution
+		// without it seeds the library here.
+		if opts.Parts&Evolution != 0 {
+			if err := w.Templates.Seed(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	if opts.Parts&Evolution != 0 {
+		evo, err := evolution.New(ctx, v, w.Templates, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
+		if err != nil {
+			return fmt.Errorf("opening evolution sessions: %w", err)
+		}
 		w.Evolution = evo
-	case opts.Parts&Templates != 0:
-		w.Templates = agents.NewTemplates(v, opts.Agents)
 	}
 	if opts.Parts&Query != 0 {
 		e, err := query.New(ctx, v, opts.LLM, opts.Query)

@@ -69,11 +69,11 @@ func TestOpenRunClose(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	slot, heard := &ledger.Slot{}, &counter{}
-	w, err := Open(ctx, Options{Vault: vault.Options{Dir: noteVault(t)}, Parts: Agents | Query, Ledger: slot, Recorders: []llm.Recorder{heard}})
+	w, err := Open(ctx, Options{Vault: vault.Options{Dir: noteVault(t)}, Parts: Agents | Evolution | Query, Ledger: slot, Recorders: []llm.Recorder{heard}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Agents == nil || w.Templates == nil || w.Evolution == nil || w.Query == nil || w.Ledger == nil {
+	if w.Agents == nil || w.Changes == nil || w.Templates == nil || w.Evolution == nil || w.Query == nil || w.Ledger == nil {
 		t.Fatalf("parts %+v, want every one", w)
 	}
 	ran := make(chan struct{})
@@ -114,7 +114,7 @@ func TestPartsOpenOnlyWhatIsAskedFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Notes != 1 || w.Templates == nil || w.Query == nil || w.Agents != nil || w.Evolution != nil || w.Ledger != nil {
+	if st.Notes != 1 || w.Templates == nil || w.Query == nil || w.Agents != nil || w.Changes != nil || w.Evolution != nil || w.Ledger != nil {
 		t.Errorf("notes %d, parts %+v; want the note indexed, templates and query alone", st.Notes, w)
 	}
 	w.Close()
@@ -123,8 +123,17 @@ func TestPartsOpenOnlyWhatIsAskedFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
-	if w.Evolution == nil || w.Templates == nil || w.Agents != nil {
+	if w.Evolution == nil || w.Templates == nil || w.Agents != nil || w.Changes != nil {
 		t.Errorf("parts %+v, want evolution on its templates, no agents", w)
+	}
+	w.Close()
+
+	w, err = Open(ctx, Options{Vault: vault.Options{Dir: dir}, Parts: Changes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.Changes == nil || w.Agents != nil || w.Templates != nil {
+		t.Errorf("parts %+v, want the change sets alone, no agents", w)
 	}
 }

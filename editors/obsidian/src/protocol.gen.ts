@@ -4,14 +4,14 @@
 // run go generate ./server/protocol after changing them. A field that may
 // be absent is optional (?), one that may be null says so.
 
-/** agents.Activity */
+/** task.Activity */
 export interface Activity {
   runs: Run[] | null;
   messages: Message[] | null;
   toolCalls: ToolCall[] | null;
 }
 
-/** agents.Agent */
+/** task.Agent */
 export interface Agent {
   id: string;
   task: string;
@@ -27,7 +27,7 @@ export interface Agent {
   pendingChanges: number;
 }
 
-/** agents.Counts */
+/** task.Counts */
 export interface AgentCounts {
   active: number;
   dormant: number;
@@ -106,7 +106,7 @@ export interface AskParams {
   text: string;
 }
 
-/** agents.ChangeItem */
+/** changes.ChangeItem */
 export interface ChangeItem {
   id: string;
   tool: string;
@@ -119,7 +119,7 @@ export interface ChangeItem {
   decided?: string;
 }
 
-/** agents.ChangeSet */
+/** changes.ChangeSet */
 export interface ChangeSet {
   id: string;
   agent: string;
@@ -178,7 +178,7 @@ export interface CoverageResult {
   files: FileState[] | null;
 }
 
-/** agents.Decision */
+/** changes.Decision */
 export interface Decision {
   id: number;
   agent: string;
@@ -217,7 +217,7 @@ export interface EvolutionSendParams {
   text: string;
 }
 
-/** agents.Session */
+/** evolution.Session */
 export interface EvolutionSession {
   sessionId: string;
   template: string;
@@ -238,7 +238,7 @@ export interface EvolutionStartParams {
   template: string;
 }
 
-/** agents.Turn */
+/** evolution.Turn */
 export interface EvolutionTurn {
   sessionId: string;
   message: string;
@@ -265,7 +265,7 @@ export interface Hit {
   rank?: number;
 }
 
-/** agents.ItemDecision */
+/** changes.ItemDecision */
 export interface ItemDecision {
   item: string;
   verdict: string;
@@ -300,7 +300,7 @@ export interface Logged {
   note?: string;
 }
 
-/** agents.Message */
+/** task.Message */
 export interface Message {
   id: number;
   run: number;
@@ -312,7 +312,7 @@ export interface Message {
   created: string;
 }
 
-/** agents.Metrics */
+/** evolution.Metrics */
 export interface Metrics {
   agents: number;
   wakes: number;
@@ -337,7 +337,7 @@ export interface ModelStatus {
   error?: string;
 }
 
-/** agents.Proposal */
+/** evolution.Proposal */
 export interface Proposal {
   generalDirective: string;
   reportDirective: string;
@@ -355,7 +355,7 @@ export interface Question {
   gap?: string;
 }
 
-/** agents.Rejection */
+/** evolution.Rejection */
 export interface Rejection {
   tool: string;
   version?: number;
@@ -371,7 +371,7 @@ export interface ReplyParams {
   decline?: boolean;
 }
 
-/** agents.Report */
+/** task.Report */
 export interface Report {
   path: string;
   task: string;
@@ -404,7 +404,7 @@ export interface RescanResult {
   duration: number;
 }
 
-/** agents.Run */
+/** task.Run */
 export interface Run {
   id: number;
   agent: string;
@@ -477,7 +477,7 @@ export interface StatusResult {
   agents: AgentCounts;
 }
 
-/** agents.Template */
+/** templates.Template */
 export interface Template {
   name: string;
   kind: string;
@@ -545,7 +545,7 @@ export interface TemplatesListResult {
   templates: TemplateSummary[] | null;
 }
 
-/** agents.ToolCall */
+/** task.ToolCall */
 export interface ToolCall {
   operationId: string;
   run: number;
@@ -557,7 +557,7 @@ export interface ToolCall {
   created: string;
 }
 
-/** agents.ToolRate */
+/** evolution.ToolRate */
 export interface ToolRate {
   tool: string;
   confirmed: number;
@@ -573,7 +573,7 @@ export interface Transition {
   at: string;
 }
 
-/** agents.VersionMetrics */
+/** evolution.VersionMetrics */
 export interface VersionMetrics {
   version: number;
   active: boolean;
@@ -588,7 +588,7 @@ export interface VersionMetrics {
   tools: ToolRate[] | null;
 }
 
-/** agents.WakeState */
+/** task.WakeState */
 export interface WakeState {
   queued: boolean;
   running: boolean;
