@@ -6,77 +6,44 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/margin-md/margin/agents/evolution"
-	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
-	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 )
 
-// openAgents opens the task agents of v and the ledger of its model calls.
-func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agentsRoom, error) {
-	if s.opts.Ledger != nil {
-		l, err := ledger.Open(ctx, v.DB(), s.logger)
-		if err != nil {
-			return nil, err
-		}
-		s.opts.Ledger.Attach(recorders{l, &s.model})
+// probeModel asks the model server, in the background, for the task
+// agents' model and those their templates name, for vault/status.
+func (s *Server) probeModel(ctx context.Context, lib *templates.Templates) {
+	if s.opts.LLM == nil {
+		return
 	}
-	opts := s.opts.Agents
-	opts.Logger = s.logger
-	opts.Notifier = task.NotifyFunc(s.agentNotify)
-	opts.Editor = editor{s}
-	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
-	if s.opts.LLM != nil {
-		model = s.opts.LLM
-		role := cmp.Or(opts.Role, task.DefaultRole)
-		var also []string
-		if tms, err := templates.New(v, opts.TemplatesOptions()).Models(); err == nil {
-			for _, tm := range tms {
-				if tm.Role == role {
-					also = append(also, tm.Model)
-				}
+	role := cmp.Or(s.opts.Agents.Role, task.DefaultRole)
+	var also []string
+	if tms, err := lib.Models(); err == nil {
+		for _, tm := range tms {
+			if tm.Role == role {
+				also = append(also, tm.Model)
 			}
 		}
-		go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM, role, also)
 	}
-	rt, err := task.New(ctx, v, model, opts)
-	if err != nil {
-		return nil, fmt.Errorf("opening agents: %w", err)
-	}
-	evo, err := evolution.New(ctx, v, rt.Templates(), model, evolution.Options{Logger: opts.Logger, Now: opts.Now})
-	if err != nil {
-		return nil, fmt.Errorf("opening evolution sessions: %w", err)
-	}
-	return &agentsRoom{Runtime: rt, evolution: evo}, nil
+	go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM, role, also)
 }
 
-// agentsRoom is a vault's agents: the task runtime (with its change sets
-// and template library) and the evolution sessions of the templates.
-type agentsRoom struct {
-	*task.Runtime
-	evolution *evolution.Evolution
-}
-
-// Evolution runs the evolution sessions of the vault's templates.
-func (a *agentsRoom) Evolution() *evolution.Evolution { return a.evolution }
-
-// agentsReady returns the agents once the vault's first scan is done.
-func (s *Server) agentsReady(ctx context.Context) (*agentsRoom, *vault.Vault, error) {
+// agentsReady returns the vault's workspace, with its agents, once the
+// vault's first scan is done.
+func (s *Server) agentsReady(ctx context.Context) (*workspace.Workspace, *vault.Vault, error) {
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.mu.Lock()
-	rt := s.agents
-	s.mu.Unlock()
-	if rt == nil {
+	ws := s.open()
+	if ws == nil {
 		return nil, nil, errNoVault
 	}
-	return rt, v, nil
+	return ws, v, nil
 }
 
 func checkLifecycle(l string) error {
@@ -91,30 +58,30 @@ func (s *Server) agentsList(ctx context.Context, p *protocol.AgentsListParams) (
 	if err := checkLifecycle(p.Lifecycle); err != nil {
 		return protocol.AgentsListResult{}, err
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.AgentsListResult{}, err
 	}
-	list, err := rt.Store().Agents(ctx, task.Lifecycle(p.Lifecycle))
+	list, err := ws.Agents.Store().Agents(ctx, task.Lifecycle(p.Lifecycle))
 	return protocol.AgentsListResult{Agents: list}, err
 }
 
-func (s *Server) resolveAgent(ctx context.Context, rt *agentsRoom, v *vault.Vault, ref protocol.AgentRef) (task.Agent, error) {
+func (s *Server) resolveAgent(ctx context.Context, ws *workspace.Workspace, v *vault.Vault, ref protocol.AgentRef) (task.Agent, error) {
 	switch {
 	case ref.ID != "":
-		return rt.Store().Agent(ctx, ref.ID)
+		return ws.Agents.Store().Agent(ctx, ref.ID)
 	case ref.Task != "":
 		p, err := vaultPath(v, "task", ref.Task)
 		if err != nil {
 			return task.Agent{}, err
 		}
-		return rt.Store().AgentForTask(ctx, p)
+		return ws.Agents.Store().AgentForTask(ctx, p)
 	}
 	return task.Agent{}, invalidParams("id", "id or task is required")
 }
 
-func (s *Server) detail(rt *agentsRoom, v *vault.Vault, a task.Agent) (protocol.AgentDetail, error) {
-	d := protocol.AgentDetail{Agent: a, State: rt.WakeState(a.ID)}
+func (s *Server) detail(ws *workspace.Workspace, v *vault.Vault, a task.Agent) (protocol.AgentDetail, error) {
+	d := protocol.AgentDetail{Agent: a, State: ws.Agents.WakeState(a.ID)}
 	rep, err := s.taskReport(v, a)
 	switch {
 	case err == nil:
@@ -129,22 +96,22 @@ func (s *Server) detail(rt *agentsRoom, v *vault.Vault, a task.Agent) (protocol.
 }
 
 func (s *Server) agentsGet(ctx context.Context, p *protocol.AgentRef) (protocol.AgentDetail, error) {
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.AgentDetail{}, err
 	}
-	a, err := s.resolveAgent(ctx, rt, v, *p)
+	a, err := s.resolveAgent(ctx, ws, v, *p)
 	if err != nil {
 		return protocol.AgentDetail{}, err
 	}
-	return s.detail(rt, v, a)
+	return s.detail(ws, v, a)
 }
 
 func (s *Server) agentsCreate(ctx context.Context, p *protocol.AgentsCreateParams) (protocol.AgentDetail, error) {
 	if p.Task == "" {
 		return protocol.AgentDetail{}, invalidParams("task", "is required")
 	}
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.AgentDetail{}, err
 	}
@@ -152,14 +119,14 @@ func (s *Server) agentsCreate(ctx context.Context, p *protocol.AgentsCreateParam
 	if err != nil {
 		return protocol.AgentDetail{}, err
 	}
-	a, err := rt.Create(ctx, path)
+	a, err := ws.Agents.Create(ctx, path)
 	if errors.Is(err, task.ErrNotATask) {
 		return protocol.AgentDetail{}, invalidParams("task", err.Error())
 	}
 	if err != nil {
 		return protocol.AgentDetail{}, err
 	}
-	return s.detail(rt, v, a)
+	return s.detail(ws, v, a)
 }
 
 func (s *Server) agentsControl(ctx context.Context, p *protocol.AgentsControlParams) (protocol.AgentDetail, error) {
@@ -171,15 +138,15 @@ func (s *Server) agentsControl(ctx context.Context, p *protocol.AgentsControlPar
 	if p.ID == "" {
 		return protocol.AgentDetail{}, invalidParams("id", "is required")
 	}
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.AgentDetail{}, err
 	}
-	a, err := rt.Control(ctx, p.ID, p.Action)
+	a, err := ws.Agents.Control(ctx, p.ID, p.Action)
 	if err != nil {
 		return protocol.AgentDetail{}, err
 	}
-	return s.detail(rt, v, a)
+	return s.detail(ws, v, a)
 }
 
 func (s *Server) agentsActivity(ctx context.Context, p *protocol.AgentsActivityParams) (task.Activity, error) {
@@ -192,23 +159,23 @@ func (s *Server) agentsActivity(ctx context.Context, p *protocol.AgentsActivityP
 	if p.Limit == 0 {
 		p.Limit = 50
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return task.Activity{}, err
 	}
-	if _, err := rt.Store().Agent(ctx, p.ID); err != nil {
+	if _, err := ws.Agents.Store().Agent(ctx, p.ID); err != nil {
 		return task.Activity{}, err
 	}
-	return rt.Store().Activity(ctx, p.ID, p.Limit)
+	return ws.Agents.Store().Activity(ctx, p.ID, p.Limit)
 }
 
 func (s *Server) reportsGet(ctx context.Context, p *protocol.AgentRef) (task.Report, error) {
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return task.Report{}, err
 	}
 	if p.ID != "" {
-		a, err := rt.Store().Agent(ctx, p.ID)
+		a, err := ws.Agents.Store().Agent(ctx, p.ID)
 		if err != nil {
 			return task.Report{}, err
 		}
@@ -230,5 +197,5 @@ func (s *Server) reportsGet(ctx context.Context, p *protocol.AgentRef) (task.Rep
 	case err != nil:
 		return task.Report{}, err
 	}
-	return s.taskReportAt(ctx, rt, v, path)
+	return s.taskReportAt(ctx, ws, v, path)
 }

@@ -93,7 +93,7 @@ func (s *Server) changesList(ctx context.Context, p *protocol.ChangesListParams)
 	default:
 		return protocol.ChangesListResult{}, invalidParams("status", fmt.Sprintf("must be pending, partially-resolved, resolved, expired, superseded or all, got %q", p.Status))
 	}
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.ChangesListResult{}, err
 	}
@@ -103,7 +103,7 @@ func (s *Server) changesList(ctx context.Context, p *protocol.ChangesListParams)
 			return protocol.ChangesListResult{}, err
 		}
 	}
-	sets, err := rt.Changes().ChangeSets(ctx, f)
+	sets, err := ws.Changes.ChangeSets(ctx, f)
 	return protocol.ChangesListResult{ChangeSets: sets}, err
 }
 
@@ -119,11 +119,11 @@ func (s *Server) changesDecide(ctx context.Context, p *protocol.ChangesDecidePar
 			return changes.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
 		}
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return changes.ChangeSet{}, err
 	}
-	cs, err := rt.Changes().Decide(ctx, p.ID, p.Decisions)
+	cs, err := ws.Changes.Decide(ctx, p.ID, p.Decisions)
 	if errors.Is(err, changes.ErrBadVerdict) {
 		return cs, invalidParams("decisions.verdict", err.Error())
 	}
@@ -134,18 +134,18 @@ func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfi
 	if p.ID == "" {
 		return changes.ChangeSet{}, invalidParams("id", "is required")
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return changes.ChangeSet{}, err
 	}
-	return rt.Changes().ConfirmAll(ctx, p.ID)
+	return ws.Changes.ConfirmAll(ctx, p.ID)
 }
 
 func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListParams) (protocol.DecisionsListResult, error) {
 	if p.Limit < 0 || p.Limit > 1000 {
 		return protocol.DecisionsListResult{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
 	}
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.DecisionsListResult{}, err
 	}
@@ -155,6 +155,6 @@ func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListPar
 			return protocol.DecisionsListResult{}, err
 		}
 	}
-	ds, err := rt.Changes().Store().Decisions(ctx, f)
+	ds, err := ws.Changes.Store().Decisions(ctx, f)
 	return protocol.DecisionsListResult{Decisions: ds}, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -49,18 +50,18 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 	if err != nil {
 		return nil, err
 	}
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return nil, err
 	}
 	lenses := []protocol.CodeLens{}
-	cs, isSet, err := rt.Changes().Store().ChangeSetAt(ctx, path)
+	cs, isSet, err := ws.Changes.Store().ChangeSetAt(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	var a task.Agent
 	if !isSet {
-		a, err = rt.Store().AgentForTask(ctx, path)
+		a, err = ws.Agents.Store().AgentForTask(ctx, path)
 		if errors.Is(err, vault.ErrNotFound) {
 			return lenses, nil // not a task with an agent: nothing to show
 		}
@@ -91,7 +92,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 	if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
 		lenses = append(lenses, lens(top, "TLDR: "+strings.Join(strings.Fields(rep.TLDR), " "), "margin.wake", a.ID))
 	}
-	sets, err := rt.Changes().ChangeSets(ctx, changes.ChangeSetFilter{Task: path})
+	sets, err := ws.Changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: path})
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +137,8 @@ func (s *Server) taskReport(v *vault.Vault, a task.Agent) (task.Report, error) {
 
 // taskReportAt is the report on the task at taskPath, found through its agent:
 // the report's name is the agent's, not the task's.
-func (s *Server) taskReportAt(ctx context.Context, rt *agentsRoom, v *vault.Vault, taskPath string) (task.Report, error) {
-	a, err := rt.Store().AgentForTask(ctx, taskPath)
+func (s *Server) taskReportAt(ctx context.Context, ws *workspace.Workspace, v *vault.Vault, taskPath string) (task.Report, error) {
+	a, err := ws.Agents.Store().AgentForTask(ctx, taskPath)
 	if errors.Is(err, task.ErrNotFound) {
 		return task.Report{}, fmt.Errorf("no report on %s yet: the task has no agent: %w", taskPath, vault.ErrNotFound)
 	}

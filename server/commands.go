@@ -108,11 +108,11 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 // when the client can show documents, and returns the set, so a client
 // that cannot still lists its items.
 func (s *Server) showChanges(ctx context.Context, id string) (protocol.ShowChangesResult, error) {
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.ShowChangesResult{}, err
 	}
-	cs, err := rt.Changes().Store().ChangeSet(ctx, id)
+	cs, err := ws.Changes.Store().ChangeSet(ctx, id)
 	if err != nil {
 		return protocol.ShowChangesResult{}, err
 	}

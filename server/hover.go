@@ -29,7 +29,7 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, er
 	if err != nil {
 		return nil, err
 	}
-	rt, v, err := s.agentsReady(ctx)
+	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, er
 	if task.Task == nil {
 		return nil, nil
 	}
-	sets, err := rt.Changes().ChangeSets(ctx, changes.ChangeSetFilter{Task: target})
+	sets, err := ws.Changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: target})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, er
 		title = target
 	}
 	fmt.Fprintf(&b, "**%s**\n\n", title)
-	switch rep, err := s.taskReportAt(ctx, rt, v, target); {
+	switch rep, err := s.taskReportAt(ctx, ws, v, target); {
 	case err == nil && rep.TLDR != "":
 		fmt.Fprintf(&b, "%s\n\n", rep.TLDR)
 	case err == nil || errors.Is(err, vault.ErrNotFound):

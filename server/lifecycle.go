@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"path/filepath"
 
-	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -127,15 +129,28 @@ func rootDir(p initializeParams) (string, error) {
 	return "", nil
 }
 
-// openVault opens the index and starts the scan and the watcher in the
-// background; requests that read the index wait for the first scan.
+// openVault opens the vault's workspace — the index, the ledger, the
+// agents, evolution sessions and the query engine — and runs its scan,
+// watcher and agents in the background; requests that read the index wait
+// for the first scan.
 func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
-	opts.Logger = s.logger
 	opts.OnStatus = func(st vault.IndexEvent) { s.notifyDroppable("margin/indexStatus", st) }
-	v, err := vault.Open(ctx, opts)
+	aopts := s.opts.Agents
+	aopts.Notifier = task.NotifyFunc(s.agentNotify)
+	aopts.Editor = editor{s}
+	qopts := s.opts.Query
+	qopts.Editor = editor{s}
+	// The agents subscribe to the vault as it opens, before it runs, so
+	// they miss no change.
+	ws, err := workspace.Open(ctx, workspace.Options{
+		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query,
+		LLM: s.opts.LLM, Ledger: s.opts.Ledger, Recorders: []llm.Recorder{&s.model},
+		Agents: aopts, Query: qopts, Logger: s.logger,
+	})
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
 	}
+	v := ws.Vault
 	// The state dir ignores itself now; the line margin once added to the
 	// vault's .gitignore goes, here and not in the reading commands.
 	if removed, err := v.RemoveOldIgnoreLine(); err != nil {
@@ -143,78 +158,52 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	} else if removed {
 		s.logger.Info("removed margin's old line from .gitignore: the state dir has a .gitignore of its own")
 	}
-	qopts := s.opts.Query
-	qopts.Logger = s.logger
-	qopts.Editor = editor{s}
-	engine, err := query.New(ctx, v, s.opts.LLM, qopts)
-	if err != nil {
-		v.Close()
-		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
-	}
-	// The agents subscribe before the vault runs, so they miss no change.
-	rt, err := s.openAgents(ctx, v)
-	if err != nil {
-		s.detachLedger() // openAgents attaches it before the agents open
-		v.Close()
-		return err
-	}
+	s.probeModel(ctx, ws.Templates)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	closed, agentsDone := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{})
 	go func() {
-		defer close(closed)
-		if err := v.Run(runCtx); err != nil && runCtx.Err() == nil {
-			s.logger.Error("vault stopped", "err", err)
-		}
-	}()
-	go func() {
-		defer close(agentsDone)
-		if err := rt.Run(runCtx); err != nil && runCtx.Err() == nil {
-			s.logger.Error("agents stopped", "err", err)
-		}
+		defer close(done)
+		ws.Run(runCtx)
 	}()
 	s.mu.Lock()
-	s.vault, s.stopVault, s.vaultClosed = v, stop, closed
-	s.agents, s.agentsDone = rt, agentsDone
-	s.query = engine
+	s.ws, s.stopVault, s.vaultDone = ws, stop, done
 	s.mu.Unlock()
 	return nil
 }
 
+// closeVault stops the workspace's scan, watcher and agents, and closes
+// it: the ledger is detached before its database closes.
 func (s *Server) closeVault() {
 	s.mu.Lock()
-	v, stop, closed, agentsDone := s.vault, s.stopVault, s.vaultClosed, s.agentsDone
-	s.vault, s.agents, s.query = nil, nil, nil
+	ws, stop, done := s.ws, s.stopVault, s.vaultDone
+	s.ws = nil
 	s.mu.Unlock()
-	if v == nil {
+	if ws == nil {
 		return
 	}
 	stop()
-	<-agentsDone // the agents stop first: their wakes still write through the vault
-	<-closed
-	s.detachLedger()
-	if err := v.Close(); err != nil {
+	<-done
+	if err := ws.Close(); err != nil {
 		s.opts.Logger.Error("closing vault", "err", err)
 	}
 }
 
-// detachLedger stops recording model calls in the vault's state database,
-// before it closes.
-func (s *Server) detachLedger() {
-	if s.opts.Ledger != nil {
-		s.opts.Ledger.Attach(nil)
-	}
+// open is the open workspace, nil when there is none.
+func (s *Server) open() *workspace.Workspace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ws
 }
 
 // openVaultReady returns the vault once its first scan is done, or says
 // why there will be none: the vault stopped before it (the watcher could
 // not start, the scan failed).
 func (s *Server) openVaultReady(ctx context.Context) (*vault.Vault, error) {
-	s.mu.Lock()
-	v := s.vault
-	s.mu.Unlock()
-	if v == nil {
+	ws := s.open()
+	if ws == nil {
 		return nil, errNoVault
 	}
+	v := ws.Vault
 	if err := v.WaitReady(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

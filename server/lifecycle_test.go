@@ -57,7 +57,7 @@ func TestCloseVaultDropsEveryPartOfTheVault(t *testing.T) {
 	s.closeVault()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.vault != nil || s.agents != nil || s.query != nil {
-		t.Errorf("after closeVault: vault %v, agents %v, query %v; want none", s.vault, s.agents, s.query)
+	if s.ws != nil {
+		t.Errorf("after closeVault: vault %v, agents %v, query %v; want none", s.ws.Vault, s.ws.Agents, s.ws.Query)
 	}
 }

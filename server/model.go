@@ -82,13 +82,3 @@ func (w *modelWatch) get() protocol.ModelStatus {
 	defer w.mu.Unlock()
 	return w.status
 }
-
-// recorders hands each model-call record to all of them.
-type recorders []llm.Recorder
-
-// Record implements llm.Recorder.
-func (rs recorders) Record(ctx context.Context, r llm.Record) {
-	for _, rec := range rs {
-		rec.Record(ctx, r)
-	}
-}

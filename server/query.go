@@ -92,13 +92,11 @@ func (s *Server) queryEngine(ctx context.Context) (*query.Engine, error) {
 	if _, err := s.openVaultReady(ctx); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	e := s.query
-	s.mu.Unlock()
-	if e == nil {
+	ws := s.open()
+	if ws == nil {
 		return nil, errNoVault
 	}
-	return e, nil
+	return ws.Query, nil
 }
 
 func stageProgress(ctx context.Context) query.Progress {

@@ -24,6 +24,7 @@ import (
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -71,19 +72,16 @@ type Server struct {
 	// lensRefresh queues a workspace/codeLens/refresh (see refresh.go).
 	lensRefresh chan struct{}
 
-	mu          sync.Mutex // guards the fields below
-	state       lifecycle
-	client      clientCapabilities // set at initialize
-	encoding    positionEncoding   // negotiated at initialize
-	vault       *vault.Vault
-	query       *query.Engine // set with vault
-	stopVault   context.CancelFunc
-	inflight    map[jsonrpc2.ID]context.CancelFunc
-	vaultClosed chan struct{}
-	agents      *agentsRoom // nil until a vault is open
-	agentsDone  chan struct{}
-	applied     uint64        // state-changing messages finished
-	appliedNow  chan struct{} // closed and replaced whenever applied grows
+	mu         sync.Mutex // guards the fields below
+	state      lifecycle
+	client     clientCapabilities   // set at initialize
+	encoding   positionEncoding     // negotiated at initialize
+	ws         *workspace.Workspace // the open vault and its parts; nil until initialize opens one
+	stopVault  context.CancelFunc   // stops ws.Run
+	vaultDone  chan struct{}        // closed when ws.Run has returned
+	inflight   map[jsonrpc2.ID]context.CancelFunc
+	applied    uint64        // state-changing messages finished
+	appliedNow chan struct{} // closed and replaced whenever applied grows
 }
 
 type lifecycle int

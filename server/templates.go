@@ -21,11 +21,11 @@ import (
 // templates serialise on their own locks.
 
 func (s *Server) templatesList(ctx context.Context, _ *empty) (protocol.TemplatesListResult, error) {
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.TemplatesListResult{}, err
 	}
-	list, err := rt.Templates().List(ctx)
+	list, err := ws.Templates.List(ctx)
 	if err != nil {
 		return protocol.TemplatesListResult{}, templateError(err)
 	}
@@ -43,17 +43,17 @@ func (s *Server) templatesGet(ctx context.Context, p *protocol.TemplateParams) (
 	if p.Version < 0 {
 		return protocol.TemplateResult{}, invalidParams("version", "must be a positive version number, or absent for the active one")
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.TemplateResult{}, err
 	}
-	t, err := rt.Templates().Get(ctx, p.Name, p.Version)
+	t, err := ws.Templates.Get(ctx, p.Name, p.Version)
 	if err != nil {
 		return protocol.TemplateResult{}, templateError(err)
 	}
 	res := protocol.TemplateResult{Template: t}
 	if t.Status == templates.StatusActive {
-		if res.Problem, err = rt.Templates().Problem(ctx, p.Name); err != nil {
+		if res.Problem, err = ws.Templates.Problem(ctx, p.Name); err != nil {
 			return protocol.TemplateResult{}, templateError(err)
 		}
 	}
@@ -64,11 +64,11 @@ func (s *Server) templatesVersions(ctx context.Context, p *protocol.TemplatePara
 	if err := requireName(p.Name); err != nil {
 		return protocol.TemplateVersionsResult{}, err
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return protocol.TemplateVersionsResult{}, err
 	}
-	vs, err := rt.Templates().Versions(ctx, p.Name)
+	vs, err := ws.Templates.Versions(ctx, p.Name)
 	return protocol.TemplateVersionsResult{Name: p.Name, Versions: vs}, templateError(err)
 }
 
@@ -76,11 +76,11 @@ func (s *Server) templatesSave(ctx context.Context, p *protocol.TemplateSavePara
 	if err := requireName(p.Name); err != nil {
 		return templates.Template{}, err
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return templates.Template{}, err
 	}
-	t, err := rt.Templates().Save(ctx, p.Name, p.GeneralDirective, p.ReportDirective)
+	t, err := ws.Templates.Save(ctx, p.Name, p.GeneralDirective, p.ReportDirective)
 	return t, templateError(err)
 }
 
@@ -91,11 +91,11 @@ func (s *Server) templatesRollback(ctx context.Context, p *protocol.TemplatePara
 	if p.Version <= 0 {
 		return templates.Template{}, invalidParams("version", "is required: the version to make active again")
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return templates.Template{}, err
 	}
-	t, err := rt.Templates().Rollback(ctx, p.Name, p.Version)
+	t, err := ws.Templates.Rollback(ctx, p.Name, p.Version)
 	return t, templateError(err)
 }
 
@@ -103,11 +103,11 @@ func (s *Server) evolutionStart(ctx context.Context, p *protocol.EvolutionStartP
 	if err := checkTemplateName("template", p.Template); err != nil {
 		return evolution.Turn{}, err
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return evolution.Turn{}, err
 	}
-	turn, err := rt.Evolution().Start(ctx, p.Template)
+	turn, err := ws.Evolution.Start(ctx, p.Template)
 	return turn, templateError(err)
 }
 
@@ -118,11 +118,11 @@ func (s *Server) evolutionSend(ctx context.Context, p *protocol.EvolutionSendPar
 	case strings.TrimSpace(p.Text) == "":
 		return evolution.Turn{}, invalidParams("text", "must not be empty")
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return evolution.Turn{}, err
 	}
-	turn, err := rt.Evolution().Send(ctx, p.SessionID, p.Text)
+	turn, err := ws.Evolution.Send(ctx, p.SessionID, p.Text)
 	return turn, templateError(err)
 }
 
@@ -130,11 +130,11 @@ func (s *Server) evolutionApprove(ctx context.Context, p *protocol.EvolutionDeci
 	if strings.TrimSpace(p.SessionID) == "" {
 		return templates.Template{}, invalidParams("sessionId", "required")
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return templates.Template{}, err
 	}
-	t, err := rt.Evolution().Approve(ctx, p.SessionID)
+	t, err := ws.Evolution.Approve(ctx, p.SessionID)
 	return t, templateError(err)
 }
 
@@ -142,11 +142,11 @@ func (s *Server) evolutionReject(ctx context.Context, p *protocol.EvolutionDecid
 	if strings.TrimSpace(p.SessionID) == "" {
 		return evolution.Session{}, invalidParams("sessionId", "required")
 	}
-	rt, _, err := s.agentsReady(ctx)
+	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
 		return evolution.Session{}, err
 	}
-	sess, err := rt.Evolution().Reject(ctx, p.SessionID, p.Reason)
+	sess, err := ws.Evolution.Reject(ctx, p.SessionID, p.Reason)
 	return sess, templateError(err)
 }
 

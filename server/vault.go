@@ -19,11 +19,8 @@ func (s *Server) vaultStatus(ctx context.Context, _ *empty) (protocol.StatusResu
 		return protocol.StatusResult{}, err
 	}
 	res := protocol.StatusResult{VaultStatus: st, OpenNotes: s.docs.paths(), Model: s.model.get()}
-	s.mu.Lock()
-	rt := s.agents
-	s.mu.Unlock()
-	if rt != nil {
-		if res.Agents, err = rt.Counts(ctx); err != nil {
+	if ws := s.open(); ws != nil {
+		if res.Agents, err = ws.Agents.Counts(ctx); err != nil {
 			return protocol.StatusResult{}, err
 		}
 	}
@@ -113,11 +110,9 @@ func (s *Server) vaultRescan(ctx context.Context, _ *empty) (protocol.RescanResu
 
 // uriPath turns a document URI into a vault path.
 func (s *Server) uriPath(uri string) (string, error) {
-	s.mu.Lock()
-	v := s.vault
-	s.mu.Unlock()
-	if v == nil {
+	ws := s.open()
+	if ws == nil {
 		return "", errNoVault
 	}
-	return v.Path(uri)
+	return ws.Vault.Path(uri)
 }
