@@ -50,11 +50,12 @@ are created and woken by margin serve (agents.auto_create) or agents/create.`,
 			default:
 				return usageError(fmt.Errorf("--lifecycle must be active, dormant or destroyed, got %q", lifecycle))
 			}
-			v, err := g.openVault(cmd)
+			ws, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			v := ws.Vault
 			st, err := task.OpenStore(cmd.Context(), v.DB())
 			if err != nil {
 				return err
@@ -100,11 +101,12 @@ or its name.`,
   margin report "Ship invoice export"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault(cmd)
+			ws, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			v := ws.Vault
 			taskPath, err := findTask(cmd, v, args[0])
 			if err != nil {
 				return err

@@ -10,32 +10,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/task"
-	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/server/workspace"
 )
 
 // openChanges opens the vault and its change sets without running the
 // agents: the command line decides through the same Changes.Decide as
 // margin serve, and the decision reaches the agent through its next
 // wake's run key.
-func openChanges(ctx context.Context, cfg Config, logger *slog.Logger) (*vault.Vault, *changes.Changes, error) {
-	v, err := openScanned(ctx, cfg, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts := cfg.agentsOptions()
-	opts.Logger = logger
-	st, err := task.OpenStore(ctx, v.DB())
-	if err != nil {
-		v.Close()
-		return nil, nil, err
-	}
-	ch, err := changes.New(ctx, v, task.Offline{Store: st}, opts.ChangesOptions())
-	if err != nil {
-		v.Close()
-		return nil, nil, err
-	}
-	return v, ch, nil
+func openChanges(ctx context.Context, cfg Config, logger *slog.Logger) (*workspace.Workspace, error) {
+	return openWorkspace(ctx, cfg, logger, workspace.Options{Parts: workspace.Changes, Agents: cfg.agentsOptions()})
 }
 
 func newChangesCommand(g *globals) *cobra.Command {
@@ -60,11 +43,12 @@ Decide with margin approve and margin reject, or tick the lines of the file.`,
 			if err != nil {
 				return err
 			}
-			v, ch, err := openChanges(cmd.Context(), cfg, logger)
+			ws, err := openChanges(cmd.Context(), cfg, logger)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			v, ch := ws.Vault, ws.Changes
 			f := changes.ChangeSetFilter{Status: status}
 			if task != "" {
 				if f.Task, err = findTask(cmd, v, task); err != nil {
@@ -120,11 +104,12 @@ is marked stale and not applied.`,
 			if err != nil {
 				return err
 			}
-			v, ch, err := openChanges(cmd.Context(), cfg, logger)
+			ws, err := openChanges(cmd.Context(), cfg, logger)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			ch := ws.Changes
 			id, items := args[0], args[1:]
 			if len(items) == 0 {
 				cs, err := ch.Store().ChangeSet(cmd.Context(), id)

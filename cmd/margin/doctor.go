@@ -17,6 +17,7 @@ import (
 
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/store"
@@ -90,12 +91,15 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	start := time.Now()
 	stateDir := filepath.Join(dir, cfg.Vault.StateDir)
 	stateDB, indexDB := filepath.Join(stateDir, "state.db"), filepath.Join(stateDir, "index.db")
-	v, err := vault.Open(ctx, opts)
+	// Not scanned as it opens: doctor checks the state database first, and
+	// a failed scan is a finding.
+	ws, err := workspace.Open(ctx, workspace.Options{Vault: opts, Parts: workspace.Templates, Logger: logger})
 	if err != nil {
 		return []finding{{check: "state db", detail: err.Error(),
 			fix: fmt.Sprintf("check that %s is writable; if state.db is damaged, move it aside: margin starts a new one, and agents start over", stateDir)}}, nil
 	}
-	defer v.Close()
+	defer ws.Close()
+	v := ws.Vault
 	out := []finding{{check: "state db", ok: true, detail: stateDB}}
 	if err := store.Check(ctx, v.DB()); err != nil {
 		out[0] = finding{check: "state db", detail: "state database " + err.Error(),
@@ -113,7 +117,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	} else {
 		out = append(out, finding{check: "index", ok: true, detail: indexDB})
 	}
-	models, err := templates.New(v, templates.Options{Logger: logger}).Models()
+	models, err := ws.Templates.Models()
 	if err != nil {
 		out = append(out, finding{check: "templates", detail: err.Error()})
 	}

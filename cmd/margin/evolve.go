@@ -13,8 +13,8 @@ import (
 
 	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
-	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/workspace"
 )
 
 func newEvolveCommand(g *globals) *cobra.Command {
@@ -51,29 +51,17 @@ session is written to <output folder>/Evolution/<template>-<time>.md.`,
 			if err != nil {
 				return err
 			}
-			v, err := openScanned(cmd.Context(), cfg, logger)
-			if err != nil {
-				return err
-			}
-			defer v.Close()
-			led, err := ledger.Open(cmd.Context(), v.DB(), logger)
-			if err != nil {
-				return err
-			}
-			client, err := llm.New(cfg.LLM, llm.WithLogger(logger), llm.WithRecorder(led))
+			slot := &ledger.Slot{}
+			client, err := llm.New(cfg.LLM, llm.WithLogger(logger), llm.WithRecorder(slot))
 			if err != nil {
 				return usageError(err)
 			}
-			opts := cfg.agentsOptions()
-			opts.Logger = logger
-			lib := templates.New(v, opts.TemplatesOptions())
-			if err := lib.Seed(cmd.Context()); err != nil {
-				return err
-			}
-			evo, err := evolution.New(cmd.Context(), v, lib, client, evolution.Options{Logger: logger, Now: opts.Now})
+			ws, err := openWorkspace(cmd.Context(), cfg, logger, workspace.Options{Parts: workspace.Evolution, LLM: client, Ledger: slot, Agents: cfg.agentsOptions()})
 			if err != nil {
 				return err
 			}
+			defer ws.Close()
+			evo := ws.Evolution
 			s := evolveSession{ctx: cmd.Context(), evo: evo, out: cmd.OutOrStdout(), json: asJSON}
 			progress("the evolution agent is reading " + args[0])
 			turn, err := evo.Start(cmd.Context(), args[0])

@@ -16,7 +16,7 @@ import (
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/llm"
-	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/server/workspace"
 )
 
 // queryOptions turns the config into the query engine's typed options.
@@ -79,35 +79,18 @@ func parseWhen(s string) (time.Time, error) {
 // openEngine opens and indexes the vault and builds the query engine on it.
 // The engine's model calls go to the ledger in the vault's state database,
 // as the server's do.
-func openEngine(cmd *cobra.Command, g *globals, now time.Time) (*query.Engine, *vault.Vault, error) {
+func openEngine(cmd *cobra.Command, g *globals, now time.Time) (*workspace.Workspace, error) {
 	cfg, logger, err := g.load(cmd)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The slot lets a bad model configuration fail before the vault is scanned.
 	slot := &ledger.Slot{}
 	client, err := llm.New(cfg.LLM, llm.WithLogger(logger), llm.WithRecorder(slot))
 	if err != nil {
-		return nil, nil, usageError(err)
+		return nil, usageError(err)
 	}
-	v, err := openScanned(cmd.Context(), cfg, logger)
-	if err != nil {
-		return nil, nil, err
-	}
-	led, err := ledger.Open(cmd.Context(), v.DB(), logger)
-	if err != nil {
-		v.Close()
-		return nil, nil, err
-	}
-	slot.Attach(led)
-	opts := cfg.queryOptions(now)
-	opts.Logger = logger
-	e, err := query.New(cmd.Context(), v, client, opts)
-	if err != nil {
-		v.Close()
-		return nil, nil, err
-	}
-	return e, v, nil
+	return openWorkspace(cmd.Context(), cfg, logger, workspace.Options{Parts: workspace.Query, LLM: client, Ledger: slot, Query: cfg.queryOptions(now)})
 }
 
 // stderrProgress draws the flow's stages on stderr when it is a terminal.
@@ -142,11 +125,12 @@ func newAskCommand(g *globals) *cobra.Command {
 			if session == "" && strings.TrimSpace(text) == "" {
 				return usageError(fmt.Errorf("ask needs a question, or --session with --answer or --decline"))
 			}
-			e, v, err := openEngine(cmd, g, now.t)
+			ws, err := openEngine(cmd, g, now.t)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			e := ws.Query
 			var res query.Result
 			if session != "" {
 				byID := map[string]string{}
@@ -237,11 +221,12 @@ func newLogCommand(g *globals) *cobra.Command {
 				}
 				when = t
 			}
-			e, v, err := openEngine(cmd, g, now.t)
+			ws, err := openEngine(cmd, g, now.t)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			e := ws.Query
 			res, err := e.Log(cmd.Context(), strings.Join(args, " "), when, stderrProgress())
 			clearProgress()
 			if err != nil {
@@ -271,11 +256,12 @@ func newImportCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return usageError(err)
 			}
-			e, v, err := openEngine(cmd, g, now.t)
+			ws, err := openEngine(cmd, g, now.t)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			e := ws.Query
 			return importFiles(cmd.Context(), e, files, cmd.OutOrStdout())
 		},
 	}

@@ -13,52 +13,42 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 )
 
 // openVault is what every in-process command starts with: read the
 // configuration, open the vault and bring its index up to date.
-func (g *globals) openVault(cmd *cobra.Command) (*vault.Vault, error) {
+func (g *globals) openVault(cmd *cobra.Command) (*workspace.Workspace, error) {
 	cfg, logger, err := g.load(cmd)
 	if err != nil {
 		return nil, err
 	}
-	return openScanned(cmd.Context(), cfg, logger)
+	return openWorkspace(cmd.Context(), cfg, logger, workspace.Options{})
 }
 
-// openScanned opens the vault in-process and brings its index up to date,
-// drawing progress on stderr when it is a terminal.
-func openScanned(ctx context.Context, cfg Config, logger *slog.Logger) (*vault.Vault, error) {
-	opts := cfg.vaultOptions()
+// openWorkspace opens the vault of cfg in-process with the parts o names,
+// its index brought up to date before they open, drawing the scan's
+// progress on stderr when it is a terminal.
+func openWorkspace(ctx context.Context, cfg Config, logger *slog.Logger, o workspace.Options) (*workspace.Workspace, error) {
 	dir, err := cfg.vaultDir()
 	if err != nil {
 		return nil, err
 	}
-	opts.Dir, opts.Logger = dir, logger
-	v, err := vault.Open(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	var progress func(done, total int)
+	o.Vault = cfg.vaultOptions()
+	o.Vault.Dir, o.Logger, o.Scan = dir, logger, true
 	if isTerminal(os.Stderr) {
 		last := time.Time{}
-		progress = func(done, total int) {
+		o.Progress = func(done, total int) {
 			if time.Since(last) > 100*time.Millisecond || done == total {
 				fmt.Fprintf(os.Stderr, "\rindexing %d/%d files", done, total)
 				last = time.Now()
 			}
 		}
+		defer fmt.Fprint(os.Stderr, "\r\033[K")
 	}
-	_, err = v.Scan(ctx, progress)
-	if progress != nil {
-		fmt.Fprint(os.Stderr, "\r\033[K")
-	}
-	if err != nil {
-		v.Close()
-		return nil, err
-	}
-	return v, nil
+	return workspace.Open(ctx, o)
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
@@ -68,11 +58,12 @@ func newStatusCommand(g *globals) *cobra.Command {
 		Short: "Index the vault and show what margin sees in it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			v, err := g.openVault(cmd)
+			ws, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
+			defer ws.Close()
+			v := ws.Vault
 			st, err := v.Status(cmd.Context())
 			if err != nil {
 				return err
@@ -136,12 +127,12 @@ func newSearchCommand(g *globals) *cobra.Command {
 			if err := checkDates(q.From, q.To); err != nil {
 				return usageError(err)
 			}
-			v, err := g.openVault(cmd)
+			ws, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
-			defer v.Close()
-			r, err := v.Index().Find(cmd.Context(), q)
+			defer ws.Close()
+			r, err := ws.Vault.Index().Find(cmd.Context(), q)
 			if err != nil {
 				return err
 			}
