@@ -1,10 +1,10 @@
 // Package workspace is margin's composition root: it opens a vault and
 // what rests on its state database — the ledger of model calls, the
 // template library, the change sets, the task agents, evolution sessions
-// and the query engine — in the order they depend on each other, and
-// closes them in the reverse order. The server opens one per vault an
-// editor names; each command line command opens one with the parts it
-// uses.
+// and the query engine — in the order they depend on each other, runs the
+// vault and the agents, and closes it all with the ledger detached before
+// the databases close. The server opens one per vault an editor names;
+// each command line command opens one with the parts it uses.
 package workspace
 
 import (
