@@ -2,6 +2,8 @@ package query
 
 import (
 	"context"
+
+	"github.com/margin-md/margin/vault/edit"
 )
 
 // editNote changes the note at p to what change makes of its current
@@ -10,6 +12,8 @@ import (
 // edit.Root.Change, which re-applies change to a version a person saved
 // meanwhile, so nothing of theirs is ever overwritten.
 func (e *Engine) editNote(ctx context.Context, p string, change func(cur []byte, exists bool) ([]byte, error)) error {
-	_, err := e.v.Root().Change(ctx, e.opts.Editor, p, change)
+	_, err := e.v.Root().Change(ctx, e.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
+		return change(cur.Content, cur.Exists)
+	})
 	return err
 }

@@ -36,6 +36,23 @@ var ErrNotOpen = errors.New("no longer open in the editor")
 // with nothing written, rather than forced over the person's text.
 const changeAttempts = 3
 
+// Current is a note as Change found it: the text a change is made to.
+type Current struct {
+	Content []byte // nil when the note does not exist
+	Exists  bool
+	// InEditor says Content is the editor's buffer, which may hold typing
+	// not saved yet, rather than the file.
+	InEditor bool
+}
+
+// Fingerprint is the fingerprint of the note; zero when it does not exist.
+func (c Current) Fingerprint() Fingerprint {
+	if !c.Exists {
+		return ""
+	}
+	return FingerprintOf(c.Content)
+}
+
 // Changed is what Change did to a note.
 type Changed struct {
 	// Content is the note's text now: what the change made of it, or the
@@ -52,9 +69,8 @@ type Changed struct {
 }
 
 // Change changes the note at name (vault-relative) to what change makes of
-// its current text. exists is false when there is no such note (cur is
-// then nil); returning nil, or the text as it is, leaves the note alone,
-// and returning text for a note that does not exist creates it.
+// it as it is now. Returning nil, or the text as it is, leaves the note
+// alone; returning text for a note that does not exist creates it.
 //
 // A note open in ed (nil when there is no editor) is changed in its buffer,
 // through ApplyEdit with the buffer's version; otherwise the file is
@@ -62,16 +78,17 @@ type Changed struct {
 // note changed in between (a save, a creation or a removal on disk; typing
 // in the buffer, or the note closed), change is called again with the note
 // as it is now, up to changeAttempts times: a person's edit is never
-// overwritten. So change must be a function of cur alone, and may run more
-// than once; to refuse a note that is no longer the one the caller read
-// earlier, it compares cur (or its fingerprint) and returns an error.
+// overwritten. So change must depend on its Current alone, and may run
+// more than once; to refuse a note that is no longer the one the caller
+// read earlier, it compares the Current (or its fingerprint) with that and
+// returns an error.
 //
 // Nothing is written when change fails (its error is returned as it is),
 // when the editor refuses (ErrEditorRefused) or fails, or when the note
 // kept changing (the error wraps what the last attempt lost to, usually a
 // *ConflictError). The one error with the change made is a failure to sync
 // the directory after the write (see Write): Changed then says Written.
-func (r *Root) Change(ctx context.Context, ed Editor, name string, change func(cur []byte, exists bool) ([]byte, error)) (Changed, error) {
+func (r *Root) Change(ctx context.Context, ed Editor, name string, change func(Current) ([]byte, error)) (Changed, error) {
 	p, err := Clean(name)
 	if err != nil {
 		return Changed{}, fmt.Errorf("changing %s: %w", name, err)
@@ -103,9 +120,9 @@ func (r *Root) Change(ctx context.Context, ed Editor, name string, change func(c
 // changeOpen is one attempt on the editor's buffer. retry says it lost a
 // race, to err: the buffer moved on past version, or the note was closed,
 // before the editor applied the edit.
-func changeOpen(ctx context.Context, ed Editor, p, text string, version int, change func([]byte, bool) ([]byte, error)) (res Changed, retry bool, err error) {
+func changeOpen(ctx context.Context, ed Editor, p, text string, version int, change func(Current) ([]byte, error)) (res Changed, retry bool, err error) {
 	cur := []byte(text)
-	out, err := change(cur, true)
+	out, err := change(Current{Content: cur, Exists: true, InEditor: true})
 	if err != nil {
 		return Changed{}, false, err
 	}
@@ -130,13 +147,13 @@ func changeOpen(ctx context.Context, ed Editor, p, text string, version int, cha
 
 // changeOnDisk is one compare-and-swap attempt on the file. retry says it
 // lost a race, to err: a save, a creation or a removal since the read.
-func (r *Root) changeOnDisk(p string, change func([]byte, bool) ([]byte, error)) (res Changed, retry bool, err error) {
+func (r *Root) changeOnDisk(p string, change func(Current) ([]byte, error)) (res Changed, retry bool, err error) {
 	snap, err := r.Read(p)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Changed{}, false, err
 	}
-	out, err := change(snap.Content, exists)
+	out, err := change(Current{Content: snap.Content, Exists: exists})
 	if err != nil {
 		return Changed{}, false, err
 	}

@@ -105,9 +105,9 @@ func changeVault(t *testing.T) (*Root, string) {
 const ship = "Tasks/Ship.md"
 
 // appendLine is a change that adds a line at the end of the note.
-func appendLine(line string) func([]byte, bool) ([]byte, error) {
-	return func(cur []byte, _ bool) ([]byte, error) {
-		return append(append([]byte(nil), cur...), line+"\n"...), nil
+func appendLine(line string) func(Current) ([]byte, error) {
+	return func(cur Current) ([]byte, error) {
+		return append(append([]byte(nil), cur.Content...), line+"\n"...), nil
 	}
 }
 
@@ -137,8 +137,8 @@ func TestChangeOnDisk(t *testing.T) {
 func TestChangeCreatesMissingNote(t *testing.T) {
 	r, dir := changeVault(t)
 	var sawExists bool
-	res, err := r.Change(context.Background(), nil, "Journal/New.md", func(cur []byte, exists bool) ([]byte, error) {
-		sawExists = exists || cur != nil
+	res, err := r.Change(context.Background(), nil, "Journal/New.md", func(cur Current) ([]byte, error) {
+		sawExists = cur.Exists || cur.Content != nil || cur.InEditor || !cur.Fingerprint().IsZero()
 		return []byte("# New\n"), nil
 	})
 	if err != nil {
@@ -156,11 +156,11 @@ func TestChangeInOpenBuffer(t *testing.T) {
 	r, dir := changeVault(t)
 	buffer := "# Ship\ntyped, not saved\n"
 	ed := newFakeEditor(map[string]string{ship: buffer})
-	res, err := r.Change(context.Background(), ed, ship, func(cur []byte, exists bool) ([]byte, error) {
-		if string(cur) != buffer || !exists {
-			t.Errorf("change got %q (exists %v), want the buffer", cur, exists)
+	res, err := r.Change(context.Background(), ed, ship, func(cur Current) ([]byte, error) {
+		if string(cur.Content) != buffer || !cur.Exists || !cur.InEditor || cur.Fingerprint() != FingerprintOf([]byte(buffer)) {
+			t.Errorf("change got %+v, want the buffer", cur)
 		}
-		return append(append([]byte(nil), cur...), "- margin\n"...), nil
+		return append(append([]byte(nil), cur.Content...), "- margin\n"...), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -178,9 +178,9 @@ func TestChangeInOpenBuffer(t *testing.T) {
 }
 
 func TestChangeLeavesNoteAlone(t *testing.T) {
-	same := func(cur []byte, _ bool) ([]byte, error) { return append([]byte(nil), cur...), nil }
-	none := func([]byte, bool) ([]byte, error) { return nil, nil }
-	for name, change := range map[string]func([]byte, bool) ([]byte, error){"same text": same, "nil": none} {
+	same := func(cur Current) ([]byte, error) { return append([]byte(nil), cur.Content...), nil }
+	none := func(Current) ([]byte, error) { return nil, nil }
+	for name, change := range map[string]func(Current) ([]byte, error){"same text": same, "nil": none} {
 		t.Run(name, func(t *testing.T) {
 			r, dir := changeVault(t)
 			res, err := r.Change(context.Background(), nil, ship, change)
@@ -212,12 +212,15 @@ func TestChangeLeavesNoteAlone(t *testing.T) {
 func TestChangeRetriesLostRace(t *testing.T) {
 	r, dir := changeVault(t)
 	var got []string
-	res, err := r.Change(context.Background(), nil, ship, func(cur []byte, _ bool) ([]byte, error) {
-		got = append(got, string(cur))
+	res, err := r.Change(context.Background(), nil, ship, func(cur Current) ([]byte, error) {
+		if cur.InEditor {
+			t.Error("a file on disk was given as the editor's buffer")
+		}
+		got = append(got, string(cur.Content))
 		if len(got) == 1 {
 			mustWrite(t, filepath.Join(dir, ship), "# Ship\nthe person's save\n")
 		}
-		return append(append([]byte(nil), cur...), "- margin\n"...), nil
+		return append(append([]byte(nil), cur.Content...), "- margin\n"...), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -237,10 +240,10 @@ func TestChangeRetriesLostRace(t *testing.T) {
 func TestChangePersistentConflictWritesNothing(t *testing.T) {
 	r, dir := changeVault(t)
 	calls := 0
-	_, err := r.Change(context.Background(), nil, ship, func(cur []byte, _ bool) ([]byte, error) {
+	_, err := r.Change(context.Background(), nil, ship, func(cur Current) ([]byte, error) {
 		calls++
 		mustWrite(t, filepath.Join(dir, ship), strings.Repeat("save\n", calls))
-		return append(append([]byte(nil), cur...), "- margin\n"...), nil
+		return append(append([]byte(nil), cur.Content...), "- margin\n"...), nil
 	})
 	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "kept changing") || !strings.Contains(err.Error(), "nothing was written") {
 		t.Errorf("err = %v, want a conflict that says the note kept changing and nothing was written", err)
@@ -260,7 +263,7 @@ func TestChangePersistentConflictWritesNothing(t *testing.T) {
 
 func TestChangeErrorWritesNothing(t *testing.T) {
 	errNo := errors.New("the caller's reason")
-	fail := func([]byte, bool) ([]byte, error) { return []byte("never written\n"), errNo }
+	fail := func(Current) ([]byte, error) { return []byte("never written\n"), errNo }
 	r, dir := changeVault(t)
 	if _, err := r.Change(context.Background(), nil, ship, fail); err != errNo {
 		t.Errorf("on disk: err = %v, want the change's own error as it is", err)
@@ -374,13 +377,14 @@ func TestChangeNoteClosedMeanwhile(t *testing.T) {
 func TestChangeNoteCreatedMeanwhile(t *testing.T) {
 	r, dir := changeVault(t)
 	var seen []bool
-	_, err := r.Change(context.Background(), nil, "Log.md", func(cur []byte, exists bool) ([]byte, error) {
-		seen = append(seen, exists)
-		if !exists {
+	_, err := r.Change(context.Background(), nil, "Log.md", func(cur Current) ([]byte, error) {
+		seen = append(seen, cur.Exists)
+		text := cur.Content
+		if !cur.Exists {
 			mustWrite(t, filepath.Join(dir, "Log.md"), "the person's note\n")
-			cur = []byte("margin's header\n")
+			text = []byte("margin's header\n")
 		}
-		return append(append([]byte(nil), cur...), "- margin\n"...), nil
+		return append(append([]byte(nil), text...), "- margin\n"...), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -398,15 +402,15 @@ func TestChangeNoteCreatedMeanwhile(t *testing.T) {
 func TestChangeNoteRemovedMeanwhile(t *testing.T) {
 	r, dir := changeVault(t)
 	var seen []bool
-	res, err := r.Change(context.Background(), nil, ship, func(cur []byte, exists bool) ([]byte, error) {
-		seen = append(seen, exists)
-		if !exists {
+	res, err := r.Change(context.Background(), nil, ship, func(cur Current) ([]byte, error) {
+		seen = append(seen, cur.Exists)
+		if !cur.Exists {
 			return nil, nil
 		}
 		if err := os.Remove(filepath.Join(dir, ship)); err != nil {
 			t.Fatal(err)
 		}
-		return append(append([]byte(nil), cur...), "- margin\n"...), nil
+		return append(append([]byte(nil), cur.Content...), "- margin\n"...), nil
 	})
 	if err != nil || res.Written {
 		t.Errorf("Change = %+v, %v; want nothing written, no error", res, err)
@@ -422,7 +426,7 @@ func TestChangeNoteRemovedMeanwhile(t *testing.T) {
 func TestChangeRefusesBeforeChanging(t *testing.T) {
 	r, _, _ := testVault(t)
 	called := false
-	change := func([]byte, bool) ([]byte, error) { called = true; return []byte("x"), nil }
+	change := func(Current) ([]byte, error) { called = true; return []byte("x"), nil }
 	for _, p := range []string{"../secret.md", "/etc/passwd", "out.md", "Notes/rel.md"} {
 		if _, err := r.Change(context.Background(), nil, p, change); !errors.Is(err, ErrOutsideVault) {
 			t.Errorf("Change(%q) = %v, want ErrOutsideVault", p, err)
@@ -438,5 +442,35 @@ func TestChangeRefusesBeforeChanging(t *testing.T) {
 	}
 	if called {
 		t.Error("change ran for a path or context it should refuse")
+	}
+}
+
+// TestChangeAgainstWhatWasRead: a caller that must not change a note other
+// than the one it read earlier (a report the agent was shown) compares the
+// fingerprint, and its refusal is returned at once with nothing written.
+func TestChangeAgainstWhatWasRead(t *testing.T) {
+	r, dir := changeVault(t)
+	snap, err := r.Read(ship)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(dir, ship), "# Ship\nedited by hand\n")
+	calls := 0
+	_, err = r.Change(context.Background(), nil, ship, func(cur Current) ([]byte, error) {
+		calls++
+		if cur.Fingerprint() != snap.Fingerprint {
+			return nil, &ConflictError{Path: ship, Base: snap.Fingerprint, Current: cur.Fingerprint()}
+		}
+		return []byte("# Ship\nmargin's version\n"), nil
+	})
+	if !errors.Is(err, ErrConflict) || calls != 1 {
+		t.Errorf("err = %v after %d calls, want the caller's conflict at once", err, calls)
+	}
+	if got := readString(t, filepath.Join(dir, ship)); got != "# Ship\nedited by hand\n" {
+		t.Errorf("on disk %q, want the hand edit", got)
+	}
+	var missing Current
+	if !missing.Fingerprint().IsZero() || (Current{Exists: true}).Fingerprint() != FingerprintOf(nil) {
+		t.Error("Current.Fingerprint: zero is for a missing note only")
 	}
 }
