@@ -6,8 +6,9 @@
 //
 // It must not decide what to write: it knows nothing of tasks, agents, change
 // sets or the index, and it never re-renders a whole note. The splicing
-// functions are pure (no I/O) so the server can also use them for notes open
-// in the editor, whose edits go through workspace/applyEdit instead of Root.
+// functions are pure (no I/O) so they apply as well to the buffer of a note
+// open in the editor, whose edits go through workspace/applyEdit (Editor).
+// Root.Change is the one way to change a note, open or not (change.go).
 // Only Root touches the disk, and only inside the vault.
 package edit
 
