@@ -29,9 +29,9 @@ var ErrEditorRefused = errors.New("the editor refused the edit of the open note"
 var ErrNotOpen = errors.New("no longer open in the editor")
 
 // changeAttempts is Change's one retry policy. A lost race means a save
-// landed between reading the note and writing it back; the next attempt
-// reads that save and changes it instead, at once, as the save is already
-// complete. Losing three in a row means something saves the note
+// landed between reading the note and writing it back (or typing, in its
+// buffer); the next attempt reads that and changes it instead, at once, as
+// the save is already complete. Losing three in a row means something saves the note
 // continuously (an autosave, a sync tool): the change is then refused,
 // with nothing written, rather than forced over the person's text.
 const changeAttempts = 3
