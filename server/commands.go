@@ -15,6 +15,29 @@ import (
 // the buttons an editor plugin shows (code lenses, code actions) call them.
 var editorCommands = []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.showChanges", "margin.wake", "margin.ask"}
 
+// commandMethods names the method each command reaches, which it is
+// ordered as (see Handle): a decision or a wake as a write, after the edits
+// sent before it and before those sent after; margin.ask as a read, as it
+// may take several model calls and must not hold up document sync.
+var commandMethods = map[string]string{
+	"margin.confirm":     "changes/decide",
+	"margin.reject":      "changes/decide",
+	"margin.confirmAll":  "changes/confirmAll",
+	"margin.showChanges": "changes/list",
+	"margin.wake":        "agents/control",
+	"margin.ask":         "query/ask",
+}
+
+// commandMethod is the method the command in executeCommand's params
+// reaches; "" for a command margin does not run (executeCommand says so).
+func commandMethod(params *json.RawMessage) string {
+	var p executeCommandParams
+	if decodeParams(params, &p) != nil {
+		return ""
+	}
+	return commandMethods[p.Command]
+}
+
 type executeCommandParams struct {
 	Command   string            `json:"command"`
 	Arguments []json.RawMessage `json:"arguments"`
@@ -35,10 +58,8 @@ func (p *executeCommandParams) stringArgs(n, max int, names string) ([]string, e
 	return out, nil
 }
 
-// executeCommand runs as a read, like the query methods: margin.ask may
-// take several model calls and must not hold up document sync. Decisions
-// still see every edit sent before them (reads wait for earlier state
-// changes) and are serialised by the agents.
+// executeCommand runs each command as the method it reaches, ordered as
+// that method is (commandMethods).
 func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (any, error) {
 	switch p.Command {
 	case "margin.confirm", "margin.reject":

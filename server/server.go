@@ -1,7 +1,7 @@
 // Package server speaks margin's protocol: JSON-RPC 2.0 over stdio with LSP
 // framing. It owns the connection, the LSP lifecycle, message ordering,
 // cancellation and the open-document table, and turns each method into a
-// call on the vault (and, later, the agents).
+// call on the vault, the task agents or the query flows.
 //
 // Handlers are thin: decode, delegate, encode. The server never reads flags,
 // config files or the environment; cmd hands it typed Options.
@@ -216,7 +216,11 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			s.reply(reqCtx, req, result)
 		}
 	}
-	if m.mutates {
+	mutates := m.mutates
+	if m.orderedAs != nil {
+		mutates = methods[m.orderedAs(req.Params)].mutates
+	}
+	if mutates {
 		s.enqueued++
 		s.serial <- func() {
 			run()
@@ -358,7 +362,10 @@ type method struct {
 	// mutates marks methods that change state: they run in arrival order on
 	// the serial queue. The rest run concurrently.
 	mutates bool
-	call    handlerFunc
+	// orderedAs, when set, names the method a request with these params is
+	// ordered as, in place of mutates (a command as the method it reaches).
+	orderedAs func(params *json.RawMessage) string
+	call      handlerFunc
 }
 
 // reader adapts a read-only method with typed params.

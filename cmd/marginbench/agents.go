@@ -75,7 +75,9 @@ func (b *bench) agentFigures(sample string) error {
 	go func() { defer wg.Done(); rt.Run(ctx) }()
 	defer wg.Wait()
 	defer cancel()
-	<-v.Ready()
+	if err := v.WaitReady(ctx); err != nil {
+		return err
+	}
 
 	const task = "Tasks/Ship invoice export.md"
 	a, err := rt.Create(ctx, task)
