@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 )
 
 // editorCommands are the commands workspace/executeCommand runs (SPEC §6):
@@ -67,14 +67,14 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 		if err != nil {
 			return nil, err
 		}
-		d := agents.ItemDecision{Item: args[1], Verdict: agents.Confirmed}
+		d := changes.ItemDecision{Item: args[1], Verdict: changes.Confirmed}
 		if p.Command == "margin.reject" {
-			d.Verdict = agents.Rejected
+			d.Verdict = changes.Rejected
 			if len(args) == 3 {
 				d.Reason = args[2]
 			}
 		}
-		return s.changesDecide(ctx, &changesDecideParams{ID: args[0], Decisions: []agents.ItemDecision{d}})
+		return s.changesDecide(ctx, &changesDecideParams{ID: args[0], Decisions: []changes.ItemDecision{d}})
 	case "margin.confirmAll":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {
@@ -106,7 +106,7 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 // showChangesResult is the change set a "N suggested changes" lens names,
 // and whether the editor was asked to open its file.
 type showChangesResult struct {
-	agents.ChangeSet
+	changes.ChangeSet
 	Shown bool `json:"shown"`
 }
 
@@ -118,7 +118,7 @@ func (s *Server) showChanges(ctx context.Context, id string) (showChangesResult,
 	if err != nil {
 		return showChangesResult{}, err
 	}
-	cs, err := rt.Store().ChangeSet(ctx, id)
+	cs, err := rt.Changes().Store().ChangeSet(ctx, id)
 	if err != nil {
 		return showChangesResult{}, err
 	}

@@ -17,12 +17,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Options configure a Server.
@@ -33,7 +34,7 @@ type Options struct {
 	// LLM serves the agents' model calls; nil means no model (offline).
 	LLM *llm.Client
 	// Agents configure the task agents of the vault.
-	Agents agents.Options
+	Agents task.Options
 	// Ledger, when set, is attached to the vault's ledger while a vault is
 	// open, so the model calls LLM records land in its state database.
 	Ledger *ledger.Slot
@@ -78,7 +79,7 @@ type Server struct {
 	stopVault   context.CancelFunc
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	vaultClosed chan struct{}
-	agents      *agents.Runtime // nil until a vault is open
+	agents      *agentsRoom // nil until a vault is open
 	agentsDone  chan struct{}
 	applied     uint64        // state-changing messages finished
 	appliedNow  chan struct{} // closed and replaced whenever applied grows

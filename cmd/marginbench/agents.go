@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 )
@@ -65,7 +65,7 @@ func (b *bench) agentFigures(sample string) error {
 	}
 	defer v.Close()
 	model := &benchModel{arrived: make(chan time.Time, 16)}
-	rt, err := agents.New(ctx, v, model, agents.Options{QuietPeriod: quiet, MaxWait: 10 * quiet})
+	rt, err := task.New(ctx, v, model, task.Options{QuietPeriod: quiet, MaxWait: 10 * quiet})
 	if err != nil {
 		return err
 	}
