@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,5 +62,79 @@ func TestContextOpenInTheEditorIsWrittenThroughIt(t *testing.T) {
 		case !applied && !errors.Is(err, ErrEditorRefused):
 			t.Errorf("a refused edit: %v, want ErrEditorRefused", err)
 		}
+	}
+}
+
+// typingEditor has Context.md open; the person types into it as margin's
+// first edit arrives, so the editor refuses that edit of the older version
+// and the change runs again on the buffer with their typing.
+type typingEditor struct {
+	mu      sync.Mutex
+	path    string
+	text    string
+	version int
+	edits   int
+}
+
+func (f *typingEditor) Open(path string) (string, int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.text, f.version, path == f.path
+}
+
+func (f *typingEditor) ApplyEdit(_ context.Context, path string, version int, newText string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.edits++; f.edits == 1 {
+		f.text += "- typed: by hand (certain)\n"
+		f.version++
+	}
+	if path != f.path || version != f.version {
+		return false, nil
+	}
+	f.text, f.version = newText, f.version+1
+	return true, nil
+}
+
+// TestContextArchivesEachItemOnce: the items a context update moves out
+// to the archive are archived once, even when the update of the context
+// itself is made twice (the buffer moved on under the first).
+func TestContextArchivesEachItemOnce(t *testing.T) {
+	v := querytest.SampleVault(t)
+	gc := globalContext{Version: 3}
+	for i := range 6 {
+		gc.Items = append(gc.Items, contextItem{Category: "insight", Key: fmt.Sprintf("idea_%d", i),
+			Value: strings.Repeat("a thought ", 8), Confidence: "tentative", Date: fmt.Sprintf("2026-10-%02d", i+1)})
+	}
+	buffer := gc.render("2026-11-01")
+	ed := &typingEditor{path: "Margin/Context.md", text: buffer, version: 7}
+	e, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed, ContextMaxTokens: (len(buffer) + 3) / 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.writeContext(context.Background(), []ContextUpdate{{Category: "fact", Key: "bench", Value: strings.Repeat("heavy ", 12), Confidence: "certain"}}); err != nil {
+		t.Fatal(err)
+	}
+	if ed.edits != 2 || !strings.Contains(ed.text, "typed: by hand") {
+		t.Fatalf("%d edits, buffer\n%s\nwant the update made again to the buffer with the typing", ed.edits, ed.text)
+	}
+	archive, err := os.ReadFile(filepath.Join(v.Dir(), "Margin", "Context Archive.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for i := range 6 {
+		switch n := strings.Count(string(archive), fmt.Sprintf(" idea_%d:", i)); {
+		case n > 1:
+			t.Errorf("idea_%d archived %d times:\n%s", i, n, archive)
+		case n == 1:
+			moved++
+			if strings.Contains(ed.text, fmt.Sprintf("idea_%d:", i)) {
+				t.Errorf("idea_%d is both archived and in the context", i)
+			}
+		}
+	}
+	if moved == 0 {
+		t.Errorf("nothing was archived:\n%s", archive)
 	}
 }
