@@ -138,3 +138,58 @@ func TestContextArchivesEachItemOnce(t *testing.T) {
 		t.Errorf("nothing was archived:\n%s", archive)
 	}
 }
+
+// TestCorrectionKeyIsCountedOnTheBufferItMarks: when the person's typing
+// makes margin mark a correction a second time, the entry's key is
+// counted on the buffer it was marked in, not kept from the first try.
+func TestCorrectionKeyIsCountedOnTheBufferItMarks(t *testing.T) {
+	v := querytest.SampleVault(t)
+	const daily = "Daily/2026-11-23.md"
+	// The first try sees an older correction at 18:30, so it would number
+	// this one (2); the person deletes that older one as margin edits.
+	ed := &rewritingEditor{path: daily, version: 3,
+		text:  "## 18:30 [correction]\nan older fix\n\n## 18:30\nActually the squat was 105\n",
+		typed: "## 18:30\nActually the squat was 105\n"}
+	e, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{Input: "Actually the squat was 105", Appended: &Appended{Path: daily, Heading: "18:30", Key: "18:30"}}
+	if err := e.markCorrection(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if want := "## 18:30 [correction]\nActually the squat was 105\n"; ed.text != want {
+		t.Fatalf("buffer:\n%s\nwant:\n%s", ed.text, want)
+	}
+	if s.Appended.Key != "18:30 [correction]" {
+		t.Errorf("key %q, want %q: the buffer it was marked in has no other correction at 18:30", s.Appended.Key, "18:30 [correction]")
+	}
+}
+
+// rewritingEditor has one note open; the person replaces its text with
+// typed as margin's first edit arrives, so that edit is refused and made
+// again on the new buffer.
+type rewritingEditor struct {
+	mu                sync.Mutex
+	path, text, typed string
+	version, edits    int
+}
+
+func (f *rewritingEditor) Open(path string) (string, int, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.text, f.version, path == f.path
+}
+
+func (f *rewritingEditor) ApplyEdit(_ context.Context, path string, version int, newText string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.edits++; f.edits == 1 {
+		f.text, f.version = f.typed, f.version+1
+	}
+	if path != f.path || version != f.version {
+		return false, nil
+	}
+	f.text, f.version = newText, f.version+1
+	return true, nil
+}
