@@ -279,10 +279,6 @@ func invented(v any, numbers map[float64]bool) bool {
 	return false
 }
 
-// ErrEditorRefused is the editor saying no to an edit of a note open in it
-// (edit.ErrEditorRefused, named here for the server's error codes).
-var ErrEditorRefused = edit.ErrEditorRefused
-
 // appendEntry appends text to the daily note of at as `## HH:MM` (or
 // `## HH:MM [correction]`), creating the note from the vault's daily
 // template when it does not exist; through the editor when the note is

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/vault/edit"
 )
 
 // fakeEditor has notes open and answers every edit with applied.
@@ -59,7 +60,7 @@ func TestContextOpenInTheEditorIsWrittenThroughIt(t *testing.T) {
 		switch {
 		case applied && (err != nil || n != 1):
 			t.Errorf("writeContext = %d, %v; want 1 update through the editor", n, err)
-		case !applied && !errors.Is(err, ErrEditorRefused):
+		case !applied && !errors.Is(err, edit.ErrEditorRefused):
 			t.Errorf("a refused edit: %v, want ErrEditorRefused", err)
 		}
 	}
