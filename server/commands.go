@@ -12,22 +12,28 @@ import (
 	"github.com/margin-md/margin/server/protocol"
 )
 
-// editorCommands are the commands workspace/executeCommand runs (SPEC §6):
-// the buttons an editor plugin shows (code lenses, code actions) call them.
-var editorCommands = []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.showChanges", "margin.wake", "margin.ask"}
+// editorCommands are the commands workspace/executeCommand runs (SPEC §6,
+// protocol.EditorCommands): the buttons an editor plugin shows (code
+// lenses, code actions) call them.
+var editorCommands = func() []string {
+	names := make([]string, len(protocol.EditorCommands))
+	for i, c := range protocol.EditorCommands {
+		names[i] = c.Name
+	}
+	return names
+}()
 
 // commandMethods names the method each command reaches, which it is
 // ordered as (see Handle): a decision or a wake as a write, after the edits
 // sent before it and before those sent after; margin.ask as a read, as it
 // may take several model calls and must not hold up document sync.
-var commandMethods = map[string]string{
-	"margin.confirm":     "changes/decide",
-	"margin.reject":      "changes/decide",
-	"margin.confirmAll":  "changes/confirmAll",
-	"margin.showChanges": "changes/list",
-	"margin.wake":        "agents/control",
-	"margin.ask":         "query/ask",
-}
+var commandMethods = func() map[string]string {
+	m := make(map[string]string, len(protocol.EditorCommands))
+	for _, c := range protocol.EditorCommands {
+		m[c.Name] = c.Method
+	}
+	return m
+}()
 
 // commandMethod is the method the command in executeCommand's params
 // reaches; "" for a command margin does not run (executeCommand says so).

@@ -37,15 +37,3 @@ func TestMethodsAreTheProtocols(t *testing.T) {
 		t.Errorf("the server announces %v; protocol.Methods has %v", got, names)
 	}
 }
-
-// TestEditorCommandsAreTheProtocols holds the commands initialize
-// announces to protocol.EditorCommands.
-func TestEditorCommandsAreTheProtocols(t *testing.T) {
-	var names []string
-	for _, c := range protocol.EditorCommands {
-		names = append(names, c.Name)
-	}
-	if !slices.Equal(editorCommands, names) {
-		t.Errorf("the server runs %v; protocol.EditorCommands has %v", editorCommands, names)
-	}
-}

@@ -69,25 +69,27 @@ var Methods = []Method{
 }
 
 // An EditorCommand is a command workspace/executeCommand runs (SPEC §6),
-// the buttons an editor plugin shows: its arguments, all strings, by name
-// (a name ending in ? may be left out), and the type of its result.
+// the buttons an editor plugin shows: the method it reaches (and is
+// ordered as), its arguments, all strings, by name (a name ending in ? may
+// be left out), and the type of its result.
 type EditorCommand struct {
 	Name   string
+	Method string
 	Args   []string
 	Result reflect.Type
 }
 
-func command[R any](name string, args ...string) EditorCommand {
-	return EditorCommand{Name: name, Args: args, Result: reflect.TypeFor[R]()}
+func command[R any](name, method string, args ...string) EditorCommand {
+	return EditorCommand{Name: name, Method: method, Args: args, Result: reflect.TypeFor[R]()}
 }
 
 // EditorCommands are the commands margin runs, as initialize announces
 // them.
 var EditorCommands = []EditorCommand{
-	command[ChangeSet]("margin.confirm", "changeSetId", "itemId"),
-	command[ChangeSet]("margin.reject", "changeSetId", "itemId", "reason?"),
-	command[ChangeSet]("margin.confirmAll", "changeSetId"),
-	command[ShowChangesResult]("margin.showChanges", "changeSetId"),
-	command[AgentDetail]("margin.wake", "agentId"),
-	command[Answer]("margin.ask", "question"),
+	command[ChangeSet]("margin.confirm", "changes/decide", "changeSetId", "itemId"),
+	command[ChangeSet]("margin.reject", "changes/decide", "changeSetId", "itemId", "reason?"),
+	command[ChangeSet]("margin.confirmAll", "changes/confirmAll", "changeSetId"),
+	command[ShowChangesResult]("margin.showChanges", "changes/list", "changeSetId"),
+	command[AgentDetail]("margin.wake", "agents/control", "agentId"),
+	command[Answer]("margin.ask", "query/ask", "question"),
 }
