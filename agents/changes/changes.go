@@ -115,6 +115,23 @@ func (c *Changes) Store() *Store { return c.store }
 
 func (c *Changes) now() time.Time       { return c.opts.Now() }
 func (c *Changes) outputFolder() string { return c.v.Options().OutputFolder }
+// SetCreated is margin/changeSetCreated: a change set waits for a person.
+type SetCreated struct {
+	ID    string       `json:"id"`
+	Task  string       `json:"task"`
+	Path  string       `json:"path"`
+	Items []ChangeItem `json:"items"`
+}
+
+// ItemDecided is margin/changeApplied: an item was decided, and a
+// confirmed one applied (or found stale); Status says which.
+type ItemDecided struct {
+	ID     string `json:"id"`
+	Item   string `json:"item"`
+	Status string `json:"status"`
+	Detail string `json:"detail,omitempty"`
+}
+
 func (c *Changes) notify(method string, params any) {
 	c.opts.Notifier.Notify(method, params)
 }

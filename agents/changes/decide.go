@@ -72,7 +72,7 @@ func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, t
 		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
 			return err
 		}
-		c.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+		c.notify("margin/changeSetCreated", SetCreated{ID: cs.ID, Task: cs.Task, Path: cs.Path, Items: cs.Items})
 	}
 	for _, id := range older {
 		cs, err := c.store.ChangeSet(ctx, id)
@@ -113,7 +113,7 @@ func (c *Changes) Restore(ctx context.Context) error {
 				return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 			}
 			c.log.Info("wrote the file of a change set a crash had left without one", "id", cs.ID, "path", cs.Path)
-			c.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+			c.notify("margin/changeSetCreated", SetCreated{ID: cs.ID, Task: cs.Task, Path: cs.Path, Items: cs.Items})
 		} else {
 			return fmt.Errorf("reading change set %s: %w", cs.ID, err)
 		}
@@ -249,7 +249,7 @@ func (c *Changes) decide(ctx context.Context, id string, decisions []ItemDecisio
 	}
 	c.writeSetFile(ctx, cs)
 	for _, it := range decided {
-		c.notify("margin/changeApplied", map[string]any{"id": cs.ID, "item": it.ID, "status": it.Status, "detail": it.Detail})
+		c.notify("margin/changeApplied", ItemDecided{ID: cs.ID, Item: it.ID, Status: it.Status, Detail: it.Detail})
 	}
 	return cs, len(ledger) > 0, nil
 }

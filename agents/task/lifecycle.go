@@ -15,6 +15,13 @@ type AgentStatus struct {
 	Reason    string    `json:"reason,omitempty"`
 }
 
+// ReportUpdated is margin/reportUpdated: an agent wrote its task's report.
+type ReportUpdated struct {
+	Task string `json:"task"`
+	Path string `json:"path"`
+	TLDR string `json:"tldr"`
+}
+
 func (r *Runtime) sendStatus(ctx context.Context, id string) {
 	a, err := r.store.Agent(ctx, id)
 	if err != nil {

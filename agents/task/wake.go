@@ -114,7 +114,7 @@ func (w *waking) writeReport(ctx context.Context, tldr, content, generator strin
 	if err := w.rt.store.setReport(ctx, w.agent.ID, string(res.Fingerprint), generator); err != nil {
 		return err
 	}
-	w.rt.notify("margin/reportUpdated", map[string]string{"task": w.agent.Task, "path": p, "tldr": kit.OneLine(tldr)})
+	w.rt.notify("margin/reportUpdated", ReportUpdated{Task: w.agent.Task, Path: p, TLDR: kit.OneLine(tldr)})
 	return nil
 }
 

@@ -2,7 +2,8 @@
 // §6) in one place: the server decodes params into them and encodes
 // results from them, the end-to-end tests speak through them, and the
 // TypeScript plugins get them from gen, which writes one file of
-// interfaces from the types reachable from Methods and EditorCommands.
+// interfaces from the types reachable from Methods, EditorCommands and
+// Notifications.
 //
 // A type the wire shares with the part of margin that produces it (an
 // agent, a change set, a search hit) is an alias of that part's type, so
@@ -92,4 +93,25 @@ var EditorCommands = []EditorCommand{
 	command[ShowChangesResult]("margin.showChanges", "changes/list", "changeSetId"),
 	command[AgentDetail]("margin.wake", "agents/control", "agentId"),
 	command[Answer]("margin.ask", "query/ask", "question"),
+}
+
+// A Notification is one of margin's notifications to the client (SPEC
+// §6): its method and the type of its params.
+type Notification struct {
+	Name   string
+	Params reflect.Type
+}
+
+func notification[P any](name string) Notification {
+	return Notification{Name: name, Params: reflect.TypeFor[P]()}
+}
+
+// Notifications are what margin tells the client unasked, in SPEC's order.
+var Notifications = []Notification{
+	notification[ReportUpdated]("margin/reportUpdated"),
+	notification[ChangeSetCreated]("margin/changeSetCreated"),
+	notification[ChangeApplied]("margin/changeApplied"),
+	notification[AgentStatus]("margin/agentStatus"),
+	notification[IndexStatus]("margin/indexStatus"),
+	notification[TemplateProblem]("margin/templateProblem"),
 }

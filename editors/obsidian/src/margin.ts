@@ -5,7 +5,7 @@ import { pathToFileURL } from 'url';
 import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 // margin's types come from protocol.gen.ts, which go generate writes from
 // the server's Go package server/protocol.
-import type { Answer, ChangeItem, ChangeSet, MarginMethods, Question, Report } from './protocol.gen';
+import type { Answer, ChangeItem, ChangeSet, MarginMethods, MarginNotifications, Question, Report } from './protocol.gen';
 
 export type { Answer, ChangeItem, ChangeSet, Citation, Question, Report } from './protocol.gen';
 
@@ -31,7 +31,7 @@ export interface PendingChange {
 }
 
 /** Server → plugin notifications the plugin redraws on. */
-export const changeNotifications = ['margin/changeSetCreated', 'margin/changeApplied'];
+export const changeNotifications: (keyof MarginNotifications)[] = ['margin/changeSetCreated', 'margin/changeApplied'];
 
 export class Margin {
   private constructor(
@@ -63,7 +63,8 @@ export class Margin {
     return this.conn.sendRequest<MarginMethods[M]['result']>(method, params);
   }
 
-  onNotification(method: string, handle: (params: unknown) => void): void {
+  /** onNotification handles one of margin's notifications, with its params as the server declares them. */
+  onNotification<N extends keyof MarginNotifications>(method: N, handle: (params: MarginNotifications[N]) => void): void {
     this.conn.onNotification(method, handle);
   }
 

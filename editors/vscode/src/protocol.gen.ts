@@ -59,6 +59,16 @@ export interface AgentRef {
   task?: string;
 }
 
+/** task.AgentStatus */
+export interface AgentStatus {
+  id: string;
+  task: string;
+  lifecycle: string;
+  failures: number;
+  nextWake: string;
+  reason?: string;
+}
+
 /** protocol.AgentsActivityParams */
 export interface AgentsActivityParams {
   id: string;
@@ -106,6 +116,14 @@ export interface AskParams {
   text: string;
 }
 
+/** changes.ItemDecided */
+export interface ChangeApplied {
+  id: string;
+  item: string;
+  status: string;
+  detail?: string;
+}
+
 /** changes.ChangeItem */
 export interface ChangeItem {
   id: string;
@@ -129,6 +147,14 @@ export interface ChangeSet {
   status: string;
   created: string;
   expires: string;
+  items: ChangeItem[] | null;
+}
+
+/** changes.SetCreated */
+export interface ChangeSetCreated {
+  id: string;
+  task: string;
+  path: string;
   items: ChangeItem[] | null;
 }
 
@@ -265,6 +291,14 @@ export interface Hit {
   rank?: number;
 }
 
+/** vault.IndexEvent */
+export interface IndexStatus {
+  kind: string;
+  reason?: string;
+  result: ScanResult;
+  status: VaultStatus;
+}
+
 /** changes.ItemDecision */
 export interface ItemDecision {
   item: string;
@@ -392,6 +426,13 @@ export interface ReportSummary {
   template: string;
 }
 
+/** task.ReportUpdated */
+export interface ReportUpdated {
+  task: string;
+  path: string;
+  tldr: string;
+}
+
 /** protocol.RescanResult */
 export interface RescanResult {
   files: number;
@@ -420,6 +461,18 @@ export interface Run {
   completionTokens: number;
   started: string;
   finished: string;
+}
+
+/** vault.ScanResult */
+export interface ScanResult {
+  files: number;
+  unchanged: number;
+  updated: number;
+  touched: number;
+  removed: number;
+  skipped: number;
+  failed: number;
+  duration: number;
 }
 
 /** protocol.SearchParams */
@@ -500,6 +553,14 @@ export interface TemplateParams {
   version?: number;
 }
 
+/** templates.TemplateProblem */
+export interface TemplateProblem {
+  name: string;
+  path: string;
+  problem: string;
+  active: number;
+}
+
 /** protocol.TemplateResult */
 export interface TemplateResult {
   name: string;
@@ -573,6 +634,26 @@ export interface Transition {
   at: string;
 }
 
+/** vault.Status */
+export interface VaultStatus {
+  vault: string;
+  notes: number;
+  outputs: number;
+  tasks: number;
+  dailyNotes: number;
+  templates: number;
+  checklistItems: number;
+  indexed: number;
+  skipped: number;
+  failed: number;
+  watching: boolean;
+  watchedDirs: number;
+  lastRescan?: string;
+  lastRescanReason?: string;
+  degraded?: string;
+  warnings?: string[];
+}
+
 /** evolution.VersionMetrics */
 export interface VersionMetrics {
   version: number;
@@ -634,4 +715,14 @@ export interface MarginCommands {
   'margin.showChanges': { args: [changeSetId: string]; result: ShowChangesResult };
   'margin.wake': { args: [agentId: string]; result: AgentDetail };
   'margin.ask': { args: [question: string]; result: Answer };
+}
+
+/** What margin tells the client unasked: each notification's params. */
+export interface MarginNotifications {
+  'margin/reportUpdated': ReportUpdated;
+  'margin/changeSetCreated': ChangeSetCreated;
+  'margin/changeApplied': ChangeApplied;
+  'margin/agentStatus': AgentStatus;
+  'margin/indexStatus': IndexStatus;
+  'margin/templateProblem': TemplateProblem;
 }

@@ -31,7 +31,7 @@ func typeScript(dir string) (string, error) {
 		return "", err
 	}
 	g := newWriter(names)
-	var methods, commands strings.Builder
+	var methods, commands, notifications strings.Builder
 	for _, m := range protocol.Methods {
 		params := "void"
 		if m.Params != nil {
@@ -46,20 +46,24 @@ func typeScript(dir string) (string, error) {
 		}
 		fmt.Fprintf(&commands, "  '%s': { args: [%s]; result: %s };\n", c.Name, strings.Join(args, ", "), g.ref(c.Result, false))
 	}
+	for _, n := range protocol.Notifications {
+		fmt.Fprintf(&notifications, "  '%s': %s;\n", n.Name, g.ref(n.Params, false))
+	}
 	body, err := g.interfaces()
 	if err != nil {
 		return "", err
 	}
 	for _, name := range wire {
 		if _, ok := g.types[name]; !ok && !g.embedded[name] {
-			return "", fmt.Errorf("protocol.%s is on no method's wire: add its method to protocol.Methods, or remove it", name)
+			return "", fmt.Errorf("protocol.%s is on no method's or notification's wire: add it to protocol.Methods or protocol.Notifications, or remove it", name)
 		}
 	}
 	var b strings.Builder
 	b.WriteString(header)
 	b.WriteString(body)
 	b.WriteString("/** margin's own methods: each one's params and result. */\nexport interface MarginMethods {\n" + methods.String() + "}\n\n")
-	b.WriteString("/** The commands workspace/executeCommand runs: their arguments and result. */\nexport interface MarginCommands {\n" + commands.String() + "}\n")
+	b.WriteString("/** The commands workspace/executeCommand runs: their arguments and result. */\nexport interface MarginCommands {\n" + commands.String() + "}\n\n")
+	b.WriteString("/** What margin tells the client unasked: each notification's params. */\nexport interface MarginNotifications {\n" + notifications.String() + "}\n")
 	return b.String(), nil
 }
 
