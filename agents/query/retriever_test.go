@@ -154,8 +154,8 @@ func TestValidateCitations(t *testing.T) {
 }
 
 func TestGlobalContextBudgetArchivesTentativeInsights(t *testing.T) {
-	gc := parseContext("---\nmargin: context\nversion: 4\n---\n\n## Preferences\n\n- units: lbs (certain, 2026-10-01)\n- My own note, kept as written\n\n## Insights\n\n- old: an old hunch (tentative, 2026-10-02)\n")
-	if gc.Version != 4 || len(gc.Items) != 3 {
+	gc, err := parseContext("---\nmargin: context\nversion: 4\n---\n\n## Preferences\n\n- units: lbs (certain, 2026-10-01)\n- My own note, kept as written\n\n## Insights\n\n- old: an old hunch (tentative, 2026-10-02)\n")
+	if err != nil || gc.Version != 4 || len(gc.Items) != 3 {
 		t.Fatalf("parsed %+v", gc)
 	}
 	var updates []ContextUpdate
