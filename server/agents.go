@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 )
 
 // openAgents opens the task agents of v and the ledger of its model calls.
-func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtime, error) {
+func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agentsRoom, error) {
 	if s.opts.Ledger != nil {
 		l, err := ledger.Open(ctx, v.DB(), s.logger)
 		if err != nil {
@@ -24,14 +26,14 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 	}
 	opts := s.opts.Agents
 	opts.Logger = s.logger
-	opts.Notifier = agents.NotifyFunc(s.agentNotify)
+	opts.Notifier = task.NotifyFunc(s.agentNotify)
 	opts.Editor = editor{s}
 	var model llm.Model // a nil *llm.Client must stay a nil interface: no model at all
 	if s.opts.LLM != nil {
 		model = s.opts.LLM
-		role := cmp.Or(opts.Role, agents.DefaultRole)
+		role := cmp.Or(opts.Role, task.DefaultRole)
 		var also []string
-		if tms, err := agents.NewTemplates(v, opts).Models(); err == nil {
+		if tms, err := templates.New(v, opts.TemplatesOptions()).Models(); err == nil {
 			for _, tm := range tms {
 				if tm.Role == role {
 					also = append(also, tm.Model)
@@ -40,15 +42,29 @@ func (s *Server) openAgents(ctx context.Context, v *vault.Vault) (*agents.Runtim
 		}
 		go s.model.probe(context.WithoutCancel(ctx), s.opts.LLM, role, also)
 	}
-	rt, err := agents.New(ctx, v, model, opts)
+	rt, err := task.New(ctx, v, model, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening agents: %w", err)
 	}
-	return rt, nil
+	evo, err := evolution.New(ctx, v, rt.Templates(), model, evolution.Options{Logger: opts.Logger, Now: opts.Now})
+	if err != nil {
+		return nil, fmt.Errorf("opening evolution sessions: %w", err)
+	}
+	return &agentsRoom{Runtime: rt, evolution: evo}, nil
 }
 
+// agentsRoom is a vault's agents: the task runtime (with its change sets
+// and template library) and the evolution sessions of the templates.
+type agentsRoom struct {
+	*task.Runtime
+	evolution *evolution.Evolution
+}
+
+// Evolution runs the evolution sessions of the vault's templates.
+func (a *agentsRoom) Evolution() *evolution.Evolution { return a.evolution }
+
 // agentsReady returns the agents once the vault's first scan is done.
-func (s *Server) agentsReady(ctx context.Context) (*agents.Runtime, *vault.Vault, error) {
+func (s *Server) agentsReady(ctx context.Context) (*agentsRoom, *vault.Vault, error) {
 	v, err := s.openVaultReady(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -67,12 +83,12 @@ type agentsListParams struct {
 }
 
 type agentsListResult struct {
-	Agents []agents.Agent `json:"agents"`
+	Agents []task.Agent `json:"agents"`
 }
 
 func checkLifecycle(l string) error {
-	switch agents.Lifecycle(l) {
-	case "", agents.Active, agents.Dormant, agents.Destroyed:
+	switch task.Lifecycle(l) {
+	case "", task.Active, task.Dormant, task.Destroyed:
 		return nil
 	}
 	return invalidParams("lifecycle", fmt.Sprintf("must be active, dormant or destroyed, got %q", l))
@@ -86,7 +102,7 @@ func (s *Server) agentsList(ctx context.Context, p *agentsListParams) (agentsLis
 	if err != nil {
 		return agentsListResult{}, err
 	}
-	list, err := rt.Store().Agents(ctx, agents.Lifecycle(p.Lifecycle))
+	list, err := rt.Store().Agents(ctx, task.Lifecycle(p.Lifecycle))
 	return agentsListResult{Agents: list}, err
 }
 
@@ -96,26 +112,26 @@ type agentRef struct {
 	Task string `json:"task"`
 }
 
-func (s *Server) resolveAgent(ctx context.Context, rt *agents.Runtime, v *vault.Vault, ref agentRef) (agents.Agent, error) {
+func (s *Server) resolveAgent(ctx context.Context, rt *agentsRoom, v *vault.Vault, ref agentRef) (task.Agent, error) {
 	switch {
 	case ref.ID != "":
 		return rt.Store().Agent(ctx, ref.ID)
 	case ref.Task != "":
 		p, err := vaultPath(v, "task", ref.Task)
 		if err != nil {
-			return agents.Agent{}, err
+			return task.Agent{}, err
 		}
 		return rt.Store().AgentForTask(ctx, p)
 	}
-	return agents.Agent{}, invalidParams("id", "id or task is required")
+	return task.Agent{}, invalidParams("id", "id or task is required")
 }
 
 // agentDetail is agents/get's result: the agent, its queue state and a
 // summary of its report.
 type agentDetail struct {
-	agents.Agent
-	State  agents.WakeState `json:"state"`
-	Report *reportSummary   `json:"report"`
+	task.Agent
+	State  task.WakeState `json:"state"`
+	Report *reportSummary `json:"report"`
 }
 
 type reportSummary struct {
@@ -126,7 +142,7 @@ type reportSummary struct {
 	Template    string `json:"template"`
 }
 
-func (s *Server) detail(rt *agents.Runtime, v *vault.Vault, a agents.Agent) (agentDetail, error) {
+func (s *Server) detail(rt *agentsRoom, v *vault.Vault, a task.Agent) (agentDetail, error) {
 	d := agentDetail{Agent: a, State: rt.WakeState(a.ID)}
 	rep, err := s.taskReport(v, a)
 	switch {
@@ -170,7 +186,7 @@ func (s *Server) agentsCreate(ctx context.Context, p *agentsCreateParams) (agent
 		return agentDetail{}, err
 	}
 	a, err := rt.Create(ctx, path)
-	if errors.Is(err, agents.ErrNotATask) {
+	if errors.Is(err, task.ErrNotATask) {
 		return agentDetail{}, invalidParams("task", err.Error())
 	}
 	if err != nil {
@@ -209,53 +225,53 @@ type agentsActivityParams struct {
 	Limit int    `json:"limit"`
 }
 
-func (s *Server) agentsActivity(ctx context.Context, p *agentsActivityParams) (agents.Activity, error) {
+func (s *Server) agentsActivity(ctx context.Context, p *agentsActivityParams) (task.Activity, error) {
 	if p.ID == "" {
-		return agents.Activity{}, invalidParams("id", "is required")
+		return task.Activity{}, invalidParams("id", "is required")
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
-		return agents.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
+		return task.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
 	}
 	if p.Limit == 0 {
 		p.Limit = 50
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Activity{}, err
+		return task.Activity{}, err
 	}
 	if _, err := rt.Store().Agent(ctx, p.ID); err != nil {
-		return agents.Activity{}, err
+		return task.Activity{}, err
 	}
 	return rt.Store().Activity(ctx, p.ID, p.Limit)
 }
 
-func (s *Server) reportsGet(ctx context.Context, p *agentRef) (agents.Report, error) {
+func (s *Server) reportsGet(ctx context.Context, p *agentRef) (task.Report, error) {
 	rt, v, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Report{}, err
+		return task.Report{}, err
 	}
 	if p.ID != "" {
 		a, err := rt.Store().Agent(ctx, p.ID)
 		if err != nil {
-			return agents.Report{}, err
+			return task.Report{}, err
 		}
 		return s.taskReport(v, a)
 	}
 	if p.Task == "" {
-		return agents.Report{}, invalidParams("task", "task or id is required")
+		return task.Report{}, invalidParams("task", "task or id is required")
 	}
 	// The task as the CLI takes it: its path, or its name or title.
 	path, err := v.FindTask(ctx, p.Task)
 	switch {
 	case errors.Is(err, edit.ErrInvalidPath), errors.Is(err, vault.ErrAmbiguous):
-		return agents.Report{}, invalidParams("task", err.Error())
+		return task.Report{}, invalidParams("task", err.Error())
 	case errors.Is(err, vault.ErrNotFound):
 		// A note not indexed as a task may still have had an agent.
 		if path, err = vaultPath(v, "task", p.Task); err != nil {
-			return agents.Report{}, err
+			return task.Report{}, err
 		}
 	case err != nil:
-		return agents.Report{}, err
+		return task.Report{}, err
 	}
 	return s.taskReportAt(ctx, rt, v, path)
 }

@@ -7,15 +7,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 )
 
-// editor implements agents.Editor: an open note's buffer and version come
+// editor implements changes.Editor: an open note's buffer and version come
 // from didOpen/didChange, and an edit goes to the client as
 // workspace/applyEdit with that version.
 type editor struct{ s *Server }
 
-// Open implements agents.Editor.
+// Open implements changes.Editor.
 func (e editor) Open(path string) (string, int, bool) {
 	e.s.docs.mu.Lock()
 	defer e.s.docs.mu.Unlock()
@@ -54,7 +54,7 @@ type applyEditParams struct {
 // up the agents (a change set file is decided on their goroutine).
 const applyEditTimeout = 2 * time.Minute
 
-// ApplyEdit implements agents.Editor. It never runs inside Handle (the
+// ApplyEdit implements changes.Editor. It never runs inside Handle (the
 // agents call it from a request's goroutine or their own), so waiting for
 // the client's answer cannot block the read loop.
 func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText string) (bool, error) {
@@ -122,12 +122,12 @@ type changesListParams struct {
 }
 
 type changesListResult struct {
-	ChangeSets []agents.ChangeSet `json:"changeSets"`
+	ChangeSets []changes.ChangeSet `json:"changeSets"`
 }
 
 func (s *Server) changesList(ctx context.Context, p *changesListParams) (changesListResult, error) {
 	switch p.Status {
-	case "", "all", agents.SetPending, agents.SetPartial, agents.SetResolved, agents.SetExpired, agents.SetSuperseded:
+	case "", "all", changes.SetPending, changes.SetPartial, changes.SetResolved, changes.SetExpired, changes.SetSuperseded:
 	default:
 		return changesListResult{}, invalidParams("status", fmt.Sprintf("must be pending, partially-resolved, resolved, expired, superseded or all, got %q", p.Status))
 	}
@@ -135,39 +135,39 @@ func (s *Server) changesList(ctx context.Context, p *changesListParams) (changes
 	if err != nil {
 		return changesListResult{}, err
 	}
-	f := agents.ChangeSetFilter{Status: p.Status}
+	f := changes.ChangeSetFilter{Status: p.Status}
 	if p.Task != "" {
 		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
 			return changesListResult{}, err
 		}
 	}
-	sets, err := rt.ChangeSets(ctx, f)
+	sets, err := rt.Changes().ChangeSets(ctx, f)
 	return changesListResult{ChangeSets: sets}, err
 }
 
 type changesDecideParams struct {
-	ID        string                `json:"id"`
-	Decisions []agents.ItemDecision `json:"decisions"`
+	ID        string                 `json:"id"`
+	Decisions []changes.ItemDecision `json:"decisions"`
 }
 
-func (s *Server) changesDecide(ctx context.Context, p *changesDecideParams) (agents.ChangeSet, error) {
+func (s *Server) changesDecide(ctx context.Context, p *changesDecideParams) (changes.ChangeSet, error) {
 	if p.ID == "" {
-		return agents.ChangeSet{}, invalidParams("id", "is required")
+		return changes.ChangeSet{}, invalidParams("id", "is required")
 	}
 	if len(p.Decisions) == 0 {
-		return agents.ChangeSet{}, invalidParams("decisions", "at least one decision is required")
+		return changes.ChangeSet{}, invalidParams("decisions", "at least one decision is required")
 	}
 	for i, d := range p.Decisions {
 		if d.Item == "" {
-			return agents.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
+			return changes.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
 		}
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.ChangeSet{}, err
+		return changes.ChangeSet{}, err
 	}
-	cs, err := rt.Decide(ctx, p.ID, p.Decisions)
-	if errors.Is(err, agents.ErrBadVerdict) {
+	cs, err := rt.Changes().Decide(ctx, p.ID, p.Decisions)
+	if errors.Is(err, changes.ErrBadVerdict) {
 		return cs, invalidParams("decisions.verdict", err.Error())
 	}
 	return cs, err
@@ -177,15 +177,15 @@ type changesConfirmAllParams struct {
 	ID string `json:"id"`
 }
 
-func (s *Server) changesConfirmAll(ctx context.Context, p *changesConfirmAllParams) (agents.ChangeSet, error) {
+func (s *Server) changesConfirmAll(ctx context.Context, p *changesConfirmAllParams) (changes.ChangeSet, error) {
 	if p.ID == "" {
-		return agents.ChangeSet{}, invalidParams("id", "is required")
+		return changes.ChangeSet{}, invalidParams("id", "is required")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.ChangeSet{}, err
+		return changes.ChangeSet{}, err
 	}
-	return rt.ConfirmAll(ctx, p.ID)
+	return rt.Changes().ConfirmAll(ctx, p.ID)
 }
 
 type decisionsListParams struct {
@@ -195,7 +195,7 @@ type decisionsListParams struct {
 }
 
 type decisionsListResult struct {
-	Decisions []agents.Decision `json:"decisions"`
+	Decisions []changes.Decision `json:"decisions"`
 }
 
 func (s *Server) decisionsList(ctx context.Context, p *decisionsListParams) (decisionsListResult, error) {
@@ -206,12 +206,12 @@ func (s *Server) decisionsList(ctx context.Context, p *decisionsListParams) (dec
 	if err != nil {
 		return decisionsListResult{}, err
 	}
-	f := agents.DecisionFilter{Agent: p.Agent, Limit: p.Limit}
+	f := changes.DecisionFilter{Agent: p.Agent, Limit: p.Limit}
 	if p.Task != "" {
 		if f.Task, err = vaultPath(v, "task", p.Task); err != nil {
 			return decisionsListResult{}, err
 		}
 	}
-	ds, err := rt.Store().Decisions(ctx, f)
+	ds, err := rt.Changes().Store().Decisions(ctx, f)
 	return decisionsListResult{Decisions: ds}, err
 }

@@ -7,7 +7,8 @@ import (
 	"io/fs"
 	"strings"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -36,10 +37,10 @@ func lineRange(text string, n int, enc positionEncoding) lspRange {
 }
 
 // openItems counts the items of a change set that wait for a decision.
-func openItems(cs agents.ChangeSet) int {
+func openItems(cs changes.ChangeSet) int {
 	n := 0
 	for _, it := range cs.Items {
-		if it.Status == agents.ItemPending || it.Status == agents.ItemDeferred {
+		if it.Status == changes.ItemPending || it.Status == changes.ItemDeferred {
 			n++
 		}
 	}
@@ -58,11 +59,11 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 		return nil, err
 	}
 	lenses := []codeLens{}
-	cs, isSet, err := rt.Store().ChangeSetAt(ctx, path)
+	cs, isSet, err := rt.Changes().Store().ChangeSetAt(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	var a agents.Agent
+	var a task.Agent
 	if !isSet {
 		a, err = rt.Store().AgentForTask(ctx, path)
 		if errors.Is(err, vault.ErrNotFound) {
@@ -80,7 +81,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 	if isSet {
 		for _, c := range note.Parse(path, text, note.Options{}).Checklist {
 			for _, it := range cs.Items {
-				if it.ID != c.BlockID || it.Status != agents.ItemPending && it.Status != agents.ItemDeferred {
+				if it.ID != c.BlockID || it.Status != changes.ItemPending && it.Status != changes.ItemDeferred {
 					continue
 				}
 				r := lineRange(src, c.Line-1, enc)
@@ -95,7 +96,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]codeLens, e
 	if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
 		lenses = append(lenses, codeLens{top, command{Title: "TLDR: " + strings.Join(strings.Fields(rep.TLDR), " "), Command: "margin.wake", Arguments: []any{a.ID}}})
 	}
-	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: path})
+	sets, err := rt.Changes().ChangeSets(ctx, changes.ChangeSetFilter{Task: path})
 	if err != nil {
 		return nil, err
 	}
@@ -126,27 +127,27 @@ func (s *Server) documentText(v *vault.Vault, path string) ([]byte, error) {
 
 // taskReport is the report of agent a as the person sees it: the editor's
 // buffer when the report is open there, else the file.
-func (s *Server) taskReport(v *vault.Vault, a agents.Agent) (agents.Report, error) {
-	p := agents.ReportPath(v.Options().OutputFolder, a.OutputName)
+func (s *Server) taskReport(v *vault.Vault, a task.Agent) (task.Report, error) {
+	p := task.ReportPath(v.Options().OutputFolder, a.OutputName)
 	if text, _, ok := (editor{s}).Open(p); ok {
-		rep := agents.ParseReport(p, []byte(text))
+		rep := task.ParseReport(p, []byte(text))
 		if rep.Task == "" {
 			rep.Task = a.Task
 		}
 		return rep, nil
 	}
-	return agents.ReadReport(v, a)
+	return task.ReadReport(v, a)
 }
 
-// taskReportAt is the report on the task at task, found through its agent:
+// taskReportAt is the report on the task at taskPath, found through its agent:
 // the report's name is the agent's, not the task's.
-func (s *Server) taskReportAt(ctx context.Context, rt *agents.Runtime, v *vault.Vault, task string) (agents.Report, error) {
-	a, err := rt.Store().AgentForTask(ctx, task)
-	if errors.Is(err, agents.ErrNotFound) {
-		return agents.Report{}, fmt.Errorf("no report on %s yet: the task has no agent: %w", task, vault.ErrNotFound)
+func (s *Server) taskReportAt(ctx context.Context, rt *agentsRoom, v *vault.Vault, taskPath string) (task.Report, error) {
+	a, err := rt.Store().AgentForTask(ctx, taskPath)
+	if errors.Is(err, task.ErrNotFound) {
+		return task.Report{}, fmt.Errorf("no report on %s yet: the task has no agent: %w", taskPath, vault.ErrNotFound)
 	}
 	if err != nil {
-		return agents.Report{}, err
+		return task.Report{}, err
 	}
 	return s.taskReport(v, a)
 }

@@ -8,12 +8,35 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 )
 
 // editorCommands are the commands workspace/executeCommand runs (SPEC §6):
 // the buttons an editor plugin shows (code lenses, code actions) call them.
 var editorCommands = []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.showChanges", "margin.wake", "margin.ask"}
+
+// commandMethods names the method each command reaches, which it is
+// ordered as (see Handle): a decision or a wake as a write, after the edits
+// sent before it and before those sent after; margin.ask as a read, as it
+// may take several model calls and must not hold up document sync.
+var commandMethods = map[string]string{
+	"margin.confirm":     "changes/decide",
+	"margin.reject":      "changes/decide",
+	"margin.confirmAll":  "changes/confirmAll",
+	"margin.showChanges": "changes/list",
+	"margin.wake":        "agents/control",
+	"margin.ask":         "query/ask",
+}
+
+// commandMethod is the method the command in executeCommand's params
+// reaches; "" for a command margin does not run (executeCommand says so).
+func commandMethod(params *json.RawMessage) string {
+	var p executeCommandParams
+	if decodeParams(params, &p) != nil {
+		return ""
+	}
+	return commandMethods[p.Command]
+}
 
 type executeCommandParams struct {
 	Command   string            `json:"command"`
@@ -35,10 +58,8 @@ func (p *executeCommandParams) stringArgs(n, max int, names string) ([]string, e
 	return out, nil
 }
 
-// executeCommand runs as a read, like the query methods: margin.ask may
-// take several model calls and must not hold up document sync. Decisions
-// still see every edit sent before them (reads wait for earlier state
-// changes) and are serialised by the agents.
+// executeCommand runs each command as the method it reaches, ordered as
+// that method is (commandMethods).
 func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (any, error) {
 	switch p.Command {
 	case "margin.confirm", "margin.reject":
@@ -46,14 +67,14 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 		if err != nil {
 			return nil, err
 		}
-		d := agents.ItemDecision{Item: args[1], Verdict: agents.Confirmed}
+		d := changes.ItemDecision{Item: args[1], Verdict: changes.Confirmed}
 		if p.Command == "margin.reject" {
-			d.Verdict = agents.Rejected
+			d.Verdict = changes.Rejected
 			if len(args) == 3 {
 				d.Reason = args[2]
 			}
 		}
-		return s.changesDecide(ctx, &changesDecideParams{ID: args[0], Decisions: []agents.ItemDecision{d}})
+		return s.changesDecide(ctx, &changesDecideParams{ID: args[0], Decisions: []changes.ItemDecision{d}})
 	case "margin.confirmAll":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {
@@ -85,7 +106,7 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 // showChangesResult is the change set a "N suggested changes" lens names,
 // and whether the editor was asked to open its file.
 type showChangesResult struct {
-	agents.ChangeSet
+	changes.ChangeSet
 	Shown bool `json:"shown"`
 }
 
@@ -97,7 +118,7 @@ func (s *Server) showChanges(ctx context.Context, id string) (showChangesResult,
 	if err != nil {
 		return showChangesResult{}, err
 	}
-	cs, err := rt.Store().ChangeSet(ctx, id)
+	cs, err := rt.Changes().Store().ChangeSet(ctx, id)
 	if err != nil {
 		return showChangesResult{}, err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
@@ -75,7 +75,7 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*hover, error) {
 	if task.Task == nil {
 		return nil, nil
 	}
-	sets, err := rt.ChangeSets(ctx, agents.ChangeSetFilter{Task: target})
+	sets, err := rt.Changes().ChangeSets(ctx, changes.ChangeSetFilter{Task: target})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/vault"
+	"github.com/sourcegraph/jsonrpc2"
 )
 
 type initializeParams struct {
@@ -153,6 +154,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	// The agents subscribe before the vault runs, so they miss no change.
 	rt, err := s.openAgents(ctx, v)
 	if err != nil {
+		s.detachLedger() // openAgents attaches it before the agents open
 		v.Close()
 		return err
 	}
@@ -181,7 +183,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 func (s *Server) closeVault() {
 	s.mu.Lock()
 	v, stop, closed, agentsDone := s.vault, s.stopVault, s.vaultClosed, s.agentsDone
-	s.vault, s.agents = nil, nil
+	s.vault, s.agents, s.query = nil, nil, nil
 	s.mu.Unlock()
 	if v == nil {
 		return
@@ -189,15 +191,23 @@ func (s *Server) closeVault() {
 	stop()
 	<-agentsDone // the agents stop first: their wakes still write through the vault
 	<-closed
-	if s.opts.Ledger != nil {
-		s.opts.Ledger.Attach(nil)
-	}
+	s.detachLedger()
 	if err := v.Close(); err != nil {
 		s.opts.Logger.Error("closing vault", "err", err)
 	}
 }
 
-// openVaultReady returns the vault once its first scan is done.
+// detachLedger stops recording model calls in the vault's state database,
+// before it closes.
+func (s *Server) detachLedger() {
+	if s.opts.Ledger != nil {
+		s.opts.Ledger.Attach(nil)
+	}
+}
+
+// openVaultReady returns the vault once its first scan is done, or says
+// why there will be none: the vault stopped before it (the watcher could
+// not start, the scan failed).
 func (s *Server) openVaultReady(ctx context.Context) (*vault.Vault, error) {
 	s.mu.Lock()
 	v := s.vault
@@ -205,12 +215,13 @@ func (s *Server) openVaultReady(ctx context.Context) (*vault.Vault, error) {
 	if v == nil {
 		return nil, errNoVault
 	}
-	select {
-	case <-v.Ready():
-		return v, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := v.WaitReady(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &jsonrpc2.Error{Code: CodeNoVault, Message: "margin cannot read the vault: " + err.Error() + "; restart margin once that is fixed"}
 	}
+	return v, nil
 }
 
 type empty struct{}

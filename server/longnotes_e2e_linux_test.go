@@ -5,10 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/margin-md/margin/server/editortest"
 	"github.com/margin-md/margin/vault/vaulttest"
@@ -39,7 +37,14 @@ func TestHostileVaultIndexesWithinRSS(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := editortest.Binary(t)
-	peak := peakRSS(t, exec.Command(bin, "status", "--vault", dir)) >> 10
+	var out strings.Builder
+	cmd := exec.Command(bin, "status", "--vault", dir)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	peak, err := editortest.PeakRSS(cmd)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	peak >>= 10
 	if limit := int64(200); peak > limit {
 		t.Errorf("margin status on %d MB notes of distinct words and pathological shapes: peak RSS %d MiB, want at most %d MiB",
 			size/1_000_000, peak, limit)
@@ -50,49 +55,6 @@ func TestHostileVaultIndexesWithinRSS(t *testing.T) {
 		out, err := exec.Command(bin, "search", "--vault", dir, w).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "prose.md") || strings.Count(string(out), "prose.md") != 1 {
 			t.Errorf("margin search %s: %v\n%s\nwant prose.md once", w, err, out)
-		}
-	}
-}
-
-// peakRSS runs cmd and returns its peak resident set in KiB, read from
-// /proc as VmHWM while it runs. Not rusage's maxrss: Linux counts in it the
-// resident set of the process that forked the child (this test, which can
-// be far bigger) as it stood when the child exec'd.
-func peakRSS(t *testing.T, cmd *exec.Cmd) int64 {
-	t.Helper()
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var peak int64
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out.String())
-			}
-			if peak == 0 {
-				t.Fatal("never read the child's VmHWM")
-			}
-			return peak
-		case <-tick.C:
-			data, err := os.ReadFile(status)
-			if err != nil {
-				continue // exiting
-			}
-			for line := range strings.Lines(string(data)) {
-				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-					if kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
-						peak = max(peak, kb)
-					}
-				}
-			}
 		}
 	}
 }

@@ -35,7 +35,7 @@ var methods = map[string]method{
 	"changes/confirmAll": writer((*Server).changesConfirmAll),
 	"decisions/list":     reader((*Server).decisionsList),
 
-	"workspace/executeCommand": reader((*Server).executeCommand),
+	"workspace/executeCommand": {orderedAs: commandMethod, call: adapt((*Server).executeCommand)},
 	"textDocument/codeLens":    reader((*Server).codeLens),
 	"textDocument/hover":       reader((*Server).hover),
 

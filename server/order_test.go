@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -14,8 +13,8 @@ import (
 )
 
 // inProcess serves s over pipes and returns a function sending a framed
-// request and a channel of replies keyed by id.
-func inProcess(t *testing.T, s *Server) (send func(id int, method string), replies <-chan int) {
+// request (with params, when given) and a channel of replies keyed by id.
+func inProcess(t *testing.T, s *Server) (send func(id int, method string, params ...any), replies <-chan int) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -47,11 +46,19 @@ func inProcess(t *testing.T, s *Server) (send func(id int, method string), repli
 		}
 	}()
 	var mu sync.Mutex
-	return func(id int, method string) {
+	return func(id int, method string, params ...any) {
 		mu.Lock()
 		defer mu.Unlock()
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q}`, id, method)
-		inW.Write(editortest.Frame([]byte(body)))
+		req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+		if len(params) > 0 {
+			req["params"] = params[0]
+		}
+		body, err := json.Marshal(req)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		inW.Write(editortest.Frame(body))
 	}, ch
 }
 

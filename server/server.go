@@ -1,7 +1,7 @@
 // Package server speaks margin's protocol: JSON-RPC 2.0 over stdio with LSP
 // framing. It owns the connection, the LSP lifecycle, message ordering,
 // cancellation and the open-document table, and turns each method into a
-// call on the vault (and, later, the agents).
+// call on the vault, the task agents or the query flows.
 //
 // Handlers are thin: decode, delegate, encode. The server never reads flags,
 // config files or the environment; cmd hands it typed Options.
@@ -17,12 +17,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
-	"github.com/sourcegraph/jsonrpc2"
 )
 
 // Options configure a Server.
@@ -33,7 +34,7 @@ type Options struct {
 	// LLM serves the agents' model calls; nil means no model (offline).
 	LLM *llm.Client
 	// Agents configure the task agents of the vault.
-	Agents agents.Options
+	Agents task.Options
 	// Ledger, when set, is attached to the vault's ledger while a vault is
 	// open, so the model calls LLM records land in its state database.
 	Ledger *ledger.Slot
@@ -78,7 +79,7 @@ type Server struct {
 	stopVault   context.CancelFunc
 	inflight    map[jsonrpc2.ID]context.CancelFunc
 	vaultClosed chan struct{}
-	agents      *agents.Runtime // nil until a vault is open
+	agents      *agentsRoom // nil until a vault is open
 	agentsDone  chan struct{}
 	applied     uint64        // state-changing messages finished
 	appliedNow  chan struct{} // closed and replaced whenever applied grows
@@ -216,7 +217,11 @@ func (s *Server) Handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.
 			s.reply(reqCtx, req, result)
 		}
 	}
-	if m.mutates {
+	mutates := m.mutates
+	if m.orderedAs != nil {
+		mutates = methods[m.orderedAs(req.Params)].mutates
+	}
+	if mutates {
 		s.enqueued++
 		s.serial <- func() {
 			run()
@@ -358,7 +363,10 @@ type method struct {
 	// mutates marks methods that change state: they run in arrival order on
 	// the serial queue. The rest run concurrently.
 	mutates bool
-	call    handlerFunc
+	// orderedAs, when set, names the method a request with these params is
+	// ordered as, in place of mutates (a command as the method it reaches).
+	orderedAs func(params *json.RawMessage) string
+	call      handlerFunc
 }
 
 // reader adapts a read-only method with typed params.

@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/margin-md/margin/agents/evolution"
 	"strings"
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 )
 
@@ -54,7 +55,7 @@ type templateParams struct {
 // templateResult is a version of a template; on the active version,
 // problem says why a hand edit of its file was not taken.
 type templateResult struct {
-	agents.Template
+	templates.Template
 	Problem string `json:"problem,omitempty"`
 }
 
@@ -74,7 +75,7 @@ func (s *Server) templatesGet(ctx context.Context, p *templateParams) (templateR
 		return templateResult{}, templateError(err)
 	}
 	res := templateResult{Template: t}
-	if t.Status == agents.StatusActive {
+	if t.Status == templates.StatusActive {
 		if res.Problem, err = rt.Templates().Problem(ctx, p.Name); err != nil {
 			return templateResult{}, templateError(err)
 		}
@@ -83,8 +84,8 @@ func (s *Server) templatesGet(ctx context.Context, p *templateParams) (templateR
 }
 
 type templateVersionsResult struct {
-	Name     string            `json:"name"`
-	Versions []agents.Template `json:"versions"`
+	Name     string               `json:"name"`
+	Versions []templates.Template `json:"versions"`
 }
 
 func (s *Server) templatesVersions(ctx context.Context, p *templateParams) (templateVersionsResult, error) {
@@ -105,28 +106,28 @@ type templateSaveParams struct {
 	ReportDirective  string `json:"reportDirective"`
 }
 
-func (s *Server) templatesSave(ctx context.Context, p *templateSaveParams) (agents.Template, error) {
+func (s *Server) templatesSave(ctx context.Context, p *templateSaveParams) (templates.Template, error) {
 	if err := requireName(p.Name); err != nil {
-		return agents.Template{}, err
+		return templates.Template{}, err
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Template{}, err
+		return templates.Template{}, err
 	}
 	t, err := rt.Templates().Save(ctx, p.Name, p.GeneralDirective, p.ReportDirective)
 	return t, templateError(err)
 }
 
-func (s *Server) templatesRollback(ctx context.Context, p *templateParams) (agents.Template, error) {
+func (s *Server) templatesRollback(ctx context.Context, p *templateParams) (templates.Template, error) {
 	if err := requireName(p.Name); err != nil {
-		return agents.Template{}, err
+		return templates.Template{}, err
 	}
 	if p.Version <= 0 {
-		return agents.Template{}, invalidParams("version", "is required: the version to make active again")
+		return templates.Template{}, invalidParams("version", "is required: the version to make active again")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Template{}, err
+		return templates.Template{}, err
 	}
 	t, err := rt.Templates().Rollback(ctx, p.Name, p.Version)
 	return t, templateError(err)
@@ -136,13 +137,13 @@ type evolutionStartParams struct {
 	Template string `json:"template"`
 }
 
-func (s *Server) evolutionStart(ctx context.Context, p *evolutionStartParams) (agents.Turn, error) {
+func (s *Server) evolutionStart(ctx context.Context, p *evolutionStartParams) (evolution.Turn, error) {
 	if err := checkTemplateName("template", p.Template); err != nil {
-		return agents.Turn{}, err
+		return evolution.Turn{}, err
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Turn{}, err
+		return evolution.Turn{}, err
 	}
 	turn, err := rt.Evolution().Start(ctx, p.Template)
 	return turn, templateError(err)
@@ -153,16 +154,16 @@ type evolutionSendParams struct {
 	Text      string `json:"text"`
 }
 
-func (s *Server) evolutionSend(ctx context.Context, p *evolutionSendParams) (agents.Turn, error) {
+func (s *Server) evolutionSend(ctx context.Context, p *evolutionSendParams) (evolution.Turn, error) {
 	switch {
 	case strings.TrimSpace(p.SessionID) == "":
-		return agents.Turn{}, invalidParams("sessionId", "required")
+		return evolution.Turn{}, invalidParams("sessionId", "required")
 	case strings.TrimSpace(p.Text) == "":
-		return agents.Turn{}, invalidParams("text", "must not be empty")
+		return evolution.Turn{}, invalidParams("text", "must not be empty")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Turn{}, err
+		return evolution.Turn{}, err
 	}
 	turn, err := rt.Evolution().Send(ctx, p.SessionID, p.Text)
 	return turn, templateError(err)
@@ -173,25 +174,25 @@ type evolutionDecideParams struct {
 	Reason    string `json:"reason"`
 }
 
-func (s *Server) evolutionApprove(ctx context.Context, p *evolutionDecideParams) (agents.Template, error) {
+func (s *Server) evolutionApprove(ctx context.Context, p *evolutionDecideParams) (templates.Template, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
-		return agents.Template{}, invalidParams("sessionId", "required")
+		return templates.Template{}, invalidParams("sessionId", "required")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Template{}, err
+		return templates.Template{}, err
 	}
 	t, err := rt.Evolution().Approve(ctx, p.SessionID)
 	return t, templateError(err)
 }
 
-func (s *Server) evolutionReject(ctx context.Context, p *evolutionDecideParams) (agents.Session, error) {
+func (s *Server) evolutionReject(ctx context.Context, p *evolutionDecideParams) (evolution.Session, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
-		return agents.Session{}, invalidParams("sessionId", "required")
+		return evolution.Session{}, invalidParams("sessionId", "required")
 	}
 	rt, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return agents.Session{}, err
+		return evolution.Session{}, err
 	}
 	sess, err := rt.Evolution().Reject(ctx, p.SessionID, p.Reason)
 	return sess, templateError(err)
@@ -220,17 +221,17 @@ func templateError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, agents.ErrBadTemplateName):
+	case errors.Is(err, templates.ErrBadTemplateName):
 		return invalidParams("name", err.Error())
-	case errors.Is(err, agents.ErrEmptyReport), errors.Is(err, agents.ErrReportNotKept):
+	case errors.Is(err, templates.ErrEmptyReport), errors.Is(err, templates.ErrReportNotKept):
 		return invalidParams("reportDirective", err.Error())
-	case errors.Is(err, agents.ErrBadDirectives):
+	case errors.Is(err, templates.ErrBadDirectives):
 		return invalidParams("generalDirective", err.Error())
-	case errors.Is(err, agents.ErrEvolutionDepth), errors.Is(err, agents.ErrSessionClosed), errors.Is(err, agents.ErrNoProposal):
+	case errors.Is(err, templates.ErrEvolutionDepth), errors.Is(err, evolution.ErrSessionClosed), errors.Is(err, evolution.ErrNoProposal):
 		return &jsonrpc2.Error{Code: CodeRefused, Message: err.Error()}
 	case errors.Is(err, llm.ErrUnavailable):
 		return &jsonrpc2.Error{Code: CodeModelUnavailable, Message: err.Error()}
-	case errors.Is(err, agents.ErrInvalidTemplate):
+	case errors.Is(err, templates.ErrInvalidTemplate):
 		return &jsonrpc2.Error{Code: CodeInvalidNote, Message: err.Error()}
 	}
 	return err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 )
@@ -14,9 +14,9 @@ type statusResult struct {
 	vault.Status
 	// OpenNotes are the notes open in the editor, whose buffers margin
 	// treats as their truth.
-	OpenNotes []string      `json:"openNotes"`
-	Model     modelStatus   `json:"model"`
-	Agents    agents.Counts `json:"agents"`
+	OpenNotes []string    `json:"openNotes"`
+	Model     modelStatus `json:"model"`
+	Agents    task.Counts `json:"agents"`
 }
 
 func (s *Server) vaultStatus(ctx context.Context, _ *empty) (statusResult, error) {

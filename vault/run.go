@@ -2,7 +2,6 @@ package vault
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/margin-md/margin/vault/index"
@@ -54,22 +53,36 @@ const optimizeAfter = 1000
 // Run watches the vault until ctx is done: it starts the watcher, scans,
 // closes Ready, then applies each batch of changes to the index and tells
 // subscribers. A watcher that may have missed events triggers a rescan.
-func (v *Vault) Run(ctx context.Context) error {
+// The error that stops it is kept for Err and WaitReady, so that no caller
+// waits for a first scan that will never come. Call it once.
+func (v *Vault) Run(ctx context.Context) (err error) {
+	defer func() {
+		if ctx.Err() == nil {
+			v.mu.Lock()
+			v.runErr = err
+			v.mu.Unlock()
+		}
+		close(v.stopped)
+	}()
 	w, err := watch.New(v.dir, watch.Options{Ignore: v.ignore, Debounce: v.opts.Debounce, Logger: v.logger})
 	if err != nil {
-		return fmt.Errorf("watching %s: %w", v.dir, err)
+		return err // it names the vault directory
 	}
 	v.mu.Lock()
 	v.watcher = w
 	v.mu.Unlock()
 
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
 	watchErr := make(chan error, 1)
-	go func() { watchErr <- w.Run(ctx) }()
+	go func() { watchErr <- w.Run(watchCtx) }()
 
 	// The watcher is live before the scan starts, so nothing that changes
 	// during the scan is missed: its batch is applied after.
 	res, err := v.Scan(ctx, nil)
 	if err != nil {
+		stopWatching()
+		<-watchErr
 		return err
 	}
 	v.readyOnce.Do(func() { close(v.ready) })
@@ -217,12 +230,17 @@ func (v *Vault) Status(ctx context.Context) (Status, error) {
 		Warnings: v.rules.Warnings,
 	}
 	v.mu.Lock()
-	w := v.watcher
+	w, runErr := v.watcher, v.runErr
 	st.LastRescan, st.LastRescanReason = v.lastRescan, v.rescanWhy
 	v.mu.Unlock()
 	if w != nil {
 		ws := w.Status()
 		st.Watching, st.WatchedDirs, st.Degraded = ws.Watching, ws.Dirs, ws.Degraded
+	}
+	if runErr != nil {
+		// The index still answers, as it was when Run stopped.
+		st.Watching = false
+		st.Degraded = "margin stopped watching the vault (" + runErr.Error() + "): changes are seen only after a restart"
 	}
 	return st, nil
 }

@@ -95,8 +95,10 @@ type Vault struct {
 
 	ready     chan struct{}
 	readyOnce sync.Once
+	stopped   chan struct{} // closed when Run returns; runErr says why
 
 	mu          sync.Mutex // guards the fields below
+	runErr      error
 	subscribers []func([]Change)
 	lastScan    ScanResult
 	lastRescan  time.Time
@@ -175,6 +177,7 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 		db:       db,
 		index:    idx,
 		ready:    make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}
 	return v, nil
 }
@@ -182,8 +185,44 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 // Dir is the vault's absolute path.
 func (v *Vault) Dir() string { return v.dir }
 
-// Ready is closed when the first scan has finished.
+// Ready is closed when the first scan has finished. A Run that stops
+// before that leaves it open, as the index is not current: WaitReady says
+// why.
 func (v *Vault) Ready() <-chan struct{} { return v.ready }
+
+// errStoppedEarly is WaitReady's answer when Run ended before the first
+// scan finished without an error of its own: its context ended.
+var errStoppedEarly = errors.New("the vault stopped before its first scan finished")
+
+// WaitReady waits for the first scan: it returns nil once the scan has
+// finished, the error that stopped Run before it did (the watcher could not
+// start, the scan failed), or ctx's error.
+func (v *Vault) WaitReady(ctx context.Context) error {
+	select {
+	case <-v.ready:
+		return nil
+	case <-v.stopped:
+		select {
+		case <-v.ready: // the scan finished; Run stopped since
+			return nil
+		default:
+		}
+		if err := v.Err(); err != nil {
+			return err
+		}
+		return errStoppedEarly
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Err is the error that stopped Run, nil while it runs or when its context
+// ended it.
+func (v *Vault) Err() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.runErr
+}
 
 // Close releases the index and the vault root.
 func (v *Vault) Close() error {

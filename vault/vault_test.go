@@ -564,3 +564,79 @@ func TestCloseLeavesNoIndexJournal(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitReadySaysWhyTheFirstScanNeverCame: when Run stops before its
+// first scan (here the watcher cannot start: the vault directory is gone),
+// a caller waiting for the scan hears why instead of waiting for ever, and
+// Ready stays open, as the index is not current.
+func TestWaitReadySaysWhyTheFirstScanNeverCame(t *testing.T) {
+	dir := sampleVault(t)
+	v := open(t, dir)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- v.WaitReady(context.Background()) }()
+	runErr := v.Run(context.Background())
+	if runErr == nil {
+		t.Fatal("Run on a removed vault returned nil")
+	}
+	select {
+	case err := <-waited:
+		if err == nil || err.Error() != runErr.Error() {
+			t.Errorf("WaitReady = %v, want Run's error %v", err, runErr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitReady still waits after Run stopped")
+	}
+	if err := v.Err(); err == nil || err.Error() != runErr.Error() {
+		t.Errorf("Err = %v, want %v", err, runErr)
+	}
+	select {
+	case <-v.Ready():
+		t.Error("Ready is closed, but no scan finished")
+	default:
+	}
+	if st, err := v.Status(context.Background()); err != nil || st.Watching || !strings.Contains(st.Degraded, runErr.Error()) {
+		t.Errorf("status = %+v, %v; want not watching, saying why", st, err)
+	}
+}
+
+// TestWaitReadyWhenTheFirstScanFails: a first scan that fails (here the
+// index cannot be read) stops Run with its error, WaitReady says so, and
+// the watcher Run started stops with it.
+func TestWaitReadyWhenTheFirstScanFails(t *testing.T) {
+	v := open(t, sampleVault(t))
+	if err := v.Index().Close(); err != nil {
+		t.Fatal(err)
+	}
+	runErr := v.Run(context.Background())
+	if runErr == nil || !strings.Contains(runErr.Error(), "reading index state") {
+		t.Fatalf("Run = %v, want the scan's error", runErr)
+	}
+	if err := v.WaitReady(context.Background()); err == nil || err.Error() != runErr.Error() {
+		t.Errorf("WaitReady = %v, want Run's error %v", err, runErr)
+	}
+	if ws := v.watcher.Status(); ws.Watching {
+		t.Error("the watcher still runs after Run returned")
+	}
+}
+
+// TestWaitReadyAfterAFirstScan: once the first scan is done, WaitReady
+// returns nil, also after Run has stopped.
+func TestWaitReadyAfterAFirstScan(t *testing.T) {
+	v := open(t, sampleVault(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	if err := v.WaitReady(context.Background()); err != nil {
+		t.Fatalf("WaitReady = %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if err := v.WaitReady(context.Background()); err != nil || v.Err() != nil {
+		t.Errorf("after Run stopped: WaitReady = %v, Err = %v; want nil", err, v.Err())
+	}
+}

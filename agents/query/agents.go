@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
 )
 
@@ -193,9 +194,11 @@ type Observation struct {
 }
 
 // ask runs one agent: a stable system prompt, one user message, a reply of
-// type T. The session counts the call.
+// type T. The session counts the call, and the ledger keeps it under the
+// session.
 func ask[T any](ctx context.Context, e *Engine, s *Session, role string, system []llm.PromptPart, user string) (T, error) {
 	s.Calls++
+	ctx = ledger.WithScope(ctx, "query:"+s.ID)
 	out, resp, err := llm.Structured[T](ctx, e.client, llm.Request{
 		Role:     role,
 		System:   llm.SystemPrompt(system...),

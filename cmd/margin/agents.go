@@ -9,14 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/vault"
 )
 
 // agentsOptions turns agents.* into the agents' typed options.
-func (c Config) agentsOptions() agents.Options {
+func (c Config) agentsOptions() task.Options {
 	a := c.Agents
-	return agents.Options{
+	return task.Options{
 		AutoCreate:     a.AutoCreate,
 		QuietPeriod:    a.QuietPeriod,
 		MaxWait:        a.MaxWait,
@@ -45,8 +45,8 @@ task, lifecycle, last and next wake, failures and pending proposals. Agents
 are created and woken by margin serve (agents.auto_create) or agents/create.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch agents.Lifecycle(lifecycle) {
-			case "", agents.Active, agents.Dormant, agents.Destroyed:
+			switch task.Lifecycle(lifecycle) {
+			case "", task.Active, task.Dormant, task.Destroyed:
 			default:
 				return usageError(fmt.Errorf("--lifecycle must be active, dormant or destroyed, got %q", lifecycle))
 			}
@@ -55,11 +55,11 @@ are created and woken by margin serve (agents.auto_create) or agents/create.`,
 				return err
 			}
 			defer v.Close()
-			st, err := agents.OpenStore(cmd.Context(), v.DB())
+			st, err := task.OpenStore(cmd.Context(), v.DB())
 			if err != nil {
 				return err
 			}
-			list, err := st.Agents(cmd.Context(), agents.Lifecycle(lifecycle))
+			list, err := st.Agents(cmd.Context(), task.Lifecycle(lifecycle))
 			if err != nil {
 				return err
 			}
@@ -105,22 +105,22 @@ or its name.`,
 				return err
 			}
 			defer v.Close()
-			task, err := findTask(cmd, v, args[0])
+			taskPath, err := findTask(cmd, v, args[0])
 			if err != nil {
 				return err
 			}
-			st, err := agents.OpenStore(cmd.Context(), v.DB())
+			st, err := task.OpenStore(cmd.Context(), v.DB())
 			if err != nil {
 				return err
 			}
-			a, err := st.AgentForTask(cmd.Context(), task)
-			if errors.Is(err, agents.ErrNotFound) {
-				return fmt.Errorf("no report on %s yet: the task has no agent: %w", task, vault.ErrNotFound)
+			a, err := st.AgentForTask(cmd.Context(), taskPath)
+			if errors.Is(err, task.ErrNotFound) {
+				return fmt.Errorf("no report on %s yet: the task has no agent: %w", taskPath, vault.ErrNotFound)
 			}
 			if err != nil {
 				return err
 			}
-			rep, err := agents.ReadReport(v, a)
+			rep, err := task.ReadReport(v, a)
 			if err != nil {
 				return err
 			}
@@ -128,7 +128,7 @@ or its name.`,
 				return writeJSON(cmd.OutOrStdout(), rep)
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%s — %s\n", task, rep.Path)
+			fmt.Fprintf(out, "%s — %s\n", taskPath, rep.Path)
 			fmt.Fprintf(out, "updated %s by %s\n\nTLDR: %s\n\n%s\n", when(rep.Updated), rep.GeneratedBy, rep.TLDR, rep.Content)
 			return nil
 		},

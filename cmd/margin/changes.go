@@ -9,26 +9,33 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/vault"
 )
 
-// openChanges opens the vault and its agents without running them: the
-// command line decides through the same Runtime.Decide as margin serve, and
-// the decision reaches the agent through its next wake's run key.
-func openChanges(ctx context.Context, cfg Config, logger *slog.Logger) (*vault.Vault, *agents.Runtime, error) {
+// openChanges opens the vault and its change sets without running the
+// agents: the command line decides through the same Changes.Decide as
+// margin serve, and the decision reaches the agent through its next
+// wake's run key.
+func openChanges(ctx context.Context, cfg Config, logger *slog.Logger) (*vault.Vault, *changes.Changes, error) {
 	v, err := openScanned(ctx, cfg, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts := cfg.agentsOptions()
 	opts.Logger = logger
-	rt, err := agents.New(ctx, v, nil, opts)
+	st, err := task.OpenStore(ctx, v.DB())
 	if err != nil {
 		v.Close()
 		return nil, nil, err
 	}
-	return v, rt, nil
+	ch, err := changes.New(ctx, v, task.Offline{Store: st}, opts.ChangesOptions())
+	if err != nil {
+		v.Close()
+		return nil, nil, err
+	}
+	return v, ch, nil
 }
 
 func newChangesCommand(g *globals) *cobra.Command {
@@ -45,7 +52,7 @@ Decide with margin approve and margin reject, or tick the lines of the file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch status {
-			case "", "all", agents.SetPending, agents.SetPartial, agents.SetResolved, agents.SetExpired, agents.SetSuperseded:
+			case "", "all", changes.SetPending, changes.SetPartial, changes.SetResolved, changes.SetExpired, changes.SetSuperseded:
 			default:
 				return usageError(fmt.Errorf("--status must be pending, partially-resolved, resolved, expired, superseded or all, got %q", status))
 			}
@@ -53,18 +60,18 @@ Decide with margin approve and margin reject, or tick the lines of the file.`,
 			if err != nil {
 				return err
 			}
-			v, rt, err := openChanges(cmd.Context(), cfg, logger)
+			v, ch, err := openChanges(cmd.Context(), cfg, logger)
 			if err != nil {
 				return err
 			}
 			defer v.Close()
-			f := agents.ChangeSetFilter{Status: status}
+			f := changes.ChangeSetFilter{Status: status}
 			if task != "" {
 				if f.Task, err = findTask(cmd, v, task); err != nil {
 					return err
 				}
 			}
-			sets, err := rt.ChangeSets(cmd.Context(), f)
+			sets, err := ch.ChangeSets(cmd.Context(), f)
 			if err != nil {
 				return err
 			}
@@ -97,7 +104,7 @@ Decide with margin approve and margin reject, or tick the lines of the file.`,
 func newDecideCommand(g *globals, verdict string) *cobra.Command {
 	var reason string
 	use, short := "approve ID [ITEM...]", "Confirm and apply proposed changes"
-	if verdict == agents.Rejected {
+	if verdict == changes.Rejected {
 		use, short = "reject ID [ITEM...]", "Reject proposed changes, with a reason the agent reads"
 	}
 	cmd := &cobra.Command{
@@ -113,29 +120,29 @@ is marked stale and not applied.`,
 			if err != nil {
 				return err
 			}
-			v, rt, err := openChanges(cmd.Context(), cfg, logger)
+			v, ch, err := openChanges(cmd.Context(), cfg, logger)
 			if err != nil {
 				return err
 			}
 			defer v.Close()
 			id, items := args[0], args[1:]
 			if len(items) == 0 {
-				cs, err := rt.Store().ChangeSet(cmd.Context(), id)
+				cs, err := ch.Store().ChangeSet(cmd.Context(), id)
 				if err != nil {
 					return err
 				}
 				for _, it := range cs.Items {
-					if it.Status == agents.ItemPending || it.Status == agents.ItemDeferred {
+					if it.Status == changes.ItemPending || it.Status == changes.ItemDeferred {
 						items = append(items, it.ID)
 					}
 				}
 			}
-			ds := make([]agents.ItemDecision, len(items))
+			ds := make([]changes.ItemDecision, len(items))
 			for i, it := range items {
-				ds[i] = agents.ItemDecision{Item: it, Verdict: verdict, Reason: reason}
+				ds[i] = changes.ItemDecision{Item: it, Verdict: verdict, Reason: reason}
 			}
-			cs, err := rt.Decide(cmd.Context(), id, ds)
-			if errors.Is(err, agents.ErrBadVerdict) {
+			cs, err := ch.Decide(cmd.Context(), id, ds)
+			if errors.Is(err, changes.ErrBadVerdict) {
 				return usageError(err)
 			}
 			if err != nil {
@@ -153,7 +160,7 @@ is marked stale and not applied.`,
 			return nil
 		},
 	}
-	if verdict == agents.Rejected {
+	if verdict == changes.Rejected {
 		cmd.Flags().StringVar(&reason, "reason", "", "why, in a few words: the agent reads it on its next wake")
 	}
 	return cmd

@@ -15,7 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
@@ -79,7 +79,7 @@ func printFindings(w io.Writer, findings []finding) bool {
 
 // checkVault opens, indexes and checks the vault. It also returns the
 // models its templates name, which checkModels looks for.
-func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger) ([]finding, []agents.TemplateModel) {
+func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger) ([]finding, []templates.TemplateModel) {
 	fi, err := os.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		return []finding{{check: "vault", detail: fmt.Sprintf("%s is not a readable directory", dir),
@@ -113,7 +113,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	} else {
 		out = append(out, finding{check: "index", ok: true, detail: indexDB})
 	}
-	models, err := agents.NewTemplates(v, agents.Options{Logger: logger}).Models()
+	models, err := templates.New(v, templates.Options{Logger: logger}).Models()
 	if err != nil {
 		out = append(out, finding{check: "templates", detail: err.Error()})
 	}
@@ -184,7 +184,7 @@ func checkWatchLimit(cfg Config, dir string) finding {
 
 // checkModels probes each provider margin may call. templateModels are
 // looked for on the default provider, the one a template's model applies to.
-func checkModels(ctx context.Context, cfg Config, templateModels []agents.TemplateModel) []finding {
+func checkModels(ctx context.Context, cfg Config, templateModels []templates.TemplateModel) []finding {
 	client, err := llm.New(cfg.LLM)
 	if err != nil {
 		return []finding{{check: "models", detail: err.Error(), fix: "fix the llm section of the config"}}

@@ -11,8 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 )
 
@@ -65,11 +66,11 @@ session is written to <output folder>/Evolution/<template>-<time>.md.`,
 			}
 			opts := cfg.agentsOptions()
 			opts.Logger = logger
-			lib := agents.NewTemplates(v, opts)
+			lib := templates.New(v, opts.TemplatesOptions())
 			if err := lib.Seed(cmd.Context()); err != nil {
 				return err
 			}
-			evo, err := agents.NewEvolution(cmd.Context(), v, lib, client, opts)
+			evo, err := evolution.New(cmd.Context(), v, lib, client, evolution.Options{Logger: logger, Now: opts.Now})
 			if err != nil {
 				return err
 			}
@@ -111,12 +112,12 @@ session is written to <output folder>/Evolution/<template>-<time>.md.`,
 // evolveSession prints a session's turns and decides it.
 type evolveSession struct {
 	ctx  context.Context
-	evo  *agents.Evolution
+	evo  *evolution.Evolution
 	out  io.Writer
 	json bool
 }
 
-func (s evolveSession) show(t agents.Turn) error {
+func (s evolveSession) show(t evolution.Turn) error {
 	if s.json {
 		return writeJSON(s.out, t)
 	}
@@ -134,7 +135,7 @@ func (s evolveSession) show(t agents.Turn) error {
 	return nil
 }
 
-func (s evolveSession) send(id, text string) (agents.Turn, error) {
+func (s evolveSession) send(id, text string) (evolution.Turn, error) {
 	progress("the evolution agent is answering")
 	turn, err := s.evo.Send(s.ctx, id, text)
 	clearProgress()
@@ -169,7 +170,7 @@ func (s evolveSession) reject(id, reason string) error {
 }
 
 // interact asks the person what to do until they approve, reject or quit.
-func (s evolveSession) interact(turn agents.Turn, in io.Reader) error {
+func (s evolveSession) interact(turn evolution.Turn, in io.Reader) error {
 	lines := bufio.NewScanner(in)
 	for {
 		if turn.Proposal != nil {

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/evolution"
+	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
@@ -38,7 +39,7 @@ func TestEvolveInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	evo, err := agents.NewEvolution(ctx, v, agents.NewTemplates(v, agents.Options{}), client, agents.Options{})
+	evo, err := evolution.New(ctx, v, templates.New(v, templates.Options{}), client, evolution.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestEvolveInteractive(t *testing.T) {
 	if err := s.interact(turn, strings.NewReader("r\nnot now\n")); err != nil {
 		t.Fatal(err)
 	}
-	if sess, _ := evo.Session(ctx, turn.SessionID); sess.Status != agents.SessionRejected || sess.Reason != "not now" {
+	if sess, _ := evo.Session(ctx, turn.SessionID); sess.Status != evolution.SessionRejected || sess.Reason != "not now" {
 		t.Errorf("after r: %+v\n%s", sess, out.String())
 	}
 }

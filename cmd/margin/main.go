@@ -29,7 +29,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/changes"
 )
 
 // version is set by the build (-ldflags "-X main.version=...").
@@ -111,8 +111,8 @@ func newRootCommand() *cobra.Command {
 		newAgentsCommand(g),
 		newReportCommand(g),
 		newChangesCommand(g),
-		newDecideCommand(g, agents.Confirmed),
-		newDecideCommand(g, agents.Rejected),
+		newDecideCommand(g, changes.Confirmed),
+		newDecideCommand(g, changes.Rejected),
 		newAskCommand(g),
 		newLogCommand(g),
 		newImportCommand(g),

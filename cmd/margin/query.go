@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -76,12 +77,16 @@ func parseWhen(s string) (time.Time, error) {
 }
 
 // openEngine opens and indexes the vault and builds the query engine on it.
+// The engine's model calls go to the ledger in the vault's state database,
+// as the server's do.
 func openEngine(cmd *cobra.Command, g *globals, now time.Time) (*query.Engine, *vault.Vault, error) {
 	cfg, logger, err := g.load(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	client, err := llm.New(cfg.LLM, llm.WithLogger(logger))
+	// The slot lets a bad model configuration fail before the vault is scanned.
+	slot := &ledger.Slot{}
+	client, err := llm.New(cfg.LLM, llm.WithLogger(logger), llm.WithRecorder(slot))
 	if err != nil {
 		return nil, nil, usageError(err)
 	}
@@ -89,6 +94,12 @@ func openEngine(cmd *cobra.Command, g *globals, now time.Time) (*query.Engine, *
 	if err != nil {
 		return nil, nil, err
 	}
+	led, err := ledger.Open(cmd.Context(), v.DB(), logger)
+	if err != nil {
+		v.Close()
+		return nil, nil, err
+	}
+	slot.Attach(led)
 	opts := cfg.queryOptions(now)
 	opts.Logger = logger
 	e, err := query.New(cmd.Context(), v, client, opts)

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents"
+	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 )
@@ -65,7 +65,7 @@ func (b *bench) agentFigures(sample string) error {
 	}
 	defer v.Close()
 	model := &benchModel{arrived: make(chan time.Time, 16)}
-	rt, err := agents.New(ctx, v, model, agents.Options{QuietPeriod: quiet, MaxWait: 10 * quiet})
+	rt, err := task.New(ctx, v, model, task.Options{QuietPeriod: quiet, MaxWait: 10 * quiet})
 	if err != nil {
 		return err
 	}
@@ -75,7 +75,9 @@ func (b *bench) agentFigures(sample string) error {
 	go func() { defer wg.Done(); rt.Run(ctx) }()
 	defer wg.Wait()
 	defer cancel()
-	<-v.Ready()
+	if err := v.WaitReady(ctx); err != nil {
+		return err
+	}
 
 	const task = "Tasks/Ship invoice export.md"
 	a, err := rt.Create(ctx, task)

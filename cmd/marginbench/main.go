@@ -25,7 +25,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -208,12 +207,14 @@ func (b *bench) runStatus(dir string) (time.Duration, time.Duration, int64, erro
 	cmd := exec.Command(b.bin, "status", "--vault", dir)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	// Peak RSS is sampled from /proc: rusage's maxrss would count this
+	// benchmark's own resident set, which the child shares until exec.
+	peak, err := editortest.PeakRSS(cmd)
+	if err != nil {
 		return 0, 0, 0, fmt.Errorf("margin status: %w", err)
 	}
 	d := time.Since(start)
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), ru.Maxrss, nil
+	return d, cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), peak, nil
 }
 
 // queries are searches a person runs, with frequent, medium and rare terms.
@@ -320,7 +321,9 @@ func (b *bench) watchLatency(dir string, label func(string) string) error {
 	})
 	done := make(chan error, 1)
 	go func() { done <- v.Run(ctx) }()
-	<-v.Ready()
+	if err := v.WaitReady(ctx); err != nil {
+		return err
+	}
 	os.MkdirAll(filepath.Join(dir, "Inbox"), 0o755)
 	var lat []time.Duration
 	for i := range 15 {

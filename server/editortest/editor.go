@@ -34,9 +34,9 @@ var (
 	buildErr  error
 )
 
-// Binary builds cmd/margin once per test process and returns its path.
-// Tests that set MARGIN_TEST_TAGS build with those tags (e.g. the fault
-// methods of a test build).
+// Binary builds cmd/margin once per test process and returns its path. It
+// builds with the marginfaults tag, so the binary has the fault methods and
+// hooks of a test build (server/faults.go, vault/watch/faults.go).
 func Binary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {

@@ -5,6 +5,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"syscall"
 )
@@ -21,7 +22,12 @@ var faults = struct {
 	added   map[string]bool // directories whose watch was added, by absolute path
 }{errs: make(chan error), added: map[string]bool{}}
 
+// startLimited is the environment variable that starts margin at the watch
+// limit (any value): even the vault directory is refused a watch.
+const startLimited = "MARGIN_TEST_WATCH_LIMIT"
+
 func init() {
+	faults.limited = os.Getenv(startLimited) != ""
 	faultOptions = func(o *Options) {
 		// This package's own tests set their seams and must keep them when
 		// run with the tag.

@@ -1,0 +1,480 @@
+package changes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strconv"
+	"time"
+
+	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// ErrBadVerdict refuses a verdict other than confirmed, rejected or deferred.
+var ErrBadVerdict = errors.New("unknown verdict")
+
+// Route turns the agent's proposals not yet in a change set into
+// change sets of at most MaxItems items each (SPEC §4.2), writes their
+// files and tells the client. A newer proposal for a field supersedes the
+// open item an older set has for it.
+func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, task *note.Note) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ps, err := c.store.pendingProposals(ctx, agent)
+	if err != nil || len(ps) == 0 {
+		return err
+	}
+	var items []ChangeItem
+	ids := make([]int64, 0, len(ps))
+	for _, p := range ps {
+		ids = append(ids, p.id)
+		tool := ExplodedTool(p.tool)
+		field, _ := target(task, tool, p.args)
+		// Within one wake the model's last word on a field stands.
+		for i := range items {
+			if items[i].field == field {
+				items = append(items[:i], items[i+1:]...)
+				break
+			}
+		}
+		items = append(items, ChangeItem{Tool: tool, Args: p.args, Summary: p.summary, Base: p.base, Status: ItemPending, field: field})
+	}
+	now := c.now()
+	var sets []ChangeSet
+	for len(items) > 0 {
+		n := min(len(items), c.opts.MaxItems)
+		chunk := items[:n:n]
+		items = items[n:]
+		for i := range chunk {
+			chunk[i].ID = "c" + strconv.Itoa(i+1)
+		}
+		id := newChangeSetID()
+		sets = append(sets, ChangeSet{ID: id, Agent: agent, Task: o.Task, Run: run, Status: SetPending,
+			Path: ChangeSetPath(c.outputFolder(), o.OutputName, now, id), Created: now, Expires: now.Add(c.opts.ExpireAfter), Items: chunk})
+	}
+	older, err := c.store.addChangeSets(ctx, sets, ids, now)
+	if err != nil {
+		return err
+	}
+	for _, cs := range sets {
+		data, err := renderChangeSet(cs)
+		if err != nil {
+			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
+		}
+		fp, err := c.v.Root().Create(cs.Path, data)
+		if err != nil {
+			return fmt.Errorf("writing change set %s: %w", cs.ID, err)
+		}
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+			return err
+		}
+		c.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+	}
+	for _, id := range older {
+		cs, err := c.store.ChangeSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		c.writeSetFile(ctx, cs)
+	}
+	return nil
+}
+
+// Restore writes the file of every change set the ledger has but
+// whose file margin never recorded writing: Route stores a set
+// before it creates the file, so a crash between the two leaves a set no
+// person can see or decide in the vault. A file that was written before the
+// crash is kept and recorded. It runs at startup, before any wake.
+func (c *Changes) Restore(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids, err := c.store.unwrittenSets(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		cs, err := c.store.ChangeSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		fp := edit.Fingerprint("")
+		if snap, err := c.v.Root().Read(cs.Path); err == nil {
+			fp = snap.Fingerprint
+		} else if errors.Is(err, fs.ErrNotExist) {
+			data, err := renderChangeSet(cs)
+			if err != nil {
+				return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
+			}
+			if fp, err = c.v.Root().Create(cs.Path, data); err != nil {
+				return fmt.Errorf("writing change set %s: %w", cs.ID, err)
+			}
+			c.log.Info("wrote the file of a change set a crash had left without one", "id", cs.ID, "path", cs.Path)
+			c.notify("margin/changeSetCreated", map[string]any{"id": cs.ID, "task": cs.Task, "path": cs.Path, "items": cs.Items})
+		} else {
+			return fmt.Errorf("reading change set %s: %w", cs.ID, err)
+		}
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Decide records a person's verdicts on items of a change set and applies
+// the confirmed ones. It is the one path every way of deciding ends in:
+// changes/decide, changes/confirmAll, the command line and the change set
+// file. A verdict on an item that is decided already changes nothing, so
+// the same decision twice applies nothing twice. A decision wakes the
+// agent (coalesced like any change); applying does not.
+func (c *Changes) Decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, error) {
+	cs, changed, err := c.decide(ctx, id, decisions)
+	if err != nil || !changed {
+		return cs, err
+	}
+	c.agents.Wake(cs.Agent, "decision on a change set")
+	return cs, nil
+}
+
+// ConfirmAll confirms every open item of a change set.
+func (c *Changes) ConfirmAll(ctx context.Context, id string) (ChangeSet, error) {
+	cs, err := c.store.ChangeSet(ctx, id)
+	if err != nil {
+		return cs, err
+	}
+	var ds []ItemDecision
+	for _, it := range cs.Items {
+		if it.open() {
+			ds = append(ds, ItemDecision{Item: it.ID, Verdict: Confirmed})
+		}
+	}
+	return c.Decide(ctx, id, ds)
+}
+
+// ChangeSets lists change sets after expiring those due.
+func (c *Changes) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet, error) {
+	if err := c.expireDue(ctx); err != nil {
+		return nil, err
+	}
+	if f.Task != "" && f.Agent == "" {
+		// The task's agent: its sets from before a rename name the old path.
+		id, err := c.agents.AgentOf(ctx, f.Task)
+		if err != nil {
+			return nil, err
+		}
+		f.Agent = id
+	}
+	return c.store.ChangeSets(ctx, f)
+}
+
+func (c *Changes) decide(ctx context.Context, id string, decisions []ItemDecision) (ChangeSet, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.expireLocked(ctx); err != nil {
+		return ChangeSet{}, false, err
+	}
+	cs, err := c.store.ChangeSet(ctx, id)
+	if err != nil {
+		return cs, false, err
+	}
+	for _, d := range decisions {
+		switch d.Verdict {
+		case Confirmed, Rejected, Deferred:
+		default:
+			return cs, false, fmt.Errorf("item %s: %w %q: want confirmed, rejected or deferred", d.Item, ErrBadVerdict, d.Verdict)
+		}
+		if !hasItem(cs, d.Item) {
+			return cs, false, fmt.Errorf("%w: no item %s in %s", ErrChangeSetNotFound, d.Item, id)
+		}
+	}
+	a, err := c.agents.Owner(ctx, cs.Agent)
+	if err != nil {
+		return cs, false, err
+	}
+	now := c.now()
+	before := make([]ChangeItem, len(cs.Items))
+	copy(before, cs.Items)
+	var confirm []int
+	seen := map[string]bool{} // an item named twice in one request is decided once
+	for _, d := range decisions {
+		i := itemIndex(cs, d.Item)
+		it := &cs.Items[i]
+		if seen[it.ID] || !it.open() || d.Verdict == Deferred && it.Status == ItemDeferred {
+			continue
+		}
+		seen[it.ID] = true
+		it.Decided, it.Detail = now, ""
+		switch d.Verdict {
+		case Rejected:
+			it.Status, it.Reason = ItemRejected, kit.OneLine(d.Reason)
+		case Deferred:
+			it.Status = ItemDeferred
+		case Confirmed:
+			confirm = append(confirm, i)
+		}
+	}
+	if len(confirm) > 0 {
+		if err := c.applyConfirmed(ctx, a.Task, cs.Items, confirm); err != nil {
+			return cs, false, fmt.Errorf("applying change set %s: %w", id, err)
+		}
+	}
+	var decided []ChangeItem
+	var ledger []Decision
+	for i, it := range cs.Items {
+		if it.Status == before[i].Status && it.Detail == before[i].Detail {
+			continue
+		}
+		decided = append(decided, it)
+		if it.Status == before[i].Status {
+			continue // not applied (a refusal or a conflict): the item stays open, explained
+		}
+		verdict := it.Status
+		if it.Status == ItemStale {
+			verdict = Confirmed
+		}
+		ledger = append(ledger, Decision{Agent: cs.Agent, Task: a.Task, ChangeSet: cs.ID, Item: it.ID, Tool: it.Tool,
+			Summary: it.Summary, Verdict: verdict, Reason: it.Reason, Outcome: it.Status, Created: now})
+	}
+	if len(decided) == 0 {
+		return cs, false, nil
+	}
+	if err := c.store.recordDecisions(ctx, cs, decided, ledger); err != nil {
+		return cs, false, err
+	}
+	if cs, err = c.store.ChangeSet(ctx, id); err != nil {
+		return cs, false, err
+	}
+	c.writeSetFile(ctx, cs)
+	for _, it := range decided {
+		c.notify("margin/changeApplied", map[string]any{"id": cs.ID, "item": it.ID, "status": it.Status, "detail": it.Detail})
+	}
+	return cs, len(ledger) > 0, nil
+}
+
+func hasItem(cs ChangeSet, id string) bool { return itemIndex(cs, id) >= 0 }
+
+func itemIndex(cs ChangeSet, id string) int {
+	for i, it := range cs.Items {
+		if it.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// applyConfirmed re-validates and applies the confirmed items to the task
+// note in one edit: through the editor when the note is open there, else a
+// compare-and-swap write. An item whose target changed becomes stale; an
+// edit the editor refuses, or that loses a race with a person's save,
+// leaves its items pending with the reason in Detail.
+func (c *Changes) applyConfirmed(ctx context.Context, task string, items []ChangeItem, confirm []int) error {
+	var (
+		src     []byte
+		base    edit.Fingerprint
+		version int
+		open    bool
+	)
+	if c.opts.Editor != nil {
+		var text string
+		if text, version, open = c.opts.Editor.Open(task); open {
+			src = []byte(text)
+		}
+	}
+	if !open {
+		snap, err := c.v.Root().Read(task)
+		if errors.Is(err, fs.ErrNotExist) {
+			for _, i := range confirm {
+				items[i].Status, items[i].Detail = ItemStale, "the task note "+task+" is gone"
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		src, base = snap.Content, snap.Fingerprint
+	}
+	cur := src
+	var applied []int
+	for _, i := range confirm {
+		out, stale, err := applyItem(task, cur, items[i], c.v.Options().TaskFolders)
+		switch {
+		case err != nil:
+			items[i].Detail = "not applied: " + err.Error()
+		case stale != "":
+			items[i].Status, items[i].Detail = ItemStale, stale
+		default:
+			cur = out
+			applied = append(applied, i)
+		}
+	}
+	notApplied := func(why string) {
+		for _, i := range applied {
+			items[i].Detail = "not applied: " + why
+		}
+	}
+	switch {
+	case len(applied) == 0 || bytes.Equal(cur, src):
+	case open:
+		ok, err := c.opts.Editor.ApplyEdit(ctx, task, version, string(cur))
+		if err != nil {
+			notApplied("the editor did not apply the edit: " + err.Error())
+			return nil
+		}
+		if !ok {
+			notApplied("the editor refused the edit; the item stays pending")
+			return nil
+		}
+	default:
+		if _, err := c.v.Root().Write(task, base, cur); errors.Is(err, edit.ErrConflict) {
+			notApplied("the task changed on disk while it was being applied; decide again")
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	for _, i := range applied {
+		items[i].Status = ItemConfirmed
+	}
+	return nil
+}
+
+// writeSetFile brings a change set's file in line with its statuses,
+// through the editor when the file is open there. A
+// file the person damaged (its frontmatter no longer parses) is left as
+// they wrote it: their text matters more than margin's view of it, and
+// the database still has every decision.
+func (c *Changes) writeSetFile(ctx context.Context, cs ChangeSet) {
+	if c.opts.Editor != nil {
+		if text, version, open := c.opts.Editor.Open(cs.Path); open {
+			out, err := updateChangeSetFile([]byte(text), cs)
+			if err != nil {
+				c.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
+				return
+			}
+			if string(out) == text {
+				return
+			}
+			if applied, err := c.opts.Editor.ApplyEdit(ctx, cs.Path, version, string(out)); err != nil || !applied {
+				c.log.Warn("the editor did not take the change set's new statuses; the database has them", "path", cs.Path, "err", err)
+			}
+			return
+		}
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		snap, err := c.v.Root().Read(cs.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return // deleted by hand: the decisions stand in the database
+		}
+		if err != nil {
+			c.log.Warn("reading a change set file", "path", cs.Path, "err", err)
+			return
+		}
+		out, err := updateChangeSetFile(snap.Content, cs)
+		if err != nil {
+			c.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
+			return
+		}
+		if bytes.Equal(out, snap.Content) {
+			return
+		}
+		fp, err := c.v.Root().Write(cs.Path, snap.Fingerprint, out)
+		if errors.Is(err, edit.ErrConflict) {
+			continue // saved again meanwhile: splice into that version
+		}
+		if err != nil {
+			c.log.Warn("writing a change set file", "path", cs.Path, "err", err)
+			return
+		}
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+			c.log.Warn("recording a change set file", "path", cs.Path, "err", err)
+		}
+		return
+	}
+	// The person's next save brings the lines in line (DecideFile).
+	c.log.Info("the change set file kept changing while margin wrote its statuses; the database has them", "path", cs.Path)
+}
+
+// expireDue expires the open change sets whose time is up (SPEC §4.2).
+func (c *Changes) expireDue(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.expireLocked(ctx)
+}
+
+func (c *Changes) expireLocked(ctx context.Context) error {
+	now := c.now()
+	ids, err := c.store.expiring(ctx, now)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := c.store.expire(ctx, id, now); err != nil {
+			return err
+		}
+		cs, err := c.store.ChangeSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		c.writeSetFile(ctx, cs)
+	}
+	return nil
+}
+
+// expiryCheck is how often Run looks for expired change sets: often enough
+// that a set expires close to its time, capped so a week-long expiry does
+// not mean a check a week late.
+func expiryCheck(expireAfter time.Duration) time.Duration {
+	return min(max(expireAfter/4, 10*time.Millisecond), time.Minute)
+}
+
+// DecideFile reads the verdicts a person wrote into the change set file
+// at p and decides them. Run calls it for each save Watch queues, on the
+// change sets' own goroutine, never on the task agents' loop: applying
+// may wait on the editor.
+func (c *Changes) DecideFile(ctx context.Context, p string) error {
+	cs, ok, err := c.store.ChangeSetAt(ctx, p)
+	if err != nil || !ok {
+		return err
+	}
+	snap, err := c.v.Root().Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading change set %s: %w", cs.ID, err)
+	}
+	if string(snap.Fingerprint) == cs.fingerprint {
+		// The version margin wrote: nothing of the person's to read. (Own
+		// writes are remembered in memory only; after a restart a rescan
+		// can report margin's last write as a change.)
+		return nil
+	}
+	ds, ignored := fileDecisions(snap.Content, cs)
+	for _, why := range ignored {
+		c.log.Info("a line of a change set file decides nothing", "path", p, "why", why)
+	}
+	changed := false
+	if len(ds) > 0 {
+		if cs, changed, err = c.decide(ctx, cs.ID, ds); err != nil {
+			return err
+		}
+	}
+	if changed {
+		c.agents.Wake(cs.Agent, "decision on a change set")
+		return nil // decide wrote the file
+	}
+	// A save made from a copy older than margin's last write (the person
+	// saved while items were being decided) takes the decided lines back
+	// to how they read before: write them as decided again. Only those
+	// lines and the frontmatter's statuses change; the rest is theirs.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cs, err = c.store.ChangeSet(ctx, cs.ID); err != nil {
+		return err
+	}
+	c.writeSetFile(ctx, cs)
+	return nil
+}

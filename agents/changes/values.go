@@ -1,0 +1,134 @@
+package changes
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/margin-md/margin/agents/internal/kit"
+)
+
+// What a person approves is the line margin renders from the tool and its
+// arguments, and the value that reaches the task note is checked against
+// its field's type twice: when the model proposes it (the model gets the
+// error back and can correct itself) and again when it is applied, so an
+// item that was stored before these checks, or edited in the database,
+// never writes a value the note cannot hold.
+
+// Bounds of the values a change may carry.
+const (
+	maxTitle     = 200 // runes: a title is a note's name, not a paragraph
+	maxItem      = 500 // runes of a checklist line, which can carry Tasks fields
+	maxLabel     = 100
+	maxReason    = 200          // runes of the model's reason on a change set line
+	maxEstimateM = 250 * 8 * 60 // a year of 8-hour working days, in minutes
+)
+
+// because renders a change set line: margin's own words for what the item
+// does, then the model's words as its reason. The action comes first so
+// the person reads what ticking the line does before anything the model
+// wrote; the reason is bracketed, and its dashes are plain, so a ` — `
+// on the line is only ever the person's own rejection reason. A reason
+// that only repeats the action is left out.
+func because(action, reason string) string {
+	r := kit.OneLine(reason)
+	r = strings.NewReplacer("—", "-", "–", "-").Replace(r)
+	if r == "" || strings.EqualFold(strings.TrimRight(r, "."), action) {
+		return action
+	}
+	if utf8.RuneCountInString(r) > maxReason {
+		r = string([]rune(r)[:maxReason-1]) + "…"
+	}
+	return action + " (because: " + r + ")"
+}
+
+// CheckValues refuses a change whose value its field cannot hold. tool is
+// the item's tool (exploded: one checklist item per call); the error says
+// what is wrong in words the model and the person both understand.
+func CheckValues(tool string, args json.RawMessage) error {
+	var a struct {
+		Title    *string  `json:"title"`
+		Status   *string  `json:"status"`
+		Estimate *string  `json:"estimate"`
+		Due      *string  `json:"due_date"`
+		Priority *string  `json:"priority"`
+		Labels   []string `json:"labels"`
+		Text     *string  `json:"text"`
+	}
+	if err := json.Unmarshal(args, &a); err != nil {
+		return fmt.Errorf("the arguments are not a JSON object: %w", err)
+	}
+	switch tool {
+	case "set_task_title":
+		return checkLine("the title", a.Title, maxTitle)
+	case "add_checklist_item":
+		return checkLine("a checklist item's title", a.Title, maxItem)
+	case "update_checklist_item":
+		return checkLine("a checklist item's text", a.Text, maxItem)
+	case "set_task_status":
+		if a.Status == nil || !slices.Contains(statuses, any(*a.Status)) {
+			return fmt.Errorf("status %q is not one of open, in-progress, blocked, done, cancelled", deref(a.Status))
+		}
+	case "update_task_priority":
+		if a.Priority == nil || !slices.Contains([]string{"P0", "P1", "P2", "P3"}, *a.Priority) {
+			return fmt.Errorf("priority %q is not one of P0, P1, P2, P3", deref(a.Priority))
+		}
+	case "update_task_due_date":
+		if a.Due == nil || !dateRE.MatchString(*a.Due) {
+			return fmt.Errorf("due date %q is not a date written YYYY-MM-DD", deref(a.Due))
+		}
+		if _, err := time.Parse(time.DateOnly, *a.Due); err != nil {
+			return fmt.Errorf("due date %q is not a day of the calendar", *a.Due)
+		}
+	case "update_task_estimate":
+		m := estimateRE.FindStringSubmatch(deref(a.Estimate))
+		if m == nil {
+			return fmt.Errorf("estimate %q is not a duration such as 90m, 2h or 1d", deref(a.Estimate))
+		}
+		if n := estimateSpan(*a.Estimate); n < 1 || n > maxEstimateM {
+			return fmt.Errorf("estimate %q is out of range: between 1m and 250d (a day is 8 hours)", *a.Estimate)
+		}
+	case "assign_task_labels":
+		if len(a.Labels) == 0 {
+			return errors.New("no labels given")
+		}
+		for _, l := range a.Labels {
+			if err := checkLine("a label", &l, maxLabel); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unknown tool %q", tool)
+	}
+	return nil
+}
+
+// checkLine refuses a value that is not one line of text: blank, longer
+// than max runes, or with a line break or other control character (which
+// would end the frontmatter line or the checklist line it is written to).
+func checkLine(what string, s *string, max int) error {
+	v := deref(s)
+	switch {
+	case strings.TrimSpace(v) == "":
+		return fmt.Errorf("%s is blank", what)
+	case !utf8.ValidString(v):
+		return fmt.Errorf("%s is not valid UTF-8", what)
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return fmt.Errorf("%s %q must be one line, without line breaks or control characters", what, v)
+	case utf8.RuneCountInString(v) > max:
+		return fmt.Errorf("%s is longer than %d characters", what, max)
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,88 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Create makes an agent for the task note at path (vault-relative), or
+// returns the one it has; a destroyed agent comes back to life. The agent
+// wakes at once.
+func (r *Runtime) Create(ctx context.Context, taskPath string) (Agent, error) {
+	m, err := r.v.Index().Note(ctx, taskPath)
+	if err != nil {
+		return Agent{}, fmt.Errorf("creating an agent for %s: %w", taskPath, vault.ErrNotFound)
+	}
+	if m.Kind != note.KindTask {
+		return Agent{}, fmt.Errorf("creating an agent for %s: %w", taskPath, ErrNotATask)
+	}
+	a, err := r.store.AgentForTask(ctx, taskPath)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		a, err = r.store.createAgent(ctx, taskPath, m.Stat.Hash, r.now())
+	case err == nil && a.Lifecycle == Destroyed:
+		err = r.store.resume(ctx, a.ID)
+	}
+	if err != nil {
+		return Agent{}, err
+	}
+	if err := r.kick(ctx, kick{agent: a.ID, reason: "created", mode: kickNow}); err != nil {
+		return Agent{}, err
+	}
+	return r.store.Agent(ctx, a.ID)
+}
+
+// ErrNotATask refuses an agent for a note that is not a task.
+var ErrNotATask = errors.New("not a task note")
+
+// ErrBadAction refuses an unknown control action.
+var ErrBadAction = errors.New("unknown action")
+
+// Control pauses, resumes, destroys or wakes an agent.
+func (r *Runtime) Control(ctx context.Context, id, action string) (Agent, error) {
+	a, err := r.store.Agent(ctx, id)
+	if err != nil {
+		return a, err
+	}
+	if a.Lifecycle == Destroyed && action != "destroy" {
+		return a, fmt.Errorf("%s agent %s: it was destroyed; agents/create brings it back", action, id)
+	}
+	switch action {
+	case "pause":
+		err = r.store.setLifecycle(ctx, id, Dormant, reasonPaused)
+		r.cancelPending(id)
+	case "resume":
+		if err = r.store.resume(ctx, id); err == nil {
+			err = r.kick(ctx, kick{agent: id, reason: "resumed", mode: kickNow})
+		}
+	case "destroy":
+		err = r.store.setLifecycle(ctx, id, Destroyed, "")
+		r.cancelPending(id)
+	case "wake":
+		err = r.kick(ctx, kick{agent: id, reason: "requested", mode: kickNow, force: true})
+	default:
+		return a, fmt.Errorf("%w %q: want pause, resume, destroy or wake", ErrBadAction, action)
+	}
+	if err != nil {
+		return a, err
+	}
+	if action != "wake" {
+		r.sendStatus(ctx, id)
+	}
+	return r.store.Agent(ctx, id)
+}
+
+// AgentOf implements changes.Agents: the agent of a task.
+func (r *Runtime) AgentOf(ctx context.Context, taskPath string) (string, error) {
+	return r.store.AgentOf(ctx, taskPath)
+}
+
+// Owner implements changes.Agents: the agent's task and output name.
+func (r *Runtime) Owner(ctx context.Context, id string) (changes.Owner, error) {
+	return r.store.Owner(ctx, id)
+}

@@ -1,0 +1,347 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Generators of a report besides a model id.
+const (
+	generatedOffline = "offline" // built from the task's structure without a model
+	generatedMargin  = "margin"  // margin's own notice (broken frontmatter)
+)
+
+// ReportPath is where the report of the agent with outputName lives (SPEC
+// §3.3): an agent's output name, not its task's stem, so that tasks of one
+// name in different folders never share a report.
+func ReportPath(outputFolder, outputName string) string {
+	return path.Join(outputFolder, "Reports", outputName+".md")
+}
+
+// JournalPath is where the journal of the agent with outputName lives.
+func JournalPath(outputFolder, outputName string) string {
+	return path.Join(outputFolder, "Journal", outputName+".md")
+}
+
+// Report is a report file as read back.
+type Report struct {
+	Path        string    `json:"path"`
+	Task        string    `json:"task"`
+	TLDR        string    `json:"tldr"`
+	Content     string    `json:"content"`
+	Updated     time.Time `json:"updated"`
+	GeneratedBy string    `json:"generatedBy"`
+	Template    string    `json:"template"`
+	Wake        int       `json:"wake"`
+
+	fingerprint edit.Fingerprint
+}
+
+// readReport reads a report file; ok is false when there is none.
+func readReport(root *edit.Root, p string) (Report, bool, error) {
+	snap, err := root.Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Report{Path: p}, false, nil
+	}
+	if err != nil {
+		return Report{}, false, err
+	}
+	r := ParseReport(p, snap.Content)
+	r.fingerprint = snap.Fingerprint
+	return r, true, nil
+}
+
+// ParseReport reads a report from its text (the file, or an editor's
+// buffer of it).
+func ParseReport(p string, content []byte) Report {
+	n := note.Parse(p, content, note.Options{})
+	r := Report{Path: p, Content: strings.TrimSpace(string(content[n.BodyOffset:]))}
+	if fm := n.Frontmatter; fm != nil {
+		r.TLDR = fm.String("tldr")
+		r.GeneratedBy = fm.String("generated_by")
+		r.Template = fm.String("template")
+		r.Task = strings.TrimSuffix(strings.TrimPrefix(fm.String("task"), "[["), "]]")
+		if v, ok := fm.Get("updated"); ok {
+			switch v := v.(type) {
+			case time.Time:
+				r.Updated = v
+			case string:
+				r.Updated, _ = time.Parse(time.RFC3339, v)
+			}
+		}
+		if v, ok := fm.Get("wake"); ok {
+			r.Wake, _ = v.(int)
+		}
+	}
+	if r.TLDR == "" {
+		// SPEC §3.3: a report without tldr shows its first paragraph.
+		r.TLDR = firstParagraph(r.Content)
+	}
+	return r
+}
+
+func firstParagraph(s string) string {
+	for _, p := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n\n") {
+		if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "#") {
+			return kit.OneLine(p)
+		}
+	}
+	return ""
+}
+
+// renderReport renders a report file (SPEC §3.3).
+func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, content string) []byte {
+	var b strings.Builder
+	b.WriteString("---\nmargin: report\n")
+	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(taskPath)))
+	fmt.Fprintf(&b, "agent: %s\n", agent)
+	fmt.Fprintf(&b, "template: %s\n", kit.YAMLString(template))
+	fmt.Fprintf(&b, "updated: %s\n", updated.Format(time.RFC3339))
+	fmt.Fprintf(&b, "wake: %d\n", wake)
+	fmt.Fprintf(&b, "tldr: %s\n", kit.YAMLString(kit.OneLine(tldr)))
+	fmt.Fprintf(&b, "generated_by: %s\n", kit.YAMLString(generatedBy))
+	b.WriteString("---\n")
+	b.WriteString(strings.TrimSpace(untask(content)))
+	b.WriteString("\n")
+	return []byte(b.String())
+}
+
+// checkboxItem matches a list item with a checkbox as the Tasks plugin
+// does (its taskRegex): indentation or blockquote marks, a bullet or
+// number, spaces, and one status character in brackets.
+var checkboxItem = regexp.MustCompile(`^([\s>]*(?:[-*+]|[0-9]+[.)]) +)\[(.)\]`)
+
+// untask rewrites the checkbox items of a report as plain list items: a
+// report quotes the task's checklist, and a checkbox there is a second
+// copy of the task that the Tasks plugin lists again, without its dates.
+// An open item gets ☐, a done one ☑, any other status its brackets
+// escaped. Fenced code is left as written.
+func untask(content string) string {
+	lines := strings.Split(content, "\n")
+	fence := ""
+	for i, l := range lines {
+		bare := strings.TrimLeft(l, " \t>")
+		if fence != "" {
+			if strings.HasPrefix(bare, fence) && strings.TrimSpace(strings.TrimLeft(bare, fence[:1])) == "" {
+				fence = ""
+			}
+			continue
+		}
+		if strings.HasPrefix(bare, "```") || strings.HasPrefix(bare, "~~~") {
+			fence = bare[:len(bare)-len(strings.TrimLeft(bare, bare[:1]))]
+			continue
+		}
+		m := checkboxItem.FindStringSubmatchIndex(l)
+		if m == nil {
+			continue
+		}
+		mark := `\[` + l[m[4]:m[5]] + `\]`
+		switch l[m[4]:m[5]] {
+		case " ":
+			mark = "☐"
+		case "x", "X":
+			mark = "☑"
+		}
+		lines[i] = l[:m[3]] + mark + l[m[1]:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// journalLine is one journal entry (SPEC §3.3).
+func journalLine(at time.Time, text string) string {
+	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), kit.OneLine(text))
+}
+
+// ReadJournal returns the journal's entry lines, oldest first.
+func ReadJournal(root *edit.Root, p string) ([]string, error) {
+	snap, err := root.Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, l := range strings.Split(string(snap.Content), "\n") {
+		if strings.HasPrefix(l, "- ") {
+			lines = append(lines, strings.TrimRight(l, "\r"))
+		}
+	}
+	return lines, nil
+}
+
+// journalHas reports whether every text is in the journal as an entry's
+// text: how a re-run tells whether a crashed attempt's append landed.
+func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
+	lines, err := ReadJournal(root, p)
+	if err != nil {
+		return false, err
+	}
+	have := map[string]bool{}
+	for _, l := range lines {
+		if _, text, ok := strings.Cut(l, " — "); ok {
+			have[text] = true
+		}
+	}
+	for _, t := range texts {
+		if !have[t] {
+			return false, nil
+		}
+	}
+	return len(texts) > 0, nil
+}
+
+// casAttempts bounds the retries of an append racing a person's edits of
+// the same file: each retry re-reads, so it only fails under a stream of
+// saves, and then the observation is better lost than the edit.
+const casAttempts = 3
+
+// appendJournal appends lines to the journal, creating it when needed. It
+// only ever adds at the end, so an edit the person made is kept: a write
+// that finds the file changed reads it again and appends to that. A
+// journal open in the editor is appended to there (ed may be nil).
+func appendJournal(ctx context.Context, root *edit.Root, ed changes.Editor, p, taskPath, agent string, lines []string) error {
+	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", kit.YAMLString(kit.TaskLink(taskPath)), agent, stem(taskPath))
+	appended := func(content string) string {
+		if content == "" {
+			content = header
+		} else if !strings.HasSuffix(content, "\n") {
+			content += "\n"
+		}
+		return content + strings.Join(lines, "\n") + "\n"
+	}
+	if ed != nil {
+		if text, version, open := ed.Open(p); open {
+			applied, err := ed.ApplyEdit(ctx, p, version, appended(text))
+			if err != nil {
+				return fmt.Errorf("appending to the journal open in the editor: %w", err)
+			}
+			if !applied {
+				return errors.New("appending to the journal: the editor refused the edit of the open journal; nothing was written")
+			}
+			return nil
+		}
+	}
+	var err error
+	for range casAttempts {
+		var snap edit.Snapshot
+		snap, err = root.Read(p)
+		var content string
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			snap = edit.Snapshot{}
+		case err != nil:
+			return fmt.Errorf("appending to the journal: %w", err)
+		default:
+			content = string(snap.Content)
+		}
+		if _, err = root.Write(p, snap.Fingerprint, []byte(appended(content))); !errors.Is(err, edit.ErrConflict) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("appending to the journal: %w", err)
+	}
+	return nil
+}
+
+// offlineReport is the report margin writes without a model (SPEC §1.4):
+// the task's structure, nothing inferred.
+func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index.EntryMeta, why string) (tldr, content string) {
+	done, open, total := 0, []string{}, 0
+	for _, it := range checklist {
+		switch it.State {
+		case '-':
+			continue // cancelled items are not work left or done
+		case 'x', 'X':
+			done++
+		default:
+			open = append(open, it.Text)
+		}
+		total++
+	}
+	var facts []string
+	field := func(name, v string) {
+		if v != "" {
+			facts = append(facts, name+" "+v)
+		}
+	}
+	field("status", t.Status)
+	field("priority", t.Priority)
+	field("due", t.Due)
+	field("scheduled", t.Scheduled)
+	if t.Estimate > 0 {
+		field("estimate", kit.FormatMinutes(t.Estimate))
+	}
+	tldr = fmt.Sprintf("Offline summary (no model reachable): %d of %d checklist items done", done, total)
+	if len(facts) > 0 {
+		tldr += "; " + strings.Join(facts, ", ")
+	}
+	tldr += "."
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", kit.OneLine(why))
+	b.WriteString("## Status\n\n")
+	if len(facts) == 0 {
+		b.WriteString("- no status, priority or dates set\n")
+	}
+	for _, f := range facts {
+		name, v, _ := strings.Cut(f, " ")
+		fmt.Fprintf(&b, "- **%s**: %s\n", name, v)
+	}
+	fmt.Fprintf(&b, "\n## Checklist progress\n\n%d of %d items done.\n", done, total)
+	if len(open) > 0 {
+		b.WriteString("\n## Open items\n\n")
+		for _, o := range open {
+			fmt.Fprintf(&b, "- ☐ %s\n", o)
+		}
+	}
+	if len(entries) > 0 {
+		b.WriteString("\n## Recent linked entries\n\n")
+		recent := entries[max(0, len(entries)-5):]
+		for i := len(recent) - 1; i >= 0; i-- {
+			e := recent[i]
+			fmt.Fprintf(&b, "- [[%s#%s|%s %s]] %s\n", strings.TrimSuffix(e.Path, path.Ext(e.Path)), e.Heading, e.Date, e.Time, firstLine(e.Text))
+		}
+	}
+	return tldr, b.String()
+}
+
+// brokenReport is the report on a task whose frontmatter does not parse:
+// the agent cannot trust any field, so it says what is wrong instead.
+func brokenReport(taskPath, problem string) (tldr, content string) {
+	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + kit.OneLine(problem)
+	content = fmt.Sprintf("## The task note cannot be read\n\nThe YAML frontmatter of %s does not parse:\n\n```\n%s\n```\n\n"+
+		"Fix the frontmatter (between the two `---` lines) and save; the agent wakes again on the next change.\n",
+		kit.TaskLink(taskPath), strings.TrimSpace(problem))
+	return tldr, content
+}
+
+// ReadReport reads the report of agent a from the vault.
+func ReadReport(v *vault.Vault, a Agent) (Report, error) {
+	p := ReportPath(v.Options().OutputFolder, a.OutputName)
+	rep, ok, err := readReport(v.Root(), p)
+	if err != nil {
+		return rep, fmt.Errorf("reading the report on %s: %w", a.Task, err)
+	}
+	if !ok {
+		return rep, fmt.Errorf("no report on %s yet: %w", a.Task, vault.ErrNotFound)
+	}
+	if rep.Task == "" {
+		rep.Task = a.Task
+	}
+	return rep, nil
+}

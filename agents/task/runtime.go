@@ -1,0 +1,168 @@
+// Package task runs margin's task agents (SPEC §4.1): one persistent agent
+// per task note that wakes when its task or a linked daily entry changes,
+// sees what changed since its last wake, and keeps a report and a private
+// journal in the vault.
+//
+// It owns the agents' tables in the state database (identity, lifecycle,
+// last-seen sources, wake runs, messages, tool calls; migration component
+// "agents"), the scheduler (coalescing, single flight, wake slots, the
+// global model limit, backoff, dormancy), reconciling the agents with the
+// vault at startup and on every change, the wake workflow and its
+// immediate tools, the prompt, run keys, and the report and journal files
+// under the output folder. What an agent proposes to change in its task
+// goes to the changes package, which owns change sets; the directives
+// come from the templates package.
+//
+// It must not import the server: it tells the client things through a
+// Notifier. It writes into the vault only through vault/edit's Root, and
+// into a person's task note only for set_task_language; every other
+// change to a task waits in a change set for a person.
+package task
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/templates"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault"
+)
+
+// Runtime runs the task agents of one vault. Create it before the vault
+// runs (so no change is missed), then call Run.
+type Runtime struct {
+	v         *vault.Vault
+	store     *Store
+	templates *templates.Templates
+	changes   *changes.Changes
+	model     llm.Model // nil: no model, every wake writes the offline report
+	opts      Options
+	log       *slog.Logger
+	sem       chan struct{} // the global limit on concurrent model calls
+
+	due      chan string   // an agent whose wake is due (timers send here)
+	finished chan ended    // a wake ended
+	kicks    chan kick     // wakes asked for through the API
+	changed  chan struct{} // vault changes or wakes are waiting in batches or wakes
+	done     chan struct{} // closed when Run returns
+
+	mu       sync.Mutex // guards the fields below
+	batches  [][]vault.Change
+	wakes    []kick // wakes asked for by Wake (decisions on change sets)
+	queues   map[string]*wakeQueue
+	skipped  map[string]int // wakes skipped because their run key had completed, per agent, since start
+	inFlight int            // wakes running, at most wakeSlots
+	waiting  []string       // agents whose wake is due, waiting for a slot, in order
+}
+
+// New opens the agents' store in the vault's state database and subscribes
+// to the vault's changes. model may be nil (offline).
+func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*Runtime, error) {
+	opts.setDefaults()
+	st, err := OpenStore(ctx, v.DB())
+	if err != nil {
+		return nil, err
+	}
+	r := &Runtime{
+		v: v, store: st, templates: templates.New(v, opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
+		sem:      make(chan struct{}, opts.Concurrency),
+		due:      make(chan string),
+		finished: make(chan ended),
+		kicks:    make(chan kick),
+		changed:  make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		queues:   map[string]*wakeQueue{},
+		skipped:  map[string]int{},
+	}
+	st.reportTask = r.reportTask
+	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
+		return nil, err
+	}
+	r.templates.Watch()
+	r.changes.Watch()
+	v.Subscribe(r.onBatch)
+	return r, nil
+}
+
+// Store gives read access to the agents' records.
+func (r *Runtime) Store() *Store { return r.store }
+
+// Changes is the vault's change sets.
+func (r *Runtime) Changes() *changes.Changes { return r.changes }
+
+// Templates is the vault's template library the agents run from.
+func (r *Runtime) Templates() *templates.Templates { return r.templates }
+
+func (r *Runtime) now() time.Time       { return r.opts.Now() }
+func (r *Runtime) outputFolder() string { return r.v.Options().OutputFolder }
+
+// reportTask is the task the report of outputName says it is about, "" when
+// there is no such report.
+func (r *Runtime) reportTask(outputName string) string {
+	p := ReportPath(r.outputFolder(), outputName)
+	snap, err := r.v.Root().Read(p)
+	if err != nil {
+		return ""
+	}
+	return ParseReport(p, snap.Content).Task
+}
+func (r *Runtime) notify(method string, params any) {
+	r.opts.Notifier.Notify(method, params)
+}
+
+// onBatch hands a batch to Run; it runs on the vault's goroutine, so it
+// only queues. Batches before the first scan is done are dropped: Run
+// reconciles with the whole index then.
+func (r *Runtime) onBatch(changes []vault.Change) {
+	select {
+	case <-r.v.Ready():
+	default:
+		return
+	}
+	r.mu.Lock()
+	r.batches = append(r.batches, changes)
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// wakeQueue is one agent's pending wake: changes coalesce in it until the
+// quiet period passes (or the max wait runs out), and it makes sure only
+// one wake of the agent runs at a time.
+type wakeQueue struct {
+	first, last time.Time // first and last change waiting; zero when nothing waits
+	dueAt       time.Time
+	reasons     []string
+	force       bool
+	timer       *time.Timer
+	waiting     bool // due, in Runtime.waiting for a slot
+	running     bool
+	again       bool // something arrived while running: wake again after
+}
+
+type kickMode int
+
+const (
+	kickCoalesce kickMode = iota // a change: wait for quiet
+	kickNow                      // a request or startup: at once
+	kickAt                       // a retry: at a given time
+)
+
+// ended is a wake that ended; retryAt is set when it failed and is to be retried.
+type ended struct {
+	agent   string
+	retryAt time.Time
+}
+
+type kick struct {
+	agent  string
+	reason string
+	mode   kickMode
+	at     time.Time
+	force  bool
+}

@@ -1,0 +1,143 @@
+package task
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault"
+)
+
+// blockedModel answers no call: each waits until its wake is stopped.
+type blockedModel struct{ entered chan struct{} }
+
+func (m blockedModel) Chat(ctx context.Context, _ llm.Request) (llm.Response, error) {
+	select {
+	case m.entered <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return llm.Response{}, ctx.Err()
+}
+
+// Startup wakes every agent of the vault. Only wakeSlots of them may run at
+// once, the rest wait queued: a wake per agent at once had every task's
+// bookkeeping in SQLite together, and vault/status queued behind it.
+func TestStartupWakesBounded(t *testing.T) {
+	v := querytest.SampleVault(t)
+	model := blockedModel{entered: make(chan struct{}, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := New(ctx, v, model, Options{AutoCreate: true, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := v.Index().Tasks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := rt.opts.wakeSlots()
+	if len(tasks) <= slots {
+		t.Fatalf("the sample vault has %d tasks, need more than %d", len(tasks), slots)
+	}
+	runAgents(t, ctx, cancel, v, rt)
+
+	deadline := time.After(30 * time.Second) // only to end a hang
+	select {
+	case <-model.entered:
+	case <-deadline:
+		t.Fatal("no wake reached the model")
+	}
+	// The wake in the model and the one waiting for it hold both slots
+	// and never finish, so the counts settle there.
+	for {
+		c, err := rt.Counts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Running > slots {
+			t.Fatalf("%d wakes running at once, want at most %d (%+v)", c.Running, slots, c)
+		}
+		if c.Running == slots && c.Queued > 0 {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatalf("counts never settled at %d running: %+v", slots, c)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// lazyModel never calls update_report, so every wake ends incomplete (a
+// failure, retried after a backoff). Its first call waits for release.
+type lazyModel struct {
+	entered, release chan struct{}
+	calls            chan time.Time
+}
+
+func (m lazyModel) Chat(ctx context.Context, _ llm.Request) (llm.Response, error) {
+	m.calls <- time.Now()
+	select {
+	case m.entered <- struct{}{}:
+		<-m.release
+	default:
+	}
+	return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "Looks fine to me."}}, nil
+}
+
+// A wake asked for while a wake runs, and that wake fails: the request
+// waits for the retry, after the backoff, instead of waking at once
+// (whether or not it was due before the failure).
+func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
+	v := querytest.SampleVault(t)
+	model := lazyModel{entered: make(chan struct{}), release: make(chan struct{}), calls: make(chan time.Time, 10)}
+	ctx, cancel := context.WithCancel(context.Background())
+	const backoff = 400 * time.Millisecond
+	rt, err := New(ctx, v, model, Options{BackoffInitial: backoff, BackoffMax: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runAgents(t, ctx, cancel, v, rt)
+	const task = "Tasks/Ship invoice export.md"
+	if _, err := rt.Create(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(30 * time.Second) // only to end a hang
+	select {
+	case <-model.entered:
+	case <-deadline:
+		t.Fatal("the first wake never reached the model")
+	}
+	<-model.calls
+	// Asked again while the first wake waits in the model.
+	if _, err := rt.Create(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // most often the request is due, and finds the wake running
+	failed := time.Now()
+	close(model.release)
+	select {
+	case second := <-model.calls:
+		if gap := second.Sub(failed); gap < backoff-50*time.Millisecond {
+			t.Errorf("the next wake called the model %s after the failure, want the backoff of %s", gap, backoff)
+		}
+	case <-deadline:
+		t.Fatal("no wake after the failed one")
+	}
+}
+
+// runAgents runs v and rt with ctx until the test ends, then cancels ctx
+// and waits for both.
+func runAgents(t *testing.T, ctx context.Context, cancel context.CancelFunc, v *vault.Vault, rt *Runtime) {
+	t.Helper()
+	vaultDone, rtDone := make(chan error, 1), make(chan error, 1)
+	go func() { vaultDone <- v.Run(ctx) }()
+	go func() { rtDone <- rt.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-rtDone
+		<-vaultDone
+	})
+}

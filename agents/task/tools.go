@@ -1,0 +1,334 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// Argument types of the tools. Field order is the order the model sees.
+type (
+	reportArgs struct {
+		TLDR    string `json:"tldr" jsonschema:"one to three sentences on where the task stands"`
+		Content string `json:"content" jsonschema:"the whole report, markdown"`
+	}
+	observationArgs struct {
+		Observations []string `json:"observations" jsonschema:"private notes worth remembering on later wakes, one sentence each"`
+	}
+	languageArgs struct {
+		Language string `json:"language" jsonschema:"BCP 47 language code of the task's notes, e.g. en, de, ko, pt-BR"`
+	}
+)
+
+var (
+	languageRE = regexp.MustCompile(`^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$`)
+)
+
+// wakeTools holds what the tools of one wake share: the run they belong
+// to, the task as they last read or wrote it, and what they did.
+type wakeTools struct {
+	w *waking
+
+	reported bool   // update_report ran
+	tldr     string // and wrote this
+}
+
+// toolbox builds the wake's tools: three immediate, the rest deferred.
+func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
+	nonEmpty := func(names ...string) func(*jsonschema.Schema) {
+		return func(s *jsonschema.Schema) {
+			for _, n := range names {
+				kit.SetProp(s, n, func(p *jsonschema.Schema) { p.MinLength = kit.One(1) })
+			}
+		}
+	}
+	tools := []llm.Tool{
+		&kit.Tool{ToolName: "update_report", About: "Publish the task's new report: a short tldr and the whole report as markdown. Call it once, last; the wake ends with it.",
+			ArgSchema: kit.SchemaFor[reportArgs](nonEmpty("tldr", "content")), Do: wt.updateReport},
+		&kit.Tool{ToolName: "record_observations", About: "Append private observations to your journal, to remember on later wakes.",
+			ArgSchema: kit.SchemaFor[observationArgs](func(s *jsonschema.Schema) {
+				kit.SetProp(s, "observations", func(p *jsonschema.Schema) { p.MinItems = kit.One(1); p.Items.MinLength = kit.One(1) })
+			}), Do: wt.recordObservations},
+		&kit.Tool{ToolName: "set_task_language", About: "Set the language of the task's notes when it is clear and not set yet.",
+			ArgSchema: kit.SchemaFor[languageArgs](func(s *jsonschema.Schema) {
+				kit.SetProp(s, "language", func(p *jsonschema.Schema) { p.Pattern = languageRE.String() })
+			}), Do: wt.setLanguage},
+	}
+	for _, d := range changes.DeferredTools() {
+		tools = append(tools, &kit.Tool{ToolName: d.Name, About: d.Description + " The person approves or rejects it.", ArgSchema: d.Schema,
+			Do: func(ctx context.Context, args json.RawMessage) (string, error) { return wt.propose(ctx, d, args) }})
+	}
+	return llm.NewToolbox(tools...)
+}
+
+// effect runs fn once per operation id: a call that a crashed attempt of
+// the same run already made returns what it returned then, and does not
+// write anything again.
+//
+// An effect that is not idempotent (an append) passes landed, which says
+// whether the effect is already in the vault and with what result: the
+// call is then recorded as started before fn runs, so a crash between the
+// write and its record leaves a trace, and the re-run asks landed instead
+// of writing again.
+func (wt *wakeTools) effect(ctx context.Context, name string, args json.RawMessage, deferred bool,
+	fn func() (status, result string, ps []changes.Proposal, err error), landed func() (result string, ok bool)) (string, error) {
+	w := wt.w
+	op, err := operationID(w.key, name, args)
+	if err != nil {
+		return "", err
+	}
+	prev, seen, err := w.rt.store.toolCall(ctx, op)
+	if err != nil {
+		return "", err
+	}
+	if seen && prev.Status != toolCallStarted {
+		return prev.Result + " (already done by an earlier attempt of this run)", nil
+	}
+	canon, _ := canonicalJSON(args) // operationID parsed args already
+	tc := ToolCall{OperationID: op, Run: w.run, Tool: name, Args: json.RawMessage(canon), Deferred: deferred,
+		Status: toolCallStarted, Created: w.rt.now()}
+	if landed != nil {
+		if seen {
+			if result, ok := landed(); ok {
+				return result, w.rt.store.finishToolCall(ctx, op, "applied", result)
+			}
+		} else if err := w.rt.store.addToolCall(ctx, w.agent.ID, tc, nil); err != nil {
+			return "", err
+		}
+	}
+	status, result, ps, err := fn()
+	if err != nil {
+		if landed != nil {
+			if derr := w.rt.store.dropToolCall(ctx, op); derr != nil {
+				return "", errors.Join(err, derr)
+			}
+		}
+		return "", err
+	}
+	if landed != nil {
+		return result, w.rt.store.finishToolCall(ctx, op, status, result)
+	}
+	tc.Status, tc.Result = status, result
+	if err := w.rt.store.addToolCall(ctx, w.agent.ID, tc, ps); err != nil {
+		return "", err
+	}
+	return result, nil
+}
+
+// settleStarted resolves the calls a crash interrupted mid-effect, before
+// the run is re-run (whose model may not repeat them): one whose effect is
+// in the vault is recorded as applied; one whose effect is not is
+// forgotten, as if never made, so a repeat of it runs.
+func (w *waking) settleStarted(ctx context.Context) error {
+	calls, err := w.rt.store.startedToolCalls(ctx, w.run)
+	if err != nil {
+		return err
+	}
+	for _, tc := range calls {
+		landed := false
+		var texts []string
+		if tc.Tool == "record_observations" {
+			var a observationArgs
+			json.Unmarshal(tc.Args, &a)
+			texts = observationTexts(a.Observations)
+			if landed, err = journalHas(w.rt.v.Root(), w.journalPath(), texts); err != nil {
+				return err
+			}
+		}
+		if !landed {
+			err = w.rt.store.dropToolCall(ctx, tc.OperationID)
+		} else {
+			err = w.rt.store.finishToolCall(ctx, tc.OperationID, "applied", fmt.Sprintf("recorded %d observation(s) in the journal", len(texts)))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (wt *wakeTools) updateReport(ctx context.Context, args json.RawMessage) (string, error) {
+	var a reportArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(a.TLDR) == "" || strings.TrimSpace(a.Content) == "" {
+		return "", errors.New("tldr and content must not be blank")
+	}
+	out, err := wt.effect(ctx, "update_report", args, false, func() (string, string, []changes.Proposal, error) {
+		if err := wt.w.writeReport(ctx, a.TLDR, a.Content, wt.w.modelID()); err != nil {
+			return "", "", nil, err
+		}
+		return "applied", "report published", nil, nil
+	}, nil)
+	if err == nil {
+		wt.reported, wt.tldr = true, a.TLDR
+	}
+	return out, err
+}
+
+func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessage) (string, error) {
+	var a observationArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return "", err
+	}
+	w := wt.w
+	texts := observationTexts(a.Observations)
+	result := fmt.Sprintf("recorded %d observation(s) in the journal", len(texts))
+	return wt.effect(ctx, "record_observations", args, false, func() (string, string, []changes.Proposal, error) {
+		now := w.rt.now()
+		lines := make([]string, 0, len(texts))
+		for _, o := range texts {
+			lines = append(lines, journalLine(now, o))
+		}
+		if len(lines) == 0 {
+			return "", "", nil, errors.New("every observation is blank")
+		}
+		if err := appendJournal(ctx, w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
+			return "", "", nil, err
+		}
+		return "applied", result, nil, nil
+	}, func() (string, bool) {
+		in, err := journalHas(w.rt.v.Root(), w.journalPath(), texts)
+		return result, err == nil && in
+	})
+}
+
+// observationTexts are the observations as journal lines carry them.
+func observationTexts(obs []string) []string {
+	out := make([]string, 0, len(obs))
+	for _, o := range obs {
+		if o = kit.OneLine(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// setLanguage is the one direct write to a person's task note (SPEC §1.3):
+// a frontmatter splice. A note open in the editor is spliced there, into
+// the buffer as it is now (workspace/applyEdit with its version); a closed
+// one on disk, compare-and-swap against the note as the wake read it, so
+// an edit made meanwhile is never overwritten.
+func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (string, error) {
+	var a languageArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return "", err
+	}
+	w := wt.w
+	if err := languageUnset(w.task); err != nil {
+		return "", err
+	}
+	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []changes.Proposal, error) {
+		if ed := w.rt.opts.Editor; ed != nil {
+			if buffer, version, open := ed.Open(w.agent.Task); open {
+				// The buffer may have been given a language since the wake read the note.
+				if err := languageUnset(note.Parse(w.agent.Task, []byte(buffer), note.Options{TaskFolders: w.rt.v.Options().TaskFolders})); err != nil {
+					return "", "", nil, err
+				}
+				updated, err := edit.SetFrontmatter([]byte(buffer), "language", a.Language)
+				if err != nil {
+					return "", "", nil, fmt.Errorf("setting the language: %w", err)
+				}
+				applied, err := ed.ApplyEdit(ctx, w.agent.Task, version, string(updated))
+				if err != nil {
+					return "", "", nil, fmt.Errorf("setting the language in the task note open in the editor: %w; nothing was written", err)
+				}
+				if !applied {
+					return "", "", nil, errors.New("setting the language: the editor refused the edit of the open task note; nothing was written")
+				}
+				// Saved as it is, the buffer is what the agent has seen.
+				w.taskWritten(updated, edit.FingerprintOf(updated))
+				return "applied", "language set to " + a.Language + " in the note open in the editor", nil, nil
+			}
+		}
+		updated, err := edit.SetFrontmatter(w.taskSnap.Content, "language", a.Language)
+		if err != nil {
+			return "", "", nil, fmt.Errorf("setting the language: %w", err)
+		}
+		fp, err := w.rt.v.Root().Write(w.agent.Task, w.taskSnap.Fingerprint, updated)
+		if err != nil {
+			return "", "", nil, fmt.Errorf("setting the language: %w", err)
+		}
+		w.taskWritten(updated, fp)
+		return "applied", "language set to " + a.Language, nil, nil
+	}, nil)
+}
+
+// languageUnset refuses set_task_language on a task whose language is
+// set: the tool only fills in a language the person has not chosen, and
+// changing their choice is theirs to make.
+func languageUnset(n *note.Note) error {
+	if n.Task != nil && n.Task.Language != "" {
+		return fmt.Errorf("the task's language is already %s; set_task_language only sets a language that is not set yet", n.Task.Language)
+	}
+	return nil
+}
+
+// propose records a deferred call's change items as proposals; items that
+// would change nothing are dropped and the model is told why.
+func (wt *wakeTools) propose(ctx context.Context, d changes.DeferredTool, args json.RawMessage) (string, error) {
+	w := wt.w
+	items, unchanged, err := d.Items(w.task, args)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range items {
+		if err := changes.CheckValues(changes.ExplodedTool(d.Name), p.Args); err != nil {
+			return "", err
+		}
+	}
+	open, err := w.rt.changes.Store().OpenItems(ctx, w.agent.ID)
+	if err != nil {
+		return "", err
+	}
+	var waiting []string
+	items = slices.DeleteFunc(items, func(p changes.Proposal) bool {
+		if changes.ProposedAlready(open, w.task, changes.ExplodedTool(d.Name), p.Args) {
+			waiting = append(waiting, p.Summary)
+			return true
+		}
+		return false
+	})
+	var drops []string
+	if len(unchanged) > 0 {
+		drops = append(drops, "dropped, because it would change nothing: "+strings.Join(unchanged, "; "))
+	}
+	if len(waiting) > 0 {
+		drops = append(drops, "dropped, because it is proposed already and waits for the person's decision: "+strings.Join(waiting, "; "))
+	}
+	dropped := strings.Join(drops, "; ")
+	if len(items) == 0 {
+		return dropped, nil
+	}
+	for i := range items {
+		items[i].Base = changes.ItemBase(w.task, changes.ExplodedTool(d.Name), items[i].Args)
+	}
+	return wt.effect(ctx, d.Name, args, true, func() (string, string, []changes.Proposal, error) {
+		result := fmt.Sprintf("proposed %d change(s) for the person to approve: %s", len(items), summaries(items))
+		if dropped != "" {
+			result += "; " + dropped
+		}
+		return "proposed", result, items, nil
+	}, nil)
+}
+
+func summaries(ps []changes.Proposal) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.Summary
+	}
+	return strings.Join(out, "; ")
+}
