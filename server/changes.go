@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/vault/edit"
 )
 
-// editor implements changes.Editor: an open note's buffer and version come
+// editor implements edit.Editor: an open note's buffer and version come
 // from didOpen/didChange, and an edit goes to the client as
 // workspace/applyEdit with that version.
 type editor struct{ s *Server }
 
-// Open implements changes.Editor.
+// Open implements edit.Editor.
 func (e editor) Open(path string) (string, int, bool) {
 	e.s.docs.mu.Lock()
 	defer e.s.docs.mu.Unlock()
@@ -54,19 +55,27 @@ type applyEditParams struct {
 // up the agents (a change set file is decided on their goroutine).
 const applyEditTimeout = 2 * time.Minute
 
-// ApplyEdit implements changes.Editor. It never runs inside Handle (the
+// ApplyEdit implements edit.Editor. It never runs inside Handle (the
 // agents call it from a request's goroutine or their own), so waiting for
 // the client's answer cannot block the read loop.
 func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText string) (bool, error) {
 	e.s.docs.mu.Lock()
 	doc, ok := e.s.docs.open[path]
 	var uri, old string
+	var current int
 	if ok {
-		uri, old = doc.URI, doc.Text
+		uri, old, current = doc.URI, doc.Text, doc.Version
 	}
 	e.s.docs.mu.Unlock()
 	if !ok {
-		return false, fmt.Errorf("%s is no longer open in the editor", path)
+		return false, fmt.Errorf("%s: %w", path, edit.ErrNotOpen)
+	}
+	if current != version {
+		// The buffer moved on: newText was made from an older one, and
+		// the line edit below would be cut against the newer text. A
+		// client that ignores the version would apply it over the
+		// person's typing; refused, the caller makes it again (edit.Change).
+		return false, nil
 	}
 	var p applyEditParams
 	p.Label = "margin: edit " + path

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/sourcegraph/jsonrpc2"
@@ -102,7 +101,7 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		return &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	case errors.Is(err, edit.ErrOutsideVault):
 		return &jsonrpc2.Error{Code: CodeOutsideVault, Message: err.Error()}
-	case errors.Is(err, edit.ErrConflict), errors.Is(err, query.ErrEditorRefused):
+	case errors.Is(err, edit.ErrConflict), errors.Is(err, edit.ErrEditorRefused):
 		return &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, edit.ErrStale):
 		return &jsonrpc2.Error{Code: CodeStale, Message: err.Error()}

@@ -23,18 +23,8 @@ import (
 
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/edit"
 )
-
-// Editor is the editor a person has notes open in (the server implements
-// it). An open note's buffer is the truth, so a change to it goes through
-// the editor, never to disk (SPEC §1.2).
-type Editor interface {
-	// Open returns the buffer of the note at path when it is open.
-	Open(path string) (text string, version int, ok bool)
-	// ApplyEdit asks the editor to make the buffer of version read
-	// newText; applied is false when the editor refused.
-	ApplyEdit(ctx context.Context, path string, version int, newText string) (applied bool, err error)
-}
 
 // Owner is what a change set needs to know of the agent that proposed it.
 type Owner struct {
@@ -69,7 +59,7 @@ type Options struct {
 	ExpireAfter time.Duration
 	// Editor edits the notes open in the editor; nil when there is none
 	// (the command line), and every apply then writes the file.
-	Editor   Editor
+	Editor   edit.Editor
 	Notifier Notifier
 	Logger   *slog.Logger
 	// Now is the clock; time.Now by default.

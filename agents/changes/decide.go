@@ -1,11 +1,11 @@
 package changes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
 	"time"
 
@@ -266,74 +266,59 @@ func itemIndex(cs ChangeSet, id string) int {
 }
 
 // applyConfirmed re-validates and applies the confirmed items to the task
-// note in one edit: through the editor when the note is open there, else a
-// compare-and-swap write. An item whose target changed becomes stale; an
-// edit the editor refuses, or that loses a race with a person's save,
-// leaves its items pending with the reason in Detail.
+// note in one edit, through the editor when the note is open there (see
+// edit.Root.Change: a person's save meanwhile is applied to again, and an
+// item whose target it changed becomes stale). An edit the editor refuses,
+// or that keeps losing races with a person's saves, leaves its items
+// pending with the reason in Detail.
 func (c *Changes) applyConfirmed(ctx context.Context, task string, items []ChangeItem, confirm []int) error {
 	var (
-		src     []byte
-		base    edit.Fingerprint
-		version int
-		open    bool
+		decided  []ChangeItem // items as the last attempt settled them
+		applied  []int
+		inEditor bool
 	)
-	if c.opts.Editor != nil {
-		var text string
-		if text, version, open = c.opts.Editor.Open(task); open {
-			src = []byte(text)
-		}
-	}
-	if !open {
-		snap, err := c.v.Root().Read(task)
-		if errors.Is(err, fs.ErrNotExist) {
+	_, err := c.v.Root().Change(ctx, c.opts.Editor, task, func(cur edit.Current) ([]byte, error) {
+		decided, applied, inEditor = slices.Clone(items), nil, cur.InEditor
+		if !cur.Exists {
 			for _, i := range confirm {
-				items[i].Status, items[i].Detail = ItemStale, "the task note "+task+" is gone"
+				decided[i].Status, decided[i].Detail = ItemStale, "the task note "+task+" is gone"
 			}
-			return nil
+			return nil, nil
 		}
-		if err != nil {
-			return err
+		out := cur.Content
+		for _, i := range confirm {
+			next, stale, err := applyItem(task, out, decided[i], c.v.Options().TaskFolders)
+			switch {
+			case err != nil:
+				decided[i].Detail = "not applied: " + err.Error()
+			case stale != "":
+				decided[i].Status, decided[i].Detail = ItemStale, stale
+			default:
+				out = next
+				applied = append(applied, i)
+			}
 		}
-		src, base = snap.Content, snap.Fingerprint
+		return out, nil
+	})
+	if decided == nil {
+		return err // refused before the note was read
 	}
-	cur := src
-	var applied []int
-	for _, i := range confirm {
-		out, stale, err := applyItem(task, cur, items[i], c.v.Options().TaskFolders)
-		switch {
-		case err != nil:
-			items[i].Detail = "not applied: " + err.Error()
-		case stale != "":
-			items[i].Status, items[i].Detail = ItemStale, stale
-		default:
-			cur = out
-			applied = append(applied, i)
-		}
-	}
-	notApplied := func(why string) {
+	copy(items, decided)
+	notApplied := func(why string) error {
 		for _, i := range applied {
 			items[i].Detail = "not applied: " + why
 		}
+		return nil
 	}
 	switch {
-	case len(applied) == 0 || bytes.Equal(cur, src):
-	case open:
-		ok, err := c.opts.Editor.ApplyEdit(ctx, task, version, string(cur))
-		if err != nil {
-			notApplied("the editor did not apply the edit: " + err.Error())
-			return nil
-		}
-		if !ok {
-			notApplied("the editor refused the edit; the item stays pending")
-			return nil
-		}
-	default:
-		if _, err := c.v.Root().Write(task, base, cur); errors.Is(err, edit.ErrConflict) {
-			notApplied("the task changed on disk while it was being applied; decide again")
-			return nil
-		} else if err != nil {
-			return err
-		}
+	case errors.Is(err, edit.ErrEditorRefused):
+		return notApplied("the editor refused the edit; the item stays pending")
+	case errors.Is(err, edit.ErrConflict):
+		return notApplied("the task kept changing on disk while it was being applied; decide again")
+	case err != nil && inEditor:
+		return notApplied("the editor did not apply the edit: " + err.Error())
+	case err != nil:
+		return err
 	}
 	for _, i := range applied {
 		items[i].Status = ItemConfirmed
@@ -347,54 +332,36 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 // they wrote it: their text matters more than margin's view of it, and
 // the database still has every decision.
 func (c *Changes) writeSetFile(ctx context.Context, cs ChangeSet) {
-	if c.opts.Editor != nil {
-		if text, version, open := c.opts.Editor.Open(cs.Path); open {
-			out, err := updateChangeSetFile([]byte(text), cs)
-			if err != nil {
-				c.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
-				return
-			}
-			if string(out) == text {
-				return
-			}
-			if applied, err := c.opts.Editor.ApplyEdit(ctx, cs.Path, version, string(out)); err != nil || !applied {
-				c.log.Warn("the editor did not take the change set's new statuses; the database has them", "path", cs.Path, "err", err)
-			}
-			return
+	var (
+		damaged  error
+		inEditor bool
+	)
+	res, err := c.v.Root().Change(ctx, c.opts.Editor, cs.Path, func(cur edit.Current) ([]byte, error) {
+		inEditor = cur.InEditor
+		if !cur.Exists {
+			return nil, nil // deleted by hand: the decisions stand in the database
 		}
-	}
-	for attempt := 0; attempt < 2; attempt++ {
-		snap, err := c.v.Root().Read(cs.Path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return // deleted by hand: the decisions stand in the database
-		}
+		out, err := updateChangeSetFile(cur.Content, cs)
 		if err != nil {
-			c.log.Warn("reading a change set file", "path", cs.Path, "err", err)
-			return
+			damaged = err
 		}
-		out, err := updateChangeSetFile(snap.Content, cs)
-		if err != nil {
-			c.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
-			return
-		}
-		if bytes.Equal(out, snap.Content) {
-			return
-		}
-		fp, err := c.v.Root().Write(cs.Path, snap.Fingerprint, out)
-		if errors.Is(err, edit.ErrConflict) {
-			continue // saved again meanwhile: splice into that version
-		}
-		if err != nil {
-			c.log.Warn("writing a change set file", "path", cs.Path, "err", err)
-			return
-		}
-		if err := c.store.setFileFingerprint(ctx, cs.ID, string(fp)); err != nil {
+		return out, err
+	})
+	switch {
+	case damaged != nil:
+		c.log.Warn("the change set file cannot be updated; left as it is", "path", cs.Path, "err", err)
+	case errors.Is(err, edit.ErrConflict):
+		// The person's next save brings the lines in line (DecideFile).
+		c.log.Info("the change set file kept changing while margin wrote its statuses; the database has them", "path", cs.Path)
+	case err != nil && inEditor:
+		c.log.Warn("the editor did not take the change set's new statuses; the database has them", "path", cs.Path, "err", err)
+	case err != nil:
+		c.log.Warn("writing a change set file", "path", cs.Path, "err", err)
+	case res.Written && !res.InEditor:
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(res.Fingerprint)); err != nil {
 			c.log.Warn("recording a change set file", "path", cs.Path, "err", err)
 		}
-		return
 	}
-	// The person's next save brings the lines in line (DecideFile).
-	c.log.Info("the change set file kept changing while margin wrote its statuses; the database has them", "path", cs.Path)
 }
 
 // expireDue expires the open change sets whose time is up (SPEC §4.2).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/edit"
 )
 
 // State is a state of the flow (seed 003 §5.1).
@@ -60,18 +61,8 @@ type Options struct {
 	// Editor edits the notes open in the editor; nil when there is none
 	// (the command line). A log appended to an open daily note goes
 	// through it: the editor's buffer is the truth (SPEC §1.2).
-	Editor Editor
+	Editor edit.Editor
 	Logger *slog.Logger
-}
-
-// Editor is the editor a person has notes open in; it is agents.Editor,
-// named here so the query flow needs nothing else of the agents.
-type Editor interface {
-	// Open returns the buffer of the note at path when it is open.
-	Open(path string) (text string, version int, ok bool)
-	// ApplyEdit asks the editor to make the buffer of version read
-	// newText; applied is false when the editor refused.
-	ApplyEdit(ctx context.Context, path string, version int, newText string) (applied bool, err error)
 }
 
 func (o *Options) setDefaults() {

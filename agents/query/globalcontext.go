@@ -251,10 +251,13 @@ func (e *Engine) updateContext(ctx context.Context, s *Session, trigger string) 
 }
 
 // writeContext applies updates to Margin/Context.md, re-applying them to
-// the version a person saved meanwhile (see editNote).
+// the version a person saved meanwhile (see editNote). What they move out
+// is archived before the context is written, so an item is never lost;
+// and once, though the change may run again after a lost race.
 func (e *Engine) writeContext(ctx context.Context, updates []ContextUpdate) (int, error) {
 	day := e.opts.Now().Format(time.DateOnly)
 	n := 0
+	archived := map[contextItem]bool{}
 	err := e.editNote(ctx, e.ContextPath(), func(cur []byte, _ bool) ([]byte, error) {
 		gc, err := parseContext(string(cur))
 		if err != nil {
@@ -264,9 +267,18 @@ func (e *Engine) writeContext(ctx context.Context, updates []ContextUpdate) (int
 			return nil, nil
 		}
 		gc.Version++
-		if moved := gc.shrink(e.opts.ContextMaxTokens, day); len(moved) > 0 {
+		var moved []contextItem
+		for _, it := range gc.shrink(e.opts.ContextMaxTokens, day) {
+			if !archived[it] {
+				moved = append(moved, it)
+			}
+		}
+		if len(moved) > 0 {
 			if err := e.archive(ctx, moved, day); err != nil {
 				return nil, err
+			}
+			for _, it := range moved {
+				archived[it] = true
 			}
 		}
 		return []byte(gc.render(day)), nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -143,11 +142,13 @@ const correctionMark = " [correction]"
 func (e *Engine) markCorrection(ctx context.Context, s *Session) error {
 	a := s.Appended
 	heading := a.Heading + correctionMark
-	key, marked := heading, false
+	var key string
+	var marked bool
 	first, _, _ := strings.Cut(strings.TrimSpace(s.logText()), "\n")
 	first = strings.TrimSpace(first)
+	// editNote may run this again on a newer text: what it finds is found anew.
 	err := e.editNote(ctx, a.Path, func(cur []byte, exists bool) ([]byte, error) {
-		marked = false
+		key, marked = heading, false
 		if !exists {
 			return nil, nil
 		}
@@ -278,9 +279,6 @@ func invented(v any, numbers map[float64]bool) bool {
 	return false
 }
 
-// ErrEditorRefused is the editor saying no to an edit of a note open in it.
-var ErrEditorRefused = errors.New("the editor refused the edit of the open note")
-
 // appendEntry appends text to the daily note of at as `## HH:MM` (or
 // `## HH:MM [correction]`), creating the note from the vault's daily
 // template when it does not exist; through the editor when the note is
@@ -293,8 +291,10 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 	if correction {
 		heading += " [correction]"
 	}
+	// editNote may run this again on a newer text: what it finds is found anew.
 	err = e.editNote(ctx, path, func(base []byte, exists bool) ([]byte, error) {
 		fromTemplate := false
+		note = ""
 		if !exists {
 			base, note = e.newDailyNote(at)
 			fromTemplate = len(base) > 0

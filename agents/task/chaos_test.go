@@ -229,7 +229,9 @@ type chaosRig struct {
 	notes []string // "method params" of every notification
 }
 
-func newChaosRig(t *testing.T, timeout time.Duration) *chaosRig {
+// newChaosRig builds the rig; with changes the runtime's options (an
+// editor, say) before it starts.
+func newChaosRig(t *testing.T, timeout time.Duration, with ...func(*Options)) *chaosRig {
 	t.Helper()
 	c := &chaosRig{v: querytest.SampleVault(t), fake: llmtest.NewOllama(t, "qwen2.5:7b")}
 	cfg := c.fake.Config()
@@ -242,13 +244,17 @@ func newChaosRig(t *testing.T, timeout time.Duration) *chaosRig {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	c.rt, err = New(ctx, c.v, client, Options{MaxTurns: chaosMaxTurns, Now: func() time.Time { return querytest.Now },
+	opts := Options{MaxTurns: chaosMaxTurns, Now: func() time.Time { return querytest.Now },
 		Notifier: NotifyFunc(func(method string, params any) {
 			b, _ := json.Marshal(params)
 			c.mu.Lock()
 			c.notes = append(c.notes, method+" "+string(b))
 			c.mu.Unlock()
-		})})
+		})}
+	for _, f := range with {
+		f(&opts)
+	}
+	c.rt, err = New(ctx, c.v, client, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/templates"
+	"github.com/margin-md/margin/vault/edit"
 )
 
 // Notifier sends a notification to the client (the server implements it).
@@ -46,7 +47,7 @@ type Options struct {
 	Notifier Notifier
 	// Editor edits the notes open in the editor; nil when there is none
 	// (the command line), and every apply then writes the file.
-	Editor changes.Editor
+	Editor edit.Editor
 	Logger *slog.Logger
 	// Now is the clock; time.Now by default.
 	Now func() time.Time

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
@@ -204,54 +203,21 @@ func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
 	return len(texts) > 0, nil
 }
 
-// casAttempts bounds the retries of an append racing a person's edits of
-// the same file: each retry re-reads, so it only fails under a stream of
-// saves, and then the observation is better lost than the edit.
-const casAttempts = 3
-
-// appendJournal appends lines to the journal, creating it when needed. It
-// only ever adds at the end, so an edit the person made is kept: a write
-// that finds the file changed reads it again and appends to that. A
-// journal open in the editor is appended to there (ed may be nil).
-func appendJournal(ctx context.Context, root *edit.Root, ed changes.Editor, p, taskPath, agent string, lines []string) error {
+// appendJournal appends lines to the journal, creating it when needed,
+// through the editor when the journal is open there (ed may be nil). It
+// only ever adds at the end, so an edit the person made is kept: appended
+// to a version they saved meanwhile (edit.Root.Change).
+func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, taskPath, agent string, lines []string) error {
 	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", kit.YAMLString(kit.TaskLink(taskPath)), agent, stem(taskPath))
-	appended := func(content string) string {
+	_, err := root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
+		content := string(cur.Content)
 		if content == "" {
 			content = header
 		} else if !strings.HasSuffix(content, "\n") {
 			content += "\n"
 		}
-		return content + strings.Join(lines, "\n") + "\n"
-	}
-	if ed != nil {
-		if text, version, open := ed.Open(p); open {
-			applied, err := ed.ApplyEdit(ctx, p, version, appended(text))
-			if err != nil {
-				return fmt.Errorf("appending to the journal open in the editor: %w", err)
-			}
-			if !applied {
-				return errors.New("appending to the journal: the editor refused the edit of the open journal; nothing was written")
-			}
-			return nil
-		}
-	}
-	var err error
-	for range casAttempts {
-		var snap edit.Snapshot
-		snap, err = root.Read(p)
-		var content string
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			snap = edit.Snapshot{}
-		case err != nil:
-			return fmt.Errorf("appending to the journal: %w", err)
-		default:
-			content = string(snap.Content)
-		}
-		if _, err = root.Write(p, snap.Fingerprint, []byte(appended(content))); !errors.Is(err, edit.ErrConflict) {
-			break
-		}
-	}
+		return []byte(content + strings.Join(lines, "\n") + "\n"), nil
+	})
 	if err != nil {
 		return fmt.Errorf("appending to the journal: %w", err)
 	}

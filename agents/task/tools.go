@@ -220,8 +220,8 @@ func observationTexts(obs []string) []string {
 // setLanguage is the one direct write to a person's task note (SPEC §1.3):
 // a frontmatter splice. A note open in the editor is spliced there, into
 // the buffer as it is now (workspace/applyEdit with its version); a closed
-// one on disk, compare-and-swap against the note as the wake read it, so
-// an edit made meanwhile is never overwritten.
+// one on disk, only if it is still the note the wake read, so an edit made
+// meanwhile is never overwritten and is the next wake's to see.
 func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (string, error) {
 	var a languageArgs
 	if err := json.Unmarshal(args, &a); err != nil {
@@ -232,37 +232,24 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 		return "", err
 	}
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []changes.Proposal, error) {
-		if ed := w.rt.opts.Editor; ed != nil {
-			if buffer, version, open := ed.Open(w.agent.Task); open {
-				// The buffer may have been given a language since the wake read the note.
-				if err := languageUnset(note.Parse(w.agent.Task, []byte(buffer), note.Options{TaskFolders: w.rt.v.Options().TaskFolders})); err != nil {
-					return "", "", nil, err
-				}
-				updated, err := edit.SetFrontmatter([]byte(buffer), "language", a.Language)
-				if err != nil {
-					return "", "", nil, fmt.Errorf("setting the language: %w", err)
-				}
-				applied, err := ed.ApplyEdit(ctx, w.agent.Task, version, string(updated))
-				if err != nil {
-					return "", "", nil, fmt.Errorf("setting the language in the task note open in the editor: %w; nothing was written", err)
-				}
-				if !applied {
-					return "", "", nil, errors.New("setting the language: the editor refused the edit of the open task note; nothing was written")
-				}
-				// Saved as it is, the buffer is what the agent has seen.
-				w.taskWritten(updated, edit.FingerprintOf(updated))
-				return "applied", "language set to " + a.Language + " in the note open in the editor", nil, nil
+		res, err := w.rt.v.Root().Change(ctx, w.rt.opts.Editor, w.agent.Task, func(cur edit.Current) ([]byte, error) {
+			if !cur.InEditor && cur.Fingerprint() != w.taskSnap.Fingerprint {
+				return nil, &edit.ConflictError{Path: w.agent.Task, Base: w.taskSnap.Fingerprint, Current: cur.Fingerprint()}
 			}
-		}
-		updated, err := edit.SetFrontmatter(w.taskSnap.Content, "language", a.Language)
+			// The buffer may have been given a language since the wake read the note.
+			if err := languageUnset(note.Parse(w.agent.Task, cur.Content, note.Options{TaskFolders: w.rt.v.Options().TaskFolders})); err != nil {
+				return nil, err
+			}
+			return edit.SetFrontmatter(cur.Content, "language", a.Language)
+		})
 		if err != nil {
 			return "", "", nil, fmt.Errorf("setting the language: %w", err)
 		}
-		fp, err := w.rt.v.Root().Write(w.agent.Task, w.taskSnap.Fingerprint, updated)
-		if err != nil {
-			return "", "", nil, fmt.Errorf("setting the language: %w", err)
+		// Saved as it is, a buffer is what the agent has seen.
+		w.taskWritten(res.Content, res.Fingerprint)
+		if res.InEditor {
+			return "applied", "language set to " + a.Language + " in the note open in the editor", nil, nil
 		}
-		w.taskWritten(updated, fp)
 		return "applied", "language set to " + a.Language, nil, nil
 	}, nil)
 }

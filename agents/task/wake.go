@@ -89,38 +89,29 @@ func (w *waking) taskWritten(content []byte, fp edit.Fingerprint) {
 
 // writeReport writes the report file, through the editor when the report
 // is open there. It never overwrites a report the person edited after
-// this wake read it: the write compares against the report as read, and a
-// conflict leaves their version for the next wake, which shows it to the
-// agent as the current report.
+// this wake read it: the change is refused unless the report is the one
+// read, and their version is left for the next wake, which shows it to
+// the agent as the current report.
 func (w *waking) writeReport(ctx context.Context, tldr, content, generator string) error {
 	p := w.reportPath()
 	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, content)
 	edited := fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
-	var fp edit.Fingerprint
-	if text, version, open := w.openReport(); open {
-		if edit.FingerprintOf([]byte(text)) != w.reportBase {
-			return edited
+	res, err := w.rt.v.Root().Change(ctx, w.rt.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
+		if cur.Fingerprint() != w.reportBase {
+			return nil, edited
 		}
-		applied, err := w.rt.opts.Editor.ApplyEdit(ctx, p, version, string(data))
-		if err != nil {
-			return fmt.Errorf("writing the report through the editor: %w", err)
-		}
-		if !applied {
-			return fmt.Errorf("the editor refused the new report %s; nothing was written, and the next wake will try again", p)
-		}
-		fp = edit.FingerprintOf(data)
-	} else {
-		var err error
-		fp, err = w.rt.v.Root().Write(p, w.reportBase, data)
-		if errors.Is(err, edit.ErrConflict) {
-			return edited
-		}
-		if err != nil {
-			return fmt.Errorf("writing the report: %w", err)
-		}
+		return data, nil
+	})
+	switch {
+	case errors.Is(err, edited):
+		return edited
+	case errors.Is(err, edit.ErrEditorRefused):
+		return fmt.Errorf("the editor refused the new report %s; nothing was written, and the next wake will try again", p)
+	case err != nil:
+		return fmt.Errorf("writing the report: %w", err)
 	}
-	w.reportBase = fp
-	if err := w.rt.store.setReport(ctx, w.agent.ID, string(fp), generator); err != nil {
+	w.reportBase = res.Fingerprint
+	if err := w.rt.store.setReport(ctx, w.agent.ID, string(res.Fingerprint), generator); err != nil {
 		return err
 	}
 	w.rt.notify("margin/reportUpdated", map[string]string{"task": w.agent.Task, "path": p, "tldr": kit.OneLine(tldr)})

@@ -6,8 +6,9 @@
 //
 // It must not decide what to write: it knows nothing of tasks, agents, change
 // sets or the index, and it never re-renders a whole note. The splicing
-// functions are pure (no I/O) so the server can also use them for notes open
-// in the editor, whose edits go through workspace/applyEdit instead of Root.
+// functions are pure (no I/O) so they apply as well to the buffer of a note
+// open in the editor, whose edits go through workspace/applyEdit (Editor).
+// Root.Change is the one way to change a note, open or not (change.go).
 // Only Root touches the disk, and only inside the vault.
 package edit
 
@@ -131,7 +132,7 @@ func (r *Root) Read(name string) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("reading %s: %w", name, err)
 	}
-	cur, err := r.current(p)
+	cur, err := r.onDisk(p)
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("reading %s: %w", p, err)
 	}
@@ -220,7 +221,7 @@ func (r *Root) write(p string, base Fingerprint, content []byte) (Fingerprint, e
 	if err != nil {
 		return "", err
 	}
-	cur, err := r.current(target)
+	cur, err := r.onDisk(target)
 	if err != nil {
 		return "", err
 	}
@@ -277,7 +278,7 @@ func (r *Root) commit(p, target, tmp string, base, fp Fingerprint, exists bool) 
 	r.commitMu.Lock()
 	defer r.commitMu.Unlock()
 
-	cur, err := r.current(target)
+	cur, err := r.onDisk(target)
 	if err != nil {
 		return err
 	}
@@ -315,7 +316,7 @@ func (r *Root) swapIn(p, tmp, target string, base, fp Fingerprint, exists bool) 
 		r.root.Remove(tmp) // the content is committed; a leftover temp name is only clutter
 		return nil
 	case errors.Is(err, fs.ErrExist):
-		cur, cerr := r.current(target)
+		cur, cerr := r.onDisk(target)
 		if cerr != nil {
 			return cerr
 		}
@@ -331,7 +332,7 @@ func (r *Root) swapIn(p, tmp, target string, base, fp Fingerprint, exists bool) 
 
 // writeTemp writes content to a new hidden file in dir (see IsTempName),
 // synced to disk and with the mode of the file it will replace.
-func (r *Root) writeTemp(dir string, content []byte, cur current) (string, error) {
+func (r *Root) writeTemp(dir string, content []byte, cur diskFile) (string, error) {
 	var (
 		name string
 		f    *os.File
@@ -439,8 +440,8 @@ func IsTempName(base string) bool {
 	return strings.HasPrefix(base, tempPrefix) && strings.HasSuffix(base, tempSuffix)
 }
 
-// current is what is on disk at a path right now.
-type current struct {
+// diskFile is what is on disk at a path right now.
+type diskFile struct {
 	exists  bool
 	content []byte
 	fp      Fingerprint
@@ -455,14 +456,14 @@ var ErrBusy = fmt.Errorf("%w: another program is writing it", ErrConflict)
 // errWriting: a file is open for writing right now (see leaseRead).
 var errWriting = errors.New("open for writing")
 
-// busyWait bounds how long current waits for a writer to finish.
+// busyWait bounds how long onDisk waits for a writer to finish.
 const busyWait = 2 * time.Second
 
-// current reads what is on disk at a path right now. A file another program
+// onDisk reads what is on disk at a path right now. A file another program
 // has open for writing may be half saved (an in-place save truncates, then
-// writes): current waits for the writer to close it rather than take half
+// writes): onDisk waits for the writer to close it rather than take half
 // a save as the file, which would make every write based on it stale.
-func (r *Root) current(p string) (current, error) {
+func (r *Root) onDisk(p string) (diskFile, error) {
 	wait, deadline := 100*time.Microsecond, time.Now().Add(busyWait)
 	for {
 		cur, busy, err := r.readOnce(p)
@@ -470,7 +471,7 @@ func (r *Root) current(p string) (current, error) {
 			return cur, err
 		}
 		if time.Now().After(deadline) {
-			return current{}, fmt.Errorf("%s: %w", p, ErrBusy)
+			return diskFile{}, fmt.Errorf("%s: %w", p, ErrBusy)
 		}
 		time.Sleep(wait)
 		wait = min(2*wait, 50*time.Millisecond)
@@ -482,43 +483,43 @@ func (r *Root) current(p string) (current, error) {
 // the read holds one, which proves no writer had it open and makes new
 // writers wait until the read is done. Elsewhere a changed size or
 // modification time is the only sign, which misses a writer that paused.
-func (r *Root) readOnce(p string) (cur current, busy bool, err error) {
+func (r *Root) readOnce(p string) (cur diskFile, busy bool, err error) {
 	f, err := r.root.Open(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return current{}, false, nil
+		return diskFile{}, false, nil
 	}
 	if err != nil {
-		return current{}, false, r.classify(err)
+		return diskFile{}, false, r.classify(err)
 	}
 	defer f.Close() // also releases the lease
 	info, err := f.Stat()
 	if err != nil {
-		return current{}, false, err
+		return diskFile{}, false, err
 	}
 	if !info.Mode().IsRegular() {
-		return current{}, false, fmt.Errorf("%s is not a regular file", p)
+		return diskFile{}, false, fmt.Errorf("%s is not a regular file", p)
 	}
 	leased, err := leaseRead(f)
 	if errors.Is(err, errWriting) {
-		return current{}, true, nil
+		return diskFile{}, true, nil
 	}
 	var buf bytes.Buffer
 	if _, err := io.Copy(&buf, f); err != nil {
-		return current{}, false, err
+		return diskFile{}, false, err
 	}
 	if !leased {
 		after, err := f.Stat()
 		if err != nil {
-			return current{}, false, err
+			return diskFile{}, false, err
 		}
 		if after.Size() != info.Size() || !after.ModTime().Equal(info.ModTime()) || int64(buf.Len()) != after.Size() {
-			return current{}, true, nil
+			return diskFile{}, true, nil
 		}
 	}
-	return current{exists: true, content: buf.Bytes(), fp: FingerprintOf(buf.Bytes()), mode: info.Mode().Perm()}, false, nil
+	return diskFile{exists: true, content: buf.Bytes(), fp: FingerprintOf(buf.Bytes()), mode: info.Mode().Perm()}, false, nil
 }
 
-func (c current) check(p string, base Fingerprint) error {
+func (c diskFile) check(p string, base Fingerprint) error {
 	if c.fp != base { // zero for a missing file, so a zero base matches only absence
 		return &ConflictError{Path: p, Base: base, Current: c.fp}
 	}
