@@ -108,13 +108,18 @@ func (p *scratch) closer(doc ast.Node) string {
 // openFence is the marker of a fenced code block without a closing fence.
 func (p *scratch) openFence(c *ast.FencedCodeBlock) string {
 	s := p.s
+	// Lines here are goldmark's: a lone '\r' ends none.
+	start := strings.LastIndexByte(s[:min(p.base+c.Pos(), len(s))], '\n') + 1
+	end := len(s)
+	if i := strings.IndexByte(s[start:], '\n'); i >= 0 {
+		end = start + i
+	}
 	// Pos is the opening fence's first marker byte, unless a tab before it
-	// made goldmark count columns: then look for the marker on that line.
+	// made goldmark count columns: then look for the marker on its line.
 	at := min(p.base+c.Pos(), len(s))
 	if at == len(s) || s[at] != '`' && s[at] != '~' {
-		line := lineStart(s, at)
-		at = line + strings.IndexAny(s[line:lineEnd(s, line)], "`~")
-		if at < line {
+		at = start + strings.IndexAny(s[start:end], "`~")
+		if at < start {
 			return ""
 		}
 	}
@@ -124,7 +129,7 @@ func (p *scratch) openFence(c *ast.FencedCodeBlock) string {
 	}
 	// Content lines run to the end of the body only when no fence closed
 	// them; a closing fence is a line after them.
-	rest := nextLine(s, at)
+	rest := min(end+1, len(s))
 	if lines := c.Lines(); lines.Len() > 0 {
 		rest = p.base + lines.At(lines.Len()-1).Stop
 	}

@@ -106,6 +106,8 @@ func TestCloser(t *testing.T) {
 		{"> ```\n> code\n", ""},
 		{"---\n```\n---\n```\n", "```"},
 		{"text\n", ""},
+		{"```\r0", "```"},   // a lone '\r' ends no line for goldmark: "0" is the info string
+		{"~~~\r~~~", "~~~"}, // nor closes the fence
 		{"# A\n<!-- a comment\n\n## B\n", "-->"},
 		{"# A\n<!-- a comment -->\n", ""},
 		{"<PRE>\ncode\n", "</pre>"},
