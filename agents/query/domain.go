@@ -13,7 +13,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"gopkg.in/yaml.v3"
+
+	"github.com/margin-md/margin/vault/note"
 )
 
 // Domain is a domain module (seed 003 §8): knowledge the agents are given,
@@ -73,15 +74,6 @@ func loadDomains(vaultDir, dir string) ([]Domain, []error) {
 // parseDomain reads a domain note: frontmatter fields of SPEC §3.3 and the
 // body sections `## Expertise` and `## Context Guidance`.
 func parseDomain(p string, data []byte) (Domain, error) {
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	rest, ok := strings.CutPrefix(text, "---\n")
-	if !ok {
-		return Domain{}, errors.New("no frontmatter")
-	}
-	fm, body, ok := strings.Cut(rest, "\n---")
-	if !ok {
-		return Domain{}, errors.New("frontmatter has no closing ---")
-	}
 	var meta struct {
 		Margin          string            `yaml:"margin"`
 		Name            string            `yaml:"name"`
@@ -91,7 +83,9 @@ func parseDomain(p string, data []byte) (Domain, error) {
 		EvaluationRules []string          `yaml:"evaluation_rules"`
 		LogSchema       any               `yaml:"log_schema"`
 	}
-	if err := yaml.Unmarshal([]byte(fm), &meta); err != nil {
+	if _, err := note.DecodeFrontmatter(data, &meta); errors.Is(err, note.ErrNoFrontmatter) {
+		return Domain{}, err
+	} else if err != nil {
 		return Domain{}, fmt.Errorf("frontmatter: %w", err)
 	}
 	if meta.Margin != "domain" {
@@ -115,7 +109,10 @@ func parseDomain(p string, data []byte) (Domain, error) {
 		}
 		d.LogSchema = schema
 	}
-	sections := bodySections(body)
+	sections, err := bodySections(data)
+	if err != nil {
+		return Domain{}, err
+	}
 	d.Expertise = sections["expertise"]
 	d.ContextGuidance = sections["context guidance"]
 	return d, nil
@@ -144,28 +141,21 @@ func logSchemaJSON(v any) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// bodySections maps each `## Heading` (lower-cased) to its trimmed text.
-func bodySections(body string) map[string]string {
+// bodySections maps the text of each `## Heading` (lower-cased) to its
+// trimmed section, deeper headings included, as the index reads the note:
+// a `## ` line in a code block starts no section.
+func bodySections(data []byte) (map[string]string, error) {
+	o := note.ParseOutline(data)
+	if o.Plain != "" {
+		return nil, fmt.Errorf("body not read: %s", o.Plain)
+	}
 	out := map[string]string{}
-	var (
-		name string
-		buf  []string
-	)
-	flush := func() {
-		if name != "" {
-			out[name] = strings.TrimSpace(strings.Join(buf, "\n"))
+	for _, s := range o.Sections {
+		if s.Level == 2 {
+			out[strings.ToLower(s.Text)] = strings.ReplaceAll(s.BodyText(data), "\r\n", "\n")
 		}
 	}
-	for _, line := range strings.Split(body, "\n") {
-		if h, ok := strings.CutPrefix(line, "## "); ok {
-			flush()
-			name, buf = strings.ToLower(strings.TrimSpace(h)), nil
-			continue
-		}
-		buf = append(buf, line)
-	}
-	flush()
-	return out
+	return out, nil
 }
 
 // Active is the combination of the base domains and the selected ones that

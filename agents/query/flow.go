@@ -131,7 +131,6 @@ func New(ctx context.Context, v *vault.Vault, client *llm.Client, opts Options) 
 		opts:   opts,
 		retriever: &Retriever{
 			Index:      v.Index(),
-			Read:       v.Root().ReadFile,
 			Exclude:    exclude,
 			MaxEntries: opts.MaxEntries,
 		},

@@ -8,9 +8,10 @@ import (
 	"path"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/margin-md/margin/vault/note"
 )
 
 // The global context (seed 003 §7.7): Margin/Context.md, a short markdown
@@ -67,44 +68,62 @@ type globalContext struct {
 	Items   []contextItem
 }
 
-var (
-	itemRE    = regexp.MustCompile(`^- ([A-Za-z0-9_.-]+): (.*?) \((certain|likely|tentative)(?:, (\d{4}-\d{2}-\d{2}))?\)\s*$`)
-	versionRE = regexp.MustCompile(`(?m)^version:\s*(\d+)\s*$`)
-)
+var itemRE = regexp.MustCompile(`^- ([A-Za-z0-9_.-]+): (.*?) \((certain|likely|tentative)(?:, (\d{4}-\d{2}-\d{2}))?\)\s*$`)
 
-func parseContext(text string) globalContext {
+// parseContext reads the global context with vault/note, as the index
+// reads it: the version from the header, the items from the lines of each
+// category's `## ` section up to the next `## ` heading (a `## ` line in a
+// code block is no heading). A header that does not decode leaves the
+// version 0, as a missing one does. A file whose markup is over the parse
+// budget is refused: rendering what could not be read would lose it.
+func parseContext(text string) (globalContext, error) {
 	var gc globalContext
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	body := text
-	if rest, ok := strings.CutPrefix(text, "---\n"); ok {
-		if fm, b, ok := strings.Cut(rest, "\n---"); ok {
-			if m := versionRE.FindStringSubmatch(fm); m != nil {
-				gc.Version, _ = strconv.Atoi(m[1])
-			}
-			body = b
-		}
+	src := []byte(text)
+	var header struct {
+		Version int `yaml:"version"`
 	}
-	category := ""
-	for _, line := range strings.Split(body, "\n") {
-		if h, ok := strings.CutPrefix(line, "## "); ok {
-			category = ""
-			for _, c := range categories {
-				if strings.HasPrefix(strings.ToLower(strings.TrimSpace(h)), strings.ToLower(c.heading)) {
-					category = c.name
-				}
-			}
+	if _, err := note.DecodeFrontmatter(src, &header); err == nil {
+		gc.Version = header.Version
+	}
+	o := note.ParseOutline(src)
+	if o.Plain != "" {
+		return gc, fmt.Errorf("the global context is not read, so not rewritten: %s", o.Plain)
+	}
+	secs := o.Sections
+	for i, s := range secs {
+		if s.Level != 2 {
 			continue
 		}
-		if category == "" || strings.TrimSpace(line) == "" {
+		category := ""
+		for _, c := range categories {
+			if strings.HasPrefix(strings.ToLower(s.Text), strings.ToLower(c.heading)) {
+				category = c.name
+			}
+		}
+		if category == "" {
 			continue
 		}
-		if m := itemRE.FindStringSubmatch(line); m != nil {
-			gc.Items = append(gc.Items, contextItem{Category: category, Key: m[1], Value: m[2], Confidence: m[3], Date: m[4]})
-		} else {
-			gc.Items = append(gc.Items, contextItem{Category: category, Raw: line})
+		// Deeper headings, and level-1 ones too, are lines of the category,
+		// kept as written.
+		end := len(src)
+		for _, next := range secs[i+1:] {
+			if next.Level == 2 {
+				end = next.Offset
+				break
+			}
+		}
+		for line := range strings.SplitSeq(strings.ReplaceAll(text[s.Body:end], "\r\n", "\n"), "\n") {
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+			if m := itemRE.FindStringSubmatch(line); m != nil {
+				gc.Items = append(gc.Items, contextItem{Category: category, Key: m[1], Value: m[2], Confidence: m[3], Date: m[4]})
+			} else {
+				gc.Items = append(gc.Items, contextItem{Category: category, Raw: line})
+			}
 		}
 	}
-	return gc
+	return gc, nil
 }
 
 func (gc globalContext) render(day string) string {
@@ -240,7 +259,10 @@ func (e *Engine) writeContext(ctx context.Context, updates []ContextUpdate) (int
 	n := 0
 	archived := map[contextItem]bool{}
 	err := e.editNote(ctx, e.ContextPath(), func(cur []byte, _ bool) ([]byte, error) {
-		gc := parseContext(string(cur))
+		gc, err := parseContext(string(cur))
+		if err != nil {
+			return nil, err
+		}
 		if n = gc.apply(updates, day); n == 0 {
 			return nil, nil
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,10 +18,10 @@ import (
 // the index answers date ranges, globs, tags and keywords (with the domain
 // vocabulary as synonyms) in milliseconds.
 type Retriever struct {
+	// Index answers the searches, and gives a keyword hit in a non-daily
+	// note its whole section (as the index stored it) rather than a
+	// snippet.
 	Index *index.Index
-	// Read returns a vault file's content, to give a keyword hit in a
-	// non-daily note its whole section rather than a snippet.
-	Read func(path string) ([]byte, error)
 	// Exclude are folders whose notes are never evidence: margin's own
 	// output folder (the global context is given to the agents
 	// separately) and the templates folders.
@@ -224,11 +225,11 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 	return r.entries(ctx, hits)
 }
 
-// entries turns hits into whole entries: daily entries from the index,
-// other sections from the file.
+// entries turns hits into whole entries: daily entries and other sections
+// as the index stored them.
 func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, error) {
-	days := map[string]map[string]Entry{} // date → path#line → entry
-	files := map[string][]byte{}
+	days := map[string]map[string]Entry{}     // date → path#line → entry
+	notes := map[string][]index.SectionMeta{} // path → its sections
 	var out []Entry
 	for _, h := range hits {
 		if r.excluded(h.Path) {
@@ -254,17 +255,17 @@ func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, err
 			}
 		}
 		en := Entry{Path: h.Path, Heading: h.Heading, Line: h.SectionLine, Date: h.Date, Text: h.Snippet, Rank: h.Rank}
-		if r.Read != nil {
-			content, ok := files[h.Path]
-			if !ok {
-				if b, err := r.Read(h.Path); err == nil {
-					content = b
-				}
-				files[h.Path] = content
+		secs, ok := notes[h.Path]
+		if !ok {
+			var err error
+			// A note gone from the index since the search keeps its snippet.
+			if secs, err = r.Index.Sections(ctx, h.Path); err != nil && !errors.Is(err, index.ErrNotFound) {
+				return nil, err
 			}
-			if t := sectionText(content, h.SectionLine); t != "" {
-				en.Text = t
-			}
+			notes[h.Path] = secs
+		}
+		if t := sectionText(secs, h.SectionLine); t != "" {
+			en.Text = t
 		}
 		out = append(out, en)
 	}
@@ -280,42 +281,25 @@ func (r *Retriever) excluded(p string) bool {
 	return false
 }
 
-// sectionText is the text of the section whose heading is on line (1-based),
-// up to the next heading of the same or a higher level, heading excluded;
-// for line 1 without a heading, the text up to the first heading.
-func sectionText(content []byte, line int) string {
-	if len(content) == 0 || line < 1 {
-		return ""
-	}
-	lines := strings.Split(strings.ReplaceAll(string(content), "\r\n", "\n"), "\n")
-	if line > len(lines) {
-		return ""
-	}
-	level := headingLevel(lines[line-1])
-	start := line
-	if level == 0 {
-		start = line - 1
-		level = 7
-	}
-	var body []string
-	for _, l := range lines[start:] {
-		if lv := headingLevel(l); lv > 0 && lv <= level {
-			break
+// sectionText is the text of the stored section whose heading is on line,
+// with the sections under it (deeper headings, written back as ATX
+// headings) up to the next heading of the same or a higher level; a
+// preamble is its own text. "" when no section starts on line.
+func sectionText(secs []index.SectionMeta, line int) string {
+	for i, s := range secs {
+		if s.Line != line {
+			continue
 		}
-		body = append(body, l)
+		parts := []string{s.Text}
+		for _, sub := range secs[i+1:] {
+			if s.Level == 0 || sub.Level <= s.Level {
+				break
+			}
+			parts = append(parts, strings.Repeat("#", sub.Level)+" "+sub.Heading, sub.Text)
+		}
+		return strings.TrimSpace(strings.Join(slices.DeleteFunc(parts, func(p string) bool { return p == "" }), "\n\n"))
 	}
-	return strings.TrimSpace(strings.Join(body, "\n"))
-}
-
-func headingLevel(l string) int {
-	n := 0
-	for n < len(l) && l[n] == '#' {
-		n++
-	}
-	if n == 0 || n > 6 || (n < len(l) && l[n] != ' ' && l[n] != '\t') {
-		return 0
-	}
-	return n
+	return ""
 }
 
 // entriesText renders entries for a prompt, each under its link.

@@ -3,6 +3,8 @@ package query
 import (
 	"cmp"
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +25,7 @@ func linksOf(es []Entry) []string {
 // no model is involved.
 func TestRetriever(t *testing.T) {
 	v := querytest.SampleVault(t)
-	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: []string{"Margin"}, MaxEntries: 200}
+	r := &Retriever{Index: v.Index(), Exclude: []string{"Margin"}, MaxEntries: 200}
 	vocab := map[string]string{"bp": "bench press", "bench": "bench press"}
 	for _, tc := range []struct {
 		name      string
@@ -152,8 +154,8 @@ func TestValidateCitations(t *testing.T) {
 }
 
 func TestGlobalContextBudgetArchivesTentativeInsights(t *testing.T) {
-	gc := parseContext("---\nmargin: context\nversion: 4\n---\n\n## Preferences\n\n- units: lbs (certain, 2026-10-01)\n- My own note, kept as written\n\n## Insights\n\n- old: an old hunch (tentative, 2026-10-02)\n")
-	if gc.Version != 4 || len(gc.Items) != 3 {
+	gc, err := parseContext("---\nmargin: context\nversion: 4\n---\n\n## Preferences\n\n- units: lbs (certain, 2026-10-01)\n- My own note, kept as written\n\n## Insights\n\n- old: an old hunch (tentative, 2026-10-02)\n")
+	if err != nil || gc.Version != 4 || len(gc.Items) != 3 {
 		t.Fatalf("parsed %+v", gc)
 	}
 	var updates []ContextUpdate
@@ -198,7 +200,7 @@ func mustTime(t *testing.T, s string) time.Time {
 // best-ranked hits of the question's words, not the latest entries.
 func TestDegradedAnswerCitesTheBestHits(t *testing.T) {
 	v := querytest.SampleVault(t)
-	r := &Retriever{Index: v.Index(), Read: v.Root().ReadFile, Exclude: []string{"Margin"}, MaxEntries: 200}
+	r := &Retriever{Index: v.Index(), Exclude: []string{"Margin"}, MaxEntries: 200}
 	got, err := r.Retrieve(context.Background(), []Instruction{fallbackInstruction("bench press program")}, nil, 1)
 	if err != nil || len(got.Entries) < 2 {
 		t.Fatalf("Retrieve: %d entries, %v", len(got.Entries), err)
@@ -213,5 +215,37 @@ func TestDegradedAnswerCitesTheBestHits(t *testing.T) {
 	// among the earliest, is cited.
 	if !slices.ContainsFunc(cites, func(c Citation) bool { return c.Path == "Reference/Training program.md" }) {
 		t.Errorf("citations %v miss Reference/Training program.md", cites)
+	}
+}
+
+// TestRetrieverSectionSkipsCodeFences: a `# comment` inside a fenced code
+// block is code, not a heading, so it does not cut the evidence short; the
+// section runs to the next real heading of its level, sub-sections included.
+func TestRetrieverSectionSkipsCodeFences(t *testing.T) {
+	dir := t.TempDir()
+	note := "---\ntags: [setup]\n---\n# Setup\n\nInstall the tools:\n\n```sh\n# fetch the sources\ngit clone repo\n```\n\n~~~~\n## not a heading either\n~~~~\n\n## Check\n\nRun the zebra check afterwards.\n\n# Next\n\nUnrelated text.\n"
+	if err := os.WriteFile(filepath.Join(dir, "Setup.md"), []byte(note), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := querytest.IndexedVault(t, dir)
+	r := &Retriever{Index: v.Index(), MaxEntries: 200}
+	got, err := r.Retrieve(context.Background(), []Instruction{{Keywords: []string{"git clone"}}}, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Entries) != 1 {
+		t.Fatalf("entries %v, want the Setup section", linksOf(got.Entries))
+	}
+	e := got.Entries[0]
+	if e.Heading != "Setup" || e.Line != 4 {
+		t.Errorf("entry %s line %d, want Setup at line 4", e.Link(), e.Line)
+	}
+	for _, want := range []string{"Install the tools:", "# fetch the sources", "git clone repo", "## not a heading either", "Check", "Run the zebra check afterwards."} {
+		if !strings.Contains(e.Text, want) {
+			t.Errorf("section text lacks %q:\n%s", want, e.Text)
+		}
+	}
+	if strings.Contains(e.Text, "Unrelated") {
+		t.Errorf("section text runs into the next section:\n%s", e.Text)
 	}
 }

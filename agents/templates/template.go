@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,10 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adrg/frontmatter"
-	"gopkg.in/yaml.v3"
-
 	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // TaskAgent is the task agent's template (SPEC §3.3, §4.4).
@@ -202,20 +199,17 @@ type templateHeader struct {
 	Depth      int    `yaml:"depth"`
 }
 
-// yamlFrontmatter reads `---` fenced YAML with yaml.v3, as the rest of
-// margin does (adrg/frontmatter's default is yaml.v2).
-var yamlFrontmatter = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
-
 // ErrInvalidTemplate marks a template file that does not parse or say enough.
 var ErrInvalidTemplate = errors.New("invalid template")
 
-// Parse reads a template file: header from the frontmatter,
-// directives from its `## ` sections. Missing keys take the defaults of the
-// template named by the file (a hand-written legacy template has few).
+// Parse reads a template file with vault/note, as the index reads it:
+// header from the frontmatter, directives from its `## ` sections. Missing
+// keys (or a missing header) take the defaults of the template named by the
+// file (a hand-written legacy template has few).
 func Parse(p string, content []byte) (Template, error) {
 	var h templateHeader
-	body, err := frontmatter.Parse(bytes.NewReader(content), &h, yamlFrontmatter)
-	if err != nil {
+	_, err := note.DecodeFrontmatter(content, &h)
+	if err != nil && !errors.Is(err, note.ErrNoFrontmatter) {
 		return Template{}, fmt.Errorf("%w %s: broken frontmatter: %v", ErrInvalidTemplate, p, err)
 	}
 	t := Template{Name: h.Name, Kind: h.Kind, Version: h.Version, Status: h.Status, AuthoredBy: h.AuthoredBy,
@@ -257,7 +251,10 @@ func Parse(p string, content []byte) (Template, error) {
 			return Template{}, fmt.Errorf("%w %s: created %q: want YYYY-MM-DD or an RFC 3339 time", ErrInvalidTemplate, p, h.Created)
 		}
 	}
-	sections := markdownSections(string(body))
+	sections, err := markdownSections(content)
+	if err != nil {
+		return Template{}, fmt.Errorf("%w %s: %v", ErrInvalidTemplate, p, err)
+	}
 	t.General = sections["general directive"]
 	t.Report = sections["report directive"]
 	t.Legacy = sections["directives"]
@@ -277,33 +274,22 @@ func parseCreated(s string) (time.Time, error) {
 	return time.Parse(time.DateOnly, s)
 }
 
-// markdownSections splits a body on level-2 headings, keyed by lower-cased
-// heading text; deeper headings stay inside their section.
-func markdownSections(body string) map[string]string {
+// markdownSections maps the text of each level-2 heading (lower-cased) to
+// its section, deeper headings included, as vault/note reads the file: a
+// `## ` line in a code block (``` or ~~~ fences of any length) or an HTML
+// block is no heading, and a level-1 heading ends the section.
+func markdownSections(content []byte) (map[string]string, error) {
+	o := note.ParseOutline(content)
+	if o.Plain != "" {
+		return nil, fmt.Errorf("body not read: %s", o.Plain)
+	}
 	out := map[string]string{}
-	var name string
-	var buf strings.Builder
-	flush := func() {
-		if name != "" {
-			out[name] = strings.TrimSpace(strings.ReplaceAll(buf.String(), "\r\n", "\n"))
+	for _, s := range o.Sections {
+		if s.Level == 2 {
+			out[strings.ToLower(s.Text)] = strings.ReplaceAll(s.BodyText(content), "\r\n", "\n")
 		}
-		buf.Reset()
 	}
-	fence := false
-	for _, line := range strings.SplitAfter(body, "\n") {
-		trimmed := strings.TrimRight(line, "\r\n")
-		if strings.HasPrefix(trimmed, "```") {
-			fence = !fence
-		}
-		if !fence && strings.HasPrefix(trimmed, "## ") {
-			flush()
-			name = strings.ToLower(strings.TrimSpace(trimmed[3:]))
-			continue
-		}
-		buf.WriteString(line)
-	}
-	flush()
-	return out
+	return out, nil
 }
 
 // Directives a template file cannot hold as written: read back, they would
@@ -326,25 +312,32 @@ func checkDirectives(general, report string) error {
 }
 
 // directiveProblem says why a directive would not read back from its
-// template file as written, "" when it would. markdownSections splits the
-// file on level-2 headings outside code fences, so a `## ` line inside a
-// directive would end it there (the rest silently dropped or taken for the
-// other directive), and a fence left open would swallow the headings after
-// it. Refusing is honest; escaping would show the person something other
-// than what they typed.
+// template file as written, "" when it would. markdownSections reads the
+// file as vault/note does, so a heading of level 1 or 2 inside a directive
+// (a `## ` line outside code, or a line underlined with === or ---) would
+// end it there (the rest silently dropped or taken for the other
+// directive), and a code fence or HTML block left open would swallow the
+// headings after it. Refusing is honest; escaping would show the person
+// something other than what they typed.
 func directiveProblem(d string) string {
-	fence := false
-	for line := range strings.SplitSeq(d, "\n") {
-		trimmed := strings.TrimRight(line, "\r")
-		if strings.HasPrefix(trimmed, "```") {
-			fence = !fence
-		}
-		if !fence && strings.HasPrefix(trimmed, "## ") {
-			return fmt.Sprintf("the line %q would start a new section of the template file; use ### or deeper inside a directive", trimmed)
+	// In the file a blank line comes before the directive, so its first
+	// lines are never a frontmatter block.
+	src := "\n" + d
+	o := note.ParseOutline([]byte(src))
+	if o.Plain != "" {
+		return "its markup is too costly to read back: " + o.Plain
+	}
+	for _, s := range o.Sections {
+		if s.Level <= 2 {
+			return fmt.Sprintf("the line %q would start a new section of the template file; use ### or deeper inside a directive",
+				strings.TrimRight(src[s.Offset:s.Body], "\r\n"))
 		}
 	}
-	if fence {
-		return "a ``` code fence is left open; close it"
+	switch c := o.Closer; {
+	case strings.HasPrefix(c, "`") || strings.HasPrefix(c, "~"):
+		return fmt.Sprintf("a %s code fence is left open; close it", c)
+	case c != "":
+		return fmt.Sprintf("an HTML block is left open; close it with %s", c)
 	}
 	return ""
 }

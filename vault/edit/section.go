@@ -2,10 +2,14 @@ package edit
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/margin-md/margin/vault/note"
 )
 
 // AppendUnderSection appends text at the end of the section under heading,
@@ -47,9 +51,10 @@ func AppendSection(src []byte, heading, body string) ([]byte, error) {
 		level = 2
 	}
 	eol := lineEnding(src)
-	from := bodyStart(src)
-	_, fence := scanHeadings(src, splitLines(src, from))
-	out := appendSection(src, from, eol, fence, level, title, normaliseText(body, eol))
+	// A new section needs no heading of the note, so a note over the parse
+	// budget still takes one (its open blocks are not known then).
+	o := note.ParseOutline(src)
+	out := appendSection(src, o.BodyOffset, eol, o.Closer, level, title, normaliseText(body, eol))
 	if err := sameFrontmatter(src, out); err != nil {
 		return nil, fmt.Errorf("appending section %q: %w", heading, err)
 	}
@@ -66,12 +71,13 @@ func appendUnderSection(src []byte, heading, text string) ([]byte, error) {
 	if text == "" {
 		return nil, errors.New("nothing to append")
 	}
-	from := bodyStart(src)
-	lines := splitLines(src, from)
-	hs, fence := scanHeadings(src, lines)
+	from, lines, hs, closer, err := outline(src)
+	if err != nil {
+		return nil, err
+	}
 	h := -1
 	for i, hd := range hs {
-		if (level == 0 || hd.level == level) && sameHeading(hd.text, title) {
+		if (level == 0 || hd.level == level) && hd.is(title) {
 			h = i
 			break
 		}
@@ -80,7 +86,7 @@ func appendUnderSection(src []byte, heading, text string) ([]byte, error) {
 		if level == 0 {
 			level = 2
 		}
-		return appendSection(src, from, eol, fence, level, title, text), nil
+		return appendSection(src, from, eol, closer, level, title, text), nil
 	}
 
 	first, end := hs[h].last+1, len(lines)
@@ -102,10 +108,10 @@ func appendUnderSection(src []byte, heading, text string) ([]byte, error) {
 	if l.next == len(src) {
 		ins = lineBreak(src, eol)
 	}
-	if fence != "" && end == len(lines) {
-		// The section ends in a code block left open to the end of the
-		// note; close it, or the text would land inside it.
-		ins += fence + eol + eol
+	if closer != "" && end == len(lines) {
+		// The section ends in a code or HTML block left open to the end
+		// of the note; close it, or the text would land inside it.
+		ins += closer + eol + eol
 	} else if last > hs[h].last && !(listItemRE.MatchString(text) && endsWithList(src, lines[first:last+1])) {
 		ins += eol
 	}
@@ -113,9 +119,9 @@ func appendUnderSection(src []byte, heading, text string) ([]byte, error) {
 }
 
 // appendSection appends a heading and text at the end of src, replacing any
-// blank lines there by exactly one. A code fence left open at the end is
-// closed first, or the new section would be code.
-func appendSection(src []byte, from int, eol, fence string, level int, title, text string) []byte {
+// blank lines there by exactly one. A code or HTML block left open at the
+// end is closed first, or the new section would be code.
+func appendSection(src []byte, from int, eol, closer string, level int, title, text string) []byte {
 	cut := len(src)
 	for cut > from && strings.ContainsRune(" \t\r\n", rune(src[cut-1])) {
 		cut--
@@ -133,8 +139,8 @@ func appendSection(src []byte, from int, eol, fence string, level int, title, te
 	b.Write(src[:cut])
 	if cut > 0 {
 		b.WriteString(lineBreak(src[:cut], eol))
-		if fence != "" {
-			b.WriteString(fence + eol)
+		if closer != "" {
+			b.WriteString(closer + eol)
 		}
 		b.WriteString(eol)
 	}
@@ -147,10 +153,8 @@ func appendSection(src []byte, from int, eol, fence string, level int, title, te
 
 // bodyStart is the offset after the frontmatter, or 0.
 func bodyStart(src []byte) int {
-	if fm, ok, err := findFrontmatter(src); ok && err == nil {
-		return fm.body
-	}
-	return 0
+	_, body, _ := note.FrontmatterBlock(src)
+	return body
 }
 
 // normaliseText trims blank lines around text and gives it the note's line
@@ -211,67 +215,41 @@ func endsWithList(src []byte, lines []mdLine) bool {
 	return false
 }
 
-// heading is an ATX or setext heading found in a note's body.
+// heading is a heading of a note's body, as lines of it.
 type heading struct {
 	level       int
-	text        string
-	first, last int // indexes of its first and last line (setext headings span two)
+	raw, text   string // as written; markup stripped
+	first, last int    // indexes of its first and last line (setext headings span two or more)
 }
 
-var (
-	atxRE    = regexp.MustCompile(`^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$`)
-	closeRE  = regexp.MustCompile(`(?:^|[ \t]+)#+$`)
-	setextRE = regexp.MustCompile(`^ {0,3}(=+|-+)[ \t]*$`)
-	fenceRE  = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})")
-	hrRE     = regexp.MustCompile(`^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$`)
-)
-
-// scanHeadings finds the headings of a note body, skipping fenced code, and
-// returns the marker of a fence still open at the end ("" if none). It
-// follows CommonMark closely enough for sections: a setext underline counts
-// only under a plain paragraph line, so a `---` after a list item or a blank
-// line stays a horizontal rule.
-func scanHeadings(src []byte, lines []mdLine) (hs []heading, openFence string) {
-	var (
-		fence     string // the open fence's marker, "" outside code
-		para      bool   // the previous line continues a top-level paragraph
-		container bool   // the previous lines are a list item or quote, which lines run on into
-	)
-	for i, l := range lines {
-		s := string(src[l.start:l.end])
-		if fence != "" {
-			if m := fenceRE.FindStringSubmatch(s); m != nil && m[1][0] == fence[0] && len(m[1]) >= len(fence) && strings.Trim(s[len(m[0]):], " \t") == "" {
-				fence = ""
-			}
-			continue
-		}
-		wasPara := para
-		para = false
-		switch {
-		case strings.Trim(s, " \t") == "":
-			container = false
-		case fenceRE.MatchString(s):
-			container = false
-			fence = fenceRE.FindStringSubmatch(s)[1]
-		case atxRE.MatchString(s):
-			m := atxRE.FindStringSubmatch(s)
-			hs = append(hs, heading{level: len(m[1]), text: strings.TrimSpace(closeRE.ReplaceAllString(m[2], "")), first: i, last: i})
-			container = false
-		case wasPara && setextRE.MatchString(s):
-			level := 1
-			if strings.Contains(s, "-") {
-				level = 2
-			}
-			prev := string(src[lines[i-1].start:lines[i-1].end])
-			hs = append(hs, heading{level: level, text: strings.TrimSpace(prev), first: i - 1, last: i})
-		case hrRE.MatchString(s):
-			container = false
-		case listItemRE.MatchString(s), strings.HasPrefix(strings.TrimLeft(s, " \t"), ">"):
-			container = true
-		case container:
-		case wasPara || !strings.HasPrefix(s, "    ") && !strings.HasPrefix(s, "\t"):
-			para = true // a paragraph starts or goes on; four spaces would be code
-		}
+// outline finds the headings of src with note.ParseOutline, the index's own
+// reading of the note (code fences, HTML blocks and the frontmatter hold
+// none), and returns them as lines of the body, with the line that closes
+// a code or HTML block left open at the end ("" if none). A note too costly
+// to parse is refused rather than edited blind.
+func outline(src []byte) (from int, lines []mdLine, hs []heading, closer string, err error) {
+	o := note.ParseOutline(src)
+	if o.Plain != "" {
+		return 0, nil, nil, "", fmt.Errorf("the note's markup is too costly to find its headings: %s", o.Plain)
 	}
-	return hs, fence
+	lines = splitLines(src, o.BodyOffset)
+	// lineOf is the index of the line holding byte off.
+	lineOf := func(off int) int {
+		i, _ := slices.BinarySearchFunc(lines, off, func(l mdLine, off int) int { return cmp.Compare(l.start, off) })
+		if i == len(lines) || lines[i].start > off {
+			i--
+		}
+		return i
+	}
+	hs = make([]heading, len(o.Sections))
+	for i, s := range o.Sections {
+		hs[i] = heading{level: s.Level, raw: s.Raw, text: s.Text, first: lineOf(s.Offset), last: lineOf(s.Body - 1)}
+	}
+	return o.BodyOffset, lines, hs, o.Closer, nil
+}
+
+// is reports whether the heading is the one named title, by its text as
+// written or as read.
+func (h heading) is(title string) bool {
+	return sameHeading(h.raw, title) || sameHeading(h.text, title)
 }

@@ -2,6 +2,7 @@ package edit
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -89,5 +90,48 @@ func TestAppendRefuses(t *testing.T) {
 				t.Fatalf("got %q, want an error", got)
 			}
 		})
+	}
+}
+
+// TestAppendFindsHeadingsAsTheIndex: sections are found by the index's own
+// reading of the note, so a heading in an HTML comment or a long fence is
+// no heading, one after a byte-order mark is, and a block left open at the
+// end is closed before a new section.
+func TestAppendFindsHeadingsAsTheIndex(t *testing.T) {
+	tests := []struct {
+		name, src, heading, text, want string
+	}{
+		{"heading in an open comment", "## A\n<!-- draft\n\n## B\n", "B", "x",
+			"## A\n<!-- draft\n\n## B\n-->\n\n## B\nx\n"},
+		{"heading in a long tilde fence", "# T\n~~~~\n## Inside\n~~~\n~~~~\n\n## Log\n", "Inside", "x",
+			"# T\n~~~~\n## Inside\n~~~\n~~~~\n\n## Log\n\n## Inside\nx\n"},
+		{"heading after a byte-order mark", "\uFEFF# Log\nfirst\n", "Log", "- x",
+			"\uFEFF# Log\nfirst\n\n- x\n"},
+		{"heading with markup", "## **Plan** for `v2`\n", "Plan for v2", "x",
+			"## **Plan** for `v2`\nx\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := AppendUnderSection([]byte(tt.src), tt.heading, tt.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAppendUnderSectionRefusesUnparsableNote: a note whose markup is over
+// the parse budget has no headings the index knows; appending under one is
+// refused rather than done blind. A new section needs none.
+func TestAppendUnderSectionRefusesUnparsableNote(t *testing.T) {
+	src := "## Log\n" + strings.Repeat(">", 40) + " x\n"
+	if got, err := AppendUnderSection([]byte(src), "Log", "x"); err == nil || !strings.Contains(err.Error(), "too costly") {
+		t.Errorf("got %q, %v: want a refusal", got, err)
+	}
+	if got, err := AppendSection([]byte(src), "09:00", "x"); err != nil || string(got) != src+"\n## 09:00\nx\n" {
+		t.Errorf("got %q, %v", got, err)
 	}
 }

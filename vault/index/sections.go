@@ -2,6 +2,11 @@ package index
 
 import (
 	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"unicode"
@@ -131,4 +136,55 @@ func taskOf(n *note.Note) *note.Task {
 		return &note.Task{}
 	}
 	return n.Task
+}
+
+// SectionMeta is one section the index stored for a note: its preamble
+// (the text before its first heading), a heading's section up to the next
+// heading of any level, or a daily entry.
+type SectionMeta struct {
+	Level   int    // the heading's level; 0 for the preamble
+	Heading string // markup stripped ("" for the preamble); an entry's as written
+	Line    int    // line of the heading, or of the body for the preamble
+	Text    string // the body, heading excluded, trimmed
+}
+
+// Sections returns the sections stored for the note at path, in order, so
+// that a reader needs neither the file nor a markdown parser to quote one.
+// The error wraps ErrNotFound when path is not an indexed note.
+func (ix *Index) Sections(ctx context.Context, path string) ([]SectionMeta, error) {
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("reading the sections of %s: %w", path, err)
+	}
+	defer tx.Rollback()
+	var headings string
+	var first, last int64
+	err = tx.QueryRowContext(ctx, `SELECT n.headings, n.first_section, n.last_section
+		FROM files f JOIN notes n ON n.file_id = f.id WHERE f.path = ?`, path).Scan(&headings, &first, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the sections of %s: %w", path, err)
+	}
+	var hs []HeadingMeta
+	if err := json.Unmarshal([]byte(headings), &hs); err != nil {
+		return nil, fmt.Errorf("reading the sections of %s: decoding headings: %w", path, err)
+	}
+	levels := make(map[int]int, len(hs)) // line → level
+	for _, h := range hs {
+		levels[h.Line] = h.Level
+	}
+	var out []SectionMeta
+	err = collect(ctx, tx, `SELECT line, heading, body FROM sections WHERE id BETWEEN ? AND ? ORDER BY id`, []any{first, last}, func(r *sql.Rows) error {
+		var s SectionMeta
+		err := r.Scan(&s.Line, &s.Heading, &s.Text)
+		s.Level = levels[s.Line]
+		out = append(out, s)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the sections of %s: %w", path, err)
+	}
+	return out, nil
 }

@@ -517,3 +517,56 @@ func templateFrontmatter(text string, fm *Frontmatter, err error) (*Frontmatter,
 // placeholderValue finds the value of a `key: value` or `- value` line
 // that is not already quoted.
 var placeholderValue = regexp.MustCompile(`^(\s*(?:- |[^\s#'"][^:]*:\s+))([^'"\s].*?)\s*$`)
+
+// ErrNoFrontmatter is DecodeFrontmatter's answer for a file without a YAML
+// header: no `---` first line, or none closing it.
+var ErrNoFrontmatter = errors.New("no frontmatter (a --- line, the YAML, and a closing --- line at the top of the note)")
+
+// FrontmatterBlock finds the YAML header of src as Parse does: a `---` line
+// at the very start (after an optional byte-order mark) up to the next `---`
+// line. yaml is the text between the fences and body the offset of the
+// first byte after the closing one. Without a closing fence there is no
+// header, as in Obsidian: ok is false and the whole file is body.
+func FrontmatterBlock(src []byte) (yaml []byte, body int, ok bool) {
+	ys, ye, body, ok := frontmatterBlock(string(src))
+	if !ok {
+		return nil, 0, false
+	}
+	return src[ys:ye], body, true
+}
+
+// DecodeFrontmatter decodes the YAML header of src into v by yaml.v3's rules
+// (a struct's fields by their `yaml` tags, so that `version: two` into an
+// int is an error rather than 0) and returns the offset of the body. A file
+// without a header gives ErrNoFrontmatter. The header has the parse budget
+// Parse gives it, and errors count lines of the whole file.
+func DecodeFrontmatter(src []byte, v any) (body int, err error) {
+	s := string(src)
+	ys, ye, body, ok := frontmatterBlock(s)
+	if !ok {
+		return 0, ErrNoFrontmatter
+	}
+	if _, why := headerBudget(src[ys:ye]); why != "" {
+		return body, errors.New("frontmatter not read: " + why)
+	}
+	// yaml.v3 has panicked on hostile input before (see yamlFields).
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: %v", r)
+		}
+	}()
+	if err := yaml.Unmarshal(src[ys:ye], v); err != nil {
+		first := 1 + strings.Count(s[:ys], "\n")
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// "line N: cannot unmarshal …", one per value
+			msgs := make([]string, len(te.Errors))
+			for i, m := range te.Errors {
+				msgs[i] = strings.TrimPrefix(fileLineError("yaml: "+m, first), "yaml: ")
+			}
+			return body, errors.New("yaml: " + strings.Join(msgs, "; "))
+		}
+		return body, errors.New(fileLineError(err.Error(), first))
+	}
+	return body, nil
+}

@@ -6,6 +6,11 @@
 // daily notes (DailyFormat, from Obsidian's moment.js format) and how a link
 // target resolves to a note (Resolver, LinkKey).
 //
+// It is the one place margin reads markdown: the writer, the template,
+// domain and context files and the retriever find headers with
+// FrontmatterBlock or DecodeFrontmatter and sections with ParseOutline, so
+// they see a note exactly as the index does.
+//
 // It is pure: it does no I/O, keeps no state between calls and knows nothing
 // of the index, the watcher or the writer. Offsets are byte offsets into the
 // whole file (frontmatter included) and lines are 1-based lines of the whole

@@ -122,6 +122,7 @@ type scratch struct {
 	newlines []int               // offsets of every '\n' in s, for line numbers
 	excluded []span              // code spans, autolinks, raw HTML and link destinations of the current block
 	heads    []headEnd           // per Note.Headings entry: where its section body starts
+	outline  bool                // headings only (ParseOutline)
 	tagKeys  map[string]struct{} // folded Note.Tags, once there are many (see addTag)
 	buf      []byte
 }
@@ -140,7 +141,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 const maxPooledLines = 1 << 14
 
 func (p *scratch) release() {
-	p.s, p.n, p.body = "", nil, nil
+	p.s, p.n, p.body, p.outline = "", nil, nil, false
 	if cap(p.newlines) > maxPooledLines {
 		p.newlines = nil
 	}
@@ -318,17 +319,24 @@ func (p *scratch) addTag(t string) {
 func foldTag(t string) string { return strings.ToLower(strings.ToUpper(t)) }
 
 // blocks walks the block structure. Code blocks and HTML blocks are skipped
-// whole: nothing in them is a link, tag or checklist item.
+// whole: nothing in them is a heading, link, tag or checklist item. For
+// ParseOutline (p.outline) it records the headings only.
 func (p *scratch) blocks(parent ast.Node) {
 	for c := parent.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
 		case *ast.Heading:
 			p.heading(c)
-			p.inlines(c)
+			if !p.outline {
+				p.inlines(c)
+			}
 		case *ast.Paragraph, *ast.TextBlock:
-			p.inlines(c)
+			if !p.outline {
+				p.inlines(c)
+			}
 		case *ast.ListItem:
-			p.listItem(c)
+			if !p.outline {
+				p.listItem(c)
+			}
 			p.blocks(c)
 		case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock, *ast.LinkReferenceDefinition:
 		default:
