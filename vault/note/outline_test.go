@@ -143,6 +143,15 @@ func TestDecodeFrontmatter(t *testing.T) {
 	if err != nil || src[body:] != "# Body\r\n" || h.Name != "x" || h.Version != 3 || h.Vocab["bp"] != "bench press" {
 		t.Errorf("got %+v body %q, %v", h, src[body:], err)
 	}
+	// An indented --- is YAML (a line of a block scalar), not the header's end.
+	var folded struct {
+		Note string `yaml:"note"`
+		Name string `yaml:"name"`
+	}
+	src = "---\nnote: |\n  above\n  ---\n  below\nname: y\n---\nbody"
+	if body, err := DecodeFrontmatter([]byte(src), &folded); err != nil || folded.Note != "above\n---\nbelow\n" || folded.Name != "y" || src[body:] != "body" {
+		t.Errorf("an indented --- in the header: got %+v body %d, %v", folded, body, err)
+	}
 	for _, tc := range []struct{ src, want string }{
 		{"# no header\n", ErrNoFrontmatter.Error()},
 		{"---\nname: x\nno closing line\n", ErrNoFrontmatter.Error()},
