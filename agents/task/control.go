@@ -55,14 +55,14 @@ func (r *Runtime) Control(ctx context.Context, id, action string) (Agent, error)
 	switch action {
 	case "pause":
 		err = r.store.setLifecycle(ctx, id, Dormant, reasonPaused)
-		r.cancelPending(id)
+		r.sched.cancel(id)
 	case "resume":
 		if err = r.store.resume(ctx, id); err == nil {
 			err = r.kick(ctx, kick{agent: id, reason: "resumed", mode: kickNow})
 		}
 	case "destroy":
 		err = r.store.setLifecycle(ctx, id, Destroyed, "")
-		r.cancelPending(id)
+		r.sched.cancel(id)
 	case "wake":
 		err = r.kick(ctx, kick{agent: id, reason: "requested", mode: kickNow, force: true})
 	default:
