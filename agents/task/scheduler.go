@@ -245,9 +245,9 @@ func (s *scheduler) ended(id string, retryAt time.Time) {
 		// What is asked for when a wake fails (during it, or due but
 		// not yet started) waits for the retry, which sees it: waking
 		// at once would skip the backoff that spares a failing model.
-		// A person's "wake" does not wait.
+		// A person's "wake" does not wait. The retry below replaces
+		// the pending one's timer.
 		q.first, q.last, q.dueAt = time.Time{}, time.Time{}, time.Time{}
-		s.stopTimer(q)
 		again = false
 	}
 	s.startWaiting()
