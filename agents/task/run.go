@@ -6,16 +6,14 @@ import (
 	"sync"
 )
 
-// kick asks for a wake of the agent through Run's goroutine.
-func (r *Runtime) kick(ctx context.Context, k kick) error {
-	select {
-	case r.kicks <- k:
-		return nil
-	case <-r.done:
+// kick asks for a wake of the agent. It is in the agent's queue when kick
+// returns, so what the caller does next (a pause, a wake ending) is
+// ordered after it.
+func (r *Runtime) kick(k kick) error {
+	if !r.sched.schedule(k) {
 		return errors.New("the agents are not running")
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	return nil
 }
 
 // WakeState is what the runtime knows of an agent beyond its record.
@@ -57,7 +55,8 @@ func (r *Runtime) Wake(id, reason string) {
 // sets (decisions in their files, expiry) and the template library (hand
 // edits) on goroutines of their own, which Run starts and waits for.
 func (r *Runtime) Run(ctx context.Context) error {
-	defer close(r.done)
+	// Once Run returns, no wake runs and kick says so.
+	defer r.sched.stop()
 	select {
 	case <-r.v.Ready():
 	case <-ctx.Done():
@@ -65,7 +64,6 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer r.sched.stop()
 	if err := r.changes.Restore(ctx); err != nil && ctx.Err() == nil {
 		r.log.Error("restoring change set files", "err", err)
 	}
@@ -84,8 +82,6 @@ func (r *Runtime) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case k := <-r.kicks:
-			r.sched.schedule(k)
 		case <-r.changed:
 			r.mu.Lock()
 			batches, wakes := r.batches, r.wakes

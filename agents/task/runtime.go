@@ -44,9 +44,7 @@ type Runtime struct {
 	sem       chan struct{} // the global limit on concurrent model calls
 	sched     *scheduler    // when each agent wakes; it runs runWake
 
-	kicks   chan kick     // wakes asked for through the API
 	changed chan struct{} // vault changes or wakes are waiting in batches or wakes
-	done    chan struct{} // closed when Run returns
 
 	mu      sync.Mutex // guards the fields below
 	batches [][]vault.Change
@@ -65,9 +63,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	r := &Runtime{
 		v: v, store: st, templates: templates.New(v, opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
 		sem:     make(chan struct{}, opts.Concurrency),
-		kicks:   make(chan kick),
 		changed: make(chan struct{}, 1),
-		done:    make(chan struct{}),
 		skipped: map[string]int{},
 	}
 	r.sched = newScheduler(opts, r.runWake)

@@ -96,7 +96,7 @@ func (m lazyModel) Chat(ctx context.Context, _ llm.Request) (llm.Response, error
 // failure interleave.
 func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	v := querytest.SampleVault(t)
-	model := lazyModel{entered: make(chan struct{}), release: make(chan struct{}), calls: make(chan time.Time, 10)}
+	model := lazyModel{entered: make(chan struct{}, 1), release: make(chan struct{}), calls: make(chan time.Time, 10)}
 	ctx, cancel := context.WithCancel(context.Background())
 	const backoff = 400 * time.Millisecond
 	rt, err := New(ctx, v, model, Options{BackoffInitial: backoff, BackoffMax: time.Minute})

@@ -112,17 +112,19 @@ func (s *scheduler) stop() {
 	s.running.Wait()
 }
 
-// schedule adds a wake request to the agent's queue and sets its timer.
-func (s *scheduler) schedule(k kick) {
+// schedule adds a wake request to the agent's queue and sets its timer;
+// false when the scheduler has stopped.
+func (s *scheduler) schedule(k kick) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
 	s.scheduleLocked(k)
+	return true
 }
 
 func (s *scheduler) scheduleLocked(k kick) {
-	if s.stopped {
-		return
-	}
 	q := s.queues[k.agent]
 	if q == nil {
 		q = &wakeQueue{}

@@ -272,7 +272,7 @@ func TestSchedulerCancelDropsThePendingWake(t *testing.T) {
 }
 
 // Stopping cancels every timer and waits for the running wakes, whose
-// failure then schedules no retry; nothing is scheduled after.
+// failure then schedules no retry; a request after is refused.
 func TestSchedulerStopCancelsTimers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newSchedRig(t, Options{QuietPeriod: 2 * time.Second}, func(ctx context.Context, id string) time.Time {
@@ -299,7 +299,10 @@ func TestSchedulerStopCancelsTimers(t *testing.T) {
 			}
 		}
 		r.s.mu.Unlock()
-		r.kick(2*time.Second, "late", request("requested"))
+		r.until(2 * time.Second)
+		if r.s.schedule(kick{agent: "late", reason: "requested", mode: kickNow}) {
+			t.Error("a stopped scheduler took a request")
+		}
 		r.until(3 * time.Hour)
 		r.expect("running@0s: created")
 	})
