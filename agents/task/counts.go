@@ -126,14 +126,6 @@ func (r *Runtime) Counts(ctx context.Context) (Counts, error) {
 		return Counts{}, err
 	}
 	c := Counts{Active: byLifecycle[Active], Dormant: byLifecycle[Dormant]}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, q := range r.queues {
-		if q.running {
-			c.Running++
-		} else if !q.dueAt.IsZero() {
-			c.Queued++
-		}
-	}
+	c.Queued, c.Running = r.sched.counts()
 	return c, nil
 }

@@ -121,7 +121,7 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 		}
 	}
 	for id, reason := range wake {
-		r.schedule(kick{agent: id, reason: reason, mode: kickCoalesce})
+		r.sched.schedule(kick{agent: id, reason: reason, mode: kickCoalesce})
 	}
 	return nil
 }
@@ -247,7 +247,7 @@ func (r *Runtime) reconcile(ctx context.Context) error {
 		} else if !interrupted && a.Failures > 0 && a.NextWake.After(r.now()) {
 			k = kick{agent: a.ID, reason: "retry after a failed wake", mode: kickAt, at: a.NextWake}
 		}
-		r.schedule(k)
+		r.sched.schedule(k)
 	}
 	return nil
 }

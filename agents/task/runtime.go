@@ -42,20 +42,14 @@ type Runtime struct {
 	opts      Options
 	log       *slog.Logger
 	sem       chan struct{} // the global limit on concurrent model calls
+	sched     *scheduler    // when each agent wakes; it runs runWake
 
-	due      chan string   // an agent whose wake is due (timers send here)
-	finished chan ended    // a wake ended
-	kicks    chan kick     // wakes asked for through the API
-	changed  chan struct{} // vault changes or wakes are waiting in batches or wakes
-	done     chan struct{} // closed when Run returns
+	changed chan struct{} // vault changes or wakes are waiting in batches or wakes
 
-	mu       sync.Mutex // guards the fields below
-	batches  [][]vault.Change
-	wakes    []kick // wakes asked for by Wake (decisions on change sets)
-	queues   map[string]*wakeQueue
-	skipped  map[string]int // wakes skipped because their run key had completed, per agent, since start
-	inFlight int            // wakes running, at most wakeSlots
-	waiting  []string       // agents whose wake is due, waiting for a slot, in order
+	mu      sync.Mutex // guards the fields below
+	batches [][]vault.Change
+	wakes   []kick         // wakes asked for by Wake (decisions on change sets)
+	skipped map[string]int // wakes skipped because their run key had completed, per agent, since start
 }
 
 // New opens the agents' store in the vault's state database and subscribes
@@ -68,15 +62,11 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	}
 	r := &Runtime{
 		v: v, store: st, templates: templates.New(v, opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
-		sem:      make(chan struct{}, opts.Concurrency),
-		due:      make(chan string),
-		finished: make(chan ended),
-		kicks:    make(chan kick),
-		changed:  make(chan struct{}, 1),
-		done:     make(chan struct{}),
-		queues:   map[string]*wakeQueue{},
-		skipped:  map[string]int{},
+		sem:     make(chan struct{}, opts.Concurrency),
+		changed: make(chan struct{}, 1),
+		skipped: map[string]int{},
 	}
+	r.sched = newScheduler(opts, r.runWake)
 	st.reportTask = r.reportTask
 	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
 		return nil, err
@@ -129,40 +119,4 @@ func (r *Runtime) onBatch(changes []vault.Change) {
 	case r.changed <- struct{}{}:
 	default:
 	}
-}
-
-// wakeQueue is one agent's pending wake: changes coalesce in it until the
-// quiet period passes (or the max wait runs out), and it makes sure only
-// one wake of the agent runs at a time.
-type wakeQueue struct {
-	first, last time.Time // first and last change waiting; zero when nothing waits
-	dueAt       time.Time
-	reasons     []string
-	force       bool
-	timer       *time.Timer
-	waiting     bool // due, in Runtime.waiting for a slot
-	running     bool
-	again       bool // something arrived while running: wake again after
-}
-
-type kickMode int
-
-const (
-	kickCoalesce kickMode = iota // a change: wait for quiet
-	kickNow                      // a request or startup: at once
-	kickAt                       // a retry: at a given time
-)
-
-// ended is a wake that ended; retryAt is set when it failed and is to be retried.
-type ended struct {
-	agent   string
-	retryAt time.Time
-}
-
-type kick struct {
-	agent  string
-	reason string
-	mode   kickMode
-	at     time.Time
-	force  bool
 }

@@ -87,12 +87,16 @@ func (m lazyModel) Chat(ctx context.Context, _ llm.Request) (llm.Response, error
 	return llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: "Looks fine to me."}}, nil
 }
 
-// A wake asked for while a wake runs, and that wake fails: the request
-// waits for the retry, after the backoff, instead of waking at once
-// (whether or not it was due before the failure).
+// The runtime hands a failed wake's retry to the scheduler: a wake asked
+// for while a wake fails reaches the model only after the backoff. The
+// scheduler's tests pin the exact times, whether or not the request was
+// due before the failure (TestSchedulerRequestDuringAFailedWakeWaitsForTheBackoff);
+// this one checks runWake's retry time gets there. Timers never fire
+// early, so the gap is at least the backoff, however the request and the
+// failure interleave.
 func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	v := querytest.SampleVault(t)
-	model := lazyModel{entered: make(chan struct{}), release: make(chan struct{}), calls: make(chan time.Time, 10)}
+	model := lazyModel{entered: make(chan struct{}, 1), release: make(chan struct{}), calls: make(chan time.Time, 10)}
 	ctx, cancel := context.WithCancel(context.Background())
 	const backoff = 400 * time.Millisecond
 	rt, err := New(ctx, v, model, Options{BackoffInitial: backoff, BackoffMax: time.Minute})
@@ -115,12 +119,11 @@ func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	if _, err := rt.Create(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // most often the request is due, and finds the wake running
-	failed := time.Now()
+	failed := time.Now() // the wake fails after this, so its retry is due a backoff later
 	close(model.release)
 	select {
 	case second := <-model.calls:
-		if gap := second.Sub(failed); gap < backoff-50*time.Millisecond {
+		if gap := second.Sub(failed); gap < backoff {
 			t.Errorf("the next wake called the model %s after the failure, want the backoff of %s", gap, backoff)
 		}
 	case <-deadline:

@@ -2,23 +2,135 @@ package task
 
 import (
 	"context"
-	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 )
 
-// schedule adds a wake request to the agent's queue and sets its timer. It
-// runs on Run's goroutine.
-func (r *Runtime) schedule(k kick) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	q := r.queues[k.agent]
+// wakeRequest is why a wake runs.
+type wakeRequest struct {
+	reason string
+	// force runs even when the state was processed already (a person
+	// asked) and even when the agent is dormant.
+	force bool
+}
+
+// wakeFunc runs one wake of the agent. retryAt is when to try again after
+// a failure; zero for none.
+type wakeFunc func(ctx context.Context, id string, req wakeRequest) (retryAt time.Time, err error)
+
+// scheduler decides when each agent wakes: changes coalesce until a quiet
+// period passes (or the max wait runs out), a request or a retry is due at
+// its time, at most one wake of an agent runs at once, and at most slots
+// wakes run together, the rest waiting in line oldest first. It knows
+// nothing of the vault, the store or the model: it runs each wake through
+// the function it was given and reads the clock through Options.Now and
+// time.AfterFunc. Timers and ending wakes call back into it, so it is safe
+// for concurrent use.
+type scheduler struct {
+	wake    wakeFunc
+	quiet   time.Duration
+	maxWait time.Duration
+	slots   int
+	now     func() time.Time
+	log     *slog.Logger
+	running sync.WaitGroup // the wakes' goroutines
+
+	mu       sync.Mutex // guards the fields below
+	ctx      context.Context
+	begun    bool // wakes may start; before, due ones wait in line
+	stopped  bool
+	queues   map[string]*wakeQueue
+	inFlight int      // wakes running, at most slots
+	waiting  []string // agents whose wake is due, waiting for a slot, in order
+}
+
+// wakeQueue is one agent's pending wake: changes coalesce in it until the
+// quiet period passes (or the max wait runs out), and it makes sure only
+// one wake of the agent runs at a time.
+type wakeQueue struct {
+	first, last time.Time // first and last change waiting; zero when nothing waits
+	dueAt       time.Time
+	reasons     []string
+	force       bool
+	timer       *time.Timer
+	timerSeq    int  // which timer is current: a timer stopped too late fires with an older one
+	waiting     bool // due, in scheduler.waiting for a slot
+	running     bool
+	again       bool // something arrived while running: wake again after
+}
+
+type kickMode int
+
+const (
+	kickCoalesce kickMode = iota // a change: wait for quiet
+	kickNow                      // a request or startup: at once
+	kickAt                       // a retry: at a given time
+)
+
+type kick struct {
+	agent  string
+	reason string
+	mode   kickMode
+	at     time.Time
+	force  bool
+}
+
+// newScheduler makes a scheduler that runs wakes through wake, timed by
+// opts (with their defaults set). No wake runs before begin.
+func newScheduler(opts Options, wake wakeFunc) *scheduler {
+	return &scheduler{
+		wake: wake, quiet: opts.QuietPeriod, maxWait: opts.MaxWait, slots: opts.wakeSlots(),
+		now: opts.Now, log: opts.Logger,
+		queues: map[string]*wakeQueue{},
+	}
+}
+
+// begin lets wakes run, under ctx, first those that came due before: the
+// runtime schedules the startup wakes before its templates are seeded, and
+// no wake may run before they are.
+func (s *scheduler) begin(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.begun || s.stopped {
+		return
+	}
+	s.ctx, s.begun = ctx, true
+	s.startWaiting()
+}
+
+// stop cancels every timer, starts no more wakes and waits for the running
+// ones, which end when begin's ctx is done.
+func (s *scheduler) stop() {
+	s.mu.Lock()
+	s.stopped = true
+	for _, q := range s.queues {
+		s.stopTimer(q)
+	}
+	s.mu.Unlock()
+	s.running.Wait()
+}
+
+// schedule adds a wake request to the agent's queue and sets its timer;
+// false when the scheduler has stopped.
+func (s *scheduler) schedule(k kick) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return false
+	}
+	s.scheduleLocked(k)
+	return true
+}
+
+func (s *scheduler) scheduleLocked(k kick) {
+	q := s.queues[k.agent]
 	if q == nil {
 		q = &wakeQueue{}
-		r.queues[k.agent] = q
+		s.queues[k.agent] = q
 	}
-	t := r.now()
+	t := s.now()
 	var due time.Time
 	switch k.mode {
 	case kickCoalesce:
@@ -26,7 +138,7 @@ func (r *Runtime) schedule(k kick) {
 			q.first = t
 		}
 		q.last = t
-		due = coalescedDue(q.first, q.last, r.opts.QuietPeriod, r.opts.MaxWait)
+		due = coalescedDue(q.first, q.last, s.quiet, s.maxWait)
 	case kickNow:
 		due = t
 	case kickAt:
@@ -40,16 +152,19 @@ func (r *Runtime) schedule(k kick) {
 		q.reasons = append(q.reasons, k.reason)
 	}
 	q.force = q.force || k.force
+	s.stopTimer(q)
+	id, seq := k.agent, q.timerSeq
+	q.timer = time.AfterFunc(max(due.Sub(t), 0), func() { s.fire(id, seq) })
+}
+
+// stopTimer stops the queue's timer; should it be firing already, it finds
+// itself stale.
+func (s *scheduler) stopTimer(q *wakeQueue) {
 	if q.timer != nil {
 		q.timer.Stop()
+		q.timer = nil
 	}
-	id := k.agent
-	q.timer = time.AfterFunc(max(due.Sub(t), 0), func() {
-		select {
-		case r.due <- id:
-		case <-r.done:
-		}
-	})
+	q.timerSeq++
 }
 
 // coalescedDue is when a coalesced wake fires: once changes have been quiet
@@ -72,218 +187,126 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-// start begins the agent's due wake unless one is running; then it wakes
-// again when that one ends.
-func (r *Runtime) start(ctx context.Context, wg *sync.WaitGroup, id string) {
-	r.mu.Lock()
-	q := r.queues[id]
-	if q == nil || q.dueAt.IsZero() {
-		r.mu.Unlock()
+// fire is the agent's timer going off.
+func (s *scheduler) fire(id string, seq int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[id]; q == nil || q.timerSeq != seq || s.stopped {
+		return
+	}
+	s.startLocked(id)
+}
+
+// startLocked begins the agent's due wake unless one is running; then it
+// wakes again when that one ends. Without a free slot it waits in line.
+func (s *scheduler) startLocked(id string) {
+	q := s.queues[id]
+	if q == nil || q.dueAt.IsZero() || s.stopped {
 		return
 	}
 	if q.running {
 		q.again = true
-		r.mu.Unlock()
 		return
 	}
-	if r.inFlight >= r.opts.wakeSlots() {
+	if !s.begun || s.inFlight >= s.slots {
 		if !q.waiting {
 			q.waiting = true
-			r.waiting = append(r.waiting, id)
+			s.waiting = append(s.waiting, id)
 		}
-		r.mu.Unlock()
 		return
 	}
-	r.inFlight++
+	s.inFlight++
 	req := wakeRequest{reason: strings.Join(q.reasons, ", "), force: q.force}
 	q.first, q.last, q.dueAt, q.reasons, q.force = time.Time{}, time.Time{}, time.Time{}, nil, false
 	q.running = true
-	r.mu.Unlock()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		retryAt, err := r.runWake(ctx, id, req)
+	ctx := s.ctx
+	s.running.Go(func() {
+		retryAt, err := s.wake(ctx, id, req)
 		if err != nil && ctx.Err() == nil {
-			r.log.Error("wake failed", "agent", id, "err", err)
+			s.log.Error("wake failed", "agent", id, "err", err)
 		}
-		select {
-		case r.finished <- ended{agent: id, retryAt: retryAt}:
-		case <-ctx.Done():
-		}
-	}()
+		s.ended(id, retryAt)
+	})
+}
+
+// ended settles a wake that ended: the slot goes to the next in line, and
+// the agent wakes again for what arrived meanwhile, or retries at retryAt
+// when it failed.
+func (s *scheduler) ended(id string, retryAt time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+	q := s.queues[id]
+	q.running = false
+	again := q.again
+	q.again = false
+	if s.stopped || s.ctx.Err() != nil {
+		return // stopping: the next start sees what is left
+	}
+	if !retryAt.IsZero() && !q.force {
+		// What is asked for when a wake fails (during it, or due but
+		// not yet started) waits for the retry, which sees it: waking
+		// at once would skip the backoff that spares a failing model.
+		// A person's "wake" does not wait. The retry below replaces
+		// the pending one's timer.
+		q.first, q.last, q.dueAt = time.Time{}, time.Time{}, time.Time{}
+		again = false
+	}
+	s.startWaiting()
+	if !retryAt.IsZero() {
+		s.scheduleLocked(kick{agent: id, reason: "retry after a failed wake", mode: kickAt, at: retryAt})
+	}
+	if again {
+		s.scheduleLocked(kick{agent: id, reason: "changes during the last wake", mode: kickNow})
+	}
 }
 
 // startWaiting starts the wakes waiting for a slot, oldest first, while
-// slots are free. It runs on Run's goroutine.
-func (r *Runtime) startWaiting(ctx context.Context, wg *sync.WaitGroup) {
-	for {
-		r.mu.Lock()
-		if r.inFlight >= r.opts.wakeSlots() || len(r.waiting) == 0 {
-			r.mu.Unlock()
-			return
-		}
-		id := r.waiting[0]
-		r.waiting = r.waiting[1:]
-		q := r.queues[id]
+// slots are free.
+func (s *scheduler) startWaiting() {
+	for s.begun && s.inFlight < s.slots && len(s.waiting) > 0 {
+		id := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		q := s.queues[id]
 		q.waiting = false
 		// A change since it queued put its wake off (quiet period): its
 		// timer starts it then.
-		later := q.dueAt.After(r.now())
-		r.mu.Unlock()
-		if !later {
-			r.start(ctx, wg, id)
+		if !q.dueAt.After(s.now()) {
+			s.startLocked(id)
 		}
 	}
 }
 
-// kick asks for a wake of the agent through Run's goroutine.
-func (r *Runtime) kick(ctx context.Context, k kick) error {
-	select {
-	case r.kicks <- k:
-		return nil
-	case <-r.done:
-		return errors.New("the agents are not running")
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (r *Runtime) cancelPending(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if q := r.queues[id]; q != nil && q.timer != nil {
-		q.timer.Stop()
+// cancel drops the agent's pending wake; one running goes on.
+func (s *scheduler) cancel(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[id]; q != nil {
+		s.stopTimer(q)
 		q.first, q.last, q.dueAt, q.reasons, q.force = time.Time{}, time.Time{}, time.Time{}, nil, false
 	}
 }
 
-// WakeState is what the runtime knows of an agent beyond its record.
-type WakeState struct {
-	Queued  bool `json:"queued"`
-	Running bool `json:"running"`
-	// Skipped counts wakes since margin started that were not run because
-	// their run key had completed (no-op saves, reverted edits).
-	Skipped int `json:"skipped"`
+// state says whether the agent has a wake pending and one running.
+func (s *scheduler) state(id string) (queued, running bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[id]; q != nil {
+		return !q.dueAt.IsZero(), q.running
+	}
+	return false, false
 }
 
-// WakeState returns the agent's queue state.
-func (r *Runtime) WakeState(id string) WakeState {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ws := WakeState{Skipped: r.skipped[id]}
-	if q := r.queues[id]; q != nil {
-		ws.Queued, ws.Running = !q.dueAt.IsZero(), q.running
-	}
-	return ws
-}
-
-// Wake implements changes.Agents: a wake of the agent, coalesced like a
-// change. It never blocks: Run schedules it, and a decision made before
-// Run starts is in the agent's run key, which its startup wake sees.
-func (r *Runtime) Wake(id, reason string) {
-	r.mu.Lock()
-	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: kickCoalesce})
-	r.mu.Unlock()
-	select {
-	case r.changed <- struct{}{}:
-	default:
-	}
-}
-
-// Run wakes agents until ctx is done, then waits for the wakes in flight to
-// stop. A wake stopped this way stays "started" and is re-run at the next
-// start under the same run key, as after a crash. Its loop only
-// schedules: the change sets (decisions in their files, expiry) and the
-// template library (hand edits) run on goroutines of their own, which Run
-// starts and waits for.
-func (r *Runtime) Run(ctx context.Context) error {
-	defer close(r.done)
-	select {
-	case <-r.v.Ready():
-	case <-ctx.Done():
-		return nil
-	}
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	if err := r.changes.Restore(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("restoring change set files", "err", err)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.changes.Run(ctx)
-	}()
-	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("reconciling agents with the vault", "err", err)
-	}
-	// Before the loop starts no wake can run, so every wake sees the
-	// seeded templates.
-	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("seeding legacy templates", "err", err)
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		r.templates.Run(ctx)
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			r.stopTimers()
-			return nil
-		case k := <-r.kicks:
-			r.schedule(k)
-		case <-r.changed:
-			r.mu.Lock()
-			batches, wakes := r.batches, r.wakes
-			r.batches, r.wakes = nil, nil
-			r.mu.Unlock()
-			for _, b := range batches {
-				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
-					r.log.Error("routing vault changes to agents", "err", err)
-				}
-			}
-			for _, k := range wakes {
-				r.schedule(k)
-			}
-		case id := <-r.due:
-			r.start(ctx, &wg, id)
-		case e := <-r.finished:
-			r.mu.Lock()
-			q := r.queues[e.agent]
-			q.running = false
-			again := q.again
-			q.again = false
-			if !e.retryAt.IsZero() && !q.force {
-				// What is asked for when a wake fails (during it, or due but
-				// not yet started) waits for the retry, which sees it: waking
-				// at once would skip the backoff that spares a failing model.
-				// A person's "wake" does not wait.
-				q.first, q.last, q.dueAt = time.Time{}, time.Time{}, time.Time{}
-				if q.timer != nil {
-					q.timer.Stop()
-				}
-				again = false
-			}
-			r.inFlight--
-			r.mu.Unlock()
-			r.startWaiting(ctx, &wg)
-			if !e.retryAt.IsZero() {
-				r.schedule(kick{agent: e.agent, reason: "retry after a failed wake", mode: kickAt, at: e.retryAt})
-			}
-			if again {
-				r.schedule(kick{agent: e.agent, reason: "changes during the last wake", mode: kickNow})
-			}
+// counts counts the agents running a wake, and the others with one pending.
+func (s *scheduler) counts() (queued, running int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range s.queues {
+		if q.running {
+			running++
+		} else if !q.dueAt.IsZero() {
+			queued++
 		}
 	}
-}
-
-func (r *Runtime) stopTimers() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, q := range r.queues {
-		if q.timer != nil {
-			q.timer.Stop()
-		}
-	}
+	return queued, running
 }

@@ -19,14 +19,6 @@ import (
 	"github.com/margin-md/margin/vault/note"
 )
 
-// wakeRequest is why a wake runs.
-type wakeRequest struct {
-	reason string
-	// force runs even when the state was processed already (a person
-	// asked) and even when the agent is dormant.
-	force bool
-}
-
 // waking is one wake in progress: the agent, the state it reads and the run
 // it records into.
 type waking struct {

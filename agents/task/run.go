@@ -1,0 +1,100 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// kick asks for a wake of the agent. It is in the agent's queue when kick
+// returns, so what the caller does next (a pause, a wake ending) is
+// ordered after it.
+func (r *Runtime) kick(k kick) error {
+	if !r.sched.schedule(k) {
+		return errors.New("the agents are not running")
+	}
+	return nil
+}
+
+// WakeState is what the runtime knows of an agent beyond its record.
+type WakeState struct {
+	Queued  bool `json:"queued"`
+	Running bool `json:"running"`
+	// Skipped counts wakes since margin started that were not run because
+	// their run key had completed (no-op saves, reverted edits).
+	Skipped int `json:"skipped"`
+}
+
+// WakeState returns the agent's queue state.
+func (r *Runtime) WakeState(id string) WakeState {
+	var ws WakeState
+	ws.Queued, ws.Running = r.sched.state(id)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ws.Skipped = r.skipped[id]
+	return ws
+}
+
+// Wake implements changes.Agents: a wake of the agent, coalesced like a
+// change. It never blocks: Run schedules it, and a decision made before
+// Run starts is in the agent's run key, which its startup wake sees.
+func (r *Runtime) Wake(id, reason string) {
+	r.mu.Lock()
+	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: kickCoalesce})
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Run wakes agents until ctx is done, then waits for the wakes in flight to
+// stop. A wake stopped this way stays "started" and is re-run at the next
+// start under the same run key, as after a crash. Its loop only
+// schedules: the wakes run on the scheduler's goroutines, and the change
+// sets (decisions in their files, expiry) and the template library (hand
+// edits) on goroutines of their own, which Run starts and waits for.
+func (r *Runtime) Run(ctx context.Context) error {
+	// Once Run returns, no wake runs and kick says so.
+	defer r.sched.stop()
+	select {
+	case <-r.v.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if err := r.changes.Restore(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("restoring change set files", "err", err)
+	}
+	wg.Go(func() { r.changes.Run(ctx) })
+	if err := r.reconcile(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("reconciling agents with the vault", "err", err)
+	}
+	// Before the scheduler begins no wake can run, so every wake sees the
+	// seeded templates.
+	if err := r.templates.Seed(ctx); err != nil && ctx.Err() == nil {
+		r.log.Error("seeding legacy templates", "err", err)
+	}
+	wg.Go(func() { r.templates.Run(ctx) })
+	r.sched.begin(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.changed:
+			r.mu.Lock()
+			batches, wakes := r.batches, r.wakes
+			r.batches, r.wakes = nil, nil
+			r.mu.Unlock()
+			for _, b := range batches {
+				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
+					r.log.Error("routing vault changes to agents", "err", err)
+				}
+			}
+			for _, k := range wakes {
+				r.sched.schedule(k)
+			}
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The scheduler's tests run in a synctest bubble: time.Now, timers and
+// AfterFunc are virtual there, and time moves only when every goroutine
+// of the bubble waits, so each wake is seen at its exact time.
+
+// schedRig is a scheduler whose wakes are recorded, then run by work.
+type schedRig struct {
+	t      *testing.T
+	s      *scheduler
+	ctx    context.Context
+	cancel context.CancelFunc
+	t0     time.Time
+
+	mu      sync.Mutex
+	woke    []string // "agent@when: reason", when since t0
+	running int
+	most    int // wakes running at once, at most
+}
+
+// work is what a wake does after it is recorded; nil ends it at once.
+type work func(ctx context.Context, id string) (retryAt time.Time)
+
+// newSchedRig makes a scheduler in the test's bubble; it begins with
+// begin. Zero options take their defaults.
+func newSchedRig(t *testing.T, opts Options, w work) *schedRig {
+	opts.setDefaults()
+	r := &schedRig{t: t, t0: time.Now()}
+	r.ctx, r.cancel = context.WithCancel(t.Context())
+	r.s = newScheduler(opts, func(ctx context.Context, id string, req wakeRequest) (time.Time, error) {
+		r.mu.Lock()
+		line := fmt.Sprintf("%s@%s: %s", id, time.Since(r.t0), req.reason)
+		if req.force {
+			line += " (forced)"
+		}
+		r.woke = append(r.woke, line)
+		r.running++
+		r.most = max(r.most, r.running)
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			r.running--
+			r.mu.Unlock()
+		}()
+		if w == nil {
+			return time.Time{}, nil
+		}
+		return w(ctx, id), nil
+	})
+	t.Cleanup(func() {
+		r.cancel()
+		r.s.stop()
+	})
+	return r
+}
+
+func (r *schedRig) begin() { r.s.begin(r.ctx) }
+
+// until sleeps until d after the rig was made.
+func (r *schedRig) until(d time.Duration) {
+	time.Sleep(d - time.Since(r.t0))
+}
+
+// kick schedules k for agent id at d after the rig was made.
+func (r *schedRig) kick(d time.Duration, id string, k kick) {
+	r.until(d)
+	k.agent = id
+	r.s.schedule(k)
+}
+
+// expect checks the wakes so far, once every goroutine of the bubble waits.
+func (r *schedRig) expect(want ...string) {
+	r.t.Helper()
+	synctest.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !slices.Equal(r.woke, want) {
+		r.t.Errorf("at %s the wakes were\n\t%q\nwant\n\t%q", time.Since(r.t0), r.woke, want)
+	}
+}
+
+func change(reason string) kick  { return kick{reason: reason, mode: kickCoalesce} }
+func request(reason string) kick { return kick{reason: reason, mode: kickNow} }
+
+// Changes coalesce: each one within the quiet period puts the wake off,
+// and the one wake carries every reason.
+func TestSchedulerCoalescesWithinTheQuietPeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{QuietPeriod: 2 * time.Second, MaxWait: 30 * time.Second}, nil)
+		r.begin()
+		r.kick(0, "a", change("task changed"))
+		r.kick(1*time.Second, "a", change("linked entry changed"))
+		r.kick(1500*time.Millisecond, "a", change("task changed"))
+		r.until(3499 * time.Millisecond)
+		r.expect()
+		r.until(time.Minute)
+		r.expect("a@3.5s: task changed, linked entry changed")
+	})
+}
+
+// A steady stream of changes, one a second with a quiet period of two,
+// never goes quiet: the max wait after the first change still wakes the
+// agent, and the stream's end wakes it after the quiet period.
+func TestSchedulerMaxWaitBoundsASteadyStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{QuietPeriod: 2 * time.Second, MaxWait: 10250 * time.Millisecond}, nil)
+		r.begin()
+		for i := range 25 { // at 0.5s, 1.5s, … 24.5s
+			r.kick(500*time.Millisecond+time.Duration(i)*time.Second, "a", change("task changed"))
+		}
+		r.until(time.Minute)
+		r.expect(
+			"a@10.75s: task changed", // 0.5s + max wait
+			"a@21.75s: task changed", // 11.5s, the first change after it, + max wait
+			"a@26.5s: task changed",  // 24.5s, the last, + quiet period
+		)
+	})
+}
+
+// At most wakeSlots wakes run at once; the others wait in line and start,
+// oldest first, as slots come free.
+func TestSchedulerBoundsWakesBySlotsInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		takes := map[string]time.Duration{"a": 10 * time.Second, "b": 20 * time.Second, "c": 15 * time.Second, "d": time.Second, "e": time.Second}
+		r := newSchedRig(t, Options{Concurrency: 1}, func(_ context.Context, id string) time.Time {
+			time.Sleep(takes[id])
+			return time.Time{}
+		})
+		if r.s.slots != 2 {
+			t.Fatalf("%d wake slots for a concurrency of 1, want 2", r.s.slots)
+		}
+		r.begin()
+		r.kick(0, "a", request("startup"))
+		r.kick(500*time.Millisecond, "b", request("startup"))
+		r.kick(1*time.Second, "c", request("startup"))
+		r.kick(2*time.Second, "d", request("startup"))
+		r.kick(3*time.Second, "e", request("startup"))
+		r.until(5 * time.Second)
+		if queued, running := r.s.counts(); queued != 3 || running != 2 {
+			t.Errorf("at 5s %d queued and %d running, want 3 and 2", queued, running)
+		}
+		r.until(time.Minute)
+		r.expect("a@0s: startup", "b@500ms: startup", // both slots
+			"c@10s: startup",   // a's slot
+			"d@20.5s: startup", // b's
+			"e@21.5s: startup") // d's
+		if r.most != 2 {
+			t.Errorf("at most %d wakes ran at once, want 2", r.most)
+		}
+	})
+}
+
+// What is asked for while the agent's wake runs wakes it once more when
+// that wake ends, with every reason, and not a third time.
+func TestSchedulerRequestDuringARunningWakeRunsOnceAfterIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{QuietPeriod: 2 * time.Second}, func(context.Context, string) time.Time {
+			time.Sleep(10 * time.Second)
+			return time.Time{}
+		})
+		r.begin()
+		r.kick(0, "a", request("created"))
+		r.kick(2*time.Second, "a", request("requested"))
+		r.kick(3*time.Second, "a", change("task changed")) // due at 5s, while it runs
+		r.until(9 * time.Second)
+		if queued, running := r.s.state("a"); !queued || !running {
+			t.Errorf("at 9s queued %v, running %v: want both", queued, running)
+		}
+		r.until(time.Minute)
+		r.expect("a@0s: created", "a@10s: requested, task changed, changes during the last wake")
+	})
+}
+
+// A wake that fails is retried after its backoff, and what was asked for
+// meanwhile waits for that retry instead of waking the agent at once:
+// whether it found the failing wake running or was not due yet.
+func TestSchedulerRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		k    kick
+		at   time.Duration
+		want []string
+	}{
+		{"due while it runs", request("requested"), 5 * time.Second,
+			[]string{"a@0s: created", "a@40s: requested, retry after a failed wake"}},
+		{"not due when it fails", change("task changed"), 9 * time.Second, // due at 11s
+			[]string{"a@0s: created", "a@40s: task changed, retry after a failed wake"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newSchedRig(t, Options{QuietPeriod: 2 * time.Second}, failOnce(10*time.Second, 30*time.Second))
+				r.begin()
+				r.kick(0, "a", request("created"))
+				r.kick(tt.at, "a", tt.k)
+				r.until(39999 * time.Millisecond)
+				r.expect(tt.want[0])
+				if queued, running := r.s.state("a"); !queued || running {
+					t.Errorf("waiting for the retry: queued %v, running %v; want queued only", queued, running)
+				}
+				r.until(time.Hour)
+				r.expect(tt.want...)
+			})
+		})
+	}
+}
+
+// failOnce is work whose first wake takes d and fails, to be retried after
+// backoff; the others succeed at once.
+func failOnce(d, backoff time.Duration) work {
+	var once sync.Once
+	return func(context.Context, string) time.Time {
+		var retryAt time.Time
+		once.Do(func() {
+			time.Sleep(d)
+			retryAt = time.Now().Add(backoff)
+		})
+		return retryAt
+	}
+}
+
+// A person's wake, asked for while a wake fails, does not wait for the
+// backoff: it runs as the failed one ends, and takes the retry with it.
+func TestSchedulerForcedWakeDoesNotWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{}, failOnce(10*time.Second, 30*time.Second))
+		r.begin()
+		r.kick(0, "a", request("created"))
+		r.kick(5*time.Second, "a", kick{reason: "requested", mode: kickNow, force: true})
+		r.until(time.Hour)
+		r.expect("a@0s: created",
+			"a@10s: requested, retry after a failed wake, changes during the last wake (forced)")
+	})
+}
+
+// No wake runs before the scheduler begins (the runtime seeds its
+// templates first); what came due waits and runs then.
+func TestSchedulerRunsNoWakeBeforeItBegins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{}, nil)
+		r.kick(0, "a", request("startup"))
+		r.until(time.Minute)
+		r.expect()
+		r.begin()
+		r.expect("a@1m0s: startup")
+	})
+}
+
+// Pausing an agent drops its pending wake.
+func TestSchedulerCancelDropsThePendingWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{QuietPeriod: 2 * time.Second}, nil)
+		r.begin()
+		r.kick(0, "a", change("task changed"))
+		r.until(time.Second)
+		r.s.cancel("a")
+		r.until(time.Hour)
+		r.expect()
+		if queued, running := r.s.state("a"); queued || running {
+			t.Errorf("queued %v, running %v after cancel; want neither", queued, running)
+		}
+	})
+}
+
+// Stopping cancels every timer and waits for the running wakes, whose
+// failure then schedules no retry; a request after is refused.
+func TestSchedulerStopCancelsTimers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{QuietPeriod: 2 * time.Second}, func(ctx context.Context, id string) time.Time {
+			if id != "running" {
+				return time.Time{}
+			}
+			<-ctx.Done()
+			return time.Now().Add(time.Second)
+		})
+		r.begin()
+		r.kick(0, "running", request("created"))
+		r.kick(0, "changed", change("task changed"))
+		r.kick(0, "retry", kick{reason: "retry after a failed wake", mode: kickAt, at: r.t0.Add(time.Hour)})
+		r.until(time.Second)
+		r.cancel()
+		r.s.stop()
+		if _, running := r.s.state("running"); running {
+			t.Error("a wake still runs after stop")
+		}
+		r.s.mu.Lock()
+		for id, q := range r.s.queues {
+			if q.timer != nil && q.timer.Stop() {
+				t.Errorf("%s's timer still runs after stop", id)
+			}
+		}
+		r.s.mu.Unlock()
+		r.until(2 * time.Second)
+		if r.s.schedule(kick{agent: "late", reason: "requested", mode: kickNow}) {
+			t.Error("a stopped scheduler took a request")
+		}
+		r.until(3 * time.Hour)
+		r.expect("running@0s: created")
+	})
+}
