@@ -36,16 +36,13 @@ func (r *Runtime) WakeState(id string) WakeState {
 }
 
 // Wake implements changes.Agents: a wake of the agent, coalesced like a
-// change. It never blocks: Run schedules it, and a decision made before
-// Run starts is in the agent's run key, which its startup wake sees.
+// change. It is in the agent's queue when Wake returns, so that a decision
+// is never invisible to vault/status (a client that waits for the agents to
+// be idle would otherwise stop waiting before its wake). Once the agents
+// have stopped it does nothing: the decision is in the agent's run key,
+// which its next startup wake sees.
 func (r *Runtime) Wake(id, reason string) {
-	r.mu.Lock()
-	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: kickCoalesce})
-	r.mu.Unlock()
-	select {
-	case r.changed <- struct{}{}:
-	default:
-	}
+	r.sched.schedule(kick{agent: id, reason: reason, mode: kickCoalesce})
 }
 
 // Run wakes agents until ctx is done, then waits for the wakes in flight to
@@ -84,16 +81,13 @@ func (r *Runtime) Run(ctx context.Context) error {
 			return nil
 		case <-r.changed:
 			r.mu.Lock()
-			batches, wakes := r.batches, r.wakes
-			r.batches, r.wakes = nil, nil
+			batches := r.batches
+			r.batches = nil
 			r.mu.Unlock()
 			for _, b := range batches {
 				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
 					r.log.Error("routing vault changes to agents", "err", err)
 				}
-			}
-			for _, k := range wakes {
-				r.sched.schedule(k)
 			}
 		}
 	}

@@ -44,11 +44,10 @@ type Runtime struct {
 	sem       chan struct{} // the global limit on concurrent model calls
 	sched     *scheduler    // when each agent wakes; it runs runWake
 
-	changed chan struct{} // vault changes or wakes are waiting in batches or wakes
+	changed chan struct{} // vault changes are waiting in batches
 
 	mu      sync.Mutex // guards the fields below
 	batches [][]vault.Change
-	wakes   []kick         // wakes asked for by Wake (decisions on change sets)
 	skipped map[string]int // wakes skipped because their run key had completed, per agent, since start
 }
 

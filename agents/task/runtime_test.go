@@ -131,6 +131,30 @@ func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	}
 }
 
+// A decision's wake is queued when Wake returns: a client that waits for
+// vault/status to show no queued or running wake (the soak test's settle)
+// must not see the agents idle while the wake is still on its way.
+func TestWakeIsQueuedWhenItReturns(t *testing.T) {
+	v := querytest.SampleVault(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := New(ctx, v, blockedModel{entered: make(chan struct{}, 1)}, Options{QuietPeriod: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runAgents(t, ctx, cancel, v, rt)
+	a, err := rt.store.createAgent(ctx, "Tasks/Ship invoice export.md", "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		rt.Wake(a.ID, "decision on a change set")
+		if ws := rt.WakeState(a.ID); !ws.Queued {
+			t.Fatalf("right after Wake the agent's state is %+v, want queued", ws)
+		}
+		rt.sched.cancel(a.ID)
+	}
+}
+
 // runAgents runs v and rt with ctx until the test ends, then cancels ctx
 // and waits for both.
 func runAgents(t *testing.T, ctx context.Context, cancel context.CancelFunc, v *vault.Vault, rt *Runtime) {
