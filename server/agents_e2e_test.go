@@ -462,6 +462,17 @@ func TestAgentFailuresBackOffAndGoDormant(t *testing.T) {
 	if n := len(fake.Requests()); n != 3 {
 		t.Errorf("model calls = %d, want 3: each wake's model answered without a tool and the wake ended", n)
 	}
+
+	// agents/control resume brings the dormant agent back, with a clean
+	// failure count, and wakes it at once.
+	reportingModel(fake)
+	var resumed protocol.AgentDetail
+	e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "resume"}, &resumed)
+	if resumed.Lifecycle != "active" || resumed.Failures != 0 || resumed.DormantReason != "" {
+		t.Errorf("after resume: %+v, want active with no failures", resumed)
+	}
+	waitNth(e, "the report after resume", "margin/reportUpdated", 1, forTask(shipTask))
+	waitWakes(t, e, a.ID, 1)
 }
 
 // With the model server down, the agent writes the offline report and
