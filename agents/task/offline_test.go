@@ -114,3 +114,50 @@ func TestModelAwayIsNotAFailure(t *testing.T) {
 		t.Errorf("%d chat requests reached the server, want the one wake after it came back", n)
 	}
 }
+
+// Without any model configured, a wake writes the offline report and
+// ends offline: no failure, no retry, no dormancy, and a save that
+// changes nothing writes nothing.
+func TestNoModelIsNotAFailure(t *testing.T) {
+	v := querytest.SampleVault(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := New(ctx, v, nil, Options{QuietPeriod: 30 * time.Millisecond, MaxWait: 200 * time.Millisecond,
+		BackoffInitial: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond, DormantAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runAgents(t, ctx, cancel, v, rt)
+	a, err := rt.Create(ctx, chaosTask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var act Activity
+	waitUntil(t, "the offline wake", func() bool {
+		act, err = rt.store.Activity(ctx, a.ID, 10)
+		return err == nil && len(act.Runs) == 1 && act.Runs[0].Status != RunStarted
+	})
+	if act.Runs[0].Status != RunOffline {
+		t.Fatalf("run %s (%s), want offline", act.Runs[0].Status, act.Runs[0].Detail)
+	}
+	// A save that changes nothing, then time for retries, were there any.
+	p := filepath.Join(v.Dir(), chaosTask)
+	now := time.Now()
+	if err := os.Chtimes(p, now, now); err != nil {
+		t.Fatal(err)
+	}
+	rt.Wake(a.ID, "a decision")
+	time.Sleep(300 * time.Millisecond)
+	got, err := rt.store.Agent(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Lifecycle != Active || got.Failures != 0 {
+		t.Errorf("without a model: %s with %d failures (%s), want active without a failure", got.Lifecycle, got.Failures, got.DormantReason)
+	}
+	if act, err = rt.store.Activity(ctx, a.ID, 10); err != nil || len(act.Runs) != 1 {
+		t.Errorf("%d runs, want the one: the same state is not written offline again (%v)", len(act.Runs), err)
+	}
+	if ws := rt.WakeState(a.ID); ws.Skipped == 0 {
+		t.Errorf("wake state %+v, want the repeated wake skipped", ws)
+	}
+}

@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -153,6 +154,24 @@ func (r *Runtime) waitForModel(ctx context.Context, a Agent, why string, req llm
 		r.notify("margin/agentStatus", AgentStatus{ID: a.ID, Task: a.Task, Lifecycle: a.Lifecycle, Failures: a.Failures,
 			Reason: waitingReason + why})
 	}
+}
+
+// processed reports whether the state of run key key needs no wake: a
+// run of it completed, or, while there is no model to call, a run of it
+// wrote the offline report already (a save that changed nothing does not
+// write that report again).
+func (r *Runtime) processed(ctx context.Context, agent, key string) (bool, error) {
+	done, err := r.store.completedKey(ctx, agent, key)
+	if err != nil || done || r.model != nil && r.watch.away() == "" {
+		return done, err
+	}
+	var n int
+	err = r.store.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM wake_runs WHERE agent_id = ? AND run_key = ? AND status = ?`,
+		agent, key, RunOffline).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("looking up run key %s: %w", key, err)
+	}
+	return n > 0, nil
 }
 
 // waitingReason begins the reason of an agent waiting for the model.

@@ -396,7 +396,7 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 			// A wake someone asked for is its own state: the same notes
 			// with a new request.
 			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+kit.Stamp(r.now())))
-		} else if done, err := r.store.completedKey(ctx, a.ID, string(w.key)); err != nil {
+		} else if done, err := r.processed(ctx, a.ID, string(w.key)); err != nil {
 			return time.Time{}, err
 		} else if done {
 			r.mu.Lock()
