@@ -21,7 +21,8 @@ type WakeState struct {
 	Queued  bool `json:"queued"`
 	Running bool `json:"running"`
 	// Skipped counts wakes since margin started that were not run because
-	// their run key had completed (no-op saves, reverted edits).
+	// their run key had completed (no-op saves, reverted edits), or had
+	// written the offline report while there is no model to call.
 	Skipped int `json:"skipped"`
 }
 
