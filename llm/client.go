@@ -98,7 +98,7 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 	if fb := c.cfg.FallbackProvider; fb != "" && fb != primary {
 		fbModel, ferr := c.cfg.modelOn(req.Role, rc, fb)
 		if ferr != nil {
-			reasons = append(reasons, fmt.Errorf("no fallback: %w", ferr))
+			reasons = append(reasons, fmt.Errorf("%w: %w", errNoFallback, ferr))
 		} else {
 			c.log.Warn("falling back", "role", req.Role, "from", primary, "to", fb, "model", fbModel, "reason", err)
 			resp, err = c.onProvider(ctx, req, fb, fbModel, true)
@@ -126,7 +126,7 @@ func (c *Client) onProvider(ctx context.Context, req Request, name, model string
 			return resp, nil
 		}
 		var ce *CallError
-		if ctx.Err() != nil || !errors.As(err, &ce) || !ce.Class.Retryable() || attempt >= c.cfg.Retry.LLMRetry {
+		if ctx.Err() != nil || !errors.As(err, &ce) || !ce.retryable() || attempt >= c.cfg.Retry.LLMRetry {
 			return Response{}, err
 		}
 		wait, ok := c.backoff(attempt, ce.RetryAfter)

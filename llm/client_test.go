@@ -569,8 +569,28 @@ func TestUnavailableWhenAllFail(t *testing.T) {
 	if !strings.Contains(llm.Fix(err), "ollama serve") {
 		t.Errorf("Fix = %q", llm.Fix(err))
 	}
-	if got, want := rec.outcomes(), []string{"ollama:unreachable", "ollama:unreachable", "openai:server", "openai:server"}; !slices.Equal(got, want) {
+	// A refused connection is not retried (nothing listens); the 503 is.
+	if got, want := rec.outcomes(), []string{"ollama:unreachable", "openai:server", "openai:server"}; !slices.Equal(got, want) {
 		t.Errorf("outcomes = %v, want %v", got, want)
+	}
+}
+
+// A refused connection ends the call on that provider at once: retrying
+// it within the call only made `margin ask` wait out the backoff (3.5 s
+// by default) before degrading. A 5xx is still retried.
+func TestRefusedConnectionIsNotRetried(t *testing.T) {
+	cfg := testConfig("ollama", "", map[string]string{"ollama": closedURL(t)})
+	cfg.Retry = llm.DefaultConfig().Retry // llm_retry 3, backoff from 0.5 s
+	rec := &ledger{}
+	c := newClient(t, cfg, llm.WithRecorder(rec))
+	start := time.Now()
+	_, err := c.Chat(t.Context(), userAsks("hi"))
+	t.Logf("refused connection: the call failed after %s", time.Since(start))
+	if !llm.Away(err) {
+		t.Fatalf("err = %v, want the model away", err)
+	}
+	if got := rec.outcomes(); !slices.Equal(got, []string{"ollama:unreachable"}) {
+		t.Errorf("attempts = %v, want one: a refused connection is not retried", got)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -107,6 +108,16 @@ func (e *CallError) Is(target error) bool {
 
 func (e *CallError) Unwrap() error { return e.Err }
 
+// retryable reports whether trying the same provider again within the
+// call may help. A refused connection is an answer: nothing listens at the
+// address, and a retry a second later finds the same (a local server that
+// is not running), so the call goes on at once to the fallback or to the
+// caller's offline behaviour. A dial that timed out, a 5xx or a cut stream
+// may still pass on the next attempt.
+func (e *CallError) retryable() bool {
+	return e.Class.Retryable() && !errors.Is(e.Err, syscall.ECONNREFUSED)
+}
+
 // UnavailableError says that no provider could serve a role; Reasons holds
 // each provider's last error (and why a fallback could not be tried). It
 // matches [ErrUnavailable] and, through Reasons, each reason's [Class].
@@ -129,6 +140,38 @@ func (e *UnavailableError) Is(target error) bool {
 }
 
 func (e *UnavailableError) Unwrap() []error { return e.Reasons }
+
+// Away reports whether err says the model is away rather than wrong: every
+// provider the call could use was unreachable or lacks the model (not
+// pulled), or no provider is configured for the role. Such a failure is
+// nobody's fault and passes when the model is back (SPEC §4.1 "Failure"):
+// callers wait for the model instead of counting it. A server that
+// answered badly (5xx, a timeout, a reply that never fit its schema) is
+// not away.
+func Away(err error) bool {
+	var ue *UnavailableError
+	if !errors.As(err, &ue) || len(ue.Reasons) == 0 {
+		return false
+	}
+	away := false
+	for _, r := range ue.Reasons {
+		var ce *CallError
+		switch {
+		case errors.Is(r, errNoFallback):
+			// The fallback cannot serve the role at all: it is not a
+			// provider the call waits for.
+		case !errors.As(r, &ce) || ce.Class != ErrUnreachable && ce.Class != ErrModelMissing:
+			return false
+		default:
+			away = true
+		}
+	}
+	return away
+}
+
+// errNoFallback marks the reason of an [UnavailableError] that says the
+// fallback provider has no model for the role.
+var errNoFallback = errors.New("no fallback")
 
 // ParseError says a structured reply never matched its schema, after the
 // configured number of corrective retries.

@@ -91,3 +91,42 @@ func (e endpoint) probeError(ctx context.Context, err error, classify func(strin
 	}
 	return ce
 }
+
+// Ready checks, without a model call, whether a call like req could be
+// served now: a provider of its cascade answers and, for Ollama, has the
+// model pulled. It is the cheap check (Ollama: its version and model list;
+// other providers: their model list) that a caller waiting for the model
+// repeats. nil means ready; otherwise the error is an [UnavailableError]
+// like [Client.Chat]'s, which [Away] reads, or the role's configuration
+// error.
+func (c *Client) Ready(ctx context.Context, req Request) error {
+	rc, err := c.cfg.roleFor(req.Role, req.Tier, req.Model)
+	if err != nil {
+		return fmt.Errorf("probe for role %s: %w", req.Role, err)
+	}
+	primary := c.cfg.ownProvider(rc)
+	names := []string{primary}
+	if fb := c.cfg.FallbackProvider; fb != "" && fb != primary {
+		names = append(names, fb)
+	}
+	var reasons []error
+	for _, name := range names {
+		model, err := c.cfg.modelOn(req.Role, rc, name)
+		switch {
+		case err != nil && name == primary:
+			return fmt.Errorf("probe for role %s: %w", req.Role, err)
+		case err != nil:
+			reasons = append(reasons, fmt.Errorf("%w: %w", errNoFallback, err))
+			continue
+		}
+		h := c.providers[name].probe(ctx, []string{model})
+		if h.Reachable && h.Err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		reasons = append(reasons, h.Err)
+	}
+	return &UnavailableError{Role: req.Role, Reasons: reasons}
+}

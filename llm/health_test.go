@@ -73,3 +73,57 @@ func TestProbeHostedProviders(t *testing.T) {
 		t.Error("probing an unconfigured provider succeeded")
 	}
 }
+
+// Ready is the probe of a caller waiting for the model: it says the model
+// is away while nothing listens or the model is not pulled, and ready once
+// the server is back with the model, without a chat request.
+func TestReadyFollowsTheServer(t *testing.T) {
+	fake := llmtest.NewOllama(t)
+	c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": fake.URL}))
+	req := userAsks("hi")
+	if err := c.Ready(t.Context(), req); !llm.Away(err) || !errors.Is(err, llm.ErrModelMissing) || !strings.Contains(llm.Fix(err), "ollama pull "+ollamaModel) {
+		t.Fatalf("model not pulled: Ready = %v, want away because the model is missing", err)
+	}
+	fake.Pull(ollamaModel)
+	fake.Stop()
+	if err := c.Ready(t.Context(), req); !llm.Away(err) || !errors.Is(err, llm.ErrUnreachable) {
+		t.Fatalf("server stopped: Ready = %v, want away because unreachable", err)
+	}
+	fake.Start()
+	if err := c.Ready(t.Context(), req); err != nil {
+		t.Fatalf("server back: Ready = %v", err)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("%d chat requests, want none: the probe is not a model call", n)
+	}
+	if err := c.Ready(t.Context(), llm.Request{Role: "nobody"}); err == nil || llm.Away(err) {
+		t.Errorf("unknown role: Ready = %v, want a configuration error, not away", err)
+	}
+}
+
+// Away tells a model that is away (nothing listens, not pulled) from one
+// that answered badly.
+func TestAway(t *testing.T) {
+	unreachable := &llm.CallError{Class: llm.ErrUnreachable, Provider: "ollama"}
+	missing := &llm.CallError{Class: llm.ErrModelMissing, Provider: "ollama"}
+	server := &llm.CallError{Class: llm.ErrServer, Provider: "openai"}
+	timeout := &llm.CallError{Class: llm.ErrTimeout, Provider: "ollama"}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"unreachable", &llm.UnavailableError{Role: role, Reasons: []error{unreachable}}, true},
+		{"not pulled", &llm.UnavailableError{Role: role, Reasons: []error{missing}}, true},
+		{"both providers away", &llm.UnavailableError{Role: role, Reasons: []error{unreachable, missing}}, true},
+		{"the fallback failed on its side", &llm.UnavailableError{Role: role, Reasons: []error{unreachable, server}}, false},
+		{"timeout", &llm.UnavailableError{Role: role, Reasons: []error{timeout}}, false},
+		{"a bare call error", unreachable, false},
+		{"parse", &llm.ParseError{Role: role, Err: errors.New("bad")}, false},
+		{"nil", nil, false},
+	} {
+		if got := llm.Away(tt.err); got != tt.want {
+			t.Errorf("%s: Away = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -50,6 +50,9 @@ type wakeFault struct {
 	completes bool
 	// noRetry: a missing model is not retried, one request per wake.
 	noRetry bool
+	// away: the model is away (not pulled), which is no failure of the
+	// agent (SPEC §4.1): the wake ends offline and waits for the model.
+	away bool
 	// timesOut: every reply is slow, and the wake runs with chaosTimeout.
 	timesOut bool
 	// proposes is how many change items the wake leaves pending.
@@ -101,7 +104,7 @@ func wakeFaults() []wakeFault {
 			}
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
 		}},
-		{name: "404 model not found", noRetry: true, reply: func(int) llmtest.Reply {
+		{name: "404 model not found", noRetry: true, away: true, reply: func(int) llmtest.Reply {
 			return llmtest.Reply{Status: 404, Error: `model "qwen2.5:7b" not found, try pulling it first`}
 		}},
 		{name: "slow beyond the timeout", timesOut: true, reply: func(int) llmtest.Reply {
@@ -360,11 +363,20 @@ func TestChaosWake(t *testing.T) {
 			}
 
 			status := c.notified("margin/agentStatus")
-			if f.completes {
+			switch {
+			case f.completes:
 				if run.Status != string(RunCompleted) {
 					t.Errorf("run %s (%s), want completed", run.Status, run.Detail)
 				}
-			} else {
+			case f.away:
+				if run.Status != RunOffline || len(status) == 0 || !strings.Contains(status[len(status)-1], `"failures":0`) ||
+					!strings.Contains(status[len(status)-1], waitingReason) {
+					t.Errorf("run %s (%s), status %v: want offline, no failure counted, the client told the agent waits", run.Status, run.Detail, status)
+				}
+				// The wake's ctx ended, and with it the probe: the next
+				// wake calls the model again.
+				waitUntil(t, "the probe to stop", func() bool { return c.rt.watch.away() == "" })
+			default:
 				if run.Status == string(RunCompleted) || run.Detail == "" {
 					t.Errorf("run %s with detail %q, want a failed or incomplete run that says why", run.Status, run.Detail)
 				}

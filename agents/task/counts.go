@@ -37,10 +37,11 @@ type WakeTally struct {
 	Wakes, Completed, Incomplete, Failed int
 }
 
-// WakeTallies counts the wake runs of every template version.
+// WakeTallies counts the wake runs of every template version. Runs that
+// found the model away say nothing of a template and are not counted.
 func (s *Store) WakeTallies(ctx context.Context) ([]WakeTally, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT template, COUNT(*), COALESCE(SUM(status = 'completed'), 0), COALESCE(SUM(status = 'incomplete'), 0),
-		COALESCE(SUM(status = 'failed'), 0) FROM wake_runs GROUP BY template`)
+		COALESCE(SUM(status = 'failed'), 0) FROM wake_runs WHERE status <> 'offline' GROUP BY template`)
 	if err != nil {
 		return nil, fmt.Errorf("counting wakes: %w", err)
 	}

@@ -42,6 +42,10 @@ type Options struct {
 	// WakeDeadline bounds the model's time in one wake (5m by default);
 	// a wake cut there is incomplete and retried.
 	WakeDeadline time.Duration
+	// ProbeInitial and ProbeMax space the probes that look for a model
+	// that is away (2s, doubling up to 1m by default); see modelWatch.
+	ProbeInitial time.Duration
+	ProbeMax     time.Duration
 	// Role is the llm role the task agents use; DefaultRole by default.
 	Role     string
 	Notifier Notifier
@@ -87,6 +91,12 @@ func (o *Options) setDefaults() {
 	}
 	if o.DormantAfter <= 0 {
 		o.DormantAfter = 5
+	}
+	if o.ProbeInitial <= 0 {
+		o.ProbeInitial = 2 * time.Second
+	}
+	if o.ProbeMax < o.ProbeInitial {
+		o.ProbeMax = max(time.Minute, o.ProbeInitial)
 	}
 	if o.Role == "" {
 		o.Role = DefaultRole

@@ -21,7 +21,8 @@ type WakeState struct {
 	Queued  bool `json:"queued"`
 	Running bool `json:"running"`
 	// Skipped counts wakes since margin started that were not run because
-	// their run key had completed (no-op saves, reverted edits).
+	// their run key had completed (no-op saves, reverted edits), or had
+	// written the offline report while there is no model to call.
 	Skipped int `json:"skipped"`
 }
 
@@ -52,8 +53,10 @@ func (r *Runtime) Wake(id, reason string) {
 // sets (decisions in their files, expiry) and the template library (hand
 // edits) on goroutines of their own, which Run starts and waits for.
 func (r *Runtime) Run(ctx context.Context) error {
-	// Once Run returns, no wake runs and kick says so.
+	// Once Run returns, no wake runs and kick says so. The probe for a
+	// model that is away stops first: it wakes agents through kick.
 	defer r.sched.stop()
+	defer r.watch.stop()
 	select {
 	case <-r.v.Ready():
 	case <-ctx.Done():

@@ -43,6 +43,7 @@ type Runtime struct {
 	log       *slog.Logger
 	sem       chan struct{} // the global limit on concurrent model calls
 	sched     *scheduler    // when each agent wakes; it runs runWake
+	watch     *modelWatch   // the wakes waiting for a model that is away, and the probe
 
 	changed chan struct{} // vault changes are waiting in batches
 
@@ -66,6 +67,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		skipped: map[string]int{},
 	}
 	r.sched = newScheduler(opts, r.runWake)
+	r.watch = newModelWatch(model, opts, r.modelBack)
 	st.reportTask = r.reportTask
 	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
 		return nil, err

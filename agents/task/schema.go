@@ -172,4 +172,36 @@ CREATE INDEX agents_lifecycle ON agents(lifecycle);
 -- it for the agents this step finds.
 ALTER TABLE agents ADD COLUMN output_key TEXT NOT NULL DEFAULT '';
 CREATE INDEX agents_output_key ON agents(output_key);
+`, `
+-- A wake that found the model away (the server unreachable, the model not
+-- pulled, no provider) is neither the agent's failure nor the template's:
+-- it is 'offline', wrote the offline report and waits for the model. The
+-- status CHECK cannot be altered in place, so the table is rebuilt.
+CREATE TABLE wake_runs_new (
+	id                INTEGER PRIMARY KEY,
+	agent_id          TEXT    NOT NULL,
+	run_key           TEXT    NOT NULL,
+	settled_key       TEXT    NOT NULL DEFAULT '',
+	reason            TEXT    NOT NULL,
+	status            TEXT    NOT NULL CHECK (status IN ('started', 'completed', 'incomplete', 'failed', 'offline')),
+	detail            TEXT    NOT NULL DEFAULT '',
+	full_context      INTEGER NOT NULL DEFAULT 0,
+	attempts          INTEGER NOT NULL DEFAULT 1,
+	turns             INTEGER NOT NULL DEFAULT 0,
+	prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+	completion_tokens INTEGER NOT NULL DEFAULT 0,
+	started_at        TEXT    NOT NULL,
+	finished_at       TEXT    NOT NULL DEFAULT '',
+	template          TEXT    NOT NULL DEFAULT ''
+);
+INSERT INTO wake_runs_new (id, agent_id, run_key, settled_key, reason, status, detail, full_context, attempts, turns,
+	prompt_tokens, completion_tokens, started_at, finished_at, template)
+SELECT id, agent_id, run_key, settled_key, reason, status, detail, full_context, attempts, turns,
+	prompt_tokens, completion_tokens, started_at, finished_at, template FROM wake_runs;
+DROP TABLE wake_runs;
+ALTER TABLE wake_runs_new RENAME TO wake_runs;
+CREATE INDEX wake_runs_agent ON wake_runs(agent_id, id);
+CREATE INDEX wake_runs_key ON wake_runs(run_key);
+CREATE INDEX wake_runs_settled ON wake_runs(settled_key) WHERE settled_key <> '';
+CREATE INDEX wake_runs_template ON wake_runs(template);
 `}

@@ -39,6 +39,7 @@ const (
 	RunCompleted  = "completed"
 	RunIncomplete = "incomplete" // turns ran out before update_report; the previous report stands
 	RunFailed     = "failed"
+	RunOffline    = "offline" // the model was away: the offline report was written, and the wake waits for the model
 )
 
 // Agent is one task agent as stored.

@@ -38,6 +38,8 @@ type waking struct {
 	reportBase edit.Fingerprint // the report as this wake read it; writes compare-and-swap against it
 	modelName  string
 	decisions  []changes.Decision // the agent's recent decisions, newest first
+	modelReq   llm.Request        // who the wake's model calls are for, without the prompt: what a probe asks for
+	away       string             // why the model was away, when the run ended offline
 }
 
 // recentDecisions is how many decisions a wake shows the agent (SPEC §4.1).
@@ -161,7 +163,7 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		return runEnd{status: RunCompleted, detail: "the task's frontmatter does not parse; reported without a model"}, nil
 	}
 	if rt.model == nil {
-		return w.writeOffline(ctx, "no model is configured")
+		return w.writeOffline(ctx, "no model is configured", RunOffline)
 	}
 
 	wt := &wakeTools{w: w}
@@ -182,6 +184,12 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		Budget: max(rt.opts.ContextTokens-fixed, 0),
 	})
 	req.Messages = []llm.Message{{Role: llm.RoleUser, Content: msg}}
+	w.modelReq = llm.Request{Role: req.Role, Tier: req.Tier, Model: req.Model}
+	if why := rt.watch.away(); why != "" {
+		// The probe says when the model is back; calling it meanwhile
+		// would only fail again.
+		return w.writeOffline(ctx, why, RunOffline)
+	}
 
 	rec := &recordingModel{w: w}
 	ctx = ledger.WithScope(ctx, "run:"+strconv.FormatInt(w.run, 10))
@@ -197,7 +205,11 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		end.status, end.detail = RunIncomplete, fmt.Sprintf("%s after %s, without update_report; the previous report stands",
 			llm.DeadlineCut(rt.opts.WakeDeadline, "agents.wake_deadline"), plural(res.Turns, "turn"))
 	case errors.Is(err, llm.ErrUnavailable):
-		off, oerr := w.writeOffline(ctx, err.Error())
+		status := RunFailed
+		if llm.Away(err) {
+			status = RunOffline
+		}
+		off, oerr := w.writeOffline(ctx, err.Error(), status)
 		off.turns, off.promptTokens, off.completions = end.turns, end.promptTokens, end.completions
 		return off, oerr
 	case err != nil:
@@ -219,12 +231,16 @@ func reportBody(w *waking) string {
 	return w.report.Content
 }
 
-// writeOffline writes the offline report and fails the run, so the wake is
-// retried when the backoff runs out. A report a model wrote is not
-// replaced: it says more than the task's structure, which the person can
-// read in the task itself.
-func (w *waking) writeOffline(ctx context.Context, why string) (runEnd, error) {
-	end := runEnd{status: RunFailed, detail: "model unavailable: " + why}
+// writeOffline writes the offline report and ends the run with status:
+// RunOffline when the model is away (the wake waits for it, see
+// modelWatch), RunFailed when it failed (the wake is retried when the
+// backoff runs out). A report a model wrote is not replaced: it says more
+// than the task's structure, which the person can read in the task itself.
+func (w *waking) writeOffline(ctx context.Context, why, status string) (runEnd, error) {
+	end := runEnd{status: status, detail: "model unavailable: " + why}
+	if status == RunOffline {
+		w.away = why
+	}
 	if w.hasReport && w.report.GeneratedBy != generatedOffline && w.report.GeneratedBy != generatedMargin {
 		end.detail += "; the model's last report stands"
 		return end, nil
@@ -380,7 +396,7 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 			// A wake someone asked for is its own state: the same notes
 			// with a new request.
 			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+kit.Stamp(r.now())))
-		} else if done, err := r.store.completedKey(ctx, a.ID, string(w.key)); err != nil {
+		} else if done, err := r.processed(ctx, a.ID, string(w.key)); err != nil {
 			return time.Time{}, err
 		} else if done {
 			r.mu.Lock()
@@ -414,6 +430,10 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 	finishCtx := context.WithoutCancel(ctx)
 	if err := r.store.finishRun(finishCtx, a.ID, w.run, end, w.sources, w.template.Label(), r.now()); err != nil {
 		return time.Time{}, err
+	}
+	if end.status == RunOffline {
+		r.waitForModel(ctx, a, w.away, w.modelReq)
+		return time.Time{}, nil
 	}
 	if end.status != RunCompleted {
 		return r.countFailure(finishCtx, a, end.detail)

@@ -85,6 +85,7 @@ are created and woken by margin serve (agents.auto_create) or agents/create.`,
 	}
 	cmd.Flags().StringVar(&lifecycle, "lifecycle", "", "only agents in this lifecycle (active, dormant, destroyed)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(newAgentsResumeCommand(g))
 	return cmd
 }
 

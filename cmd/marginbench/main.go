@@ -83,6 +83,9 @@ func main() {
 		if err := b.agentFigures(*sample); err != nil {
 			log.Fatalf("task agent: %v", err)
 		}
+		if err := b.modelBackFigure(*sample); err != nil {
+			log.Fatalf("model back: %v", err)
+		}
 	}
 	b.print(os.Stdout)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -41,8 +42,10 @@ type Ollama struct {
 	*script[OllamaRequest]
 	URL string
 
-	mu     sync.Mutex // guards pulled
+	mu     sync.Mutex // guards pulled and srv
 	pulled []string
+	srv    *httptest.Server
+	mux    *http.ServeMux
 }
 
 // NewOllama starts a fake Ollama server with the given models pulled; it
@@ -60,10 +63,41 @@ func NewOllama(t testing.TB, pulled ...string) *Ollama {
 	mux.HandleFunc("GET /api/tags", o.tags)
 	mux.HandleFunc("POST /api/show", o.show)
 	mux.HandleFunc("POST /api/chat", o.chat)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	o.URL = srv.URL
+	o.mux, o.srv = mux, httptest.NewServer(mux)
+	o.URL = o.srv.URL
+	t.Cleanup(o.Stop)
 	return o
+}
+
+// Stop shuts the server down: connections to its address are refused, as
+// when Ollama is not running. Stopping a stopped server does nothing.
+func (o *Ollama) Stop() {
+	o.mu.Lock()
+	srv := o.srv
+	o.srv = nil
+	o.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+}
+
+// Start serves again at the address of URL after Stop, with the same
+// script, models and request log, as when Ollama comes back.
+func (o *Ollama) Start() {
+	o.t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.srv != nil {
+		return
+	}
+	l, err := net.Listen("tcp", strings.TrimPrefix(o.URL, "http://"))
+	if err != nil {
+		o.t.Fatalf("llmtest: serving again at %s: %v", o.URL, err)
+	}
+	o.srv = httptest.NewUnstartedServer(o.mux)
+	o.srv.Listener.Close()
+	o.srv.Listener = l
+	o.srv.Start()
 }
 
 // Config is margin's default model configuration with its Ollama
