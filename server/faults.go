@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 
 	"github.com/margin-md/margin/vault/watch"
 )
@@ -33,9 +35,15 @@ func (s *Server) testBlock(ctx context.Context, _ *empty) (any, error) {
 	return nil, ctx.Err()
 }
 
-// testGoroutines counts the process's goroutines, for leak checks.
+// testGoroutines counts the process's goroutines, for leak checks, and
+// gives their stacks, alike ones counted together, so that a leak says
+// where it is.
 func (s *Server) testGoroutines(ctx context.Context, _ *empty) (any, error) {
-	return map[string]int{"goroutines": runtime.NumGoroutine()}, nil
+	var stacks strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&stacks, 1); err != nil {
+		return nil, err
+	}
+	return map[string]any{"goroutines": runtime.NumGoroutine(), "stacks": stacks.String()}, nil
 }
 
 // testWatchLimit makes adding a watch for a directory not yet watched fail

@@ -69,7 +69,8 @@ func TestSoakEditStorm(t *testing.T) {
 	settle(t, e, dir)
 
 	pid := e.Process().Pid
-	rssBefore, gBefore := rssKB(t, pid), goroutines(e)
+	rssBefore := rssKB(t, pid)
+	gBefore, stacksBefore := goroutines(e)
 	baseline := vaulttest.UserFiles(t, dir)
 
 	s := &storm{t: t, e: e, dir: dir, rng: rng, tasks: tasks, daily: daily, others: others,
@@ -82,14 +83,15 @@ func TestSoakEditStorm(t *testing.T) {
 	}
 	counts := settle(t, e, dir)
 	s.touched["Inbox/settle.md"] = true
-	rssAfter, gAfter := rssKB(t, pid), goroutines(e)
+	rssAfter := rssKB(t, pid)
+	gAfter, stacksAfter := goroutines(e)
 	t.Logf("storm: %d operations in %s (%v); agents %+v; %d model calls", ops, stormFor, s.kinds, counts, len(fake.Requests()))
 	t.Logf("RSS %d kB before the storm, %d kB after it settled; goroutines %d before, %d after", rssBefore, rssAfter, gBefore, gAfter)
 	if rssAfter > 2*rssBefore+64<<10 {
 		t.Errorf("RSS grew from %d kB to %d kB over the storm", rssBefore, rssAfter)
 	}
 	if gAfter > gBefore+10 {
-		t.Errorf("goroutines grew from %d to %d over the storm", gBefore, gAfter)
+		t.Errorf("goroutines grew from %d to %d over the storm; before:\n%s\nafter:\n%s", gBefore, gAfter, stacksBefore, stacksAfter)
 	}
 
 	after := vaulttest.UserFiles(t, dir)
@@ -263,10 +265,13 @@ func rssKB(t *testing.T, pid int) int {
 	return 0
 }
 
-func goroutines(e *editortest.Editor) int {
-	var g struct{ Goroutines int }
+func goroutines(e *editortest.Editor) (n int, stacks string) {
+	var g struct {
+		Goroutines int
+		Stacks     string
+	}
 	e.MustCall("margin/test.goroutines", nil, &g)
-	return g.Goroutines
+	return g.Goroutines, g.Stacks
 }
 
 // indexQueries dump the index by path, without row ids and mtimes, which
