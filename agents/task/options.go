@@ -42,6 +42,9 @@ type Options struct {
 	// WakeDeadline bounds the model's time in one wake (5m by default);
 	// a wake cut there is incomplete and retried.
 	WakeDeadline time.Duration
+	// DailyTokenBudget caps the model tokens of wakes per day; 0: no
+	// limit. Once spent, wakes that need the model wait for the next day.
+	DailyTokenBudget int
 	// Role is the llm role the task agents use; DefaultRole by default.
 	Role     string
 	Notifier Notifier

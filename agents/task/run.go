@@ -40,7 +40,7 @@ func (r *Runtime) WakeState(id string) WakeState {
 // Run starts is in the agent's run key, which its startup wake sees.
 func (r *Runtime) Wake(id, reason string) {
 	r.mu.Lock()
-	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: kickCoalesce})
+	r.wakes = append(r.wakes, kick{agent: id, reason: reason, mode: kickCoalesce, prio: askedPriority()})
 	r.mu.Unlock()
 	select {
 	case r.changed <- struct{}{}:

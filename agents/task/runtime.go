@@ -67,6 +67,13 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		skipped: map[string]int{},
 	}
 	r.sched = newScheduler(opts, r.runWake)
+	// Today's budget counts the wakes before a restart too.
+	now := r.now()
+	spent, err := st.TokensSince(ctx, startOfDay(now))
+	if err != nil {
+		return nil, err
+	}
+	r.sched.budget.add(now, spent)
 	st.reportTask = r.reportTask
 	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
 		return nil, err
