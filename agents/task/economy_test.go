@@ -231,3 +231,45 @@ func TestFirstStartWakesInPriorityOrder(t *testing.T) {
 		}
 	}
 }
+
+// agents.daily_token_budget: once the wakes of the day have spent it, the
+// others wait, and vault/status's counts say so; the done task's wake
+// still runs. A restart knows what the day spent.
+func TestDailyTokenBudgetHoldsWakes(t *testing.T) {
+	tasks := []economyTask{
+		{path: "Tasks/First.md", status: "open", due: "2026-11-20"},
+		{path: "Tasks/Second.md", status: "open", due: "2026-11-21"},
+		{path: "Tasks/Third.md", status: "open", due: "2026-11-22"},
+		{path: "Tasks/Shipped.md", status: "done"},
+	}
+	e := newEconomyRig(t, tasks, Options{Concurrency: 1, DailyTokenBudget: 1})
+	ctx := context.Background()
+	var c Counts
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) { // the deadline only ends a hang
+		var err error
+		if c, err = e.rt.Counts(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c.Running == 0 && c.BudgetSpent && c.Queued+len(e.model.called()) == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the budget never held the wakes: %+v, calls %q", c, e.model.called())
+		}
+	}
+	// The two slots may both have started before the first call spent
+	// the budget; the third wake waits.
+	if calls := e.model.called(); len(calls) > 2 || c.Queued < 1 {
+		t.Errorf("with a budget of 1 token the model was called for %q and %d wakes wait, want at most 2 calls and the rest waiting", calls, c.Queued)
+	}
+	if c.DailyTokenBudget != 1 || c.TokensToday < 1 {
+		t.Errorf("counts %+v: want the budget of 1 and today's tokens", c)
+	}
+	if rep := e.report(t, "Tasks/Shipped.md"); rep.GeneratedBy != generatedOffline {
+		t.Errorf("the done task's wake did not run under the spent budget: report by %q", rep.GeneratedBy)
+	}
+	spent, err := e.rt.store.TokensSince(ctx, startOfDay(time.Now()))
+	if err != nil || spent != c.TokensToday {
+		t.Errorf("the runs of today hold %d tokens (%v), the runtime counted %d", spent, err, c.TokensToday)
+	}
+}
