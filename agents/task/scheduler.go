@@ -46,8 +46,8 @@ type scheduler struct {
 	begun    bool // wakes may start; before, due ones wait in line
 	stopped  bool
 	queues   map[string]*wakeQueue
-	inFlight int      // wakes running, at most slots
-	waiting  []string // agents whose wake is due, waiting for a slot, in order of arrival
+	inFlight int         // wakes running, at most slots
+	waiting  []string    // agents whose wake is due, waiting for a slot, in order of arrival
 	dayTimer *time.Timer // frees the wakes a spent budget holds, at midnight
 }
 
