@@ -84,12 +84,13 @@ func (s *scheduler) newDay() {
 	}
 }
 
-// TokensSince sums the model tokens (prompt and completion) of the wake
-// runs started since t: how a restart knows what today's budget spent.
-func (s *Store) TokensSince(ctx context.Context, t time.Time) (int, error) {
+// TokensToday sums the model tokens (prompt and completion) of the wake
+// runs started on now's day (in now's location): how a restart, and
+// margin doctor, know what today's budget spent.
+func (s *Store) TokensToday(ctx context.Context, now time.Time) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM wake_runs WHERE started_at >= ?`,
-		kit.Stamp(t)).Scan(&n)
+		kit.Stamp(startOfDay(now))).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("summing today's tokens: %w", err)
 	}

@@ -268,7 +268,7 @@ func TestDailyTokenBudgetHoldsWakes(t *testing.T) {
 	if rep := e.report(t, "Tasks/Shipped.md"); rep.GeneratedBy != generatedOffline {
 		t.Errorf("the done task's wake did not run under the spent budget: report by %q", rep.GeneratedBy)
 	}
-	spent, err := e.rt.store.TokensSince(ctx, startOfDay(time.Now()))
+	spent, err := e.rt.store.TokensToday(ctx, time.Now())
 	if err != nil || spent != c.TokensToday {
 		t.Errorf("the runs of today hold %d tokens (%v), the runtime counted %d", spent, err, c.TokensToday)
 	}

@@ -69,7 +69,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	r.sched = newScheduler(opts, r.runWake)
 	// Today's budget counts the wakes before a restart too.
 	now := r.now()
-	spent, err := st.TokensSince(ctx, startOfDay(now))
+	spent, err := st.TokensToday(ctx, now)
 	if err != nil {
 		return nil, err
 	}
