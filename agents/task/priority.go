@@ -54,6 +54,19 @@ func (p wakePriority) merge(k wakePriority) wakePriority {
 // askedPriority is the priority of a wake a person asked for.
 func askedPriority() wakePriority { return wakePriority{asked: true} }
 
+// askedFor is the priority of a wake a person asked for on the agent of
+// task: first in line, and with the task's standing, so that a done
+// task's wake still runs when the budget is spent.
+func (r *Runtime) askedFor(ctx context.Context, task string) wakePriority {
+	p := askedPriority()
+	prios, err := r.taskPriorities(ctx, []string{task})
+	if err != nil {
+		r.log.Warn("reading a task's standing for its wake", "task", task, "err", err)
+		return p
+	}
+	return p.merge(prios[task])
+}
+
 // freeStatus reports whether a task of this status gets no model wake.
 func freeStatus(status string) bool { return status == "done" || status == "cancelled" }
 

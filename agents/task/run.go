@@ -93,6 +93,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 				}
 			}
 			for _, k := range wakes {
+				if a, err := r.store.Agent(ctx, k.agent); err == nil {
+					k.prio = r.askedFor(ctx, a.Task)
+				}
 				r.sched.schedule(k)
 			}
 		}
