@@ -25,7 +25,6 @@ type economyModel struct {
 	mu     sync.Mutex
 	calls  int
 	tokens int
-	chars  int
 	tasks  []string
 }
 
@@ -41,7 +40,6 @@ func (m *economyModel) Chat(ctx context.Context, req llm.Request) (llm.Response,
 	m.mu.Lock()
 	m.calls++
 	m.tokens += est
-	m.chars += 4 * est
 	m.tasks = append(m.tasks, task)
 	m.mu.Unlock()
 	return llm.Response{Model: "bench", Usage: llm.Usage{PromptTokens: est, CompletionTokens: 60},
@@ -104,9 +102,11 @@ func (b *bench) agentEconomy(src string, n int) error {
 	}
 	open, done := 0, 0
 	var edit string // an open task to edit
+	settledTask := map[string]bool{}
 	for _, t := range tasks {
 		if t.Status == "done" || t.Status == "cancelled" {
 			done++
+			settledTask[t.Path] = true
 			continue
 		}
 		open++
@@ -149,10 +149,18 @@ func (b *bench) agentEconomy(src string, n int) error {
 	}
 	took := time.Since(start)
 	calls, tokens := model.spent()
+	model.mu.Lock()
+	doneCalls := 0
+	for _, p := range model.tasks {
+		if settledTask[p] {
+			doneCalls++
+		}
+	}
+	model.mu.Unlock()
 	b.add(row{figure: label(fmt.Sprintf("first start: model calls, %d tasks (%d open, %d done or cancelled)", len(tasks), open, done)),
-		target: "no call for done tasks, ≤ 2 per open task", measured: fmt.Sprintf("%d calls, %d prompt tokens (≈ %.1f M chars), in %s", calls, tokens, float64(4*tokens)/1e6, round(took)),
+		target: "no call for done tasks, ≤ 2 per open task", measured: fmt.Sprintf("%d calls (%d for done tasks), %d prompt tokens (≈ %.2f M chars), in %s", calls, doneCalls, tokens, float64(4*tokens)/1e6, round(took)),
 		baseline: "issue #20 before: 300 calls, ≈ 2.6 M prompt chars (150 tasks, 29 done)",
-		ratio:    fmt.Sprintf("%.2f calls per open task", float64(calls)/float64(max(open, 1))), pass: check(calls <= 2*open)})
+		ratio:    fmt.Sprintf("%.2f calls per open task", float64(calls)/float64(max(open, 1))), pass: check(doneCalls == 0 && calls <= 2*open)})
 
 	model.mu.Lock()
 	first := model.tasks[:min(20, len(model.tasks))]
@@ -165,6 +173,8 @@ func (b *bench) agentEconomy(src string, n int) error {
 	for i, p := range first {
 		order = append(order, fmt.Sprintf("%d. %s (%s)", i+1, strings.TrimSuffix(filepath.Base(p), ".md"), byPath[p]))
 	}
+	// Two wakes run at once (one gathers while the other talks to the
+	// model), so neighbours in the line may reach the model swapped.
 	fmt.Fprintf(os.Stderr, "  first %d wakes that called the model, in order:\n    %s\n", len(first), strings.Join(order, "\n    "))
 	b.add(row{figure: label("first start: order of the first wakes (status, due)"), target: "nearest due first, in-progress before open",
 		measured: strings.Join(shortOrder(first, byPath, 6), "; ") + " …", pass: "see stderr"})
