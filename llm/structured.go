@@ -13,12 +13,13 @@ import (
 
 // Structured asks the model serving req.Role for a reply of type T.
 //
-// The JSON schema is generated from T with jsonschema.For, which lists
+// The JSON schema is generated from T with [SchemaFor], which lists
 // properties in struct field order (Schema.PropertyOrder) and marshals them
 // in that order; the order reaches the wire unchanged (Ollama's format,
 // OpenAI's response_format, Anthropic's forced tool), and models generate
 // fields in schema order — so a field that must be decided last, such as
-// the analyzer's verdict, is declared last in its struct.
+// the analyzer's verdict, is declared last in its struct. A closed set of
+// words is an [Enum] type, so a word outside it is a validation error.
 //
 // The reply is repaired where that cannot change its meaning (a byte-order
 // mark, a ```json fence, prose around one complete JSON value), validated
@@ -31,7 +32,7 @@ func Structured[T any](ctx context.Context, c *Client, req Request) (T, Response
 	if len(req.Tools) > 0 {
 		return zero, Response{}, fmt.Errorf("structured reply for role %s: %w", req.Role, errFormatWithTools)
 	}
-	schema, err := jsonschema.For[T](nil)
+	schema, err := SchemaFor[T]()
 	if err != nil {
 		return zero, Response{}, fmt.Errorf("schema for role %s: %w", req.Role, err)
 	}

@@ -40,6 +40,9 @@ var (
 type Toolbox struct {
 	tools   []Tool
 	schemas map[string]*jsonschema.Resolved
+	// withheld are tools not offered in this loop, by why; a call to
+	// one is told why instead of only that the tool is unknown.
+	withheld map[string]string
 }
 
 // NewToolbox resolves each tool's schema once, so every call is validated
@@ -59,6 +62,16 @@ func NewToolbox(tools ...Tool) (*Toolbox, error) {
 		b.tools = append(b.tools, t)
 	}
 	return b, nil
+}
+
+// Withhold names a tool that is not offered because it cannot apply, and
+// why: a model that calls it anyway is told the reason, so it does not
+// retry the call.
+func (b *Toolbox) Withhold(name, why string) {
+	if b.withheld == nil {
+		b.withheld = map[string]string{}
+	}
+	b.withheld[name] = why
 }
 
 // Specs describes the tools to the model.
@@ -84,6 +97,9 @@ func (b *Toolbox) call(ctx context.Context, tc ToolCall) (string, error) {
 	i := slices.IndexFunc(b.tools, func(t Tool) bool { return t.Name() == tc.Name })
 	if i < 0 {
 		err := fmt.Errorf("%w %q; available: %s", ErrUnknownTool, tc.Name, b.names())
+		if why, ok := b.withheld[tc.Name]; ok {
+			err = fmt.Errorf("%w %q: it is not offered, because %s; available: %s", ErrUnknownTool, tc.Name, why, b.names())
+		}
 		return "error: " + err.Error(), err
 	}
 	tool := b.tools[i]

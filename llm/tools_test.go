@@ -286,3 +286,31 @@ func TestNewToolboxRejectsDuplicates(t *testing.T) {
 		t.Fatal("NewToolbox accepted two tools with one name")
 	}
 }
+
+// A tool withheld from the loop is not offered; a model that calls it
+// anyway is told why, as an unknown tool.
+func TestToolLoopSaysWhyAToolIsWithheld(t *testing.T) {
+	fake := llmtest.NewOllama(t, ollamaModel)
+	fake.Script(
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "update_task_estimate", Args: map[string]any{}}}},
+		llmtest.Reply{ToolCalls: []llmtest.ToolCall{{ID: "c2", Name: "update_report", Args: map[string]any{"tldr": "On track", "content": "Two sets logged."}}}},
+	)
+	c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": fake.URL}))
+	box := toolbox(t, &reportTool{})
+	box.Withhold("update_task_estimate", "the task is done")
+
+	res, err := llm.RunTools(t.Context(), c, userAsks("wake"), box, llm.Loop{MaxTurns: 5, StopAfter: []string{"update_report"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Calls) != 2 || !errors.Is(res.Calls[0].Err, llm.ErrUnknownTool) {
+		t.Errorf("calls = %+v", res.Calls)
+	}
+	reqs := fake.Requests()
+	if n := len(reqs[0].Tools); n != 1 {
+		t.Errorf("offered %d tools, want 1", n)
+	}
+	if _, _, _, content := lastMessage(reqs[1]); content != `error: unknown tool "update_task_estimate": it is not offered, because the task is done; available: update_report` {
+		t.Errorf("the model was told %q", content)
+	}
+}

@@ -115,6 +115,7 @@ func (c *Changes) Store() *Store { return c.store }
 
 func (c *Changes) now() time.Time       { return c.opts.Now() }
 func (c *Changes) outputFolder() string { return c.v.Options().OutputFolder }
+
 // SetCreated is margin/changeSetCreated: a change set waits for a person.
 type SetCreated struct {
 	ID    string       `json:"id"`

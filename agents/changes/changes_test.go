@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/agenttest"
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -49,7 +50,7 @@ func TestChangeSetFileGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "changeset_before.golden", string(before))
+	agenttest.Golden(t, "changeset_before.golden", string(before))
 
 	// The person adds a note of their own, then decides.
 	edited := strings.Replace(string(before), "- [ ] Set estimate", "My note: ask Dana first.\n- [ ] Set estimate", 1)
@@ -61,7 +62,7 @@ func TestChangeSetFileGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "changeset_after.golden", string(after))
+	agenttest.Golden(t, "changeset_after.golden", string(after))
 	if !strings.Contains(string(after), "My note: ask Dana first.\n") {
 		t.Error("the person's own line was lost")
 	}

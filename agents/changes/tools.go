@@ -82,6 +82,18 @@ type DeferredTool struct {
 	// items (one per checklist item), each with its summary; items that
 	// would change nothing come back in unchanged with the reason.
 	Items func(t *note.Note, args json.RawMessage) (items []Proposal, unchanged []string, err error)
+	// Unfit says why the tool cannot apply to the task, "" when it can;
+	// nil for a tool that always can. A wake offers only the tools that
+	// can apply (SPEC §4.1).
+	Unfit func(t *note.Note) string
+}
+
+// noChecklist keeps the checklist tools off a task without a checklist.
+func noChecklist(t *note.Note) string {
+	if len(t.Checklist) == 0 {
+		return "the task has no checklist"
+	}
+	return ""
 }
 
 // DeferredTools are the tools whose calls wait in a change set for a person.
@@ -163,7 +175,7 @@ func DeferredTools() []DeferredTool {
 				}
 				return []Proposal{{Args: args, Summary: because("Add labels "+strings.Join(add, ", "), a.HumanSummary)}}, nil, nil
 			}},
-		{Name: "add_multiple_checklist_items", Description: "Propose checklist items to add to the task; each becomes its own change.",
+		{Name: "add_multiple_checklist_items", Description: "Propose checklist items to add to the task; each becomes its own change.", Unfit: noChecklist,
 			Schema: kit.SchemaFor[addItemsArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
 					p.MinItems = kit.One(1)
@@ -185,7 +197,7 @@ func DeferredTools() []DeferredTool {
 				}
 				return out, unchanged, nil
 			}},
-		{Name: "update_checklist_items", Description: "Propose checking or unchecking existing checklist items; each becomes its own change.",
+		{Name: "update_checklist_items", Description: "Propose checking or unchecking existing checklist items; each becomes its own change.", Unfit: noChecklist,
 			Schema: kit.SchemaFor[updateItemsArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
 					p.MinItems = kit.One(1)

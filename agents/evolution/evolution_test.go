@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/internal/agenttest"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
@@ -170,7 +171,7 @@ func TestEvolutionStartApproveAndReject(t *testing.T) {
 	}
 	// The context: both directives separately, the metrics, history.
 	first := f.model.requests[0]
-	golden(t, "evolution_context.golden", first.Messages[0].Content)
+	agenttest.Golden(t, "evolution_context.golden", first.Messages[0].Content)
 	if first.Role != templates.EvolutionRole || !strings.Contains(first.System, "## Your Directives\n\n"+templates.ImproverGeneral[:40]) || len(first.Tools) != 1 {
 		t.Errorf("request: role %s, %d tools, system:\n%s", first.Role, len(first.Tools), first.System)
 	}
@@ -297,7 +298,7 @@ func TestEvolutionSessionFileGolden(t *testing.T) {
 		Proposal: &Proposal{General: newGeneral, Report: templates.DefaultReport, Rationale: "The person asked for warmth.", BaseVersion: 2,
 			GeneralDiff: directiveDiff("general directive", 2, templates.DefaultGeneral, newGeneral)},
 	}
-	golden(t, "evolution_session.golden", string(renderSession(s)))
+	agenttest.Golden(t, "evolution_session.golden", string(renderSession(s)))
 }
 
 func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {

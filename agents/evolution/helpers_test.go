@@ -2,12 +2,11 @@ package evolution
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/margin-md/margin/agents/templates"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // withTemplateKeys adds frontmatter lines to a template's active file by
@@ -18,27 +17,10 @@ func withTemplateKeys(t *testing.T, l *templates.Templates, dir, name, lines str
 		t.Fatal(err)
 	}
 	p := "Margin/Templates/" + name + ".md"
-	src := read(t, dir, p)
+	src := vaulttest.Read(t, dir, p)
 	edited := strings.Replace(src, "\nmargin: template\n", "\nmargin: template\n"+lines, 1)
 	if edited == src {
 		t.Fatalf("%s has no margin: template line:\n%s", p, src)
 	}
-	write(t, dir, p, edited)
-}
-
-func read(t *testing.T, dir, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func write(t *testing.T, dir, rel, content string) {
-	t.Helper()
-	os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
-	if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	vaulttest.Write(t, dir, p, edited)
 }

@@ -29,14 +29,14 @@ const (
 
 // Routing is the Router's output (seed 003 §11.2).
 type Routing struct {
-	InputType                string   `json:"input_type" jsonschema:"log, query, both or correction"`
-	Confidence               float64  `json:"confidence" jsonschema:"0 to 1"`
-	SelectedDomains          []string `json:"selected_domains" jsonschema:"names of the relevant domains, exactly as listed"`
-	DomainSelectionReasoning string   `json:"domain_selection_reasoning"`
-	LogPortion               string   `json:"log_portion" jsonschema:"for both: the part that logs something; else empty"`
-	QueryPortion             string   `json:"query_portion" jsonschema:"for both: the question; else empty"`
-	CorrectionTarget         string   `json:"correction_target" jsonschema:"for correction: what is being corrected; else empty"`
-	Reasoning                string   `json:"reasoning"`
+	InputType                InputType `json:"input_type"`
+	Confidence               float64   `json:"confidence" jsonschema:"0 to 1"`
+	SelectedDomains          []string  `json:"selected_domains" jsonschema:"names of the relevant domains, exactly as listed"`
+	DomainSelectionReasoning string    `json:"domain_selection_reasoning"`
+	LogPortion               string    `json:"log_portion" jsonschema:"for both: the part that logs something; else empty"`
+	QueryPortion             string    `json:"query_portion" jsonschema:"for both: the question; else empty"`
+	CorrectionTarget         string    `json:"correction_target" jsonschema:"for correction: what is being corrected; else empty"`
+	Reasoning                string    `json:"reasoning"`
 }
 
 // Instruction is one retrieval the Retriever executes without a model.
@@ -57,64 +57,64 @@ type SubQuery struct {
 
 // Plan is the Planner's output (seed 003 §11.3).
 type Plan struct {
-	QueryType              string        `json:"query_type" jsonschema:"simple, insight, recommendation or comparison"`
+	QueryType              QueryType     `json:"query_type"`
 	SubQueries             []SubQuery    `json:"sub_queries"`
-	ExecutionStrategy      string        `json:"execution_strategy" jsonschema:"independent, dependent or coupled"`
+	ExecutionStrategy      Strategy      `json:"execution_strategy"`
 	RetrievalInstructions  []Instruction `json:"retrieval_instructions"`
 	DomainExpansionRequest []string      `json:"domain_expansion_request" jsonschema:"available domains to load, or empty"`
 	ClarifyQuestions       []string      `json:"clarify_questions" jsonschema:"only for clarify"`
 	Reasoning              string        `json:"reasoning"`
-	NextAction             string        `json:"next_action" jsonschema:"retrieve, expand_domain, clarify or synthesize"`
+	NextAction             NextAction    `json:"next_action"`
 }
 
 // Finding is one claim of the analysis with the entries it rests on.
 type Finding struct {
-	Claim      string   `json:"claim"`
-	Evidence   []string `json:"evidence" jsonschema:"entry links exactly as given"`
-	Confidence string   `json:"confidence" jsonschema:"high, medium or low"`
+	Claim      string     `json:"claim"`
+	Evidence   []string   `json:"evidence" jsonschema:"entry links exactly as given"`
+	Confidence Confidence `json:"confidence"`
 }
 
 // Gap is missing information (seed 003 §11.1).
 type Gap struct {
-	Description             string `json:"description"`
-	GapType                 string `json:"gap_type" jsonschema:"temporal, topical, contextual, subjective or clarification"`
-	Severity                string `json:"severity" jsonschema:"critical or nice_to_have"`
-	OutsideCurrentExpertise bool   `json:"outside_current_expertise"`
-	SuspectedDomain         string `json:"suspected_domain"`
+	Description             string   `json:"description"`
+	GapType                 GapType  `json:"gap_type"`
+	Severity                Severity `json:"severity"`
+	OutsideCurrentExpertise bool     `json:"outside_current_expertise"`
+	SuspectedDomain         string   `json:"suspected_domain"`
 }
 
-func (g Gap) critical() bool { return strings.EqualFold(strings.TrimSpace(g.Severity), "critical") }
+func (g Gap) critical() bool { return g.Severity == severityCritical }
 
 // Analysis is the Analyzer's output (seed 003 §11.5). Verdict is the last
 // field, so the model writes it after the evidence and gaps.
 type Analysis struct {
-	QueryIntent        string    `json:"query_intent"`
-	Findings           []Finding `json:"findings"`
-	PatternsIdentified []string  `json:"patterns_identified"`
-	GapsIdentified     []Gap     `json:"gaps_identified"`
-	VerdictReasoning   string    `json:"verdict_reasoning"`
-	Verdict            string    `json:"verdict" jsonschema:"sufficient or insufficient"`
+	QueryIntent        string      `json:"query_intent"`
+	Findings           []Finding   `json:"findings"`
+	PatternsIdentified []string    `json:"patterns_identified"`
+	GapsIdentified     []Gap       `json:"gaps_identified"`
+	VerdictReasoning   string      `json:"verdict_reasoning"`
+	Verdict            Sufficiency `json:"verdict"`
 }
 
 func (a Analysis) sufficient() bool {
-	return strings.EqualFold(strings.TrimSpace(a.Verdict), "sufficient")
+	return a.Verdict == sufficient
 }
 
 // Draft is the Synthesizer's output (seed 003 §11.6).
 type Draft struct {
-	Response      string   `json:"response"`
-	KeyPoints     []string `json:"key_points"`
-	EvidenceCited []string `json:"evidence_cited" jsonschema:"the entry links the response cites"`
-	GapsDisclosed []string `json:"gaps_disclosed"`
-	Confidence    string   `json:"confidence" jsonschema:"high, medium or low"`
+	Response      string     `json:"response"`
+	KeyPoints     []string   `json:"key_points"`
+	EvidenceCited []string   `json:"evidence_cited" jsonschema:"the entry links the response cites"`
+	GapsDisclosed []string   `json:"gaps_disclosed"`
+	Confidence    Confidence `json:"confidence"`
 }
 
 // Dimension is the evaluation of one quality dimension.
 type Dimension struct {
-	Dimension string   `json:"dimension" jsonschema:"accuracy, relevance, safety or completeness"`
-	Reasoning string   `json:"reasoning"`
-	Issues    []string `json:"issues"`
-	Verdict   string   `json:"verdict" jsonschema:"pass or fail"`
+	Dimension DimensionName `json:"dimension"`
+	Reasoning string        `json:"reasoning"`
+	Issues    []string      `json:"issues"`
+	Verdict   PassFail      `json:"verdict"`
 }
 
 // Feedback guides a retry after a failed evaluation.
@@ -126,21 +126,21 @@ type Feedback struct {
 
 // Evaluation is the Evaluator's output (seed 003 §11.7).
 type Evaluation struct {
-	Dimensions     []Dimension `json:"dimensions"`
-	Feedback       []Feedback  `json:"feedback"`
-	Recommendation string      `json:"recommendation" jsonschema:"accept, retry_with_feedback, retry_with_more_context or give_partial"`
-	OverallVerdict string      `json:"overall_verdict" jsonschema:"pass or fail"`
+	Dimensions     []Dimension    `json:"dimensions"`
+	Feedback       []Feedback     `json:"feedback"`
+	Recommendation Recommendation `json:"recommendation"`
+	OverallVerdict PassFail       `json:"overall_verdict"`
 }
 
 // passed applies the seed's rule in code rather than trusting the model's
 // arithmetic: any failed dimension fails the whole.
 func (ev Evaluation) passed() bool {
 	for _, d := range ev.Dimensions {
-		if strings.EqualFold(strings.TrimSpace(d.Verdict), "fail") {
+		if d.Verdict == fail {
 			return false
 		}
 	}
-	return strings.EqualFold(strings.TrimSpace(ev.OverallVerdict), "pass")
+	return ev.OverallVerdict == "pass"
 }
 
 // ClarifyQuestion is one question the Clarifier asks.
@@ -179,11 +179,11 @@ type ParsedEntry struct {
 
 // ContextUpdate is one change to the global context.
 type ContextUpdate struct {
-	Category   string `json:"category" jsonschema:"preference, pattern, fact or insight"`
-	Key        string `json:"key"`
-	Value      string `json:"value"`
-	Confidence string `json:"confidence" jsonschema:"certain, likely or tentative"`
-	Source     string `json:"source"`
+	Category   Category  `json:"category"`
+	Key        string    `json:"key"`
+	Value      string    `json:"value"`
+	Confidence Certainty `json:"confidence"`
+	Source     string    `json:"source"`
 }
 
 // Observation is the Observer's output (seed 003 §11.10).

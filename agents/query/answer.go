@@ -47,7 +47,7 @@ func (e *Engine) result(s *Session) Result {
 		return r
 	}
 	r.Answer, r.Citations = validateCitations(s.Draft.Response, s.Draft.EvidenceCited, s.Entries)
-	r.Confidence = confidence(s.Draft.Confidence)
+	r.Confidence = confidence(string(s.Draft.Confidence))
 	r.Status = StatusAnswered
 	if s.Partial {
 		r.Status = StatusPartial

@@ -367,7 +367,7 @@ func (e *Engine) stepRoute(ctx context.Context, s *Session) (State, string, erro
 	if err != nil {
 		return "", "", err
 	}
-	s.Type = parseInputType(r.InputType)
+	s.Type = r.InputType
 	s.CorrectionTarget = strings.TrimSpace(r.CorrectionTarget)
 	for _, name := range r.SelectedDomains {
 		if d, ok := findDomain(s.domains, name); ok && !slices.Contains(s.Selected, d) {
@@ -398,23 +398,23 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		return "", "", err
 	}
 	s.Plan = &p
-	s.QueryType = parseQueryType(p.QueryType)
+	s.QueryType = p.QueryType
 	if s.Parts == nil {
 		s.Parts = dependentParts(p)
 	}
-	action := strings.ToLower(strings.TrimSpace(p.NextAction))
+	action := p.NextAction
 	if pending := loadable(s, p.DomainExpansionRequest); len(pending) > 0 {
 		s.Pending = pending
 		return StateExpandDomain, "planner asked for domains " + strings.Join(pending, ", "), nil
 	}
 	switch {
-	case action == "clarify" && len(p.ClarifyQuestions) > 0:
+	case action == actionClarify && len(p.ClarifyQuestions) > 0:
 		return StateClarify, "planner: gaps only the user can fill", nil
-	case action == "synthesize" && len(s.Entries) > 0 && len(s.Parts) > 0 && s.Analysis == nil:
+	case action == actionSynthesize && len(s.Entries) > 0 && len(s.Parts) > 0 && s.Analysis == nil:
 		// A later part whose evidence is already retrieved still needs
 		// its own analysis.
 		return StateAnalyze, fmt.Sprintf("planner: earlier retrieval covers part %d", s.Part+1), nil
-	case action == "synthesize" && len(s.Entries) > 0:
+	case action == actionSynthesize && len(s.Entries) > 0:
 		return StateSynthesize, "planner: earlier retrieval is sufficient", nil
 	}
 	if len(p.RetrievalInstructions) == 0 {
@@ -432,7 +432,7 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 // other: independent parts are retrieved together (the retriever runs
 // instructions in parallel) and coupled ones are one question.
 func dependentParts(p Plan) []SubQuery {
-	if !strings.EqualFold(strings.TrimSpace(p.ExecutionStrategy), "dependent") {
+	if p.ExecutionStrategy != strategyDependent {
 		return nil
 	}
 	var parts []SubQuery
@@ -531,7 +531,7 @@ func (e *Engine) stepClarify(ctx context.Context, s *Session) (State, string, er
 	gaps := append([]string(nil), s.Plan.ClarifyQuestions...)
 	if s.Analysis != nil {
 		for _, g := range s.Analysis.GapsIdentified {
-			if t := strings.ToLower(g.GapType); t == "subjective" || t == "clarification" {
+			if t := g.GapType; t == "subjective" || t == "clarification" {
 				gaps = append(gaps, g.Description)
 			}
 		}

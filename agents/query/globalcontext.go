@@ -161,13 +161,13 @@ func (it contextItem) line() string {
 func (gc *globalContext) apply(updates []ContextUpdate, day string) int {
 	n := 0
 	for _, u := range updates {
-		cat := strings.ToLower(strings.TrimSpace(u.Category))
+		cat := strings.ToLower(strings.TrimSpace(string(u.Category)))
 		if !slices.ContainsFunc(categories, func(c struct{ name, heading string }) bool { return c.name == cat }) {
 			continue
 		}
 		key := contextKey(u.Key)
 		value := strings.Join(strings.Fields(u.Value), " ")
-		conf := strings.ToLower(strings.TrimSpace(u.Confidence))
+		conf := strings.ToLower(strings.TrimSpace(string(u.Confidence)))
 		if conf != "certain" && conf != "likely" {
 			conf = "tentative"
 		}

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// The closed sets of the agents' outputs. Each is an llm.Enum, so its
+// schema lists its words and the model cannot answer anything else: a
+// reply outside the set is a parse retry, never a guess (SPEC §4.1).
+
 // InputType is the Router's classification of an input.
 type InputType string
 
@@ -15,15 +19,7 @@ const (
 	InputCorrection InputType = "correction"
 )
 
-// parseInputType folds a model's spelling; anything unknown is a LOG, the
-// seed's rule for ambiguous input (§7.6), because logging loses nothing.
-func parseInputType(s string) InputType {
-	switch t := InputType(strings.ToLower(strings.TrimSpace(s))); t {
-	case InputLog, InputQuery, InputBoth, InputCorrection:
-		return t
-	}
-	return InputLog
-}
+func (InputType) EnumValues() []string { return []string{"log", "query", "both", "correction"} }
 
 // QueryType is the Planner's classification of a question.
 type QueryType string
@@ -35,13 +31,85 @@ const (
 	QueryComparison     QueryType = "comparison"
 )
 
-func parseQueryType(s string) QueryType {
-	switch t := QueryType(strings.ToLower(strings.TrimSpace(s))); t {
-	case QuerySimple, QueryInsight, QueryRecommendation, QueryComparison:
-		return t
-	}
-	return QueryInsight
+func (QueryType) EnumValues() []string {
+	return []string{"simple", "insight", "recommendation", "comparison"}
 }
+
+// Strategy is how the parts of a decomposed question relate.
+type Strategy string
+
+const strategyDependent Strategy = "dependent"
+
+func (Strategy) EnumValues() []string { return []string{"independent", "dependent", "coupled"} }
+
+// NextAction is what the Planner asks for next.
+type NextAction string
+
+const (
+	actionClarify    NextAction = "clarify"
+	actionSynthesize NextAction = "synthesize"
+)
+
+func (NextAction) EnumValues() []string {
+	return []string{"retrieve", "expand_domain", "clarify", "synthesize"}
+}
+
+// GapType is the kind of a gap (seed 003 §11.1).
+type GapType string
+
+func (GapType) EnumValues() []string {
+	return []string{"temporal", "topical", "contextual", "subjective", "clarification"}
+}
+
+// Severity says whether a gap blocks an answer.
+type Severity string
+
+const severityCritical Severity = "critical"
+
+func (Severity) EnumValues() []string { return []string{"critical", "nice_to_have"} }
+
+// Sufficiency is the Analyzer's verdict.
+type Sufficiency string
+
+const sufficient Sufficiency = "sufficient"
+
+func (Sufficiency) EnumValues() []string { return []string{"sufficient", "insufficient"} }
+
+// PassFail is the Evaluator's verdict on a dimension or the whole.
+type PassFail string
+
+const fail PassFail = "fail"
+
+func (PassFail) EnumValues() []string { return []string{"pass", "fail"} }
+
+// DimensionName names a quality dimension the Evaluator judges.
+type DimensionName string
+
+func (DimensionName) EnumValues() []string {
+	return []string{"accuracy", "relevance", "safety", "completeness"}
+}
+
+// Recommendation is what the Evaluator advises after its verdict.
+type Recommendation string
+
+func (Recommendation) EnumValues() []string {
+	return []string{"accept", "retry_with_feedback", "retry_with_more_context", "give_partial"}
+}
+
+// Confidence is how sure a finding or an answer is.
+type Confidence string
+
+func (Confidence) EnumValues() []string { return []string{"high", "medium", "low"} }
+
+// Category is the kind of a global-context item.
+type Category string
+
+func (Category) EnumValues() []string { return []string{"preference", "pattern", "fact", "insight"} }
+
+// Certainty is how sure the Observer is of a global-context item.
+type Certainty string
+
+func (Certainty) EnumValues() []string { return []string{"certain", "likely", "tentative"} }
 
 // Status is the outcome of a query as SPEC §6 names it.
 type Status string

@@ -2,37 +2,17 @@ package task
 
 import (
 	"context"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/agenttest"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it); got:\n%s", name, got)
-	}
-}
 
 func entriesOf(path string, kv ...string) []index.EntryMeta {
 	var out []index.EntryMeta
@@ -64,7 +44,7 @@ func TestUserMessageGolden(t *testing.T) {
 	if !full {
 		t.Error("the first wake is not full-context")
 	}
-	golden(t, "first_wake.golden", msg)
+	agenttest.Golden(t, "first_wake.golden", msg)
 
 	next := sampleWake()
 	next.Report, next.TLDR = "## Achieved\n- Columns specced\n", "Columns done; QA next."
@@ -80,7 +60,7 @@ func TestUserMessageGolden(t *testing.T) {
 	if full {
 		t.Error("a wake with seen sources is full-context")
 	}
-	golden(t, "incremental_wake.golden", msg)
+	agenttest.Golden(t, "incremental_wake.golden", msg)
 	if strings.Contains(msg, "Long prose the agent read before") {
 		t.Error("the incremental wake repeats the task's prose")
 	}
@@ -109,7 +89,7 @@ func TestSystemPromptIsStableAndSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys := systemPrompt(tmpl)
-	golden(t, "system_prompt.golden", sys)
+	agenttest.Golden(t, "system_prompt.golden", sys)
 	crlf, err := templates.Parse("x.md", []byte(strings.ReplaceAll(string(templates.Render(seeded(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)))), "\n", "\r\n")))
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +126,7 @@ func TestLegacyTemplatePrompt(t *testing.T) {
 	t.Cleanup(func() { v.Close() })
 	l := templates.New(v, templates.Options{})
 	legacy := "---\nmargin: template\nname: task-agent\nversion: 1\n---\n# Mine\n\n## Directives\n\nBe warm.\n\nKeep the report short.\n"
-	write(t, dir, "Margin/Templates/task-agent.md", legacy)
+	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", legacy)
 	cur, err := l.Active(ctx, templates.TaskAgent)
 	if err != nil || !cur.IsLegacy() || cur.Version != 1 {
 		t.Fatalf("legacy: %+v, %v", cur, err)

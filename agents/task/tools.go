@@ -45,8 +45,15 @@ type wakeTools struct {
 	tldr     string // and wrote this
 }
 
-// toolbox builds the wake's tools: three immediate, the rest deferred.
+// toolbox builds the wake's tools: the immediate ones, then the deferred,
+// each only when it can apply to the task as the wake read it (SPEC §4.1:
+// no set_task_language on a task with a language, no checklist tools on a
+// task without a checklist). A tool left out is withheld with its reason,
+// for a model that calls it anyway. The definitions are built the same way
+// each wake, so a task of the same shape is offered the same bytes: they
+// are part of the prompt's stable prefix.
 func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
+	task := wt.w.task
 	nonEmpty := func(names ...string) func(*jsonschema.Schema) {
 		return func(s *jsonschema.Schema) {
 			for _, n := range names {
@@ -61,16 +68,34 @@ func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
 			ArgSchema: kit.SchemaFor[observationArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "observations", func(p *jsonschema.Schema) { p.MinItems = kit.One(1); p.Items.MinLength = kit.One(1) })
 			}), Do: wt.recordObservations},
-		&kit.Tool{ToolName: "set_task_language", About: "Set the language of the task's notes when it is clear and not set yet.",
+	}
+	withheld := map[string]string{}
+	if err := languageUnset(task); err != nil {
+		withheld["set_task_language"] = err.Error()
+	} else {
+		tools = append(tools, &kit.Tool{ToolName: "set_task_language", About: "Set the language of the task's notes when it is clear and not set yet.",
 			ArgSchema: kit.SchemaFor[languageArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "language", func(p *jsonschema.Schema) { p.Pattern = languageRE.String() })
-			}), Do: wt.setLanguage},
+			}), Do: wt.setLanguage})
 	}
 	for _, d := range changes.DeferredTools() {
+		if d.Unfit != nil {
+			if why := d.Unfit(task); why != "" {
+				withheld[d.Name] = why
+				continue
+			}
+		}
 		tools = append(tools, &kit.Tool{ToolName: d.Name, About: d.Description + " The person approves or rejects it.", ArgSchema: d.Schema,
 			Do: func(ctx context.Context, args json.RawMessage) (string, error) { return wt.propose(ctx, d, args) }})
 	}
-	return llm.NewToolbox(tools...)
+	box, err := llm.NewToolbox(tools...)
+	if err != nil {
+		return nil, err
+	}
+	for name, why := range withheld {
+		box.Withhold(name, why)
+	}
+	return box, nil
 }
 
 // effect runs fn once per operation id: a call that a crashed attempt of
@@ -228,9 +253,6 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 		return "", err
 	}
 	w := wt.w
-	if err := languageUnset(w.task); err != nil {
-		return "", err
-	}
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []changes.Proposal, error) {
 		res, err := w.rt.v.Root().Change(ctx, w.rt.opts.Editor, w.agent.Task, func(cur edit.Current) ([]byte, error) {
 			if !cur.InEditor && cur.Fingerprint() != w.taskSnap.Fingerprint {
@@ -255,8 +277,9 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 }
 
 // languageUnset refuses set_task_language on a task whose language is
-// set: the tool only fills in a language the person has not chosen, and
-// changing their choice is theirs to make.
+// set (the wake does not offer it then, and a buffer may have been given
+// one since): the tool only fills in a language the person has not
+// chosen, and changing their choice is theirs to make.
 func languageUnset(n *note.Note) error {
 	if n.Task != nil && n.Task.Language != "" {
 		return fmt.Errorf("the task's language is already %s; set_task_language only sets a language that is not set yet", n.Task.Language)

@@ -5,10 +5,18 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/margin-md/margin/vault/note"
 )
 
+// taskNote parses src as the task note a wake reads.
+func taskNote(src string) *note.Note {
+	return note.Parse("Tasks/Ship export.md", []byte(src), note.Options{})
+}
+
 func TestToolSchemasRejectBadArguments(t *testing.T) {
-	wt := &wakeTools{}
+	// A task with a checklist and no language is offered every tool.
+	wt := &wakeTools{w: &waking{task: taskNote(sampleTask)}}
 	box, err := wt.toolbox()
 	if err != nil {
 		t.Fatal(err)

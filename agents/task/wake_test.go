@@ -7,6 +7,7 @@ import (
 
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm/llmtest"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // withTemplateKeys adds frontmatter lines to a template's active file by
@@ -17,12 +18,12 @@ func withTemplateKeys(t *testing.T, l *templates.Templates, dir, name, lines str
 		t.Fatal(err)
 	}
 	p := "Margin/Templates/" + name + ".md"
-	src := read(t, dir, p)
+	src := vaulttest.Read(t, dir, p)
 	edited := strings.Replace(src, "\nmargin: template\n", "\nmargin: template\n"+lines, 1)
 	if edited == src {
 		t.Fatalf("%s has no margin: template line:\n%s", p, src)
 	}
-	write(t, dir, p, edited)
+	vaulttest.Write(t, dir, p, edited)
 }
 
 // The task template's tier and model choose the model a wake asks for;

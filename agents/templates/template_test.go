@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/internal/agenttest"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // seeded is the task-agent template as the seed writes it.
@@ -81,11 +83,11 @@ func TestParseTemplate(t *testing.T) {
 func TestTemplateFileGolden(t *testing.T) {
 	created := time.Date(2026, 11, 22, 5, 30, 0, 0, time.UTC)
 	v1 := seeded(created)
-	golden(t, "template_v1.golden", string(Render(v1)))
+	agenttest.Golden(t, "template_v1.golden", string(Render(v1)))
 	v2 := v1
 	v2.Version, v2.AuthoredBy, v2.Tier, v2.Model = 2, ByEvolution, "high", "qwen2.5:14b"
 	v2.General = "Be brief and kind."
-	golden(t, "template_v2.golden", string(Render(v2)))
+	agenttest.Golden(t, "template_v2.golden", string(Render(v2)))
 
 	// What is rendered reads back as it was.
 	for _, want := range []Template{v1, v2} {
@@ -133,23 +135,6 @@ func library(t *testing.T) (*Templates, string, *[]TemplateProblem) {
 	return l, dir, &problems
 }
 
-func read(t *testing.T, dir, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func write(t *testing.T, dir, rel, content string) {
-	t.Helper()
-	os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
-	if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestTemplateLibraryVersions(t *testing.T) {
 	ctx := context.Background()
 	l, dir, problems := library(t)
@@ -158,26 +143,26 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	if err != nil || v1.Version != 1 || v1.AuthoredBy != BySeed || v1.General != DefaultGeneral {
 		t.Fatalf("seeded: %+v, %v", v1, err)
 	}
-	if a, b := read(t, dir, "Margin/Templates/task-agent.md"), read(t, dir, "Margin/Templates/task-agent/v1.md"); a != b {
+	if a, b := vaulttest.Read(t, dir, "Margin/Templates/task-agent.md"), vaulttest.Read(t, dir, "Margin/Templates/task-agent/v1.md"); a != b {
 		t.Errorf("the active file is not a copy of v1:\n%s\n---\n%s", a, b)
 	}
 
 	// A hand edit becomes v2, authored by the user.
-	active := read(t, dir, "Margin/Templates/task-agent.md")
-	write(t, dir, "Margin/Templates/task-agent.md", strings.Replace(active, "calm,\ndirect", "cheerful,\ndirect", 1))
+	active := vaulttest.Read(t, dir, "Margin/Templates/task-agent.md")
+	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", strings.Replace(active, "calm,\ndirect", "cheerful,\ndirect", 1))
 	v2, err := l.Active(ctx, TaskAgent)
 	if err != nil || v2.Version != 2 || v2.AuthoredBy != ByUser || !strings.Contains(v2.General, "cheerful") {
 		t.Fatalf("after a hand edit: %+v, %v", v2, err)
 	}
-	if !strings.Contains(read(t, dir, "Margin/Templates/task-agent/v1.md"), "status: archived") ||
-		!strings.Contains(read(t, dir, "Margin/Templates/task-agent.md"), "version: 2\nstatus: active\nauthored_by: user") {
+	if !strings.Contains(vaulttest.Read(t, dir, "Margin/Templates/task-agent/v1.md"), "status: archived") ||
+		!strings.Contains(vaulttest.Read(t, dir, "Margin/Templates/task-agent.md"), "version: 2\nstatus: active\nauthored_by: user") {
 		t.Error("v1 not archived or the active file not v2")
 	}
 
 	// A broken hand edit is reported once; v2 stays active and the
 	// person's text stays in the file.
 	broken := "---\nmargin: template\nversion: [2\n---\n## General Directive\nhalf-typed"
-	write(t, dir, "Margin/Templates/task-agent.md", broken)
+	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", broken)
 	for range 2 {
 		if got, err := l.Active(ctx, TaskAgent); err != nil || got.Version != 2 {
 			t.Fatalf("with a broken edit: %+v, %v; want v2 active", got, err)
@@ -186,7 +171,7 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	if len(*problems) != 1 || (*problems)[0].Active != 2 || !strings.Contains((*problems)[0].Problem, "broken frontmatter") {
 		t.Errorf("problems reported = %+v, want one naming the frontmatter and v2", *problems)
 	}
-	if read(t, dir, "Margin/Templates/task-agent.md") != broken {
+	if vaulttest.Read(t, dir, "Margin/Templates/task-agent.md") != broken {
 		t.Error("the broken edit was overwritten")
 	}
 	if _, err := l.Save(ctx, TaskAgent, "G", "R"); err == nil || !strings.Contains(err.Error(), "fix or revert it first") {
@@ -194,7 +179,7 @@ func TestTemplateLibraryVersions(t *testing.T) {
 	}
 
 	// Fixed by hand: v3.
-	write(t, dir, "Margin/Templates/task-agent.md", "---\nmargin: template\n---\n## General Directive\nTerse.\n\n## Report Directive\nOne line.\n")
+	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", "---\nmargin: template\n---\n## General Directive\nTerse.\n\n## Report Directive\nOne line.\n")
 	v3, err := l.Active(ctx, TaskAgent)
 	if err != nil || v3.Version != 3 || v3.General != "Terse." {
 		t.Fatalf("after fixing: %+v, %v", v3, err)
@@ -253,7 +238,7 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 	ctx := context.Background()
 	l, dir, _ := library(t)
 	legacy := "---\nmargin: template\nname: task-agent\nversion: 1\n---\n# Mine\n\n## Directives\n\nBe warm.\n\nKeep the report short.\n"
-	write(t, dir, "Margin/Templates/task-agent.md", legacy)
+	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", legacy)
 
 	// Before the seeding pass the legacy template works as it is.
 	cur, err := l.Active(ctx, TaskAgent)
@@ -262,7 +247,7 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 	}
 	// task's TestLegacyTemplatePrompt checks the system prompt of this
 	// legacy template.
-	if read(t, dir, "Margin/Templates/task-agent/v1.md") != legacy {
+	if vaulttest.Read(t, dir, "Margin/Templates/task-agent/v1.md") != legacy {
 		t.Error("the legacy file was not recorded as v1 byte for byte")
 	}
 
@@ -274,7 +259,7 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 		!strings.Contains(v2.General, "Be warm.") || strings.Contains(v2.General, "Keep the report short") {
 		t.Fatalf("seeded: %+v, %v", v2, err)
 	}
-	if !strings.Contains(read(t, dir, "Margin/Templates/task-agent/v1.md"), "status: archived") {
+	if !strings.Contains(vaulttest.Read(t, dir, "Margin/Templates/task-agent/v1.md"), "status: archived") {
 		t.Error("the legacy version was not archived")
 	}
 	// A second pass finds nothing to do; the improver is not seeded into
@@ -298,7 +283,7 @@ func TestLegacyTemplateSeededAsSplitVersion(t *testing.T) {
 func TestBrokenTemplateWithoutVersionsIsReported(t *testing.T) {
 	ctx := context.Background()
 	l, dir, problems := library(t)
-	write(t, dir, "Margin/Templates/task-agent.md", "---\nversion: x\n---\n## Directives\nBe kind.\n")
+	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", "---\nversion: x\n---\n## Directives\nBe kind.\n")
 	if _, err := l.Active(ctx, TaskAgent); !errors.Is(err, ErrInvalidTemplate) {
 		t.Fatalf("active: %v, want ErrInvalidTemplate", err)
 	}
@@ -314,9 +299,9 @@ func TestBrokenTemplateWithoutVersionsIsReported(t *testing.T) {
 // the role that uses it, the task agents' or the improver's.
 func TestTemplateModelsByRole(t *testing.T) {
 	l, dir, _ := library(t)
-	write(t, dir, "Margin/Templates/task-agent.md", "---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep it short.\n")
-	write(t, dir, "Margin/Templates/"+Improver+".md", "---\nmargin: template\nname: "+Improver+"\nkind: improver\nmodel: qwen3:235b\n---\n\n## Directives\nBe careful.\n")
-	write(t, dir, "Margin/Templates/terse.md", "---\nmargin: template\nname: terse\nmodel: qwen3:32b\n---\n\n## Directives\nTerse.\n")
+	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", "---\nmargin: template\nname: task-agent\nmodel: qwen3:32b\n---\n\n## Directives\nKeep it short.\n")
+	vaulttest.Write(t, dir, "Margin/Templates/"+Improver+".md", "---\nmargin: template\nname: "+Improver+"\nkind: improver\nmodel: qwen3:235b\n---\n\n## Directives\nBe careful.\n")
+	vaulttest.Write(t, dir, "Margin/Templates/terse.md", "---\nmargin: template\nname: terse\nmodel: qwen3:32b\n---\n\n## Directives\nTerse.\n")
 	got, err := l.Models()
 	if err != nil {
 		t.Fatal(err)
@@ -356,3 +341,8 @@ func TestDirectivesThatWouldNotReadBackAreRefused(t *testing.T) {
 		t.Errorf("read back %q / %q (%v), want what was saved", got.General, got.Report, err)
 	}
 }
+
+// NotifyFunc adapts a function to Notifier.
+type NotifyFunc func(method string, params any)
+
+func (f NotifyFunc) Notify(method string, params any) { f(method, params) }

@@ -92,3 +92,25 @@ func Unchanged(t testing.TB, dir string, want map[string]string) {
 		t.Errorf("outside the vault: %v, want only %d files", found, len(want))
 	}
 }
+
+// Read returns the text of the file at rel in the vault at dir.
+func Read(t testing.TB, dir, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Write writes the file at rel in the vault at dir, as a person saving it
+// would, making its folder when there is none.
+func Write(t testing.TB, dir, rel, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,4 +1,6 @@
-package evolution
+// Package agenttest holds what the agents' packages' tests share: golden
+// files of what margin writes (prompts, change sets, templates, sessions).
+package agenttest
 
 import (
 	"flag"
@@ -9,7 +11,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-func golden(t *testing.T, name, got string) {
+// Golden compares got with testdata/name of the package under test; `go
+// test -update` rewrites the file instead.
+func Golden(t *testing.T, name, got string) {
 	t.Helper()
 	p := filepath.Join("testdata", name)
 	if *update {
