@@ -12,6 +12,7 @@ import (
 
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 // scriptedModel reports at once on every wake and records, in order, the
@@ -87,7 +88,7 @@ func newEconomyRig(t *testing.T, tasks []economyTask, opts Options) *economyRig 
 	now := time.Now()
 	var paths []string
 	for _, task := range tasks {
-		write(t, dir, task.path, task.content())
+		vaulttest.Write(t, dir, task.path, task.content())
 		if err := os.Chtimes(filepath.Join(dir, task.path), now.Add(-task.edited), now.Add(-task.edited)); err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +170,7 @@ func TestDoneTasksCostNoModelCall(t *testing.T) {
 	// A change to the done task refreshes its structural report, still
 	// without the model.
 	doneTask := economyTask{path: done, status: "done"}
-	write(t, e.dir, done, doneTask.content()+"- [ ] one more thing\n")
+	vaulttest.Write(t, e.dir, done, doneTask.content()+"- [ ] one more thing\n")
 	e.settle(t, 4)
 	if rep := e.report(t, done); !strings.Contains(rep.Content, "1 of 3 items done") || !strings.Contains(rep.Content, "one more thing") {
 		t.Errorf("the done task's report did not follow its change:\n%s", rep.Content)
@@ -179,7 +180,7 @@ func TestDoneTasksCostNoModelCall(t *testing.T) {
 	}
 
 	// Reopened, it wakes with the model, shown the whole task.
-	write(t, e.dir, done, strings.Replace(doneTask.content(), "status: done", "status: in-progress", 1)+"- [ ] one more thing\n")
+	vaulttest.Write(t, e.dir, done, strings.Replace(doneTask.content(), "status: done", "status: in-progress", 1)+"- [ ] one more thing\n")
 	e.settle(t, 5)
 	if got := e.model.called(); !slices.Equal(got, []string{open, done}) {
 		t.Fatalf("reopening the task called the model for %q, want %q", got, []string{open, done})
@@ -192,7 +193,7 @@ func TestDoneTasksCostNoModelCall(t *testing.T) {
 	}
 
 	// Done again: the model's report stands, and no call.
-	write(t, e.dir, done, doneTask.content()+"- [x] one more thing\n")
+	vaulttest.Write(t, e.dir, done, doneTask.content()+"- [x] one more thing\n")
 	e.settle(t, 6)
 	if rep := e.report(t, done); rep.GeneratedBy != "scripted" || rep.TLDR != "Scripted report." {
 		t.Errorf("the model's report was replaced: by %q, tldr %q", rep.GeneratedBy, rep.TLDR)
