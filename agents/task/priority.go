@@ -1,7 +1,10 @@
 package task
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/margin-md/margin/vault/index"
@@ -105,6 +108,28 @@ func (r *Runtime) taskPriorities(ctx context.Context, paths []string) (map[strin
 		}
 	}
 	return out, nil
+}
+
+// lineUpDue puts in the waiting line every wake that is due and whose
+// timer has not fired yet, so that begin starts the startup wakes by
+// priority, not in the order their timers happen to fire.
+func (s *scheduler) lineUpDue() {
+	now := s.now()
+	var due []string
+	for id, q := range s.queues {
+		if !q.running && !q.waiting && !q.dueAt.IsZero() && !q.dueAt.After(now) {
+			due = append(due, id)
+		}
+	}
+	slices.SortFunc(due, func(a, b string) int {
+		return cmp.Or(s.queues[a].dueAt.Compare(s.queues[b].dueAt), strings.Compare(a, b))
+	})
+	for _, id := range due {
+		q := s.queues[id]
+		s.stopTimer(q) // it would start the wake out of turn
+		q.waiting = true
+		s.waiting = append(s.waiting, id)
+	}
 }
 
 // nextWaiting is the index in s.waiting of the wake to start next: the

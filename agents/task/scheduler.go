@@ -104,6 +104,7 @@ func (s *scheduler) begin(ctx context.Context) {
 		return
 	}
 	s.ctx, s.begun = ctx, true
+	s.lineUpDue()
 	s.startWaiting()
 }
 

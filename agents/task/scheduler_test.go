@@ -426,3 +426,30 @@ func TestSchedulerHoldsModelWakesUntilTheNextDayOnceTheBudgetIsSpent(t *testing.
 		}
 	})
 }
+
+// The startup wakes, scheduled before the scheduler begins, start by
+// priority even when their timers have not fired yet when it begins.
+func TestSchedulerBeginsWithTheWaitingLineByPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{Concurrency: 1}, func(context.Context, string) time.Time {
+			time.Sleep(time.Second)
+			return time.Time{}
+		})
+		open := func(due string) wakePriority { return taskPriority(index.TaskMeta{Status: "open", Due: due}, 0) }
+		for _, w := range []struct {
+			id, due string
+		}{{"d", ""}, {"c", "2026-12-01"}, {"b", "2026-11-28"}, {"a", "2026-11-25"}} {
+			r.s.schedule(kick{agent: w.id, reason: "startup", mode: kickNow, prio: open(w.due)})
+		}
+		r.begin() // before any of their timers fired
+		r.until(time.Minute)
+		synctest.Wait()
+		r.mu.Lock()
+		woke := slices.Clone(r.woke)
+		r.mu.Unlock()
+		slices.Sort(woke) // two start at once, in no set order
+		if want := []string{"a@0s: startup", "b@0s: startup", "c@1s: startup", "d@1s: startup"}; !slices.Equal(woke, want) {
+			t.Errorf("the wakes were %q, want %q", woke, want)
+		}
+	})
+}
