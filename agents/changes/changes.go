@@ -42,7 +42,7 @@ type Agents interface {
 	AgentOf(ctx context.Context, taskPath string) (string, error)
 	// Wake asks for a wake of the agent after a decision, coalesced like
 	// a change; it must not block.
-	Wake(agentID, reason string)
+	Wake(ctx context.Context, agentID, reason string)
 }
 
 // Notifier sends a notification to the client (the server implements it).

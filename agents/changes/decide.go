@@ -135,7 +135,7 @@ func (c *Changes) Decide(ctx context.Context, id string, decisions []ItemDecisio
 	if err != nil || !changed {
 		return cs, err
 	}
-	c.agents.Wake(cs.Agent, "decision on a change set")
+	c.agents.Wake(ctx, cs.Agent, "decision on a change set")
 	return cs, nil
 }
 
@@ -430,7 +430,7 @@ func (c *Changes) DecideFile(ctx context.Context, p string) error {
 		}
 	}
 	if changed {
-		c.agents.Wake(cs.Agent, "decision on a change set")
+		c.agents.Wake(ctx, cs.Agent, "decision on a change set")
 		return nil // decide wrote the file
 	}
 	// A save made from a copy older than margin's last write (the person

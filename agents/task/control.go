@@ -31,7 +31,7 @@ func (r *Runtime) Create(ctx context.Context, taskPath string) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	if err := r.kick(kick{agent: a.ID, reason: "created", mode: kickNow}); err != nil {
+	if err := r.kick(kick{agent: a.ID, reason: "created", mode: kickNow, prio: r.askedFor(ctx, a.Task)}); err != nil {
 		return Agent{}, err
 	}
 	return r.store.Agent(ctx, a.ID)
@@ -58,13 +58,13 @@ func (r *Runtime) Control(ctx context.Context, id, action string) (Agent, error)
 		r.sched.cancel(id)
 	case "resume":
 		if err = r.store.resume(ctx, id); err == nil {
-			err = r.kick(kick{agent: id, reason: "resumed", mode: kickNow})
+			err = r.kick(kick{agent: id, reason: "resumed", mode: kickNow, prio: r.askedFor(ctx, a.Task)})
 		}
 	case "destroy":
 		err = r.store.setLifecycle(ctx, id, Destroyed, "")
 		r.sched.cancel(id)
 	case "wake":
-		err = r.kick(kick{agent: id, reason: "requested", mode: kickNow, force: true})
+		err = r.kick(kick{agent: id, reason: "requested", mode: kickNow, force: true, prio: r.askedFor(ctx, a.Task)})
 	default:
 		return a, fmt.Errorf("%w %q: want pause, resume, destroy or wake", ErrBadAction, action)
 	}

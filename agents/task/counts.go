@@ -118,6 +118,13 @@ type Counts struct {
 	Dormant int `json:"dormant"`
 	Queued  int `json:"queued"`
 	Running int `json:"running"`
+	// TokensToday are the model tokens the wakes spent today (the local
+	// day), against DailyTokenBudget (agents.daily_token_budget; 0: no
+	// limit). BudgetSpent says the wakes that need the model wait for the
+	// next day.
+	TokensToday      int  `json:"tokensToday"`
+	DailyTokenBudget int  `json:"dailyTokenBudget"`
+	BudgetSpent      bool `json:"budgetSpent"`
 }
 
 // Counts counts the agents.
@@ -128,5 +135,7 @@ func (r *Runtime) Counts(ctx context.Context) (Counts, error) {
 	}
 	c := Counts{Active: byLifecycle[Active], Dormant: byLifecycle[Dormant]}
 	c.Queued, c.Running = r.sched.counts()
+	now, b := r.now(), r.sched.budget
+	c.TokensToday, c.DailyTokenBudget, c.BudgetSpent = b.today(now), b.limit, b.spentAt(now)
 	return c, nil
 }

@@ -145,7 +145,7 @@ func TestNoModelIsNotAFailure(t *testing.T) {
 	if err := os.Chtimes(p, now, now); err != nil {
 		t.Fatal(err)
 	}
-	rt.Wake(a.ID, "a decision")
+	rt.Wake(ctx, a.ID, "a decision")
 	time.Sleep(300 * time.Millisecond)
 	got, err := rt.store.Agent(ctx, a.ID)
 	if err != nil {

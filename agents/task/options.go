@@ -46,6 +46,9 @@ type Options struct {
 	// that is away (2s, doubling up to 1m by default); see modelWatch.
 	ProbeInitial time.Duration
 	ProbeMax     time.Duration
+	// DailyTokenBudget caps the model tokens of wakes per day; 0: no
+	// limit. Once spent, wakes that need the model wait for the next day.
+	DailyTokenBudget int
 	// Role is the llm role the task agents use; DefaultRole by default.
 	Role     string
 	Notifier Notifier

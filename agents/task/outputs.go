@@ -227,6 +227,15 @@ func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, task
 // offlineReport is the report margin writes without a model (SPEC §1.4):
 // the task's structure, nothing inferred.
 func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index.EntryMeta, why string) (tldr, content string) {
+	summary, body := taskStructure(t, checklist, entries)
+	return "Offline summary (no model reachable): " + summary + ".",
+		fmt.Sprintf("> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", kit.OneLine(why)) + body
+}
+
+// taskStructure is what a report without a model says: a one-line summary
+// of the checklist and fields, and the body listing them with the open
+// items and the recent linked entries.
+func taskStructure(t *note.Task, checklist []note.ChecklistItem, entries []index.EntryMeta) (summary, body string) {
 	done, open, total := 0, []string{}, 0
 	for _, it := range checklist {
 		switch it.State {
@@ -252,14 +261,12 @@ func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index
 	if t.Estimate > 0 {
 		field("estimate", kit.FormatMinutes(t.Estimate))
 	}
-	tldr = fmt.Sprintf("Offline summary (no model reachable): %d of %d checklist items done", done, total)
+	summary = fmt.Sprintf("%d of %d checklist items done", done, total)
 	if len(facts) > 0 {
-		tldr += "; " + strings.Join(facts, ", ")
+		summary += "; " + strings.Join(facts, ", ")
 	}
-	tldr += "."
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", kit.OneLine(why))
 	b.WriteString("## Status\n\n")
 	if len(facts) == 0 {
 		b.WriteString("- no status, priority or dates set\n")
@@ -283,7 +290,7 @@ func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index
 			fmt.Fprintf(&b, "- [[%s#%s|%s %s]] %s\n", strings.TrimSuffix(e.Path, path.Ext(e.Path)), e.Heading, e.Date, e.Time, firstLine(e.Text))
 		}
 	}
-	return tldr, b.String()
+	return summary, b.String()
 }
 
 // brokenReport is the report on a task whose frontmatter does not parse:

@@ -120,8 +120,28 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 			}
 		}
 	}
-	for id, reason := range wake {
-		r.sched.schedule(kick{agent: id, reason: reason, mode: kickCoalesce})
+	return r.scheduleChanged(ctx, byTask, wake)
+}
+
+// scheduleChanged schedules the wakes a batch of changes asks for, each
+// with its task's standing in the waiting line.
+func (r *Runtime) scheduleChanged(ctx context.Context, byTask map[string]*Agent, wake map[string]string) error {
+	if len(wake) == 0 {
+		return nil
+	}
+	var paths []string
+	for p, a := range byTask {
+		if wake[a.ID] != "" {
+			paths = append(paths, p)
+		}
+	}
+	prios, err := r.taskPriorities(ctx, paths)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		id := byTask[p].ID
+		r.sched.schedule(kick{agent: id, reason: wake[id], mode: kickCoalesce, prio: prios[p]})
 	}
 	return nil
 }
@@ -237,15 +257,25 @@ func (r *Runtime) reconcile(ctx context.Context) error {
 			agents = append(agents, a)
 		}
 	}
+	var paths []string
+	for _, a := range agents {
+		if a.Lifecycle == Active {
+			paths = append(paths, a.Task)
+		}
+	}
+	prios, err := r.taskPriorities(ctx, paths)
+	if err != nil {
+		return err
+	}
 	for _, a := range agents {
 		if a.Lifecycle != Active {
 			continue
 		}
-		k := kick{agent: a.ID, reason: "startup", mode: kickNow}
+		k := kick{agent: a.ID, reason: "startup", mode: kickNow, prio: prios[a.Task]}
 		if _, interrupted, err := r.store.interrupted(ctx, a.ID); err != nil {
 			return err
 		} else if !interrupted && a.Failures > 0 && a.NextWake.After(r.now()) {
-			k = kick{agent: a.ID, reason: "retry after a failed wake", mode: kickAt, at: a.NextWake}
+			k = kick{agent: a.ID, reason: "retry after a failed wake", mode: kickAt, at: a.NextWake, prio: prios[a.Task]}
 		}
 		r.sched.schedule(k)
 	}

@@ -42,8 +42,12 @@ func (r *Runtime) WakeState(id string) WakeState {
 // be idle would otherwise stop waiting before its wake). Once the agents
 // have stopped it does nothing: the decision is in the agent's run key,
 // which its next startup wake sees.
-func (r *Runtime) Wake(id, reason string) {
-	r.sched.schedule(kick{agent: id, reason: reason, mode: kickCoalesce})
+func (r *Runtime) Wake(ctx context.Context, id, reason string) {
+	k := kick{agent: id, reason: reason, mode: kickCoalesce, prio: askedPriority()}
+	if a, err := r.store.Agent(ctx, id); err == nil {
+		k.prio = r.askedFor(ctx, a.Task)
+	}
+	r.sched.schedule(k)
 }
 
 // Run wakes agents until ctx is done, then waits for the wakes in flight to

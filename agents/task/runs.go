@@ -154,6 +154,9 @@ func (s *Store) restartRun(ctx context.Context, id int64, template string, full 
 type runEnd struct {
 	status, detail, settledKey       string
 	turns, promptTokens, completions int
+	// modelFree says no model saw the sources (a done task's wake): the
+	// run completes, but what the agent saw stays as it was.
+	modelFree bool
 }
 
 // finishRun records how a run ended. A completed run also stores the
@@ -170,7 +173,7 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 		end.status, end.detail, end.settledKey, end.turns, end.promptTokens, end.completions, kit.Stamp(now), run); err != nil {
 		return fmt.Errorf("finishing run %d: %w", run, err)
 	}
-	if end.status == RunCompleted {
+	if end.status == RunCompleted && !end.modelFree {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM agent_sources WHERE agent_id = ?`, agent); err != nil {
 			return fmt.Errorf("finishing run %d: %w", run, err)
 		}
@@ -180,6 +183,8 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 				return fmt.Errorf("finishing run %d: storing sources: %w", run, err)
 			}
 		}
+	}
+	if end.status == RunCompleted {
 		if _, err := tx.ExecContext(ctx, `UPDATE agents SET wakes = wakes + 1, failures = 0, next_wake = '', last_wake = ?, template = ?
 			WHERE id = ?`, kit.Stamp(now), template, agent); err != nil {
 			return fmt.Errorf("finishing run %d: %w", run, err)

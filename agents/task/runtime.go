@@ -68,6 +68,13 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	}
 	r.sched = newScheduler(opts, r.runWake)
 	r.watch = newModelWatch(model, opts, r.modelBack)
+	// Today's budget counts the wakes before a restart too.
+	now := r.now()
+	spent, err := st.TokensToday(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	r.sched.budget.add(now, spent)
 	st.reportTask = r.reportTask
 	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
 		return nil, err

@@ -147,7 +147,7 @@ func TestWakeIsQueuedWhenItReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 20 {
-		rt.Wake(a.ID, "decision on a change set")
+		rt.Wake(ctx, a.ID, "decision on a change set")
 		if ws := rt.WakeState(a.ID); !ws.Queued {
 			t.Fatalf("right after Wake the agent's state is %+v, want queued", ws)
 		}

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +24,9 @@ type wakeFunc func(ctx context.Context, id string, req wakeRequest) (retryAt tim
 // scheduler decides when each agent wakes: changes coalesce until a quiet
 // period passes (or the max wait runs out), a request or a retry is due at
 // its time, at most one wake of an agent runs at once, and at most slots
-// wakes run together, the rest waiting in line oldest first. It knows
+// wakes run together, the rest waiting in line by priority (priority.go),
+// and wakes that need the model wait for the next day once the day's
+// token budget is spent (budget.go). It knows
 // nothing of the vault, the store or the model: it runs each wake through
 // the function it was given and reads the clock through Options.Now and
 // time.AfterFunc. Timers and ending wakes call back into it, so it is safe
@@ -35,6 +38,7 @@ type scheduler struct {
 	slots   int
 	now     func() time.Time
 	log     *slog.Logger
+	budget  *tokenBudget
 	running sync.WaitGroup // the wakes' goroutines
 
 	mu       sync.Mutex // guards the fields below
@@ -42,8 +46,9 @@ type scheduler struct {
 	begun    bool // wakes may start; before, due ones wait in line
 	stopped  bool
 	queues   map[string]*wakeQueue
-	inFlight int      // wakes running, at most slots
-	waiting  []string // agents whose wake is due, waiting for a slot, in order
+	inFlight int         // wakes running, at most slots
+	waiting  []string    // agents whose wake is due, waiting for a slot, in order of arrival
+	dayTimer *time.Timer // frees the wakes a spent budget holds, at midnight
 }
 
 // wakeQueue is one agent's pending wake: changes coalesce in it until the
@@ -54,6 +59,7 @@ type wakeQueue struct {
 	dueAt       time.Time
 	reasons     []string
 	force       bool
+	prio        wakePriority
 	timer       *time.Timer
 	timerSeq    int  // which timer is current: a timer stopped too late fires with an older one
 	waiting     bool // due, in scheduler.waiting for a slot
@@ -75,6 +81,7 @@ type kick struct {
 	mode   kickMode
 	at     time.Time
 	force  bool
+	prio   wakePriority
 }
 
 // newScheduler makes a scheduler that runs wakes through wake, timed by
@@ -82,7 +89,7 @@ type kick struct {
 func newScheduler(opts Options, wake wakeFunc) *scheduler {
 	return &scheduler{
 		wake: wake, quiet: opts.QuietPeriod, maxWait: opts.MaxWait, slots: opts.wakeSlots(),
-		now: opts.Now, log: opts.Logger,
+		now: opts.Now, log: opts.Logger, budget: newTokenBudget(opts.DailyTokenBudget),
 		queues: map[string]*wakeQueue{},
 	}
 }
@@ -97,6 +104,7 @@ func (s *scheduler) begin(ctx context.Context) {
 		return
 	}
 	s.ctx, s.begun = ctx, true
+	s.lineUpDue()
 	s.startWaiting()
 }
 
@@ -107,6 +115,9 @@ func (s *scheduler) stop() {
 	s.stopped = true
 	for _, q := range s.queues {
 		s.stopTimer(q)
+	}
+	if s.dayTimer != nil {
+		s.dayTimer.Stop()
 	}
 	s.mu.Unlock()
 	s.running.Wait()
@@ -152,6 +163,7 @@ func (s *scheduler) scheduleLocked(k kick) {
 		q.reasons = append(q.reasons, k.reason)
 	}
 	q.force = q.force || k.force
+	q.prio = q.prio.merge(k.prio)
 	s.stopTimer(q)
 	id, seq := k.agent, q.timerSeq
 	q.timer = time.AfterFunc(max(due.Sub(t), 0), func() { s.fire(id, seq) })
@@ -208,7 +220,7 @@ func (s *scheduler) startLocked(id string) {
 		q.again = true
 		return
 	}
-	if !s.begun || s.inFlight >= s.slots {
+	if !s.begun || s.inFlight >= s.slots || s.holdForBudget(q) {
 		if !q.waiting {
 			q.waiting = true
 			s.waiting = append(s.waiting, id)
@@ -218,6 +230,7 @@ func (s *scheduler) startLocked(id string) {
 	s.inFlight++
 	req := wakeRequest{reason: strings.Join(q.reasons, ", "), force: q.force}
 	q.first, q.last, q.dueAt, q.reasons, q.force = time.Time{}, time.Time{}, time.Time{}, nil, false
+	q.prio.asked = false
 	q.running = true
 	ctx := s.ctx
 	s.running.Go(func() {
@@ -261,12 +274,16 @@ func (s *scheduler) ended(id string, retryAt time.Time) {
 	}
 }
 
-// startWaiting starts the wakes waiting for a slot, oldest first, while
-// slots are free.
+// startWaiting starts the wakes waiting for a slot, highest priority
+// first, while slots are free.
 func (s *scheduler) startWaiting() {
-	for s.begun && s.inFlight < s.slots && len(s.waiting) > 0 {
-		id := s.waiting[0]
-		s.waiting = s.waiting[1:]
+	for s.begun && s.inFlight < s.slots {
+		i := s.nextWaiting()
+		if i < 0 {
+			return
+		}
+		id := s.waiting[i]
+		s.waiting = slices.Delete(s.waiting, i, i+1)
 		q := s.queues[id]
 		q.waiting = false
 		// A change since it queued put its wake off (quiet period): its

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/margin-md/margin/vault/index"
 )
 
 // The scheduler's tests run in a synctest bubble: time.Now, timers and
@@ -305,5 +307,149 @@ func TestSchedulerStopCancelsTimers(t *testing.T) {
 		}
 		r.until(3 * time.Hour)
 		r.expect("running@0s: created")
+	})
+}
+
+// The wakes waiting for a slot start by priority, not by arrival: what a
+// person asked for, then the wakes that cost no model call, then tasks by
+// nearest due date, in-progress before open, recently edited first, and
+// those without a due date last.
+func TestSchedulerStartsWaitingWakesByPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{Concurrency: 1}, func(_ context.Context, id string) time.Time {
+			if id == "hog" {
+				time.Sleep(time.Hour) // holds one slot: the others start one at a time
+			} else {
+				time.Sleep(time.Second)
+			}
+			return time.Time{}
+		})
+		now := time.Now()
+		task := func(status, due string, edited time.Duration) wakePriority {
+			return taskPriority(index.TaskMeta{Status: status, Due: due}, now.Add(-edited).UnixNano())
+		}
+		r.begin()
+		r.kick(0, "hog", request("startup"))
+		r.expect("hog@0s: startup")
+		r.kick(0, "first", request("startup")) // takes the free slot
+		r.expect("hog@0s: startup", "first@0s: startup")
+		for _, w := range []struct {
+			id   string
+			prio wakePriority
+		}{
+			{"no-due", task("open", "", 0)},
+			{"later-open", task("open", "2026-12-01", time.Hour)},
+			{"later-in-progress", task("in-progress", "2026-12-01", 2*time.Hour)},
+			{"later-open-recent", task("open", "2026-12-01", time.Minute)},
+			{"sooner", task("open", "2026-11-25", 3*time.Hour)},
+			{"done", task("done", "2026-11-20", 0)},
+			{"decision", askedPriority()},
+		} {
+			r.s.schedule(kick{agent: w.id, reason: "startup", mode: kickNow, prio: w.prio})
+		}
+		r.until(time.Minute)
+		r.expect("hog@0s: startup", "first@0s: startup",
+			"decision@1s: startup", "done@2s: startup", "sooner@3s: startup", "later-in-progress@4s: startup",
+			"later-open-recent@5s: startup", "later-open@6s: startup", "no-due@7s: startup")
+	})
+}
+
+// A change to a task that waits in line takes its new standing, and a
+// person's request raises it above the rest until its wake starts.
+func TestSchedulerPriorityFollowsTheTask(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{Concurrency: 1, QuietPeriod: time.Second}, func(_ context.Context, id string) time.Time {
+			if id == "hog" {
+				time.Sleep(time.Hour) // holds one slot: the others start one at a time
+			} else {
+				time.Sleep(10 * time.Second)
+			}
+			return time.Time{}
+		})
+		open := func(due string) wakePriority { return taskPriority(index.TaskMeta{Status: "open", Due: due}, 0) }
+		r.begin()
+		r.kick(0, "hog", request("startup"))
+		r.expect("hog@0s: startup")
+		r.kick(0, "x", request("startup"))
+		r.expect("hog@0s: startup", "x@0s: startup")
+		r.s.schedule(kick{agent: "a", reason: "startup", mode: kickNow, prio: open("2026-11-25")})
+		r.s.schedule(kick{agent: "b", reason: "startup", mode: kickNow, prio: open("2026-11-26")})
+		r.s.schedule(kick{agent: "c", reason: "startup", mode: kickNow, prio: open("2026-11-27")})
+		// c's due date moves up while it waits; b's agent is asked for.
+		r.s.schedule(kick{agent: "c", reason: "task changed", mode: kickNow, prio: open("2026-11-24")})
+		r.s.schedule(kick{agent: "b", reason: "requested", mode: kickNow, prio: askedPriority()})
+		r.until(time.Minute)
+		r.expect("hog@0s: startup", "x@0s: startup",
+			"b@10s: startup, requested", "c@20s: startup, task changed", "a@30s: startup")
+	})
+}
+
+// Once the day's token budget is spent, wakes that need the model wait for
+// the next day, and start at midnight; a wake that needs no model (a done
+// task) still runs.
+func TestSchedulerHoldsModelWakesUntilTheNextDayOnceTheBudgetIsSpent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		utc := func() time.Time { return time.Now().UTC() } // the bubble's clock starts at midnight UTC
+		var r *schedRig
+		r = newSchedRig(t, Options{DailyTokenBudget: 1000, Now: utc}, func(_ context.Context, id string) time.Time {
+			if id != "done" {
+				r.s.budget.add(utc(), 600)
+			}
+			return time.Time{}
+		})
+		r.begin()
+		r.kick(time.Hour, "a", request("startup"))
+		r.kick(2*time.Hour, "b", change("task changed")) // spends the rest, and more
+		r.kick(3*time.Hour, "c", request("requested"))
+		r.kick(4*time.Hour, "d", change("task changed"))
+		r.kick(5*time.Hour, "done", kick{reason: "task changed", mode: kickNow, prio: taskPriority(index.TaskMeta{Status: "done"}, 0)})
+		r.until(24*time.Hour - time.Second)
+		r.expect("a@1h0m0s: startup", "b@2h0m2s: task changed", "done@5h0m0s: task changed")
+		if queued, _ := r.s.counts(); queued != 2 {
+			t.Errorf("%d wakes queued for the next day, want 2", queued)
+		}
+		if !r.s.budget.spentAt(utc()) || r.s.budget.today(utc()) != 1200 {
+			t.Errorf("before midnight: spent %v, %d tokens today; want spent, 1200", r.s.budget.spentAt(utc()), r.s.budget.today(utc()))
+		}
+		r.until(47 * time.Hour)
+		synctest.Wait()
+		r.mu.Lock()
+		woke := slices.Clone(r.woke)
+		r.mu.Unlock()
+		slices.Sort(woke[min(3, len(woke)):]) // both slots start at midnight, in no set order
+		if want := []string{"a@1h0m0s: startup", "b@2h0m2s: task changed", "done@5h0m0s: task changed",
+			"c@24h0m0s: requested", "d@24h0m0s: task changed"}; !slices.Equal(woke, want) {
+			t.Errorf("by the second day the wakes were\n\t%q\nwant\n\t%q", woke, want)
+		}
+		if got := r.s.budget.today(utc()); got != 1200 {
+			t.Errorf("%d tokens on the second day, want 1200", got)
+		}
+	})
+}
+
+// The startup wakes, scheduled before the scheduler begins, start by
+// priority even when their timers have not fired yet when it begins.
+func TestSchedulerBeginsWithTheWaitingLineByPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{Concurrency: 1}, func(context.Context, string) time.Time {
+			time.Sleep(time.Second)
+			return time.Time{}
+		})
+		open := func(due string) wakePriority { return taskPriority(index.TaskMeta{Status: "open", Due: due}, 0) }
+		for _, w := range []struct {
+			id, due string
+		}{{"d", ""}, {"c", "2026-12-01"}, {"b", "2026-11-28"}, {"a", "2026-11-25"}} {
+			r.s.schedule(kick{agent: w.id, reason: "startup", mode: kickNow, prio: open(w.due)})
+		}
+		r.begin() // before any of their timers fired
+		r.until(time.Minute)
+		synctest.Wait()
+		r.mu.Lock()
+		woke := slices.Clone(r.woke)
+		r.mu.Unlock()
+		slices.Sort(woke) // two start at once, in no set order
+		if want := []string{"a@0s: startup", "b@0s: startup", "c@1s: startup", "d@1s: startup"}; !slices.Equal(woke, want) {
+			t.Errorf("the wakes were %q, want %q", woke, want)
+		}
 	})
 }

@@ -213,7 +213,7 @@ func (s *Store) AgentOf(ctx context.Context, taskPath string) (string, error) {
 type Offline struct{ *Store }
 
 // Wake does nothing: see Offline.
-func (Offline) Wake(string, string) {}
+func (Offline) Wake(context.Context, string, string) {}
 
 // AgentForTask returns the agent of the task note at path.
 func (s *Store) AgentForTask(ctx context.Context, path string) (Agent, error) {

@@ -162,6 +162,9 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		}
 		return runEnd{status: RunCompleted, detail: "the task's frontmatter does not parse; reported without a model"}, nil
 	}
+	if w.settled() {
+		return w.writeSettled(ctx)
+	}
 	if rt.model == nil {
 		return w.writeOffline(ctx, "no model is configured", RunOffline)
 	}
@@ -301,6 +304,7 @@ func (m *recordingModel) Chat(ctx context.Context, req llm.Request) (llm.Respons
 	}
 	m.prompt += resp.Usage.PromptTokens
 	m.completion += resp.Usage.CompletionTokens
+	rt.sched.budget.add(rt.now(), resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
 	if resp.Model != "" {
 		m.w.modelName = resp.Model
 	}

@@ -29,6 +29,8 @@ func (c Config) agentsOptions() task.Options {
 		MaxItems:       a.ChangeSet.MaxItems,
 		ExpireAfter:    a.ChangeSet.ExpireAfter,
 		WakeDeadline:   a.WakeDeadline,
+
+		DailyTokenBudget: a.DailyTokenBudget,
 	}
 }
 

@@ -58,6 +58,8 @@ type AgentsConfig struct {
 	DormantAfter  int             `mapstructure:"dormant_after"`
 	ChangeSet     ChangeSetConfig `mapstructure:"changeset"`
 	WakeDeadline  time.Duration   `mapstructure:"wake_deadline"`
+	// DailyTokenBudget caps the model tokens of wakes per day; 0: none.
+	DailyTokenBudget int `mapstructure:"daily_token_budget"`
 }
 
 type BackoffConfig struct {
@@ -290,6 +292,9 @@ func (c Config) validate() error {
 	}
 	if c.Query.Deadline <= 0 {
 		bad("query.deadline", "must be positive, got %s", c.Query.Deadline)
+	}
+	if c.Agents.DailyTokenBudget < 0 {
+		bad("agents.daily_token_budget", "must be 0 (no limit) or positive, got %d", c.Agents.DailyTokenBudget)
 	}
 	if c.Agents.WakeDeadline <= 0 {
 		bad("agents.wake_deadline", "must be positive, got %s", c.Agents.WakeDeadline)

@@ -59,6 +59,7 @@ func TestLoadConfigDefaultsAndOverrides(t *testing.T) {
 	t.Setenv("TEST_MARGIN_KEY", "sk-secret")
 	t.Setenv("MARGIN_AGENTS_MAX_TURNS", "9")
 	t.Setenv("MARGIN_VAULT_DAILY_FOLDER", "Journal")
+	t.Setenv("MARGIN_AGENTS_DAILY_TOKEN_BUDGET", "50000")
 
 	flags := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	flags.String("vault", "", "")
@@ -78,6 +79,7 @@ func TestLoadConfigDefaultsAndOverrides(t *testing.T) {
 		{"vault.path from flag", cfg.Vault.Path, "/tmp/notes"},
 		{"${VAR} expanded", cfg.LLM.Providers["anthropic"].APIKey, "sk-secret"},
 		{"untouched default", cfg.Agents.QuietPeriod, 2 * time.Second},
+		{"agents.daily_token_budget reaches the agents", cfg.agentsOptions().DailyTokenBudget, 50000},
 	} {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s: got %v, want %v", c.key, c.got, c.want)
@@ -122,6 +124,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"tiny message cap", "server:\n  max_message_size: 10\n", "server.max_message_size"},
 		{"no query deadline", "query:\n  deadline: 0s\n", "query.deadline"},
 		{"negative wake deadline", "agents:\n  wake_deadline: -1m\n", "agents.wake_deadline"},
+		{"negative token budget", "agents:\n  daily_token_budget: -5\n", "agents.daily_token_budget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			isolate(t)

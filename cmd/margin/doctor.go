@@ -131,7 +131,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	if st.Notes == 0 {
 		f.fix = "no markdown notes found: is --vault the right folder?"
 	}
-	out = append(out, f, rulesFinding(v.Rules()), agentsFinding(ctx, v))
+	out = append(out, f, rulesFinding(v.Rules()), agentsFinding(ctx, v), budgetFinding(ctx, cfg, v.DB()))
 	for _, w := range st.Warnings {
 		out = append(out, finding{check: "settings", warn: true, detail: w})
 	}

@@ -65,6 +65,11 @@ func main() {
 		if err := b.measure(dir, n); err != nil {
 			log.Fatalf("%d notes: %v", n, err)
 		}
+		if n == 1000 {
+			if err := b.agentEconomy(dir, n); err != nil {
+				log.Fatalf("%d notes: task agents' economy: %v", n, err)
+			}
+		}
 	}
 	if *real != "" {
 		n, err := countNotes(*real)

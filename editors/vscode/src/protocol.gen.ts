@@ -33,6 +33,9 @@ export interface AgentCounts {
   dormant: number;
   queued: number;
   running: number;
+  tokensToday: number;
+  dailyTokenBudget: number;
+  budgetSpent: boolean;
 }
 
 /** protocol.AgentDetail */
