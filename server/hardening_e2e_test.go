@@ -59,7 +59,8 @@ func stormModel(o *llmtest.Ollama, proposeEvery int) {
 
 // settle waits until every change made so far has reached margin and every
 // agent is idle: a marker note is indexed (the watcher delivers in order),
-// then no wake is queued or running on several polls in a row.
+// then no wake is queued, running or waiting for the model, and no change
+// is waiting to be routed to the agents, on several polls in a row.
 func settle(t *testing.T, e *editortest.Editor, dir string) protocol.AgentCounts {
 	t.Helper()
 	marker := fmt.Sprintf("settlemarker%d", time.Now().UnixNano())
@@ -73,7 +74,7 @@ func settle(t *testing.T, e *editortest.Editor, dir string) protocol.AgentCounts
 			t.Fatalf("agents never settled: %+v", st.Agents)
 		}
 		e.MustCall("vault/status", nil, &st)
-		if st.Agents.Queued == 0 && st.Agents.Running == 0 {
+		if st.Agents.Queued == 0 && st.Agents.Running == 0 && st.Agents.Routing == 0 && st.Agents.WaitingForModel == 0 {
 			idle++
 		} else {
 			idle = 0

@@ -118,6 +118,12 @@ type Counts struct {
 	Dormant int `json:"dormant"`
 	Queued  int `json:"queued"`
 	Running int `json:"running"`
+	// Routing counts batches of vault changes not yet routed to the
+	// agents: wakes may come of them, so the agents are not idle yet.
+	Routing int `json:"routing"`
+	// WaitingForModel counts the agents whose wake waits for a model
+	// that is away; the probe wakes them when it is back.
+	WaitingForModel int `json:"waitingForModel"`
 	// TokensToday are the model tokens the wakes spent today (the local
 	// day), against DailyTokenBudget (agents.daily_token_budget; 0: no
 	// limit). BudgetSpent says the wakes that need the model wait for the
@@ -135,6 +141,10 @@ func (r *Runtime) Counts(ctx context.Context) (Counts, error) {
 	}
 	c := Counts{Active: byLifecycle[Active], Dormant: byLifecycle[Dormant]}
 	c.Queued, c.Running = r.sched.counts()
+	c.WaitingForModel = r.watch.count()
+	r.mu.Lock()
+	c.Routing = len(r.batches) + r.routing
+	r.mu.Unlock()
 	now, b := r.now(), r.sched.budget
 	c.TokensToday, c.DailyTokenBudget, c.BudgetSpent = b.today(now), b.limit, b.spentAt(now)
 	return c, nil

@@ -64,6 +64,13 @@ func (m *modelWatch) away() string {
 	return m.why
 }
 
+// count is the number of agents waiting for the model.
+func (m *modelWatch) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.waiting)
+}
+
 // wait records that agent's wake waits for the model, which is away for
 // why and would serve req; the probe starts unless it runs. It reports
 // whether the agent began to wait (it was not waiting already).

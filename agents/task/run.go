@@ -89,12 +89,15 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case <-r.changed:
 			r.mu.Lock()
 			batches := r.batches
-			r.batches = nil
+			r.batches, r.routing = nil, len(batches)
 			r.mu.Unlock()
 			for _, b := range batches {
 				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
 					r.log.Error("routing vault changes to agents", "err", err)
 				}
+				r.mu.Lock()
+				r.routing--
+				r.mu.Unlock()
 			}
 		}
 	}

@@ -49,6 +49,7 @@ type Runtime struct {
 
 	mu      sync.Mutex // guards the fields below
 	batches [][]vault.Change
+	routing int            // batches Run has taken and not yet routed
 	skipped map[string]int // wakes skipped because their run key had completed, per agent, since start
 }
 

@@ -155,6 +155,34 @@ func TestWakeIsQueuedWhenItReturns(t *testing.T) {
 	}
 }
 
+// Vault changes not yet routed to the agents count in vault/status: a
+// client that waits for the agents to be idle waits for them too.
+func TestUnroutedChangesCount(t *testing.T) {
+	v := querytest.SampleVault(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	rt, err := New(ctx, v, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vaultDone := make(chan error, 1)
+	go func() { vaultDone <- v.Run(ctx) }() // and not rt.Run: nothing routes the batch
+	t.Cleanup(func() {
+		cancel()
+		<-vaultDone
+	})
+	if err := v.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt.onBatch([]vault.Change{{Path: "Tasks/Ship invoice export.md"}})
+	c, err := rt.Counts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Routing != 1 || c.Queued != 0 {
+		t.Errorf("counts %+v, want one batch routing and no wake queued yet", c)
+	}
+}
+
 // runAgents runs v and rt with ctx until the test ends, then cancels ctx
 // and waits for both.
 func runAgents(t *testing.T, ctx context.Context, cancel context.CancelFunc, v *vault.Vault, rt *Runtime) {

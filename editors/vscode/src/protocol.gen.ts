@@ -33,6 +33,8 @@ export interface AgentCounts {
   dormant: number;
   queued: number;
   running: number;
+  routing: number;
+  waitingForModel: number;
   tokensToday: number;
   dailyTokenBudget: number;
   budgetSpent: boolean;
