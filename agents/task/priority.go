@@ -90,7 +90,7 @@ func (r *Runtime) taskPriorities(ctx context.Context, paths []string) (map[strin
 	if len(paths) == 0 {
 		return out, nil
 	}
-	tasks, err := r.v.Index().Tasks(ctx)
+	tasks, err := r.v.Index().TasksAt(ctx, paths)
 	if err != nil {
 		return nil, err
 	}

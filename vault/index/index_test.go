@@ -637,6 +637,14 @@ func TestParsedNotes(t *testing.T) {
 	if tk := tasks[0]; tk.Status != "in-progress" || tk.Priority != "P1" || tk.Due != "2026-11-25" {
 		t.Errorf("task = %+v", tk)
 	}
+	// TasksAt reads the tasks among the paths it is given, no others.
+	at, err := ix.TasksAt(ctx, []string{"Tasks/Ship v2.md", "Daily/2026-11-20.md", "Tasks/Gone.md"})
+	if err != nil || len(at) != 1 || !reflect.DeepEqual(at[0], tasks[0]) {
+		t.Errorf("TasksAt = %+v, %v; want the one task", at, err)
+	}
+	if at, err := ix.TasksAt(ctx, []string{"Daily/2026-11-20.md"}); err != nil || len(at) != 0 {
+		t.Errorf("TasksAt of a daily note = %+v, %v; want none", at, err)
+	}
 	linked, err := ix.LinkedEntries(ctx, "Tasks/Ship v2.md")
 	if err != nil {
 		t.Fatal(err)

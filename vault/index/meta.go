@@ -246,9 +246,23 @@ func readNote(ctx context.Context, tx *sql.Tx, path string) (NoteMeta, error) {
 
 // Tasks returns every task note, by path.
 func (ix *Index) Tasks(ctx context.Context) ([]TaskMeta, error) {
+	return ix.tasks(ctx, "", nil)
+}
+
+// TasksAt returns the task notes at paths, by path; a path that is not a
+// task note is left out. It reads only those notes, so it serves a
+// batch of changes in a large vault at the cost of the batch.
+func (ix *Index) TasksAt(ctx context.Context, paths []string) ([]TaskMeta, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	return ix.tasks(ctx, ` AND f.path IN (SELECT value FROM json_each(?))`, []any{jsonArray(paths)})
+}
+
+func (ix *Index) tasks(ctx context.Context, where string, args []any) ([]TaskMeta, error) {
 	var out []TaskMeta
 	err := collect(ctx, ix.db, `SELECT f.path, n.title, n.status, n.priority, n.due, n.scheduled, n.estimate, n.language, n.labels
-		FROM notes n JOIN files f ON f.id = n.file_id WHERE n.kind = 'task' ORDER BY f.path`, nil, func(r *sql.Rows) error {
+		FROM notes n JOIN files f ON f.id = n.file_id WHERE n.kind = 'task'`+where+` ORDER BY f.path`, args, func(r *sql.Rows) error {
 		var t TaskMeta
 		var labels string
 		if err := r.Scan(&t.Path, &t.Title, &t.Status, &t.Priority, &t.Due, &t.Scheduled, &t.Estimate, &t.Language, &labels); err != nil {
