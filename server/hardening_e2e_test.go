@@ -71,7 +71,8 @@ func settle(t *testing.T, e *editortest.Editor, dir string) protocol.AgentCounts
 	deadline := time.Now().Add(4 * editortest.Timeout)
 	for idle < 5 {
 		if time.Now().After(deadline) {
-			t.Fatalf("agents never settled: %+v", st.Agents)
+			_, stacks := goroutines(e)
+			t.Fatalf("agents never settled: %+v; margin's goroutines:\n%s", st.Agents, stacks)
 		}
 		e.MustCall("vault/status", nil, &st)
 		if st.Agents.Queued == 0 && st.Agents.Running == 0 && st.Agents.Routing == 0 && st.Agents.WaitingForModel == 0 {
@@ -274,4 +275,14 @@ func checkLedgerAgrees(t *testing.T, e *editortest.Editor, dir string) {
 			t.Errorf("report of %s says wake %v, the ledger %d completed wakes", a.Task, fm["wake"], full.Wakes)
 		}
 	}
+}
+
+// goroutines counts margin's goroutines and gives their stacks.
+func goroutines(e *editortest.Editor) (n int, stacks string) {
+	var g struct {
+		Goroutines int
+		Stacks     string
+	}
+	e.MustCall("margin/test.goroutines", nil, &g)
+	return g.Goroutines, g.Stacks
 }

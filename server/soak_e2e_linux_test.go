@@ -265,15 +265,6 @@ func rssKB(t *testing.T, pid int) int {
 	return 0
 }
 
-func goroutines(e *editortest.Editor) (n int, stacks string) {
-	var g struct {
-		Goroutines int
-		Stacks     string
-	}
-	e.MustCall("margin/test.goroutines", nil, &g)
-	return g.Goroutines, g.Stacks
-}
-
 // indexQueries dump the index by path, without row ids and mtimes, which
 // differ between two indexes of the same files.
 var indexQueries = map[string]string{
