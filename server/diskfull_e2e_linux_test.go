@@ -53,7 +53,9 @@ func (s *storage) fill() {
 		s.setFileSizeLimit(0)
 		return
 	}
-	f, err := os.Create(filepath.Join(s.root, "filler"))
+	// Appending, so that a second call takes what margin freed meanwhile
+	// (a rolled-back SQLite journal, a removed temp file).
+	f, err := os.OpenFile(filepath.Join(s.root, "filler"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -177,11 +179,14 @@ func TestDiskFullAndReadOnlyVault(t *testing.T) {
 	for _, fault := range []struct {
 		name       string
 		on, off    func()
+		hold       func() // before each write: keep the fault whole
 		wantInText string
 	}{
-		{"disk full", st.fill, st.free, fullText(st)},
-		{"read-only", func() { st.readOnly(dir, true) }, func() { st.readOnly(dir, false) }, roText(st)},
+		{"disk full", st.fill, st.free, st.fill, fullText(st)},
+		{"read-only", func() { st.readOnly(dir, true) }, func() { st.readOnly(dir, false) }, func() {}, roText(st)},
 	} {
+		// margin is idle, so nothing it finishes meanwhile frees space.
+		settle(t, e, dir)
 		fault.on()
 		// Writes fail, saying why.
 		for _, req := range []struct {
@@ -191,6 +196,7 @@ func TestDiskFullAndReadOnlyVault(t *testing.T) {
 			{"log/append", map[string]any{"text": "Bench 3x5 @ 200 while the disk was " + fault.name}},
 			{"changes/confirmAll", map[string]any{"id": cs.ID}},
 		} {
+			fault.hold()
 			err := e.Call(req.method, req.params, nil)
 			if err == nil || err.Code != server.CodeStorage || !strings.Contains(err.Message, fault.wantInText) {
 				t.Errorf("%s: %s = %v, want error %d saying %q", fault.name, req.method, err, server.CodeStorage, fault.wantInText)
