@@ -86,7 +86,9 @@ func TestUndoEachItemKindByteForByte(t *testing.T) {
 		change func(string) string
 	}{
 		{"field splice", func(s string) string { return strings.Replace(s, "estimate: 1h", "estimate: 2h", 1) }},
-		{"field added", func(s string) string { return strings.Replace(s, "status: open\n", "status: open\ndue: 2026-12-01\n", 1) }},
+		{"field added", func(s string) string {
+			return strings.Replace(s, "status: open\n", "status: open\ndue: 2026-12-01\n", 1)
+		}},
 		{"checkbox flip", func(s string) string { return strings.Replace(s, "- [ ] Review", "- [x] Review", 1) }},
 		{"checklist append", func(s string) string { return strings.Replace(s, "- [ ] Review\n", "- [ ] Review\n- [ ] Publish\n", 1) }},
 	}
