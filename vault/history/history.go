@@ -18,8 +18,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/margin-md/margin/vault/edit"
@@ -47,6 +49,7 @@ CREATE TABLE history (
 	after      BLOB    NOT NULL,
 	in_editor  INTEGER NOT NULL DEFAULT 0,
 	state      TEXT    NOT NULL,
+	pid        INTEGER NOT NULL, -- the process writing, while 'writing'
 	commit_id  TEXT    NOT NULL DEFAULT '' -- '' not committed yet, '-' no repository
 );
 CREATE INDEX history_at ON history(at);
@@ -144,10 +147,10 @@ func (h *History) Begin(ctx context.Context, rec edit.Record) (func(bool), error
 	if before == nil && rec.Existed {
 		before = []byte{}
 	}
-	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, after, in_editor, state)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing')`,
+	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, after, in_editor, state, pid)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing', ?)`,
 		stamp(h.opts.Now()), rec.Path, c.Task, c.ChangeSet, c.Actor, c.Template, c.Model, c.Undo,
-		rec.Existed, before, nonNil(rec.After), rec.InEditor)
+		rec.Existed, before, nonNil(rec.After), rec.InEditor, os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -202,12 +205,13 @@ func (h *History) kicked() {
 // write is kept as landed, which undo then refuses unless its text is
 // still there.
 func (h *History) reconcile(ctx context.Context) error {
-	rows, err := h.db.QueryContext(ctx, `SELECT id, path, existed, before, after FROM history WHERE state = 'writing'`)
+	rows, err := h.db.QueryContext(ctx, `SELECT id, pid, path, existed, before, after FROM history WHERE state = 'writing'`)
 	if err != nil {
 		return fmt.Errorf("reading margin's history: %w", err)
 	}
 	type open struct {
 		id            int64
+		pid           int
 		path          string
 		existed       bool
 		before, after []byte
@@ -215,7 +219,7 @@ func (h *History) reconcile(ctx context.Context) error {
 	var todo []open
 	for rows.Next() {
 		var o open
-		if err := rows.Scan(&o.id, &o.path, &o.existed, &o.before, &o.after); err != nil {
+		if err := rows.Scan(&o.id, &o.pid, &o.path, &o.existed, &o.before, &o.after); err != nil {
 			rows.Close()
 			return fmt.Errorf("reading margin's history: %w", err)
 		}
@@ -223,6 +227,11 @@ func (h *History) reconcile(ctx context.Context) error {
 	}
 	rows.Close()
 	for _, o := range todo {
+		// This process has written nothing yet: a record with its pid is
+		// from an earlier process that had it.
+		if o.pid != os.Getpid() && alive(o.pid) {
+			continue // another margin is writing it right now
+		}
 		cur, err := h.root.ReadFile(o.path)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -309,6 +318,17 @@ func (h *History) List(ctx context.Context, f Filter) ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// alive reports whether the process pid may still be running.
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	// Signal 0 only checks: a process of another user answers EPERM.
+	err = p.Signal(syscall.Signal(0))
+	return !errors.Is(err, os.ErrProcessDone) && !errors.Is(err, syscall.ESRCH)
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -422,3 +422,45 @@ func TestNoRepositoryNoGit(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenSettlesWritesAKilledProcessLeftUnknown(t *testing.T) {
+	dir := t.TempDir()
+	root, _ := edit.Open(dir)
+	defer root.Close()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "Tasks/ship.md", task)
+	write(t, dir, "Tasks/other.md", task)
+	// Killed after the write landed: recorded, never settled.
+	cause, ctx := edit.Cause{ChangeSet: "cs1", Item: "c1"}, context.Background()
+	if _, err := h.Begin(ctx, edit.Record{Path: "Tasks/ship.md", Before: []byte(task), Existed: true, After: []byte(task + "x\n"), Cause: cause}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "Tasks/ship.md", task+"x\n")
+	// Killed before the write landed.
+	if _, err := h.Begin(ctx, edit.Record{Path: "Tasks/other.md", Before: []byte(task), Existed: true, After: []byte(task + "y\n"), Cause: cause}); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := h.List(context.Background(), history.Filter{}); len(es) != 0 {
+		t.Fatalf("unsettled writes listed: %+v", es)
+	}
+	h.Close()
+	if h, err = history.Open(context.Background(), db, root, history.Options{Git: "-"}); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	es, _ := h.List(context.Background(), history.Filter{})
+	if len(es) != 1 || es[0].Path != "Tasks/ship.md" {
+		t.Fatalf("after settling: %+v, want the write that landed alone", es)
+	}
+	if _, err := h.Undo(context.Background(), nil, "cs1", "c1"); err != nil || read(t, dir, "Tasks/ship.md") != task {
+		t.Fatalf("undo of a settled write: %v", err)
+	}
+}
