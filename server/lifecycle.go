@@ -145,7 +145,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	ws, err := workspace.Open(ctx, workspace.Options{
 		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query,
 		LLM: s.opts.LLM, Ledger: s.opts.Ledger, Recorders: []llm.Recorder{&s.model},
-		Agents: aopts, Query: qopts, Logger: s.logger,
+		Agents: aopts, Query: qopts, History: s.opts.History, Logger: s.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
