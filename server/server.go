@@ -78,6 +78,7 @@ type Server struct {
 	mu         sync.Mutex // guards the fields below
 	state      lifecycle
 	client     clientCapabilities   // set at initialize
+	clientInfo string               // the client's name, set at initialize
 	encoding   positionEncoding     // negotiated at initialize
 	ws         *workspace.Workspace // the open vault and its parts; nil until initialize opens one
 	stopVault  context.CancelFunc   // stops ws.Run
