@@ -57,7 +57,7 @@ func (c *Changes) undo(ctx context.Context, h *history.History, id string, items
 	if err != nil {
 		return cs, false, err
 	}
-	ctx = edit.WithCause(ctx, edit.Cause{Task: a.Task})
+	ctx = edit.WithCause(ctx, edit.Cause{Task: a.Task, ChangeSet: cs.ID})
 	now := c.now()
 	var (
 		decided []ChangeItem
