@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"os"
@@ -180,4 +181,39 @@ func TestUndoThroughTheBinary(t *testing.T) {
 	if out, _ := margin("history", "--limit", "1"); !strings.Contains(out, "person via CLI") {
 		t.Errorf("margin history after margin undo:\n%s", out)
 	}
+}
+
+// checkHistoryAgrees checks margin's history against the files only margin
+// writes (reports, journals, change sets): after a restart no write is left
+// unsettled, and each file is what the latest recorded write of it wrote —
+// a write that landed without its record, or a record of a write that
+// never landed, shows here.
+func checkHistoryAgrees(t *testing.T, dir string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var unsettled int
+	if err := db.QueryRow(`SELECT count(*) FROM history WHERE state <> 'written'`).Scan(&unsettled); err != nil || unsettled != 0 {
+		t.Errorf("%d writes left unsettled after a restart (%v)", unsettled, err)
+	}
+	checked := 0
+	for _, rel := range mdFiles(t, dir) {
+		if !strings.HasPrefix(rel, "Margin/Reports/") && !strings.HasPrefix(rel, "Margin/Journal/") && !strings.HasPrefix(rel, "Margin/Changes/") {
+			continue
+		}
+		var after []byte
+		err := db.QueryRow(`SELECT after FROM history WHERE path = ? AND state = 'written' ORDER BY id DESC LIMIT 1`, rel).Scan(&after)
+		if err != nil {
+			t.Errorf("%s: no write of it in margin's history: %v", rel, err)
+			continue
+		}
+		if now := readFile(t, dir, rel); now != string(after) {
+			t.Errorf("%s is not what margin's history says margin last wrote:\n%s\n--- recorded\n%s", rel, now, after)
+		}
+		checked++
+	}
+	t.Logf("margin's history agrees with %d files only margin writes", checked)
 }
