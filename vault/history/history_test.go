@@ -464,3 +464,40 @@ func TestOpenSettlesWritesAKilledProcessLeftUnknown(t *testing.T) {
 		t.Fatalf("undo of a settled write: %v", err)
 	}
 }
+
+// A margin starting beside another that is writing leaves that write's
+// record alone: it is settled by the process that made it.
+func TestOpenLeavesTheWritesOfALiveProcess(t *testing.T) {
+	dir := t.TempDir()
+	root, _ := edit.Open(dir)
+	defer root.Close()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	write(t, dir, "Tasks/ship.md", task)
+	done, err := h.Begin(context.Background(), edit.Record{Path: "Tasks/ship.md", Before: []byte(task), Existed: true, After: []byte(task + "x\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The record is another live process's: this test's parent.
+	if _, err := db.Exec(`UPDATE history SET pid = ?`, os.Getppid()); err != nil {
+		t.Fatal(err)
+	}
+	other, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+	write(t, dir, "Tasks/ship.md", task+"x\n")
+	done(true)
+	if es, _ := h.List(context.Background(), history.Filter{}); len(es) != 1 {
+		t.Fatalf("the live process's write = %+v, want it recorded", es)
+	}
+}
