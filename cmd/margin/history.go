@@ -48,8 +48,9 @@ item applies it again. The agent reads the undo on its next wake.`,
 			}
 			var refused *history.ConflictError
 			if errors.As(err, &refused) {
-				return fmt.Errorf("%w\n--- what margin replaced\n%s\n--- what margin wrote\n%s\n--- %s now\n%s",
-					err, refused.Original, refused.Margin, refused.Path, refused.Current)
+				at, texts := differing(refused.Original, refused.Margin, refused.Current)
+				return fmt.Errorf("%w\n--- what margin replaced (from line %d)\n%s--- what margin wrote\n%s--- %s now\n%s",
+					err, at, texts[0], texts[1], refused.Path, texts[2])
 			}
 			return err
 		},
@@ -130,4 +131,50 @@ and the commit on ` + history.Ref + ` when the vault is in a git work tree
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many writes")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// differing cuts the lines all texts share at their start and end, but
+// one, from each: what a person compares. at is the first line kept, from 1.
+func differing(texts ...string) (at int, out []string) {
+	ls := make([][]string, len(texts))
+	for i, t := range texts {
+		ls[i] = strings.SplitAfter(t, "\n")
+	}
+	same := func(at func([]string) (string, bool)) bool {
+		first, ok := at(ls[0])
+		for _, l := range ls[1:] {
+			if s, ok2 := at(l); !ok || !ok2 || s != first {
+				return false
+			}
+		}
+		return ok
+	}
+	pre := 0
+	for same(func(l []string) (string, bool) { return get(l, pre) }) {
+		pre++
+	}
+	suf := 0
+	for same(func(l []string) (string, bool) { return get(l, len(l)-1-suf) }) && suf < minLen(ls)-pre {
+		suf++
+	}
+	pre, suf = max(pre-1, 0), max(suf-1, 0)
+	for _, l := range ls {
+		out = append(out, strings.Join(l[pre:len(l)-suf], ""))
+	}
+	return pre + 1, out
+}
+
+func get(l []string, i int) (string, bool) {
+	if i < 0 || i >= len(l) {
+		return "", false
+	}
+	return l[i], true
+}
+
+func minLen(ls [][]string) int {
+	n := len(ls[0])
+	for _, l := range ls[1:] {
+		n = min(n, len(l))
+	}
+	return n
 }
