@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,6 +17,12 @@ import (
 // personViaCLI names the person in margin's history when they act from
 // the command line.
 const personViaCLI = "person via CLI"
+
+// byPerson is the command's context naming the person as the cause of
+// what margin writes for it.
+func byPerson(cmd *cobra.Command) context.Context {
+	return edit.WithCause(cmd.Context(), edit.Cause{Actor: personViaCLI})
+}
 
 func newUndoCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
@@ -37,8 +44,7 @@ item applies it again. The agent reads the undo on its next wake.`,
 				return err
 			}
 			defer ws.Close()
-			ctx := edit.WithCause(cmd.Context(), edit.Cause{Actor: personViaCLI})
-			cs, err := ws.Changes.Undo(ctx, ws.History, args[0], args[1:])
+			cs, err := ws.Changes.Undo(byPerson(cmd), ws.History, args[0], args[1:])
 			out := cmd.OutOrStdout()
 			if len(cs.Items) > 0 {
 				fmt.Fprintf(out, "%s: %s\n", cs.ID, cs.Status)
