@@ -3,7 +3,6 @@ package history
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"os"
@@ -147,7 +146,7 @@ func (h *History) commitPending(ctx context.Context) {
 
 func (h *History) uncommitted(ctx context.Context) ([]pending, error) {
 	rows, err := h.db.QueryContext(ctx, `SELECT h.id, h.at, h.path, h.task, h.change_set, h.actor, h.template, h.model, h.undo_of,
-			h.existed, h.before, h.after, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
+			h.existed, h.before, h.before_pre, h.before_suf, h.after, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
 		FROM history h WHERE h.commit_id = '' AND h.state = 'written' ORDER BY h.id LIMIT 100`)
 	if err != nil {
 		return nil, err
@@ -156,15 +155,15 @@ func (h *History) uncommitted(ctx context.Context) ([]pending, error) {
 	var out []pending
 	for rows.Next() {
 		var (
-			w      pending
-			at     string
-			before sql.RawBytes
+			w        pending
+			at       string
+			pre, suf int
 		)
 		if err := rows.Scan(&w.id, &at, &w.path, &w.task, &w.set, &w.actor, &w.template, &w.model, &w.undoOf,
-			&w.existed, &before, &w.after, &w.items); err != nil {
+			&w.existed, &w.before, &pre, &suf, &w.after, &w.items); err != nil {
 			return nil, err
 		}
-		w.before = bytes.Clone(before)
+		w.before = grow(w.after, pre, suf, w.before)
 		w.at, _ = time.Parse(time.RFC3339Nano, at)
 		out = append(out, w)
 	}

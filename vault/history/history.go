@@ -30,8 +30,10 @@ import (
 
 // schema holds the history's migration steps. Append, never edit.
 var schema = []string{`
--- One row per write margin made into the vault. before/after are the whole
--- file (notes are small); state is 'writing' from just before the write
+-- One row per write margin made into the vault. after is the whole file as
+-- margin wrote it; before, what it replaced, is kept as the bytes that differ
+-- from after (see shrink): the first before_pre and the last before_suf bytes
+-- are after's. state is 'writing' from just before the write
 -- lands until it is known to have landed ('written'); a process killed in
 -- between leaves 'writing', which Open settles against the file.
 CREATE TABLE history (
@@ -46,6 +48,8 @@ CREATE TABLE history (
 	undo_of    INTEGER NOT NULL DEFAULT 0, -- the write this one reversed
 	existed    INTEGER NOT NULL,
 	before     BLOB,
+	before_pre INTEGER NOT NULL DEFAULT 0,
+	before_suf INTEGER NOT NULL DEFAULT 0,
 	after      BLOB    NOT NULL,
 	in_editor  INTEGER NOT NULL DEFAULT 0,
 	state      TEXT    NOT NULL,
@@ -57,12 +61,15 @@ CREATE INDEX history_task ON history(task, id);
 CREATE INDEX history_uncommitted ON history(commit_id, state);
 
 -- The change items a write applied. before/after are that item's part of
--- the write when it applied several (edit.Part); NULL means the whole write.
+-- the write when it applied several (edit.Part), before kept as in history;
+-- NULL means the whole write.
 CREATE TABLE history_items (
-	write_id INTEGER NOT NULL REFERENCES history(id) ON DELETE CASCADE,
-	item     TEXT    NOT NULL,
-	before   BLOB,
-	after    BLOB,
+	write_id   INTEGER NOT NULL REFERENCES history(id) ON DELETE CASCADE,
+	item       TEXT    NOT NULL,
+	before     BLOB,
+	before_pre INTEGER NOT NULL DEFAULT 0,
+	before_suf INTEGER NOT NULL DEFAULT 0,
+	after      BLOB,
 	PRIMARY KEY (write_id, item)
 ) WITHOUT ROWID;
 CREATE INDEX history_items_item ON history_items(item, write_id);
@@ -143,14 +150,17 @@ func (h *History) Begin(ctx context.Context, rec edit.Record) (func(bool), error
 		return nil, err
 	}
 	defer tx.Rollback()
-	before := rec.Before
-	if before == nil && rec.Existed {
-		before = []byte{}
+	var (
+		pre, suf int
+		mid      []byte // NULL: the file did not exist
+	)
+	if rec.Existed {
+		pre, suf, mid = shrink(rec.Before, rec.After)
 	}
-	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, after, in_editor, state, pid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing', ?)`,
+	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, before_pre, before_suf, after, in_editor, state, pid)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing', ?)`,
 		stamp(h.opts.Now()), rec.Path, c.Task, c.ChangeSet, c.Actor, c.Template, c.Model, c.Undo,
-		rec.Existed, before, nonNil(rec.After), rec.InEditor, os.Getpid())
+		rec.Existed, mid, pre, suf, nonNil(rec.After), rec.InEditor, os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +173,17 @@ func (h *History) Begin(ctx context.Context, rec edit.Record) (func(bool), error
 		items = []edit.Part{{Item: c.Item}}
 	}
 	for _, p := range items {
-		var b, a any // NULL: the whole write
+		var (
+			b, a     any // NULL: the whole write
+			pre, suf int
+		)
 		if p.Before != nil || p.After != nil {
-			b, a = nonNil(p.Before), nonNil(p.After)
+			var mid []byte
+			pre, suf, mid = shrink(p.Before, p.After)
+			b, a = mid, nonNil(p.After)
 		}
-		if _, err := tx.Exec(`INSERT OR REPLACE INTO history_items (write_id, item, before, after) VALUES (?, ?, ?, ?)`, id, p.Item, b, a); err != nil {
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO history_items (write_id, item, before, before_pre, before_suf, after) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, p.Item, b, pre, suf, a); err != nil {
 			return nil, err
 		}
 	}
@@ -205,7 +221,7 @@ func (h *History) kicked() {
 // write is kept as landed, which undo then refuses unless its text is
 // still there.
 func (h *History) reconcile(ctx context.Context) error {
-	rows, err := h.db.QueryContext(ctx, `SELECT id, pid, path, existed, before, after FROM history WHERE state = 'writing'`)
+	rows, err := h.db.QueryContext(ctx, `SELECT id, pid, path, existed, before, before_pre, before_suf, after FROM history WHERE state = 'writing'`)
 	if err != nil {
 		return fmt.Errorf("reading margin's history: %w", err)
 	}
@@ -219,10 +235,12 @@ func (h *History) reconcile(ctx context.Context) error {
 	var todo []open
 	for rows.Next() {
 		var o open
-		if err := rows.Scan(&o.id, &o.pid, &o.path, &o.existed, &o.before, &o.after); err != nil {
+		var pre, suf int
+		if err := rows.Scan(&o.id, &o.pid, &o.path, &o.existed, &o.before, &pre, &suf, &o.after); err != nil {
 			rows.Close()
 			return fmt.Errorf("reading margin's history: %w", err)
 		}
+		o.before = grow(o.after, pre, suf, o.before)
 		todo = append(todo, o)
 	}
 	rows.Close()
@@ -329,6 +347,30 @@ func alive(pid int) bool {
 	// Signal 0 only checks: a process of another user answers EPERM.
 	err = p.Signal(syscall.Signal(0))
 	return !errors.Is(err, os.ErrProcessDone) && !errors.Is(err, syscall.ESRCH)
+}
+
+// shrink keeps of before only what differs from after: the bytes between
+// the longest prefix and suffix the two share (a journal's append keeps
+// nothing of what it replaced, a field's splice the old line).
+func shrink(before, after []byte) (pre, suf int, mid []byte) {
+	for pre < len(before) && pre < len(after) && before[pre] == after[pre] {
+		pre++
+	}
+	for suf < len(before)-pre && suf < len(after)-pre && before[len(before)-1-suf] == after[len(after)-1-suf] {
+		suf++
+	}
+	return pre, suf, nonNil(before[pre : len(before)-suf])
+}
+
+// grow is the before that shrink kept mid of (the record's existed says
+// whether there was one).
+func grow(after []byte, pre, suf int, mid []byte) []byte {
+	if pre+suf > len(after) {
+		return mid // not made by shrink: kept whole
+	}
+	out := make([]byte, 0, pre+len(mid)+suf)
+	out = append(append(append(out, after[:pre]...), mid...), after[len(after)-suf:]...)
+	return out
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

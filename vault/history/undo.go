@@ -57,18 +57,21 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		whole          bool
 		task, template string
 	)
-	err := h.db.QueryRowContext(ctx, `SELECT h.id, h.path, h.existed, h.before, h.after, i.before, i.after, i.before IS NULL, h.task, h.template
+	var pre, suf, partPre, partSuf int
+	err := h.db.QueryRowContext(ctx, `SELECT h.id, h.path, h.existed, h.before, h.before_pre, h.before_suf, h.after,
+			i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, h.task, h.template
 		FROM history h JOIN history_items i ON i.write_id = h.id
 		WHERE h.change_set = ? AND i.item = ? AND h.state = 'written' ORDER BY h.id DESC LIMIT 1`, changeSet, item).
-		Scan(&id, &p, &existed, &before, &after, &partB, &partA, &whole, &task, &template)
+		Scan(&id, &p, &existed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &task, &template)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Undone{}, fmt.Errorf("item %s of %s: %w", item, changeSet, ErrNothingToUndo)
 	}
 	if err != nil {
 		return Undone{}, fmt.Errorf("reading margin's history: %w", err)
 	}
+	before = grow(after, pre, suf, before)
 	if !whole {
-		before, after = partB, partA
+		before, after = grow(partA, partPre, partSuf, partB), partA
 	}
 	if !existed && whole {
 		return Undone{}, fmt.Errorf("item %s of %s created %s; margin does not delete notes: delete it by hand to undo it", item, changeSet, p)
