@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -97,11 +98,18 @@ type pending struct {
 }
 
 // commitLoop commits recorded writes off the writes' path, whenever one is
-// settled, until Close; Close gives it a few seconds to finish.
+// settled, until Close; Close gives it a few seconds to finish. It prunes
+// the history now and then, for a margin that runs for months.
 func (h *History) commitLoop() {
 	defer close(h.stopped)
+	prune := time.NewTicker(6 * time.Hour)
+	defer prune.Stop()
 	for {
 		select {
+		case <-prune.C:
+			if err := h.prune(context.Background()); err != nil {
+				h.log.Warn("pruning margin's history", "err", err)
+			}
 		case <-h.kick:
 			h.commitPending(context.Background())
 		case <-h.stop:
@@ -131,6 +139,10 @@ func (h *History) commitPending(ctx context.Context) {
 			return
 		}
 		ids, err := h.git.commit(ctx, ws)
+		if err != nil && ctx.Err() == nil {
+			// Another margin moved the ref since it was read: once more on top of it.
+			ids, err = h.git.commit(ctx, ws)
+		}
 		if err != nil {
 			h.log.Warn("committing margin's history to git; the next write or start tries again", "ref", Ref, "err", err)
 			return
@@ -144,10 +156,32 @@ func (h *History) commitPending(ctx context.Context) {
 	}
 }
 
+// uncommitted returns the writes to commit, oldest first: this process's
+// and those of processes that are gone. Another margin running on the
+// vault commits its own, so no write is committed twice.
 func (h *History) uncommitted(ctx context.Context) ([]pending, error) {
+	pids, err := h.db.QueryContext(ctx, `SELECT DISTINCT pid FROM history WHERE commit_id = '' AND state = 'written'`)
+	if err != nil {
+		return nil, err
+	}
+	var mine []string
+	for pids.Next() {
+		var pid int
+		if err := pids.Scan(&pid); err != nil {
+			pids.Close()
+			return nil, err
+		}
+		if pid == os.Getpid() || !alive(pid) {
+			mine = append(mine, strconv.Itoa(pid))
+		}
+	}
+	pids.Close()
+	if len(mine) == 0 {
+		return nil, pids.Err()
+	}
 	rows, err := h.db.QueryContext(ctx, `SELECT h.id, h.at, h.path, h.task, h.change_set, h.actor, h.template, h.model, h.undo_of,
 			h.existed, h.before, h.before_pre, h.before_suf, h.after, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
-		FROM history h WHERE h.commit_id = '' AND h.state = 'written' ORDER BY h.id LIMIT 100`)
+		FROM history h WHERE h.commit_id = '' AND h.state = 'written' AND h.pid IN (`+strings.Join(mine, ",")+`) ORDER BY h.id LIMIT 100`)
 	if err != nil {
 		return nil, err
 	}
