@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/margin-md/margin/llm/llmtest"
@@ -216,4 +217,45 @@ func checkHistoryAgrees(t *testing.T, dir string) {
 		checked++
 	}
 	t.Logf("margin's history agrees with %d files only margin writes", checked)
+}
+
+// TestUndoOfAnOpenNoteGoesThroughTheEditor undoes an item of a task note
+// open in the editor, with typing not saved yet: the undo is an edit of
+// the buffer (workspace/applyEdit with its version) that keeps the typing,
+// and the file on disk is left alone.
+func TestUndoOfAnOpenNoteGoesThroughTheEditor(t *testing.T) {
+	e, _, dir, _, cs := proposed(t)
+	var got protocol.ChangeSet
+	e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, &got)
+	onDisk := readFile(t, dir, shipTask)
+	var (
+		mu    sync.Mutex
+		edits []json.RawMessage
+	)
+	e.OnRequest("workspace/applyEdit", func(p json.RawMessage) (any, *editortest.RPCError) {
+		mu.Lock()
+		defer mu.Unlock()
+		edits = append(edits, p)
+		return map[string]any{"applied": true}, nil
+	})
+	typed := onDisk + "\n- typed, not saved\n"
+	e.Notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + shipTask, "version": 9, "languageId": "markdown", "text": typed}})
+	e.MustCall("workspace/executeCommand", map[string]any{"command": "margin.undo", "arguments": []string{cs.ID, "c1"}}, &got)
+	if itemStatus(got, "c1") != "undone" {
+		t.Fatalf("margin.undo c1 = %+v", got)
+	}
+	if readFile(t, dir, shipTask) != onDisk {
+		t.Error("the undo of an open note was written on disk")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(edits) != 1 {
+		t.Fatalf("applyEdit requests = %d, want the task's", len(edits))
+	}
+	var p protocol.ApplyEditParams
+	json.Unmarshal(edits[0], &p)
+	dc := p.Edit.DocumentChanges
+	if len(dc) != 1 || dc[0].TextDocument.Version != 9 || len(dc[0].Edits) != 1 || dc[0].Edits[0].NewText != "estimate: 1d\n" {
+		t.Errorf("applyEdit = %s, want the estimate line put back in version 9", edits[0])
+	}
 }
