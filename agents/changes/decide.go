@@ -65,7 +65,7 @@ func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, t
 		if err != nil {
 			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 		}
-		fp, err := c.v.Root().Create(cs.Path, data)
+		fp, err := c.v.Root().WriteContext(edit.WithCause(ctx, edit.Cause{Actor: agent, Task: o.Task, ChangeSet: cs.ID}), cs.Path, "", data)
 		if err != nil {
 			return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 		}

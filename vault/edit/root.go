@@ -208,11 +208,17 @@ func (r *Root) Create(name string, content []byte) (Fingerprint, error) {
 // The one error after which the new content is in place is a failure to sync
 // the directory; the fingerprint is returned with it.
 func (r *Root) Write(name string, base Fingerprint, content []byte) (Fingerprint, error) {
+	return r.WriteContext(context.Background(), name, base, content)
+}
+
+// WriteContext is Write, with ctx naming its cause in the history of
+// margin's writes (WithCause).
+func (r *Root) WriteContext(ctx context.Context, name string, base Fingerprint, content []byte) (Fingerprint, error) {
 	p, err := Clean(name)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", name, err)
 	}
-	fp, err := r.write(context.Background(), p, base, content, nil)
+	fp, err := r.write(ctx, p, base, content, nil)
 	if err != nil {
 		return fp, fmt.Errorf("writing %s: %w", p, err)
 	}
