@@ -65,6 +65,8 @@ type Record struct {
 	Before  []byte // what the write replaces; nil when the note did not exist
 	Existed bool
 	After   []byte
+	// Removed says the write removes the note (RemoveContext): After is nil.
+	Removed bool
 	// InEditor says the write goes into the editor's buffer, which reaches
 	// the disk when the person saves.
 	InEditor bool

@@ -93,7 +93,7 @@ type pending struct {
 	at                                             time.Time
 	path, task, set, actor, template, model, items string
 	undoOf                                         int64
-	existed                                        bool
+	existed, removed                               bool
 	before, after                                  []byte
 }
 
@@ -180,7 +180,7 @@ func (h *History) uncommitted(ctx context.Context) ([]pending, error) {
 		return nil, pids.Err()
 	}
 	rows, err := h.db.QueryContext(ctx, `SELECT h.id, h.at, h.path, h.task, h.change_set, h.actor, h.template, h.model, h.undo_of,
-			h.existed, h.before, h.before_pre, h.before_suf, h.after, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
+			h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
 		FROM history h WHERE h.commit_id = '' AND h.state = 'written' AND h.pid IN (`+strings.Join(mine, ",")+`) ORDER BY h.id LIMIT 100`)
 	if err != nil {
 		return nil, err
@@ -194,7 +194,7 @@ func (h *History) uncommitted(ctx context.Context) ([]pending, error) {
 			pre, suf int
 		)
 		if err := rows.Scan(&w.id, &at, &w.path, &w.task, &w.set, &w.actor, &w.template, &w.model, &w.undoOf,
-			&w.existed, &w.before, &pre, &suf, &w.after, &w.items); err != nil {
+			&w.existed, &w.removed, &w.before, &pre, &suf, &w.after, &w.items); err != nil {
 			return nil, err
 		}
 		w.before = grow(w.after, pre, suf, w.before)
@@ -248,9 +248,11 @@ func (r *repo) commit(ctx context.Context, ws []pending) (map[int64]string, erro
 				return nil, err
 			}
 		}
-		wrote, err := r.hash(ctx, w.after)
-		if err != nil {
-			return nil, err
+		wrote := "" // a removal
+		if !w.removed {
+			if wrote, err = r.hash(ctx, w.after); err != nil {
+				return nil, err
+			}
 		}
 		if head, err = r.commitFile(ctx, env, head, p, wrote, w.at, message(w)); err != nil {
 			return nil, err
@@ -317,6 +319,8 @@ func message(w pending) string {
 	switch {
 	case w.undoOf != 0:
 		verb = fmt.Sprintf("undid write %d in", w.undoOf)
+	case w.removed:
+		verb = "removed"
 	case !w.existed:
 		verb = "created"
 	}

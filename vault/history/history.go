@@ -51,6 +51,7 @@ CREATE TABLE history (
 	before_pre INTEGER NOT NULL DEFAULT 0,
 	before_suf INTEGER NOT NULL DEFAULT 0,
 	after      BLOB    NOT NULL,
+	removed    INTEGER NOT NULL DEFAULT 0, -- the write removed the note (after is empty)
 	in_editor  INTEGER NOT NULL DEFAULT 0,
 	state      TEXT    NOT NULL,
 	pid        INTEGER NOT NULL, -- the process writing, while 'writing'
@@ -157,10 +158,10 @@ func (h *History) Begin(ctx context.Context, rec edit.Record) (func(bool), error
 	if rec.Existed {
 		pre, suf, mid = shrink(rec.Before, rec.After)
 	}
-	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, before_pre, before_suf, after, in_editor, state, pid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing', ?)`,
+	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, before_pre, before_suf, after, removed, in_editor, state, pid)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing', ?)`,
 		stamp(h.opts.Now()), rec.Path, c.Task, c.ChangeSet, c.Actor, c.Template, c.Model, c.Undo,
-		rec.Existed, mid, pre, suf, nonNil(rec.After), rec.InEditor, os.Getpid())
+		rec.Existed, mid, pre, suf, nonNil(rec.After), rec.Removed, rec.InEditor, os.Getpid())
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +222,7 @@ func (h *History) kicked() {
 // write is kept as landed, which undo then refuses unless its text is
 // still there.
 func (h *History) reconcile(ctx context.Context) error {
-	rows, err := h.db.QueryContext(ctx, `SELECT id, pid, path, existed, before, before_pre, before_suf, after FROM history WHERE state = 'writing'`)
+	rows, err := h.db.QueryContext(ctx, `SELECT id, pid, path, existed, before, before_pre, before_suf, after, removed FROM history WHERE state = 'writing'`)
 	if err != nil {
 		return fmt.Errorf("reading margin's history: %w", err)
 	}
@@ -231,12 +232,13 @@ func (h *History) reconcile(ctx context.Context) error {
 		path          string
 		existed       bool
 		before, after []byte
+		removed       bool
 	}
 	var todo []open
 	for rows.Next() {
 		var o open
 		var pre, suf int
-		if err := rows.Scan(&o.id, &o.pid, &o.path, &o.existed, &o.before, &pre, &suf, &o.after); err != nil {
+		if err := rows.Scan(&o.id, &o.pid, &o.path, &o.existed, &o.before, &pre, &suf, &o.after, &o.removed); err != nil {
 			rows.Close()
 			return fmt.Errorf("reading margin's history: %w", err)
 		}
@@ -256,7 +258,7 @@ func (h *History) reconcile(ctx context.Context) error {
 			return fmt.Errorf("settling margin's write of %s: %w", o.path, err)
 		}
 		asBefore := exists == o.existed && (!exists || bytes.Equal(cur, o.before))
-		landed := !asBefore || (exists && bytes.Equal(cur, o.after))
+		landed := !asBefore || (exists && !o.removed && bytes.Equal(cur, o.after))
 		h.log.Info("settled a write a stopped margin left unknown", "path", o.path, "landed", landed)
 		h.settle(o.id, landed)
 	}
@@ -288,6 +290,7 @@ type Entry struct {
 	Model     string    `json:"model,omitempty"`
 	UndoOf    int64     `json:"undoOf,omitempty"`
 	Created   bool      `json:"created,omitempty"` // the write created the file
+	Removed   bool      `json:"removed,omitempty"` // the write removed it (an undo of its creation)
 	InEditor  bool      `json:"inEditor,omitempty"`
 	Commit    string    `json:"commit,omitempty"`
 }
@@ -305,7 +308,7 @@ func (h *History) List(ctx context.Context, f Filter) ([]Entry, error) {
 		f.Limit = 50
 	}
 	rows, err := h.db.QueryContext(ctx, `SELECT h.id, h.at, h.path, h.task, h.change_set, h.actor, h.template, h.model, h.undo_of,
-			h.existed, h.in_editor, h.commit_id, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
+			h.existed, h.removed, h.in_editor, h.commit_id, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
 		FROM history h WHERE h.state = 'written' AND (? = '' OR h.task = ? OR h.path = ?) ORDER BY h.id DESC LIMIT ?`,
 		f.Task, f.Task, f.Task, f.Limit)
 	if err != nil {
@@ -321,7 +324,7 @@ func (h *History) List(ctx context.Context, f Filter) ([]Entry, error) {
 			items   string
 		)
 		if err := rows.Scan(&e.ID, &at, &e.Path, &e.Task, &e.ChangeSet, &e.Actor, &e.Template, &e.Model, &e.UndoOf,
-			&existed, &e.InEditor, &e.Commit, &items); err != nil {
+			&existed, &e.Removed, &e.InEditor, &e.Commit, &items); err != nil {
 			return nil, fmt.Errorf("listing margin's history: %w", err)
 		}
 		e.At, _ = time.Parse(time.RFC3339Nano, at)

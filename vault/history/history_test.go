@@ -501,3 +501,85 @@ func TestOpenLeavesTheWritesOfALiveProcess(t *testing.T) {
 		t.Fatalf("the live process's write = %+v, want it recorded", es)
 	}
 }
+
+// An item that created a note (an MCP client's proposal) is undone by
+// removing the note, when it is still what margin wrote; undoing that
+// creates it again.
+func TestUndoOfACreation(t *testing.T) {
+	f := open(t, t.TempDir(), history.Options{Git: "-"})
+	const note = "# Meeting notes\n\nWritten by margin.\n"
+	ctx := edit.WithCause(context.Background(), edit.Cause{Actor: "claude-code", ChangeSet: "cs9", Item: "c1"})
+	if _, err := f.root.Change(ctx, nil, "Notes/meeting.md", func(edit.Current) ([]byte, error) { return []byte(note), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.h.Undo(context.Background(), nil, "cs9", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "Notes/meeting.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the created note is still there: %v", err)
+	}
+	if _, err := f.h.Undo(context.Background(), nil, "cs9", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, f.dir, "Notes/meeting.md"); got != note {
+		t.Fatalf("undo of the undo = %q, want the note again", got)
+	}
+	if es, _ := f.h.List(context.Background(), history.Filter{}); len(es) != 3 || !es[1].Removed || !es[2].Created {
+		t.Fatalf("history = %+v, want the creation, its removal and its creation again", es)
+	}
+	// The person wrote in it since: margin does not remove their words.
+	write(t, f.dir, "Notes/meeting.md", note+"Mine.\n")
+	_, err := f.h.Undo(context.Background(), nil, "cs9", "c1")
+	var ce *history.ConflictError
+	if !errors.As(err, &ce) || ce.Current != note+"Mine.\n" {
+		t.Fatalf("undo of a creation the person wrote in = %v, want a ConflictError", err)
+	}
+	if got := read(t, f.dir, "Notes/meeting.md"); got != note+"Mine.\n" {
+		t.Fatalf("a note the person wrote in was changed: %q", got)
+	}
+}
+
+func TestRemoveContextRemovesOnlyWhatItChecked(t *testing.T) {
+	dir := t.TempDir()
+	root, _ := edit.Open(dir)
+	defer root.Close()
+	write(t, dir, "a.md", "mine\n")
+	err := root.RemoveContext(context.Background(), "a.md", edit.FingerprintOf([]byte("margin's\n")))
+	if !errors.Is(err, edit.ErrConflict) || read(t, dir, "a.md") != "mine\n" {
+		t.Fatalf("RemoveContext of a changed note = %v", err)
+	}
+	if err := root.RemoveContext(context.Background(), "a.md", edit.FingerprintOf([]byte("mine\n"))); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("left in the folder: %v", entries)
+	}
+	if err := os.Symlink("b.md", filepath.Join(dir, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "b.md", "x")
+	if err := root.RemoveContext(context.Background(), "link.md", edit.FingerprintOf([]byte("x"))); err == nil {
+		t.Fatal("RemoveContext removed a symlink")
+	}
+}
+
+func TestGitHistoryOfARemoval(t *testing.T) {
+	hasGit(t)
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	f := open(t, dir, history.Options{})
+	ctx := edit.WithCause(context.Background(), edit.Cause{Actor: "claude-code", ChangeSet: "cs9", Item: "c1"})
+	if _, err := f.root.Change(ctx, nil, "Notes/meeting.md", func(edit.Current) ([]byte, error) { return []byte("hi\n"), nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.h.Undo(context.Background(), nil, "cs9", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	f.h.Close()
+	if got := git(t, dir, "log", "--format=%s", history.Ref); got != "person undid write 1 in Notes/meeting.md\nclaude-code created Notes/meeting.md\n" {
+		t.Fatalf("history log:\n%s", got)
+	}
+	if got := git(t, dir, "ls-tree", "-r", "--name-only", history.Ref); got != "" {
+		t.Fatalf("the removed note is still in the history's tree: %s", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
@@ -52,17 +53,18 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		id             int64
 		p              string
 		existed        bool
+		removed        bool
 		before, after  []byte
 		partB, partA   []byte
 		whole          bool
 		task, template string
 	)
 	var pre, suf, partPre, partSuf int
-	err := h.db.QueryRowContext(ctx, `SELECT h.id, h.path, h.existed, h.before, h.before_pre, h.before_suf, h.after,
+	err := h.db.QueryRowContext(ctx, `SELECT h.id, h.path, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after,
 			i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, h.task, h.template
 		FROM history h JOIN history_items i ON i.write_id = h.id
 		WHERE h.change_set = ? AND i.item = ? AND h.state = 'written' ORDER BY h.id DESC LIMIT 1`, changeSet, item).
-		Scan(&id, &p, &existed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &task, &template)
+		Scan(&id, &p, &existed, &removed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &task, &template)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Undone{}, fmt.Errorf("item %s of %s: %w", item, changeSet, ErrNothingToUndo)
 	}
@@ -70,20 +72,28 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		return Undone{}, fmt.Errorf("reading margin's history: %w", err)
 	}
 	before = grow(after, pre, suf, before)
-	if !whole {
+	if !whole && existed {
 		before, after = grow(partA, partPre, partSuf, partB), partA
-	}
-	if !existed && whole {
-		return Undone{}, fmt.Errorf("item %s of %s created %s; margin does not delete notes: delete it by hand to undo it", item, changeSet, p)
 	}
 	ctx = edit.WithCause(ctx, edit.Cause{Task: task, ChangeSet: changeSet, Item: item, Template: template, Undo: id})
 	if edit.CauseOf(ctx).Actor == "" {
 		ctx = edit.WithCause(ctx, edit.Cause{Actor: "person"})
 	}
+	if !existed {
+		// The item created the note: its undo removes it, as margin wrote it.
+		if err := h.uncreate(ctx, ed, p, after); err != nil {
+			return Undone{}, err
+		}
+		return Undone{Path: p, Write: id}, nil
+	}
 	var refused *ConflictError
 	_, err = h.root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
 		refused = nil
-		if cur.Exists {
+		switch {
+		case removed && !cur.Exists:
+			return before, nil // the undo of an undone creation creates the note again
+		case removed:
+		case cur.Exists:
 			if out, ok := Splice(before, after, cur.Content); ok {
 				return out, nil
 			}
@@ -98,6 +108,35 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		return Undone{}, fmt.Errorf("undoing item %s of %s: %w", item, changeSet, err)
 	}
 	return Undone{Path: p, Write: id}, nil
+}
+
+// uncreate removes the note margin created at p, if it is still exactly
+// what margin wrote and not open in the editor, whose buffer would bring
+// it back.
+func (h *History) uncreate(ctx context.Context, ed edit.Editor, p string, wrote []byte) error {
+	if ed != nil {
+		if _, _, open := ed.Open(p); open {
+			return fmt.Errorf("%s is open in the editor: close it to undo its creation; nothing was removed: %w", p, edit.ErrConflict)
+		}
+	}
+	cur, err := h.root.Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &ConflictError{Path: p, Margin: string(wrote)}
+	}
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(cur.Content, wrote) {
+		return &ConflictError{Path: p, Margin: string(wrote), Current: string(cur.Content)}
+	}
+	var ce *edit.ConflictError
+	if err := h.root.RemoveContext(ctx, p, cur.Fingerprint); errors.As(err, &ce) {
+		now, _ := h.root.ReadFile(p)
+		return &ConflictError{Path: p, Margin: string(wrote), Current: string(now)}
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // Splice makes of cur, a note that margin's write turned from before into
