@@ -76,6 +76,38 @@ func TestModelWatchProbesBackedOffThenHandsTheAgentsBack(t *testing.T) {
 	})
 }
 
+// A server that lists the model but cannot serve it (its chat answers 404)
+// passes every probe while each wake finds the model away again at once:
+// the probes keep backing off instead of starting over at the initial wait.
+func TestModelWatchBacksOffAModelAwayAgainAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		probe := &awayFor{}
+		var m *modelWatch
+		m = &modelWatch{ready: probe.Ready, initial: time.Second, max: 8 * time.Second, log: discard,
+			back: func(ids []string) {
+				// The wake runs and the chat fails: away again.
+				go m.wait(ctx, ids[0], "model not available on the server", llm.Request{Role: "task"})
+			}}
+		start := time.Now()
+		m.wait(ctx, "a1", "model not available on the server", llm.Request{Role: "task"})
+		time.Sleep(35 * time.Second)
+		synctest.Wait()
+		var gaps []time.Duration
+		for _, c := range probe.calls {
+			gaps = append(gaps, c.Sub(start))
+			start = c
+		}
+		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}
+		if !slices.Equal(gaps, want) {
+			t.Errorf("probes after %v, want %v", gaps, want)
+		}
+		cancel()
+		m.stop()
+	})
+}
+
 // A probe that fails for another reason than the model being away (a 5xx
 // on the model list) lets the wakes run, so their failures count.
 func TestModelWatchHandsBackOnAnotherFailure(t *testing.T) {
