@@ -84,6 +84,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { r.templates.Run(ctx) })
 	r.sched.begin(ctx)
+	wg.Go(func() { r.watchOthers(ctx, r.opts.othersPoll) })
 	for {
 		select {
 		case <-ctx.Done():
