@@ -3,36 +3,38 @@ package task
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
-// Another margin process on the vault (`margin agents resume` beside a
-// running `margin serve`) resumes an agent in the state database only; the
-// runtime that runs the wakes notices it here and wakes the agent. SQLite's
-// data_version, read on one pinned connection, changes only when another
-// connection committed, so a quiet vault costs one pragma a poll and the
-// dormant agents are listed only after a write.
+// Another margin process on the vault (`margin agents resume`, or a margin
+// serve that follows this one, see lead) creates and resumes agents in the
+// state database only; the runtime that runs the wakes notices them here
+// and wakes them. SQLite's data_version, read on one pinned connection,
+// changes only when another connection committed, so a quiet vault costs
+// one pragma a poll, and the agents' lifecycles are read only after a write.
 
-// othersPoll is how often the runtime looks for other processes' writes.
+// othersPoll is how often the runtime looks for other processes' writes,
+// and a follower for the agents lock.
 const othersPoll = 2 * time.Second
 
-// watchOthers wakes the agents that another connection resumed, until ctx
-// is done.
+// watchOthers wakes the agents that became active through another
+// connection (created, resumed, brought back), until ctx is done.
 func (r *Runtime) watchOthers(ctx context.Context, every time.Duration) {
 	conn, err := r.store.db.Conn(ctx)
 	if err != nil {
-		r.log.Error("watching for agents resumed by another process", "err", err)
+		r.log.Error("watching for agents other processes create or resume", "err", err)
 		return
 	}
 	defer conn.Close()
 	last, err := dataVersion(ctx, conn)
 	if err != nil {
-		r.log.Error("watching for agents resumed by another process", "err", err)
+		r.log.Error("watching for agents other processes create or resume", "err", err)
 		return
 	}
-	dormant, err := r.dormantIDs(ctx)
+	known, err := r.store.lifecycles(ctx)
 	if err != nil {
-		r.log.Error("watching for agents resumed by another process", "err", err)
+		r.log.Error("watching for agents other processes create or resume", "err", err)
 		return
 	}
 	t := time.NewTicker(every)
@@ -47,25 +49,31 @@ func (r *Runtime) watchOthers(ctx context.Context, every time.Duration) {
 		if err != nil || v == last {
 			continue
 		}
-		now, err := r.dormantIDs(ctx)
+		now, err := r.store.lifecycles(ctx)
 		if err != nil {
 			continue // looked at again after the next write
 		}
 		last = v
-		for id := range dormant {
-			if now[id] {
+		for id, l := range now {
+			was, seen := known[id]
+			if l != Active || was == Active {
 				continue
 			}
-			a, err := r.store.Agent(ctx, id)
-			if err != nil || a.Lifecycle != Active {
-				continue // destroyed, or gone
+			if queued, running := r.sched.state(id); queued || running {
+				continue // this process created or resumed it, and kicked it
 			}
-			r.log.Info("agent resumed by another process", "agent", a.ID, "task", a.Task)
-			if err := r.kick(kick{agent: a.ID, reason: "resumed", mode: kickNow, prio: r.askedFor(ctx, a.Task)}); err != nil {
+			k := kick{agent: id, reason: "resumed", mode: kickNow}
+			if !seen || was == Destroyed {
+				k.reason = "created"
+			}
+			if a, err := r.store.Agent(ctx, id); err == nil {
+				k.prio = r.askedFor(ctx, a.Task)
+			}
+			if err := r.kick(k); err != nil {
 				return // the agents are stopping
 			}
 		}
-		dormant = now
+		known = now
 	}
 }
 
@@ -75,15 +83,21 @@ func dataVersion(ctx context.Context, conn *sql.Conn) (int64, error) {
 	return v, err
 }
 
-// dormantIDs are the dormant agents' ids.
-func (r *Runtime) dormantIDs(ctx context.Context) (map[string]bool, error) {
-	agents, err := r.store.Agents(ctx, Dormant)
+// lifecycles are the lifecycles of all agents, by id.
+func (s *Store) lifecycles(ctx context.Context) (map[string]Lifecycle, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, lifecycle FROM agents`)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("listing agents: %w", err)
 	}
-	ids := make(map[string]bool, len(agents))
-	for _, a := range agents {
-		ids[a.ID] = true
+	defer rows.Close()
+	out := map[string]Lifecycle{}
+	for rows.Next() {
+		var id string
+		var l Lifecycle
+		if err := rows.Scan(&id, &l); err != nil {
+			return nil, fmt.Errorf("listing agents: %w", err)
+		}
+		out[id] = l
 	}
-	return ids, nil
+	return out, rows.Err()
 }
