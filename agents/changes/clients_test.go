@@ -19,7 +19,7 @@ func (noAgents) Owner(context.Context, string) (Owner, error) {
 	return Owner{}, errors.New("a client's set asked for an agent")
 }
 func (noAgents) AgentOf(context.Context, string) (string, error) { return "", nil }
-func (a noAgents) Wake(_ context.Context, id, _ string)         { *a.woken = append(*a.woken, id) }
+func (a noAgents) Wake(_ context.Context, id, _ string)          { *a.woken = append(*a.woken, id) }
 
 const clientTask = "---\nstatus: open\npriority: P2\n---\n# Renew passport\n\n## Checklist\n- [ ] Photos\n"
 
