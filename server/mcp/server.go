@@ -14,7 +14,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -190,10 +189,4 @@ func (s *Server) fresh(ctx context.Context) error {
 	}
 	s.scanned = time.Now()
 	return nil
-}
-
-// jsonText renders v as indented JSON for a tool's text content.
-func jsonText(v any) string {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	return string(b)
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -113,7 +114,27 @@ type (
 		Status string `json:"status,omitempty" jsonschema:"open (default: pending and partially resolved) or one status, or all"`
 	}
 	ChangesResult struct {
-		ChangeSets []changes.ChangeSet `json:"change_sets"`
+		ChangeSets []ChangeSet `json:"change_sets"`
+	}
+	ChangeSet struct {
+		ID string `json:"id"`
+		// ProposedBy is the task agent's id, or mcp:<client name>.
+		ProposedBy string       `json:"proposed_by"`
+		Task       string       `json:"task" jsonschema:"the note the changes apply to"`
+		File       string       `json:"file"`
+		Status     string       `json:"status"`
+		Created    time.Time    `json:"created"`
+		Expires    time.Time    `json:"expires"`
+		Items      []ChangeItem `json:"items"`
+	}
+	ChangeItem struct {
+		ID      string         `json:"id"`
+		Tool    string         `json:"tool"`
+		Args    map[string]any `json:"args"`
+		Summary string         `json:"summary"`
+		Status  string         `json:"status"`
+		Reason  string         `json:"reason,omitempty" jsonschema:"the person's reason for a rejection"`
+		Detail  string         `json:"detail,omitempty" jsonschema:"why margin did not apply a confirmed item"`
 	}
 )
 
@@ -231,7 +252,9 @@ func (s *Server) readNote(ctx context.Context, _ *sdk.CallToolRequest, a ReadArg
 	if a.Heading != "" {
 		want := strings.TrimSpace(strings.TrimLeft(a.Heading, "# "))
 		secs := note.ParseOutline(snap.Content).Sections
-		i := slices.IndexFunc(secs, func(sec note.Section) bool { return strings.EqualFold(sec.Text, want) || strings.EqualFold(sec.Raw, want) })
+		i := slices.IndexFunc(secs, func(sec note.Section) bool {
+			return strings.EqualFold(sec.Text, want) || strings.EqualFold(sec.Raw, want)
+		})
 		if i < 0 {
 			return nil, ReadResult{}, fmt.Errorf("%s has no heading %q", p, a.Heading)
 		}
@@ -423,5 +446,15 @@ func (s *Server) listChanges(ctx context.Context, _ *sdk.CallToolRequest, a Chan
 	if err != nil {
 		return nil, ChangesResult{}, err
 	}
-	return nil, ChangesResult{ChangeSets: sets}, nil
+	out := ChangesResult{ChangeSets: []ChangeSet{}}
+	for _, cs := range sets {
+		c := ChangeSet{ID: cs.ID, ProposedBy: cs.Agent, Task: cs.Task, File: cs.Path, Status: cs.Status, Created: cs.Created, Expires: cs.Expires, Items: []ChangeItem{}}
+		for _, it := range cs.Items {
+			var args map[string]any
+			json.Unmarshal(it.Args, &args) // stored from JSON objects
+			c.Items = append(c.Items, ChangeItem{ID: it.ID, Tool: it.Tool, Args: args, Summary: it.Summary, Status: it.Status, Reason: it.Reason, Detail: it.Detail})
+		}
+		out.ChangeSets = append(out.ChangeSets, c)
+	}
+	return nil, out, nil
 }
