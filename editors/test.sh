@@ -3,7 +3,8 @@
 # Neovim plugin in headless Neovim, the VS Code extension's protocol code over
 # vscode-jsonrpc, the Obsidian plugin's protocol module; and compiles,
 # type-checks and bundles the TypeScript. Then margin mcp, driven by the
-# official MCP TypeScript SDK's stdio client as an AI application would. Exits non-zero on any failure.
+# official MCP TypeScript SDK's stdio client as an AI application would.
+# Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
