@@ -418,7 +418,7 @@ const maxDiffLines = 200
 // diff a person reads in the change set file.
 func unifiedDiff(p string, before, after []byte) string {
 	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: difflib.SplitLines(string(before)), B: difflib.SplitLines(string(after)),
+		A: diffLines(before), B: diffLines(after),
 		FromFile: "a/" + p, ToFile: "b/" + p, Context: 3,
 	})
 	lines := strings.SplitAfter(d, "\n")
@@ -426,6 +426,19 @@ func unifiedDiff(p string, before, after []byte) string {
 		d = strings.Join(lines[:maxDiffLines], "") + fmt.Sprintf("… %d more lines of diff\n", len(lines)-maxDiffLines)
 	}
 	return d
+}
+
+// diffLines splits a note into lines for a diff. (difflib.SplitLines
+// adds an empty last line to text that ends in a newline, which the diff
+// then shows as a blank line the note does not have.)
+func diffLines(src []byte) []string {
+	lines := strings.SplitAfter(string(src), "\n")
+	if last := len(lines) - 1; lines[last] == "" {
+		lines = lines[:last]
+	} else {
+		lines[last] += "\n"
+	}
+	return lines
 }
 
 // diffSection renders the diffs of a client's items below their lines, in

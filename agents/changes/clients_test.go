@@ -93,7 +93,7 @@ func TestClientEditWaitsForAPersonThenApplies(t *testing.T) {
 		t.Errorf("set = %+v", cs)
 	}
 	file := readFile(t, dir, cs.Path)
-	for _, want := range []string{`agent: "mcp:Claude Code"`, "Claude Code proposed this over MCP", "- [ ] Append 1 line to Notes/Ideas.md (because: you said three) ^c1", "+- three\n", " - two\n", "```diff"} {
+	for _, want := range []string{`agent: "mcp:Claude Code"`, "Claude Code proposed this over MCP", "- [ ] Append 1 line to Notes/Ideas.md (because: you said three) ^c1", "+- three\n", " - two\n", "```diff", "@@ -2,3 +2,4 @@\n \n - one\n - two\n+- three\n```"} {
 		if !strings.Contains(file, want) {
 			t.Errorf("set file lacks %q:\n%s", want, file)
 		}
