@@ -274,3 +274,24 @@ func TestClientTaskChange(t *testing.T) {
 		t.Errorf("task after approval:\n%s", got)
 	}
 }
+
+// A client's decisions are not the agents': the template metrics that
+// evolution reads leave them out.
+func TestClientDecisionsAreNotTheAgents(t *testing.T) {
+	c, _, _ := clientRig(t)
+	cs, err := c.ProposeTaskChange(t.Context(), "x", "Tasks/Renew passport.md", "status", "done", "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Decide(t.Context(), cs.ID, []ItemDecision{{Item: "c1", Verdict: Rejected, Reason: "not yet"}}); err != nil {
+		t.Fatal(err)
+	}
+	tallies, err := c.Store().DecisionTallies(t.Context())
+	if err != nil || len(tallies) != 0 {
+		t.Errorf("tallies: %+v, %v", tallies, err)
+	}
+	rejections, err := c.Store().ReasonedRejections(t.Context(), 10)
+	if err != nil || len(rejections) != 0 {
+		t.Errorf("rejections: %+v, %v", rejections, err)
+	}
+}
