@@ -33,8 +33,16 @@ to stderr.`,
 			if err != nil {
 				return usageError(err)
 			}
-			ws, err := openWorkspace(cmd.Context(), cfg, logger, workspace.Options{Parts: workspace.Changes | workspace.Query,
-				LLM: client, Ledger: slot, Agents: cfg.agentsOptions(), Query: cfg.queryOptions(now.t)})
+			dir, err := cfg.vaultDir()
+			if err != nil {
+				return err
+			}
+			// The server indexes the vault as the client connects (a first
+			// index takes seconds), not before: no openWorkspace.
+			o := workspace.Options{Parts: workspace.Changes | workspace.Query, LLM: client, Ledger: slot,
+				Agents: cfg.agentsOptions(), Query: cfg.queryOptions(now.t), Vault: cfg.vaultOptions(), Logger: logger}
+			o.Vault.Dir = dir
+			ws, err := workspace.Open(cmd.Context(), o)
 			if err != nil {
 				return err
 			}

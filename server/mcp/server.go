@@ -9,12 +9,16 @@
 // the change sets and the query flow, and no watcher and no agents: beside
 // margin serve it shares the state database and index, whose watcher and
 // agents are serve's; alone, it brings the index up to date before a tool
-// reads it (a warm scan, at most once per Options.Refresh).
+// reads it (a warm scan, at most once per Options.Refresh). The first scan
+// runs as the client connects: a first index of a large vault takes
+// seconds, and clients give initialize less; the tools that read the
+// index wait for it.
 package mcp
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -47,6 +51,10 @@ type Server struct {
 
 	scanMu  sync.Mutex
 	scanned time.Time
+	ready   chan struct{} // closed when the first scan is done
+	scanErr error         // of the first scan, once ready
+	closed  bool          // no scan after Close: the vault is closing
+	stop    context.CancelFunc
 
 	calls chan ledger.ToolCall
 	done  chan struct{}
@@ -67,7 +75,7 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, scanned: time.Now(),
+	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, ready: make(chan struct{}),
 		calls: make(chan ledger.ToolCall, 1024), done: make(chan struct{})}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "margin", Title: "margin", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:       opts.Logger,
@@ -79,7 +87,23 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 		return nil, err
 	}
 	go s.writeCalls()
+	scanCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	go s.firstScan(scanCtx)
 	return s, nil
+}
+
+// firstScan brings the index up to date with the vault as the server
+// starts.
+func (s *Server) firstScan(ctx context.Context) {
+	defer close(s.ready)
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
+	if _, s.scanErr = s.ws.Vault.Scan(ctx, nil); s.scanErr != nil {
+		s.log.Error("indexing the vault", "err", s.scanErr)
+		return
+	}
+	s.scanned = time.Now()
 }
 
 const instructions = `margin serves a markdown vault (an Obsidian-style folder of notes, daily logs and task notes).
@@ -98,9 +122,15 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return err
 }
 
-// Close writes the tool calls still queued to the ledger; the server
-// records no call after it.
+// Close stops the first scan if it still runs, keeps any later one from
+// starting, and writes the tool calls still queued to the ledger; the
+// server records no call after it. The workspace may close after it.
 func (s *Server) Close() {
+	s.stop()
+	<-s.ready
+	s.scanMu.Lock()
+	s.closed = true
+	s.scanMu.Unlock()
 	select {
 	case <-s.done:
 		return
@@ -177,10 +207,22 @@ func clientName(sess sdk.Session) string {
 	return changes.ClientName("")
 }
 
-// fresh brings the index up to date when it may be older than Refresh.
+// fresh waits for the first scan, and brings the index up to date when
+// it may be older than Refresh.
 func (s *Server) fresh(ctx context.Context) error {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.scanErr != nil {
+		return fmt.Errorf("the vault could not be indexed: %w", s.scanErr)
+	}
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
+	if s.closed {
+		return errors.New("margin mcp is shutting down")
+	}
 	if time.Since(s.scanned) < s.opts.Refresh {
 		return nil
 	}

@@ -391,6 +391,9 @@ func (s *Server) logEntry(ctx context.Context, _ *sdk.CallToolRequest, a LogArgs
 		}
 		at = t
 	}
+	if err := s.fresh(ctx); err != nil { // the parser reads the day's entries before it
+		return nil, LogResult{}, err
+	}
 	res, err := s.ws.Query.Log(ctx, a.Text, at, nil)
 	if err != nil {
 		return nil, LogResult{}, err
