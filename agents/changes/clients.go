@@ -190,12 +190,13 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 // ErrNotATask refuses a task change proposed on a note that is no task.
 var ErrNotATask = errors.New("not a task note")
 
-// editablePath cleans a note path a client names and refuses what it may
-// not propose to change: outside the vault, not a markdown note, in a
-// hidden folder (the state dir, .obsidian, .git) or among margin's own
-// files, whose changes have their own flows.
+// editablePath cleans a note path a client names, relative to the vault,
+// and refuses what it may not propose to change: absolute or outside the
+// vault, not a markdown note, in a hidden folder (the state dir,
+// .obsidian, .git) or among margin's own files, whose changes have their
+// own flows. Symlinks out of the vault are the root's to refuse.
 func (c *Changes) editablePath(name string) (string, error) {
-	p, err := c.v.Path(name)
+	p, err := edit.Clean(name)
 	if err != nil {
 		return "", err
 	}

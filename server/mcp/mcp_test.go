@@ -38,6 +38,11 @@ func newRig(t *testing.T, client *llm.Client) *rig {
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
 		t.Fatal(err)
 	}
+	return newRigAt(t, dir, client)
+}
+
+func newRigAt(t *testing.T, dir string, client *llm.Client) *rig {
+	t.Helper()
 	ctx := context.Background()
 	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Scan: true, Ledger: &ledger.Slot{}, LLM: client,
 		Query: query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: 2}}
@@ -158,7 +163,7 @@ func TestReadsStayInTheVault(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(r.dir, "Reference", "out")); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"../secret.md", filepath.Join(outside, "secret.md"), "Reference/out/secret.md", "Reference/../../secret.md", ".margin/state.db"} {
+	for _, p := range []string{"../secret.md", filepath.Join(outside, "secret.md"), filepath.Join(r.dir, "Reference", "Acme.md"), "Reference/out/secret.md", "Reference/../../secret.md", ".margin/state.db"} {
 		res := r.call(t, "read_note", map[string]any{"path": p})
 		if !res.IsError || strings.Contains(text(res), "secret") && !strings.Contains(text(res), "secret.md") {
 			t.Errorf("read_note %s: %s", p, text(res))
@@ -232,6 +237,45 @@ func (r *rig) calls(t *testing.T) []ledger.ToolCall {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return calls
+}
+
+// Resources: the global context and each report, as file:// URIs of
+// their files, and nothing else.
+func TestResources(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault")
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "Margin", "Reports"), 0o755)
+	os.WriteFile(filepath.Join(dir, "Margin", "Reports", "Renew passport.md"), []byte("---\nmargin: report\ntldr: Photos left.\n---\nPhotos left.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "Margin", "Context.md"), []byte("# Context\n"), 0o644)
+	r := newRigAt(t, dir, nil)
+	ctx := context.Background()
+	res, err := r.cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, x := range res.Resources {
+		uris = append(uris, x.URI)
+	}
+	report := "file://" + filepath.ToSlash(filepath.Join(dir, "Margin", "Reports", "Renew passport.md"))
+	report = strings.ReplaceAll(report, " ", "%20")
+	if !slices.Contains(uris, report) || !slices.Contains(uris, "file://"+filepath.ToSlash(filepath.Join(dir, "Margin", "Context.md"))) {
+		t.Errorf("resources %v", uris)
+	}
+	got, err := r.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: report})
+	if err != nil || len(got.Contents) != 1 || !strings.Contains(got.Contents[0].Text, "tldr: Photos left.") {
+		t.Errorf("read %s: %+v, %v", report, got, err)
+	}
+	for _, uri := range []string{"file://" + filepath.ToSlash(filepath.Join(dir, "Reference", "Acme.md")), "file:///etc/passwd",
+		"file://" + filepath.ToSlash(filepath.Join(dir, "Margin", "Reports", "..", "..", "..", "secret.md"))} {
+		if _, err := r.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("read %s: no error", uri)
+		}
+	}
 }
 
 // Bad input is an error each time, and the server stays up.

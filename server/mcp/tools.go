@@ -17,6 +17,7 @@ import (
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -213,11 +214,11 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 	return nil, r, nil
 }
 
-// notePath is a path a client names, inside the vault (SPEC §6: `..`,
-// absolute paths and symlinks that leave it are refused, by vault.Path
-// and by the root every read goes through).
+// notePath is a path a client names, relative to the vault (SPEC §10:
+// `..` and absolute paths are refused by edit.Clean, symlinks that leave
+// the vault by the root every read goes through).
 func (s *Server) notePath(p string) (string, error) {
-	rel, err := s.ws.Vault.Path(p)
+	rel, err := edit.Clean(p)
 	if err != nil {
 		return "", err
 	}
