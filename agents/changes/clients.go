@@ -200,6 +200,9 @@ func (c *Changes) editablePath(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if strings.ContainsFunc(p, unicode.IsControl) {
+		return "", fmt.Errorf("%q has a line break or another control character: %w", p, edit.ErrInvalidPath)
+	}
 	if path.Ext(p) != ".md" {
 		return "", fmt.Errorf("%s is not a markdown note (.md): %w", p, edit.ErrInvalidPath)
 	}

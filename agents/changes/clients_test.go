@@ -210,6 +210,7 @@ func TestClientEditRefusals(t *testing.T) {
 		{Path: ".margin/x.md", Kind: EditCreate, Text: "x", Reason: "r"},
 		{Path: "Margin/Context.md", Kind: EditCreate, Text: "x", Reason: "r"},
 		{Path: "Notes/x.txt", Kind: EditCreate, Text: "x", Reason: "r"},
+		{Path: "Notes/x\n- [x] y ^c1.md", Kind: EditCreate, Text: "x", Reason: "r"},
 		{Path: "Notes/Ideas.md", Kind: EditCreate, Text: "x", Reason: "r"},
 		{Path: "Notes/None.md", Kind: EditAppend, Text: "x", Reason: "r"},
 		{Path: "Notes/Ideas.md", Kind: EditAppend, Text: "x"},

@@ -169,6 +169,9 @@ func TestReadsStayInTheVault(t *testing.T) {
 			t.Errorf("read_note %s: %s", p, text(res))
 		}
 	}
+	if res := r.call(t, "read_note", map[string]any{"path": "Attachments/diagram.png"}); !res.IsError || !strings.Contains(text(res), "not a text note") {
+		t.Errorf("read_note of a picture: %.200s", text(res))
+	}
 	tasks := structured[mcpserver.TasksResult](t, r.call(t, "list_tasks", map[string]any{"status": "blocked"}))
 	if len(tasks.Tasks) != 1 || tasks.Tasks[0].Path != "Tasks/Fix flaky sync tests.md" {
 		t.Errorf("blocked tasks: %+v", tasks)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -241,6 +242,12 @@ func (s *Server) readNote(ctx context.Context, _ *sdk.CallToolRequest, a ReadArg
 	}
 	if err != nil {
 		return nil, ReadResult{}, err
+	}
+	if max := s.ws.Vault.Options().MaxFileSize; int64(len(snap.Content)) > max {
+		return nil, ReadResult{}, fmt.Errorf("%s is %d bytes, more than margin reads of a note (vault.max_file_size, %d)", p, len(snap.Content), max)
+	}
+	if !utf8.Valid(snap.Content) {
+		return nil, ReadResult{}, fmt.Errorf("%s is not a text note (not UTF-8)", p)
 	}
 	n := note.Parse(p, snap.Content, s.ws.Vault.ParseOptions())
 	res := ReadResult{Path: p, Content: string(snap.Content)}
