@@ -243,8 +243,8 @@ func (s *Server) readNote(ctx context.Context, _ *sdk.CallToolRequest, a ReadArg
 	if err != nil {
 		return nil, ReadResult{}, err
 	}
-	if max := s.ws.Vault.Options().MaxFileSize; int64(len(snap.Content)) > max {
-		return nil, ReadResult{}, fmt.Errorf("%s is %d bytes, more than margin reads of a note (vault.max_file_size, %d)", p, len(snap.Content), max)
+	if limit := s.ws.Vault.Options().MaxFileSize; int64(len(snap.Content)) > limit {
+		return nil, ReadResult{}, fmt.Errorf("%s is %d bytes, more than margin reads of a note (vault.max_file_size, %d)", p, len(snap.Content), limit)
 	}
 	if !utf8.Valid(snap.Content) {
 		return nil, ReadResult{}, fmt.Errorf("%s is not a text note (not UTF-8)", p)
