@@ -20,6 +20,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +50,7 @@ type Server struct {
 	opts  Options
 	log   *slog.Logger
 	mcp   *sdk.Server
+	tools []string // names, in the order added
 
 	scanMu  sync.Mutex
 	scanned time.Time
@@ -149,11 +152,23 @@ func (s *Server) record(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
-		res, err := next(ctx, method, req)
-		call := ledger.ToolCall{Time: start, Client: clientName(req.GetSession()), Latency: time.Since(start)}
+		call := ledger.ToolCall{Time: start, Client: clientName(req.GetSession())}
 		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
 			call.Tool, call.Args = p.Name, string(p.Arguments)
 		}
+		var (
+			res sdk.Result
+			err error
+		)
+		if slices.Contains(s.tools, call.Tool) {
+			res, err = next(ctx, method, req)
+		} else {
+			// A tool error, not a protocol one, so that the model reads
+			// which tools there are and calls one of them.
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{
+				Text: fmt.Sprintf("unknown tool %q: margin's tools are %s", call.Tool, strings.Join(s.tools, ", "))}}}
+		}
+		call.Latency = time.Since(start)
 		switch r, _ := res.(*sdk.CallToolResult); {
 		case err != nil:
 			call.Err = err.Error()
@@ -161,6 +176,10 @@ func (s *Server) record(next sdk.MethodHandler) sdk.MethodHandler {
 			call.Err = "tool error"
 			if e := r.GetError(); e != nil {
 				call.Err = e.Error()
+			} else if len(r.Content) > 0 {
+				if tc, ok := r.Content[0].(*sdk.TextContent); ok {
+					call.Err = tc.Text
+				}
 			}
 		}
 		defer func() { recover() }() // closed: the server is shutting down

@@ -162,35 +162,41 @@ func writing(name, title, desc string) *sdk.Tool {
 	return &sdk.Tool{Name: name, Title: title, Description: desc, Annotations: &sdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)}}
 }
 
+// add adds a tool, and its name to those the server answers for.
+func add[In, Out any](s *Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
+	s.tools = append(s.tools, t.Name)
+	sdk.AddTool(s.mcp, t, h)
+}
+
 func (s *Server) addTools() {
 	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
 	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"all", "any", "phrase"}})
-	sdk.AddTool(s.mcp, t, s.searchNotes)
+	add(s, t, s.searchNotes)
 
-	sdk.AddTool(s.mcp, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
+	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
 
 	t = readOnly("list_tasks", "List tasks", "List the vault's task notes with their fields and the TLDR of their agent's report.")
 	t.InputSchema = schema[TasksArgs](map[string][]any{"status": {"open", "in-progress", "blocked", "done", "cancelled"}})
-	sdk.AddTool(s.mcp, t, s.listTasks)
+	add(s, t, s.listTasks)
 
-	sdk.AddTool(s.mcp, readOnly("get_report", "Get a task's report", "The report margin's agent keeps on a task, and its TLDR."), s.getReport)
+	add(s, readOnly("get_report", "Get a task's report", "The report margin's agent keeps on a task, and its TLDR."), s.getReport)
 
 	t = readOnly("ask", "Ask the notes", "Ask a question about the notes: an answer with citations [[path#heading]]. A clarifying question comes back with a session id and options; call ask again with session_id and answers. Without a model the answer is retrieval only, marked degraded.")
-	sdk.AddTool(s.mcp, t, s.ask)
+	add(s, t, s.ask)
 
-	sdk.AddTool(s.mcp, writing("log_entry", "Log an entry", "Append an entry to the daily note of its day (a `## HH:MM` section), as the person would log it."), s.logEntry)
+	add(s, writing("log_entry", "Log an entry", "Append an entry to the daily note of its day (a `## HH:MM` section), as the person would log it."), s.logEntry)
 
 	t = writing("propose_edit", "Propose an edit", "Propose creating a note, appending to one, or replacing text in one. Nothing is written: the edit goes into a change set the person reads as a diff and approves or rejects.")
 	t.InputSchema = schema[EditArgs](map[string][]any{"kind": {"create", "append", "replace"}})
-	sdk.AddTool(s.mcp, t, s.proposeEdit)
+	add(s, t, s.proposeEdit)
 
 	t = writing("propose_task_change", "Propose a task change", "Propose a new value for one field of a task note. Nothing is written: the change goes into a change set the person approves or rejects.")
 	t.InputSchema = schema[TaskChangeArgs](map[string][]any{"field": {"title", "status", "estimate", "due", "priority", "labels"}})
-	sdk.AddTool(s.mcp, t, s.proposeTaskChange)
+	add(s, t, s.proposeTaskChange)
 
 	t = readOnly("list_changes", "List change sets", "List change sets (margin's agents' and AI applications' proposals) and the status of each item.")
 	t.InputSchema = schema[ChangesArgs](map[string][]any{"status": {"open", "pending", "partially-resolved", "resolved", "expired", "superseded", "all"}})
-	sdk.AddTool(s.mcp, t, s.listChanges)
+	add(s, t, s.listChanges)
 }
 
 func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a SearchArgs) (*sdk.CallToolResult, index.Result, error) {

@@ -86,9 +86,8 @@ test("margin mcp with the TypeScript SDK's stdio client", async (t) => {
   assert.equal(mine.items[0].status, "confirmed");
 
   // Bad input: an error each, and the server stays up.
-  await assert.rejects(() => call("write_note", { path: "x.md", text: "x" }), /unknown tool/i);
-  await up();
   const bad = [
+    ["write_note", { path: "x.md", text: "x" }],
     ["read_note", { path: 42 }],
     ["search_notes", { query: "x", limit: "ten" }],
     ["propose_edit", { path: "Reference/Acme.md", kind: "append", text: "x".repeat(10 << 20), reason: "big" }],
