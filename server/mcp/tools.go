@@ -181,7 +181,9 @@ func (s *Server) addTools() {
 
 	add(s, readOnly("get_report", "Get a task's report", "The report margin's agent keeps on a task, and its TLDR."), s.getReport)
 
-	t = readOnly("ask", "Ask the notes", "Ask a question about the notes: an answer with citations [[path#heading]]. A clarifying question comes back with a session id and options; call ask again with session_id and answers. Without a model the answer is retrieval only, marked degraded.")
+	// ask writes nothing: Question answers whatever the router takes the
+	// input for, logs nothing and leaves the global context alone.
+	t = readOnly("ask", "Ask the notes", "Ask a question about the notes: an answer with citations [[path#heading]]. A clarifying question comes back with a session id and options; call ask again with session_id and answers. Without a model the answer is retrieval only, marked degraded. To log something, use log_entry.")
 	add(s, t, s.ask)
 
 	add(s, writing("log_entry", "Log an entry", "Append an entry to the daily note of its day (a `## HH:MM` section), as the person would log it."), s.logEntry)
@@ -353,7 +355,7 @@ func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, a AskArgs) (*s
 	if a.SessionID != "" {
 		res, err = s.ws.Query.Reply(ctx, a.SessionID, a.Answers, false, nil)
 	} else {
-		res, err = s.ws.Query.Ask(ctx, a.Question, nil)
+		res, err = s.ws.Query.Question(ctx, a.Question, nil)
 	}
 	if err != nil {
 		return nil, query.Result{}, err
