@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/margin-md/margin/vault"
 )
 
 // kick asks for a wake of the agent. It is in the agent's queue when kick
@@ -82,6 +84,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { r.templates.Run(ctx) })
 	r.sched.begin(ctx)
+	wg.Go(func() { r.watchOthers(ctx, r.opts.othersPoll) })
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,14 +94,20 @@ func (r *Runtime) Run(ctx context.Context) error {
 			batches := r.batches
 			r.batches, r.routing = nil, len(batches)
 			r.mu.Unlock()
+			// Every batch waiting is routed in one pass, in order: a
+			// checkout or sync delivers dozens of batches faster than
+			// they can be routed one by one, and each pass reads the
+			// agents and their readers once.
+			var changes []vault.Change
 			for _, b := range batches {
-				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
-					r.log.Error("routing vault changes to agents", "err", err)
-				}
-				r.mu.Lock()
-				r.routing--
-				r.mu.Unlock()
+				changes = append(changes, b...)
 			}
+			if err := r.onChanges(ctx, changes); err != nil && ctx.Err() == nil {
+				r.log.Error("routing vault changes to agents", "err", err)
+			}
+			r.mu.Lock()
+			r.routing = 0
+			r.mu.Unlock()
 		}
 	}
 }
