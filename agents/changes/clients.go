@@ -15,8 +15,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/pmezard/go-difflib/difflib"
-
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
@@ -419,23 +417,61 @@ func editAction(a EditArgs) string {
 const maxDiffLines = 200
 
 // unifiedDiff is what an item changes in the note at p, as a unified
-// diff a person reads in the change set file.
+// diff a person reads in the change set file. Every change a client
+// proposes is one contiguous run of lines (a create, an append, one
+// replace, one frontmatter line), so the diff is one hunk: the lines
+// between the common start and the common end, with three lines of
+// context. It takes time linear in the note, however long.
 func unifiedDiff(p string, before, after []byte) string {
-	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: diffLines(before), B: diffLines(after),
-		FromFile: "a/" + p, ToFile: "b/" + p, Context: 3,
-	})
-	lines := strings.SplitAfter(d, "\n")
-	if len(lines) > maxDiffLines {
-		d = strings.Join(lines[:maxDiffLines], "") + fmt.Sprintf("… %d more lines of diff\n", len(lines)-maxDiffLines)
+	a, b := diffLines(before), diffLines(after)
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
 	}
-	return d
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	if pre == len(a) && pre == len(b) {
+		return ""
+	}
+	const context = 3
+	from, aEnd, bEnd := max(0, pre-context), min(len(a), len(a)-suf+context), min(len(b), len(b)-suf+context)
+	var d strings.Builder
+	fmt.Fprintf(&d, "--- a/%s\n+++ b/%s\n@@ -%s +%s @@\n", p, p, hunkRange(from, aEnd-from), hunkRange(from, bEnd-from))
+	lines := 0
+	write := func(mark string, ls []string) {
+		for _, l := range ls {
+			if lines++; lines <= maxDiffLines {
+				d.WriteString(mark + l)
+			}
+		}
+	}
+	write(" ", a[from:pre])
+	write("-", a[pre:len(a)-suf])
+	write("+", b[pre:len(b)-suf])
+	write(" ", a[len(a)-suf:aEnd])
+	if lines > maxDiffLines {
+		fmt.Fprintf(&d, "… %d more lines of diff\n", lines-maxDiffLines)
+	}
+	return d.String()
 }
 
-// diffLines splits a note into lines for a diff. (difflib.SplitLines
-// adds an empty last line to text that ends in a newline, which the diff
-// then shows as a blank line the note does not have.)
+// hunkRange is a hunk's start and length as a unified diff writes them:
+// 1-based, and the line before the hunk when it is empty.
+func hunkRange(from, n int) string {
+	if n == 0 {
+		return fmt.Sprintf("%d,0", from)
+	}
+	return fmt.Sprintf("%d,%d", from+1, n)
+}
+
+// diffLines splits a note into lines for a diff, each ending in a
+// newline (a last line without one gets one).
 func diffLines(src []byte) []string {
+	if len(src) == 0 {
+		return nil
+	}
 	lines := strings.SplitAfter(string(src), "\n")
 	if last := len(lines) - 1; lines[last] == "" {
 		lines = lines[:last]

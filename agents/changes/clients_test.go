@@ -3,10 +3,12 @@ package changes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
@@ -124,6 +126,9 @@ func TestClientEditDecidedInItsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := readFile(t, dir, cs.Path)
+	if want := "@@ -1,4 +1,4 @@\n # Ideas\n \n - one\n-- two\n+- 2\n```"; !strings.Contains(file, want) {
+		t.Errorf("set file lacks the diff %q:\n%s", want, file)
+	}
 	writeFile(t, dir, cs.Path, strings.Replace(file, "- [ ] Replace", "- [x] Replace", 1))
 	if err := c.DecideFile(t.Context(), cs.Path); err != nil {
 		t.Fatal(err)
@@ -191,6 +196,26 @@ func TestClientEditStaleWhereItPoints(t *testing.T) {
 	}
 	if it := confirm(t, c, cre2); it.Status != ItemConfirmed || readFile(t, dir, "Notes/Other idea.md") != "# Other\n" {
 		t.Errorf("create: %+v", it)
+	}
+}
+
+// The diff of an edit in a long note is its one hunk, made in time linear
+// in the note and cut to maxDiffLines.
+func TestClientEditDiffOfALongNote(t *testing.T) {
+	var before strings.Builder
+	for i := range 200000 {
+		fmt.Fprintf(&before, "line %d\n", i)
+	}
+	after := strings.Replace(before.String(), "line 100000\n", "line one hundred thousand\n", 1)
+	start := time.Now()
+	d := unifiedDiff("Notes/Long.md", []byte(before.String()), []byte(after))
+	if want := "@@ -99998,7 +99998,7 @@\n line 99997\n line 99998\n line 99999\n-line 100000\n+line one hundred thousand\n line 100001\n"; !strings.Contains(d, want) {
+		t.Errorf("diff:\n%s", d)
+	}
+	t.Logf("diff of a %d-line note in %v", 200000, time.Since(start))
+	big := unifiedDiff("Notes/New.md", nil, []byte(before.String()))
+	if n := strings.Count(big, "\n"); n != 3+maxDiffLines+1 || !strings.HasSuffix(big, "… 199800 more lines of diff\n") {
+		t.Errorf("a create of 200000 lines: %d lines of diff, ending %q", n, big[len(big)-40:])
 	}
 }
 
