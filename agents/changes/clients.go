@@ -111,6 +111,9 @@ func (c *Changes) ProposeEdit(ctx context.Context, client string, a EditArgs) (C
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ChangeSet{}, err
 	}
+	if limit := c.v.Options().MaxFileSize; int64(len(snap.Content)) > limit {
+		return ChangeSet{}, fmt.Errorf("%s is %d bytes, more than margin edits (vault.max_file_size, %d)", p, len(snap.Content), limit)
+	}
 	out, err := applyEdit(a, snap.Content, exists)
 	if err != nil {
 		return ChangeSet{}, err

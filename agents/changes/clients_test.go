@@ -246,6 +246,10 @@ func TestClientEditRefusals(t *testing.T) {
 			t.Errorf("%s %s: proposed", a.Kind, a.Path)
 		}
 	}
+	writeFile(t, dir, "Notes/Huge.md", strings.Repeat("x", 5<<20+1))
+	if _, err := c.ProposeEdit(ctx, "x", EditArgs{Path: "Notes/Huge.md", Kind: EditAppend, Text: "x", Reason: "r"}); err == nil || !strings.Contains(err.Error(), "max_file_size") {
+		t.Errorf("an edit of a note over vault.max_file_size: %v", err)
+	}
 	if _, err := os.Stat(filepath.Join(outside, "x.md")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("wrote outside the vault")
 	}
