@@ -16,7 +16,8 @@ import (
 
 // BenchmarkSearchNotes compares search_notes over the SDK's in-memory
 // transport with the index's Find on the vault in MARGIN_BENCH_VAULT (a
-// generated one: go run ./cmd/vaultgen), which it does not change.
+// generated one: go run ./cmd/vaultgen); it changes no note, and keeps its
+// index in the vault's state dir as margin does.
 func BenchmarkSearchNotes(b *testing.B) {
 	dir := os.Getenv("MARGIN_BENCH_VAULT")
 	if dir == "" {
