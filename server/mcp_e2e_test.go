@@ -29,6 +29,10 @@ func TestClientProposalBesideServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs, err := ws.Changes.ProposeEdit(ctx, "Claude Desktop", changes.EditArgs{Path: note, Kind: changes.EditAppend, Text: "- Wants CSV", Reason: "from the call"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, err := ws.Changes.ProposeTaskChange(ctx, "Cursor", shipTask, "priority", "P0", "Acme is waiting")
 	ws.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -60,5 +64,11 @@ func TestClientProposalBesideServe(t *testing.T) {
 	}
 	if got := readFile(t, dir, note); got != strings.TrimRight(before, "\n")+"\n- Wants CSV\n" {
 		t.Errorf("after ticking:\n%s", got)
+	}
+	// And by RPC, as an editor's Apply does.
+	var decided protocol.ChangeSet
+	e.MustCall("changes/decide", map[string]any{"id": status.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, &decided)
+	if itemStatus(decided, "c1") != changes.ItemConfirmed || !strings.Contains(readFile(t, dir, shipTask), "priority: P0") {
+		t.Errorf("changes/decide: %+v; task:\n%s", decided, readFile(t, dir, shipTask))
 	}
 }
