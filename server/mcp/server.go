@@ -59,8 +59,10 @@ type Server struct {
 	closed  bool          // no scan after Close: the vault is closing
 	stop    context.CancelFunc
 
-	calls chan ledger.ToolCall
-	done  chan struct{}
+	callsMu     sync.Mutex // guards callsClosed and sending on calls
+	callsClosed bool
+	calls       chan ledger.ToolCall
+	done        chan struct{} // closed when writeCalls has written every call
 }
 
 // New builds the server on ws.
@@ -134,12 +136,12 @@ func (s *Server) Close() {
 	s.scanMu.Lock()
 	s.closed = true
 	s.scanMu.Unlock()
-	select {
-	case <-s.done:
-		return
-	default:
+	s.callsMu.Lock()
+	if !s.callsClosed {
+		s.callsClosed = true
+		close(s.calls)
 	}
-	close(s.calls)
+	s.callsMu.Unlock()
 	<-s.done
 }
 
@@ -182,13 +184,22 @@ func (s *Server) record(next sdk.MethodHandler) sdk.MethodHandler {
 				}
 			}
 		}
-		defer func() { recover() }() // closed: the server is shutting down
-		select {
-		case s.calls <- call:
-		default:
-			s.log.Warn("the ledger is behind; a tool call goes unrecorded", "tool", call.Tool)
-		}
+		s.queue(call)
 		return res, err
+	}
+}
+
+// queue hands a call to writeCalls, unless the server is closing.
+func (s *Server) queue(call ledger.ToolCall) {
+	s.callsMu.Lock()
+	defer s.callsMu.Unlock()
+	if s.callsClosed {
+		return
+	}
+	select {
+	case s.calls <- call:
+	default:
+		s.log.Warn("the ledger is behind; a tool call goes unrecorded", "tool", call.Tool)
 	}
 }
 
