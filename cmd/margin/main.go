@@ -117,6 +117,7 @@ func newRootCommand() *cobra.Command {
 		newLogCommand(g),
 		newImportCommand(g),
 		newEvolveCommand(g),
+		newMCPCommand(g),
 	)
 	return root
 }
