@@ -2,7 +2,9 @@
 # Tests the editor plugins against the real margin binary (make editors): the
 # Neovim plugin in headless Neovim, the VS Code extension's protocol code over
 # vscode-jsonrpc, the Obsidian plugin's protocol module; and compiles,
-# type-checks and bundles the TypeScript. Exits non-zero on any failure.
+# type-checks and bundles the TypeScript. Then margin mcp, driven by the
+# official MCP TypeScript SDK's stdio client as an AI application would.
+# Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,5 +31,8 @@ echo "== vscode: compile and test"
 
 echo "== obsidian: type-check, bundle and test"
 (cd editors/obsidian && npm ci --no-audit --no-fund && npm run check && npm run build && timeout 120 npm test)
+
+echo "== mcp: margin mcp with the official TypeScript SDK's stdio client"
+(cd server/mcp/testdata/tsclient && npm ci --no-audit --no-fund && timeout 120 npm test)
 
 echo "editors: ok"

@@ -60,13 +60,14 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 	if err != nil {
 		return nil, err
 	}
-	var a task.Agent
+	var (
+		a       task.Agent
+		noAgent bool // a note an AI application proposed changes to, or a task without an agent yet
+	)
 	if !isSet {
 		a, err = ws.Agents.Store().AgentForTask(ctx, path)
-		if errors.Is(err, vault.ErrNotFound) {
-			return lenses, nil // not a task with an agent: nothing to show
-		}
-		if err != nil {
+		noAgent = errors.Is(err, vault.ErrNotFound)
+		if err != nil && !noAgent {
 			return nil, err
 		}
 	}
@@ -85,7 +86,7 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 				switch it.Status {
 				case changes.ItemPending, changes.ItemDeferred:
 					lenses = append(lenses,
-						lens(r, "Apply", "margin.confirm", cs.ID, it.ID),
+						lens(r, "Apply"+proposedBy(cs), "margin.confirm", cs.ID, it.ID),
 						lens(r, "Reject", "margin.reject", cs.ID, it.ID))
 				case changes.ItemConfirmed:
 					lenses = append(lenses, lens(r, "Undo", "margin.undo", cs.ID, it.ID))
@@ -97,8 +98,10 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 		return lenses, nil
 	}
 	top := lineRange(src, 0, enc)
-	if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
-		lenses = append(lenses, lens(top, "TLDR: "+strings.Join(strings.Fields(rep.TLDR), " "), "margin.wake", a.ID))
+	if !noAgent {
+		if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
+			lenses = append(lenses, lens(top, "TLDR: "+strings.Join(strings.Fields(rep.TLDR), " "), "margin.wake", a.ID))
+		}
 	}
 	sets, err := ws.Changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: path})
 	if err != nil {
@@ -110,10 +113,19 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 			continue
 		}
 		lenses = append(lenses,
-			lens(top, pluralChanges(n), "margin.showChanges", cs.ID),
+			lens(top, pluralChanges(n)+proposedBy(cs), "margin.showChanges", cs.ID),
 			lens(top, "Apply all", "margin.confirmAll", cs.ID))
 	}
 	return lenses, nil
+}
+
+// proposedBy names the AI application that proposed a change set over
+// MCP, so the person sees whose proposal a lens applies; "" for an agent's.
+func proposedBy(cs changes.ChangeSet) string {
+	if !changes.IsClient(cs.Agent) {
+		return ""
+	}
+	return " (from " + strings.TrimPrefix(cs.Agent, changes.ClientPrefix) + ")"
 }
 
 // documentText is the note as the person sees it: the editor's buffer when

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +63,13 @@ func TestSoakEditStorm(t *testing.T) {
 			others = append(others, rel)
 		}
 	}
-	agentTasks := tasks[:min(agentsN, len(tasks))]
+	// Agents of open tasks: a done or cancelled task costs no model call
+	// (SPEC §4.1), and the storm is meant to keep the model busy.
+	open := slices.DeleteFunc(slices.Clone(tasks), func(rel string) bool {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		return err != nil || closedTaskRE.Match(b)
+	})
+	agentTasks := open[:min(agentsN, len(open))]
 	for _, task := range agentTasks {
 		createAgent(t, e, task)
 	}
@@ -87,6 +94,9 @@ func TestSoakEditStorm(t *testing.T) {
 	gAfter, stacksAfter := goroutines(e)
 	t.Logf("storm: %d operations in %s (%v); agents %+v; %d model calls", ops, stormFor, s.kinds, counts, len(fake.Requests()))
 	t.Logf("RSS %d kB before the storm, %d kB after it settled; goroutines %d before, %d after", rssBefore, rssAfter, gBefore, gAfter)
+	if len(fake.Requests()) == 0 {
+		t.Error("no model call over the storm: the agents never woke their model")
+	}
 	if rssAfter > 2*rssBefore+64<<10 {
 		t.Errorf("RSS grew from %d kB to %d kB over the storm", rssBefore, rssAfter)
 	}
@@ -132,6 +142,9 @@ func TestSoakEditStorm(t *testing.T) {
 		t.Errorf("after the restart %d model calls were made: some agent's last run did not match its sources", n)
 	}
 }
+
+// closedTaskRE matches a done or cancelled task's status field.
+var closedTaskRE = regexp.MustCompile(`(?m)^status: *(done|cancelled)\s*$`)
 
 // storm makes the edits of TestSoakEditStorm.
 type storm struct {

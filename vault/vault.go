@@ -89,6 +89,7 @@ type Vault struct {
 	// the index does not account for it, not even as skipped.
 	excluded func(rel string, isDir bool) bool
 	root     *edit.Root
+	state    string  // the state dir's absolute path
 	db       *sql.DB // the state database (agents, ledger, queries); the index has a file of its own
 	index    *index.Index
 	watcher  *watch.Watcher // nil until Run
@@ -167,6 +168,7 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 
 	v := &Vault{
 		dir:      dir,
+		state:    state,
 		opts:     opts,
 		logger:   opts.Logger,
 		parse:    rules.noteOptions(),
@@ -184,6 +186,10 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 
 // Dir is the vault's absolute path.
 func (v *Vault) Dir() string { return v.dir }
+
+// StateDir is the absolute path of margin's state dir in the vault, checked
+// at Open to hold no symbolic link.
+func (v *Vault) StateDir() string { return v.state }
 
 // Ready is closed when the first scan has finished. A Run that stops
 // before that leaves it open, as the index is not current: WaitReady says

@@ -371,7 +371,7 @@ func itemsYAML(items []ChangeItem) []itemYAML {
 	for i, it := range items {
 		var args map[string]any
 		json.Unmarshal(it.Args, &args) // stored from valid JSON objects
-		out[i] = itemYAML{ID: it.ID, Tool: it.Tool, Args: args, Summary: it.Summary, Status: it.Status, Base: it.Base}
+		out[i] = itemYAML{ID: it.ID, Tool: it.Tool, Args: yamlArgs(it.Tool, args), Summary: it.Summary, Status: it.Status, Base: it.Base}
 	}
 	return out
 }
@@ -398,22 +398,27 @@ func itemLine(it ChangeItem) string {
 	return fmt.Sprintf("- [ ] %s ^%s", summary, it.ID)
 }
 
-// renderChangeSet renders a new change set file.
-func renderChangeSet(cs ChangeSet) ([]byte, error) {
+// renderChangeSet renders a new change set file, with the diffs of a
+// client's items (by item id) below the lines.
+func renderChangeSet(cs ChangeSet, diffs map[string]string) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("---\nmargin: changeset\n")
 	fmt.Fprintf(&b, "id: %s\n", kit.YAMLString(cs.ID))
 	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(cs.Task)))
-	fmt.Fprintf(&b, "agent: %s\n", cs.Agent)
+	fmt.Fprintf(&b, "agent: %s\n", kit.YAMLName(cs.Agent))
 	fmt.Fprintf(&b, "run: %d\n", cs.Run)
 	fmt.Fprintf(&b, "status: %s\n", cs.Status)
 	fmt.Fprintf(&b, "created: %s\n", cs.Created.Format(time.RFC3339))
 	fmt.Fprintf(&b, "expires: %s\n", cs.Expires.Format(time.RFC3339))
 	b.WriteString("items: []\n---\n")
+	if IsClient(cs.Agent) {
+		fmt.Fprintf(&b, "%s proposed this over MCP; nothing changes in %s until you apply it.\n", strings.TrimPrefix(cs.Agent, ClientPrefix), cs.Task)
+	}
 	b.WriteString("Tick `[x]` to apply a change, or write `[-]` to reject it (text after ` — ` is your reason), then save.\n\n")
 	for _, it := range cs.Items {
 		b.WriteString(itemLine(it) + "\n")
 	}
+	b.WriteString(diffSection(cs.Items, diffs))
 	// The items list goes in through the splicer, so a new file and an
 	// updated one render it the same way.
 	return edit.SetFrontmatter([]byte(b.String()), "items", itemsYAML(cs.Items))

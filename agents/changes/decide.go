@@ -61,7 +61,7 @@ func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, t
 		return err
 	}
 	for _, cs := range sets {
-		data, err := renderChangeSet(cs)
+		data, err := renderChangeSet(cs, nil)
 		if err != nil {
 			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 		}
@@ -105,7 +105,7 @@ func (c *Changes) Restore(ctx context.Context) error {
 		if snap, err := c.v.Root().Read(cs.Path); err == nil {
 			fp = snap.Fingerprint
 		} else if errors.Is(err, fs.ErrNotExist) {
-			data, err := renderChangeSet(cs)
+			data, err := renderChangeSet(cs, nil)
 			if err != nil {
 				return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 			}
@@ -135,8 +135,26 @@ func (c *Changes) Decide(ctx context.Context, id string, decisions []ItemDecisio
 	if err != nil || !changed {
 		return cs, err
 	}
-	c.agents.Wake(ctx, cs.Agent, "decision on a change set")
+	c.wake(ctx, cs.Agent)
 	return cs, nil
+}
+
+// owner is whose change set cs is: its agent's task, which follows
+// renames; a client's set is applied to the note it was proposed on.
+func (c *Changes) owner(ctx context.Context, cs ChangeSet) (Owner, error) {
+	if IsClient(cs.Agent) {
+		return Owner{Task: cs.Task}, nil
+	}
+	return c.agents.Owner(ctx, cs.Agent)
+}
+
+// wake tells the agent of a set a decision was made on it. A client has
+// no agent to wake: a change applied to a task note wakes the task's
+// agent as any change to it does.
+func (c *Changes) wake(ctx context.Context, agent string) {
+	if !IsClient(agent) {
+		c.agents.Wake(ctx, agent, "decision on a change set")
+	}
 }
 
 // ConfirmAll confirms every open item of a change set.
@@ -190,7 +208,7 @@ func (c *Changes) decide(ctx context.Context, id string, decisions []ItemDecisio
 			return cs, false, fmt.Errorf("%w: no item %s in %s", ErrChangeSetNotFound, d.Item, id)
 		}
 	}
-	a, err := c.agents.Owner(ctx, cs.Agent)
+	a, err := c.owner(ctx, cs)
 	if err != nil {
 		return cs, false, err
 	}
@@ -281,6 +299,10 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 	)
 	_, err := c.v.Root().ChangeParts(ctx, c.opts.Editor, task, func(cur edit.Current) ([]byte, []edit.Part, error) {
 		decided, applied, inEditor = slices.Clone(items), nil, cur.InEditor
+		if isEdit(items, confirm) {
+			out, parts := applyEdits(cur, decided, confirm, &applied)
+			return out, parts, nil
+		}
 		if !cur.Exists {
 			for _, i := range confirm {
 				decided[i].Status, decided[i].Detail = ItemStale, "the task note "+task+" is gone"
@@ -434,7 +456,7 @@ func (c *Changes) DecideFile(ctx context.Context, p string) error {
 		}
 	}
 	if changed {
-		c.agents.Wake(ctx, cs.Agent, "decision on a change set")
+		c.wake(ctx, cs.Agent)
 		return nil // decide wrote the file
 	}
 	// A save made from a copy older than margin's last write (the person

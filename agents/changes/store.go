@@ -480,11 +480,13 @@ type DecisionTally struct {
 }
 
 // DecisionTallies counts the verdicts in the decisions ledger by tool and
-// by the run that proposed the item.
+// by the run that proposed the item; an MCP client's are not the agents'
+// and are left out.
 func (s *Store) DecisionTallies(ctx context.Context) ([]DecisionTally, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT d.tool, COALESCE(s.run_id, 0), COALESCE(SUM(d.verdict = 'confirmed'), 0),
 		COALESCE(SUM(d.verdict = 'rejected'), 0), COALESCE(SUM(d.verdict = 'deferred'), 0)
 		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id
+		WHERE d.agent_id NOT LIKE 'mcp:%'
 		GROUP BY 1, 2`)
 	if err != nil {
 		return nil, fmt.Errorf("counting decisions: %w", err)
@@ -508,12 +510,12 @@ type ReasonedRejection struct {
 	Run int64
 }
 
-// ReasonedRejections returns the latest rejections with a reason, newest
-// first, at most limit.
+// ReasonedRejections returns the latest rejections with a reason of the
+// agents' items, newest first, at most limit.
 func (s *Store) ReasonedRejections(ctx context.Context, limit int) ([]ReasonedRejection, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT d.tool, d.summary, d.reason, d.created_at, COALESCE(s.run_id, 0)
 		FROM decisions d LEFT JOIN change_sets s ON s.id = d.set_id
-		WHERE d.verdict = 'rejected' AND d.reason <> '' ORDER BY d.id DESC LIMIT ?`, limit)
+		WHERE d.verdict = 'rejected' AND d.reason <> '' AND d.agent_id NOT LIKE 'mcp:%' ORDER BY d.id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading rejections: %w", err)
 	}

@@ -18,10 +18,12 @@ var ErrNotApplied = errors.New("only an applied item can be undone")
 // the item's lines since is a *history.ConflictError, and that item and
 // the ones after it stay as they are). An undone item undone again is
 // applied again. Each undo is a decision, recorded, shown in the set's
-// file and to the agent, whose wake it asks for.
+// file and to the agent, whose wake it asks for. It undoes any item
+// applied through edit.Root, a client's edits too (an item that created a
+// note removes it).
 func (c *Changes) Undo(ctx context.Context, h *history.History, id string, items []string) (ChangeSet, error) {
 	cs, changed, err := c.undo(ctx, h, id, items)
-	if changed {
+	if changed && !IsClient(cs.Agent) {
 		c.agents.Wake(ctx, cs.Agent, "undo of an applied change")
 	}
 	return cs, err
@@ -53,7 +55,7 @@ func (c *Changes) undo(ctx context.Context, h *history.History, id string, items
 			return cs, false, fmt.Errorf("item %s of %s is %s: %w", item, id, s, ErrNotApplied)
 		}
 	}
-	a, err := c.agents.Owner(ctx, cs.Agent)
+	a, err := c.owner(ctx, cs)
 	if err != nil {
 		return cs, false, err
 	}

@@ -88,7 +88,7 @@ func TestChangeLineSaysWhatTheItemDoes(t *testing.T) {
 	}
 	cs := sampleSet(t)
 	cs.Items[0] = ChangeItem{ID: "c1", Tool: "set_task_status", Args: ps[0].Args, Summary: ps[0].Summary, Status: ItemPending}
-	src, err := renderChangeSet(cs)
+	src, err := renderChangeSet(cs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

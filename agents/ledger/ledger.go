@@ -3,7 +3,8 @@
 // the wake run or query session that made it, so a run's tokens and a
 // provider's failure rate can be read back.
 //
-// It owns the model_calls table and nothing else. It must not decide
+// It owns the model_calls table, and client_calls, the calls AI applications
+// make over MCP, and nothing else. It must not decide
 // anything about agents, runs or queries: callers tag their context with
 // WithScope and read totals back with Totals.
 package ledger
@@ -13,6 +14,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +43,20 @@ CREATE TABLE model_calls (
 	error             TEXT    NOT NULL
 );
 CREATE INDEX model_calls_scope ON model_calls(scope) WHERE scope <> '';
+`, `
+-- Tool calls of AI applications connected over MCP (SPEC §10), with the
+-- name each gave in clientInfo.
+CREATE TABLE client_calls (
+	id         INTEGER PRIMARY KEY,
+	time       TEXT    NOT NULL,
+	client     TEXT    NOT NULL,
+	tool       TEXT    NOT NULL,
+	args       TEXT    NOT NULL, -- JSON, cut at 2 KiB
+	outcome    TEXT    NOT NULL, -- ok | error
+	error      TEXT    NOT NULL,
+	latency_us INTEGER NOT NULL
+);
+CREATE INDEX client_calls_client ON client_calls(client, id);
 `}
 
 // Ledger records model calls in the state database. It implements
@@ -86,6 +102,67 @@ func (l *Ledger) Record(ctx context.Context, r llm.Record) {
 	if err != nil {
 		l.log.Warn("recording a model call", "err", err)
 	}
+}
+
+// ToolCall is one call of an MCP client's to one of margin's tools.
+type ToolCall struct {
+	Time    time.Time     `json:"time"`
+	Client  string        `json:"client"`
+	Tool    string        `json:"tool"`
+	Args    string        `json:"args"`
+	Err     string        `json:"error,omitempty"` // "" when it succeeded
+	Latency time.Duration `json:"latency"`
+}
+
+// maxToolArgs bounds the arguments a tool call's row keeps.
+const maxToolArgs = 2 << 10
+
+// RecordToolCalls records tool calls in one transaction.
+func (l *Ledger) RecordToolCalls(ctx context.Context, calls []ToolCall) error {
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("recording tool calls: %w", err)
+	}
+	defer tx.Rollback()
+	for _, c := range calls {
+		args, outcome := c.Args, "ok"
+		if len(args) > maxToolArgs {
+			args = strings.ToValidUTF8(args[:maxToolArgs], "") + "…"
+		}
+		if c.Err != "" {
+			outcome = "error"
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO client_calls (time, client, tool, args, outcome, error, latency_us)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, c.Time.UTC().Format(time.RFC3339Nano), c.Client, c.Tool, args, outcome, c.Err, c.Latency.Microseconds()); err != nil {
+			return fmt.Errorf("recording tool calls: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("recording tool calls: %w", err)
+	}
+	return nil
+}
+
+// ToolCalls returns the latest tool calls, newest first, at most limit.
+func (l *Ledger) ToolCalls(ctx context.Context, limit int) ([]ToolCall, error) {
+	rows, err := l.db.QueryContext(ctx, `SELECT time, client, tool, args, error, latency_us FROM client_calls ORDER BY id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading tool calls: %w", err)
+	}
+	defer rows.Close()
+	var out []ToolCall
+	for rows.Next() {
+		var c ToolCall
+		var at string
+		var us int64
+		if err := rows.Scan(&at, &c.Client, &c.Tool, &c.Args, &c.Err, &us); err != nil {
+			return nil, fmt.Errorf("reading tool calls: %w", err)
+		}
+		c.Time, _ = time.Parse(time.RFC3339Nano, at)
+		c.Latency = time.Duration(us) * time.Microsecond
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
 // Totals is what the calls of one scope cost.

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/store"
@@ -78,5 +80,38 @@ func TestTotalsSumTheCallsOfOneScope(t *testing.T) {
 	}
 	if want := map[string]Totals{"run:1": {Calls: 3, Failed: 1, PromptTokens: 1500, CompletionTokens: 120}, "run:2": {Calls: 1, PromptTokens: 50, CompletionTokens: 5}}; !maps.Equal(byScope, want) {
 		t.Errorf("TotalsByScope(run:) = %+v, want %+v", byScope, want)
+	}
+}
+
+// An MCP client's tool calls are kept with its name, newest first, their
+// arguments cut to a bound.
+func TestToolCallsKeepTheClientsName(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC)
+	big := `{"text":"` + strings.Repeat("é", 3000) + `"}`
+	if err := l.RecordToolCalls(ctx, []ToolCall{
+		{Time: at, Client: "Claude Code", Tool: "search_notes", Args: `{"query":"x"}`, Latency: 1500 * time.Microsecond},
+		{Time: at, Client: "Cursor", Tool: "propose_edit", Args: big, Err: "old_text occurs twice"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := l.ToolCalls(ctx, 10)
+	if err != nil || len(calls) != 2 {
+		t.Fatalf("calls = %+v, %v", calls, err)
+	}
+	if c := calls[0]; c.Client != "Cursor" || c.Err != "old_text occurs twice" || len(c.Args) > maxToolArgs+len("…") || !utf8.ValidString(c.Args) {
+		t.Errorf("newest = %+v", c)
+	}
+	if c := calls[1]; c.Client != "Claude Code" || c.Tool != "search_notes" || c.Args != `{"query":"x"}` || c.Latency != 1500*time.Microsecond || !c.Time.Equal(at) {
+		t.Errorf("oldest = %+v", c)
 	}
 }

@@ -151,6 +151,19 @@ func (e *Engine) Ask(ctx context.Context, text string, progress Progress) (Resul
 	return e.finish(ctx, s, progress)
 }
 
+// Question runs the flow on an input that may only be answered: an AI
+// application's question over MCP, which must write nothing into the
+// person's notes. Whatever the Router takes it for, it is answered as a
+// question; nothing is logged, and the Observer does not run.
+func (e *Engine) Question(ctx context.Context, text string, progress Progress) (Result, error) {
+	s, err := e.newSession(ctx, text, e.opts.Now(), false)
+	if err != nil {
+		return Result{}, err
+	}
+	s.QuestionOnly = true
+	return e.finish(ctx, s, progress)
+}
+
 // Log runs the flow on an input the user asked to log, dated at (zero:
 // now). The Router still tells a plain log from a correction or a log
 // with a question; an input it takes for a pure question is logged anyway,
@@ -388,6 +401,10 @@ func (e *Engine) stepRoute(ctx context.Context, s *Session) (State, string, erro
 		s.Type = InputLog
 		why = "router took it for a question, but the user asked to log it"
 	}
+	if s.QuestionOnly && s.Type != InputQuery {
+		why = fmt.Sprintf("router took it for %s, but it may only be answered: nothing is logged", s.Type)
+		s.Type, s.CorrectionTarget = InputQuery, ""
+	}
 	return StateBuildContext, why, e.appendLogged(ctx, s)
 }
 
@@ -592,6 +609,9 @@ func (e *Engine) stepEvaluate(ctx context.Context, s *Session) (State, string, e
 }
 
 func (e *Engine) stepObserve(ctx context.Context, s *Session) (State, string, error) {
+	if s.QuestionOnly {
+		return StateComplete, "a question only: the global context stays as it is", nil
+	}
 	trigger := s.observerTrigger()
 	if trigger == "" {
 		return StateComplete, "nothing for the observer", nil

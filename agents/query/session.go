@@ -26,6 +26,9 @@ type Session struct {
 	At       time.Time `json:"at"`    // when the input was given; a log entry's time
 	Today    string    `json:"today"` // At's day, what "last week" is relative to
 	ForceLog bool      `json:"forceLog,omitempty"`
+	// QuestionOnly is an input that may only be answered (Engine.Question):
+	// nothing is logged and the global context is not updated.
+	QuestionOnly bool `json:"questionOnly,omitempty"`
 
 	Type             InputType `json:"type"`
 	Selected         []string  `json:"selected"`

@@ -58,6 +58,8 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+
+	othersPoll time.Duration // see watchOthers; tests shorten it
 }
 
 // ChangesOptions are the options of the vault's change sets.
@@ -103,6 +105,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Role == "" {
 		o.Role = DefaultRole
+	}
+	if o.othersPoll <= 0 {
+		o.othersPoll = othersPoll
 	}
 	if o.WakeDeadline <= 0 {
 		o.WakeDeadline = 5 * time.Minute

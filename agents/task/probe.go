@@ -43,6 +43,12 @@ type modelWatch struct {
 	waiting []string // agents in the order they began to wait
 	probing bool
 	stopped bool
+	// backAt is when the last probe found the model back, after a wait
+	// of lastWait. A model found back that is away again at once (listed
+	// by the server, but its chat answers 404) resumes the backoff there
+	// rather than cycling probe → wake → away at the initial wait.
+	backAt   time.Time
+	lastWait time.Duration
 }
 
 // newModelWatch probes with model's Ready. A model without one (a fake in
@@ -83,7 +89,11 @@ func (m *modelWatch) wait(ctx context.Context, agent, why string, req llm.Reques
 	m.why, m.req = why, req
 	if !m.probing {
 		m.probing = true
-		m.probes.Go(func() { m.probe(ctx) })
+		first := m.initial
+		if !m.backAt.IsZero() && time.Since(m.backAt) < m.max {
+			first = min(2*m.lastWait, m.max)
+		}
+		m.probes.Go(func() { m.probe(ctx, first) })
 	}
 	if contains(m.waiting, agent) {
 		return false
@@ -92,11 +102,11 @@ func (m *modelWatch) wait(ctx context.Context, agent, why string, req llm.Reques
 	return true
 }
 
-// probe asks, after each backoff, whether the model is back; a probe that
-// fails for another reason than the model being away (a 5xx, a timeout)
-// lets the wakes run too, whose failures then count.
-func (m *modelWatch) probe(ctx context.Context) {
-	for wait := m.initial; ; wait = min(2*wait, m.max) {
+// probe asks, after each backoff from first, whether the model is back; a
+// probe that fails for another reason than the model being away (a 5xx, a
+// timeout) lets the wakes run too, whose failures then count.
+func (m *modelWatch) probe(ctx context.Context, first time.Duration) {
+	for wait := first; ; wait = min(2*wait, m.max) {
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -119,6 +129,7 @@ func (m *modelWatch) probe(ctx context.Context) {
 			m.mu.Lock()
 			agents := m.waiting
 			m.why, m.waiting, m.probing = "", nil, false
+			m.backAt, m.lastWait = time.Now(), wait
 			m.mu.Unlock()
 			m.log.Info("the model is back; waking the agents that waited", "agents", len(agents), "probe", err)
 			m.back(agents)

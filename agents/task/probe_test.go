@@ -30,6 +30,19 @@ func (a *awayFor) Ready(context.Context, llm.Request) error {
 	return nil
 }
 
+// gapsSince is the time between start and the first probe, and between
+// each probe and the next.
+func (a *awayFor) gapsSince(start time.Time) []time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var gaps []time.Duration
+	for _, c := range a.calls {
+		gaps = append(gaps, c.Sub(start))
+		start = c
+	}
+	return gaps
+}
+
 // One probe serves every waiting agent, backed off from initial to max;
 // when it finds the model back, every agent that waited is handed back
 // once, in the order they began to wait.
@@ -50,11 +63,7 @@ func TestModelWatchProbesBackedOffThenHandsTheAgentsBack(t *testing.T) {
 		}
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		var gaps []time.Duration
-		for _, c := range probe.calls {
-			gaps = append(gaps, c.Sub(start))
-			start = c
-		}
+		gaps := probe.gapsSince(start)
 		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second, 4 * time.Second}
 		if !slices.Equal(gaps, want) {
 			t.Errorf("probes after %v, want %v (one probe, backed off, capped)", gaps, want)
@@ -72,6 +81,34 @@ func TestModelWatchProbesBackedOffThenHandsTheAgentsBack(t *testing.T) {
 		if len(back) != 2 || !slices.Equal(back[1], []string{"a2"}) {
 			t.Errorf("handed back %v, want a2 again", back)
 		}
+		m.stop()
+	})
+}
+
+// A server that lists the model but cannot serve it (its chat answers 404)
+// passes every probe while each wake finds the model away again at once:
+// the probes keep backing off instead of starting over at the initial wait.
+func TestModelWatchBacksOffAModelAwayAgainAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		probe := &awayFor{}
+		var m *modelWatch
+		m = &modelWatch{ready: probe.Ready, initial: time.Second, max: 8 * time.Second, log: discard,
+			back: func(ids []string) {
+				// The wake runs and the chat fails: away again.
+				go m.wait(ctx, ids[0], "model not available on the server", llm.Request{Role: "task"})
+			}}
+		start := time.Now()
+		m.wait(ctx, "a1", "model not available on the server", llm.Request{Role: "task"})
+		time.Sleep(35 * time.Second)
+		synctest.Wait()
+		gaps := probe.gapsSince(start)
+		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second, 8 * time.Second}
+		if !slices.Equal(gaps, want) {
+			t.Errorf("probes after %v, want %v", gaps, want)
+		}
+		cancel()
 		m.stop()
 	})
 }

@@ -16,7 +16,8 @@ func (r *Runtime) isOutput(p string) bool {
 	return p == out || strings.HasPrefix(p, out+"/")
 }
 
-// onChanges routes a batch of vault changes to the agents it concerns.
+// onChanges routes vault changes, one batch or several in the order they
+// came, to the agents they concern.
 func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 	agents, err := r.store.Agents(ctx, "")
 	if err != nil {
@@ -57,6 +58,7 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 	}
 
 	wake := map[string]string{} // agent → reason
+	read := map[string]noteReaders{}
 	for _, c := range changes {
 		if r.isOutput(c.Path) {
 			// margin's own files never wake an agent; a person's save
@@ -86,7 +88,7 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 				a.Lifecycle = Active
 				r.sendStatus(ctx, a.ID)
 			}
-			if a.Lifecycle == Active {
+			if a.Lifecycle == Active && wake[a.ID] == "" {
 				wake[a.ID] = "task changed"
 			}
 			continue
@@ -108,10 +110,16 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 			continue
 		}
 		// A daily note: wake the agents whose task one of its entries
-		// links now, or linked at their last wake.
-		readers, err := r.readersOf(ctx, c.Path)
-		if err != nil {
-			return err
+		// links now, or linked at their last wake. A note changed in
+		// several batches of this pass is looked up once: the index
+		// answers for its latest state either way.
+		readers, ok := read[c.Path]
+		if !ok {
+			var err error
+			if readers, err = r.readersOf(ctx, c.Path); err != nil {
+				return err
+			}
+			read[c.Path] = readers
 		}
 		for i := range agents {
 			a := &agents[i]

@@ -4,12 +4,20 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // kick asks for a wake of the agent. It is in the agent's queue when kick
 // returns, so what the caller does next (a pause, a wake ending) is
-// ordered after it.
+// ordered after it. While another process runs the agents, the wake is
+// that process's to run: an agent created or resumed here it finds in the
+// state database (watchOthers).
 func (r *Runtime) kick(k kick) error {
+	if r.following.Load() {
+		return nil
+	}
 	if !r.sched.schedule(k) {
 		return errors.New("the agents are not running")
 	}
@@ -43,6 +51,9 @@ func (r *Runtime) WakeState(id string) WakeState {
 // have stopped it does nothing: the decision is in the agent's run key,
 // which its next startup wake sees.
 func (r *Runtime) Wake(ctx context.Context, id, reason string) {
+	if r.following.Load() {
+		return // the leader's agent sees the decision at its next wake
+	}
 	k := kick{agent: id, reason: reason, mode: kickCoalesce, prio: askedPriority()}
 	if a, err := r.store.Agent(ctx, id); err == nil {
 		k.prio = r.askedFor(ctx, a.Task)
@@ -57,14 +68,26 @@ func (r *Runtime) Wake(ctx context.Context, id, reason string) {
 // sets (decisions in their files, expiry) and the template library (hand
 // edits) on goroutines of their own, which Run starts and waits for.
 func (r *Runtime) Run(ctx context.Context) error {
-	// Once Run returns, no wake runs and kick says so. The probe for a
-	// model that is away stops first: it wakes agents through kick.
-	defer r.sched.stop()
-	defer r.watch.stop()
+	var lock *store.Lock
+	defer func() {
+		// Once Run returns, no wake runs and kick says so. The probe for
+		// a model that is away stops first: it wakes agents through
+		// kick. The agents lock goes last, once no wake of this process
+		// runs.
+		r.watch.stop()
+		r.sched.stop()
+		if lock != nil {
+			lock.Unlock()
+		}
+	}()
 	select {
 	case <-r.v.Ready():
 	case <-ctx.Done():
 		return nil
+	}
+	var err error
+	if lock, err = r.lead(ctx); err != nil {
+		return nil // stopped while another process ran the agents
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -82,6 +105,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { r.templates.Run(ctx) })
 	r.sched.begin(ctx)
+	wg.Go(func() { r.watchOthers(ctx, r.opts.othersPoll) })
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,14 +115,20 @@ func (r *Runtime) Run(ctx context.Context) error {
 			batches := r.batches
 			r.batches, r.routing = nil, len(batches)
 			r.mu.Unlock()
+			// Every batch waiting is routed in one pass, in order: a
+			// checkout or sync delivers dozens of batches faster than
+			// they can be routed one by one, and each pass reads the
+			// agents and their readers once.
+			var changes []vault.Change
 			for _, b := range batches {
-				if err := r.onChanges(ctx, b); err != nil && ctx.Err() == nil {
-					r.log.Error("routing vault changes to agents", "err", err)
-				}
-				r.mu.Lock()
-				r.routing--
-				r.mu.Unlock()
+				changes = append(changes, b...)
 			}
+			if err := r.onChanges(ctx, changes); err != nil && ctx.Err() == nil {
+				r.log.Error("routing vault changes to agents", "err", err)
+			}
+			r.mu.Lock()
+			r.routing = 0
+			r.mu.Unlock()
 		}
 	}
 }

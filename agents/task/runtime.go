@@ -23,6 +23,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
@@ -46,6 +47,10 @@ type Runtime struct {
 	watch     *modelWatch   // the wakes waiting for a model that is away, and the probe
 
 	changed chan struct{} // vault changes are waiting in batches
+	// following is set while another margin process runs the agents of
+	// the vault (see lead): this one then routes no change and wakes no
+	// agent.
+	following atomic.Bool
 
 	mu      sync.Mutex // guards the fields below
 	batches [][]vault.Change
@@ -120,6 +125,9 @@ func (r *Runtime) onBatch(changes []vault.Change) {
 	case <-r.v.Ready():
 	default:
 		return
+	}
+	if r.following.Load() {
+		return // the leader routes it; a takeover reconciles with the vault
 	}
 	r.mu.Lock()
 	r.batches = append(r.batches, changes)

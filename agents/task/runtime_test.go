@@ -196,3 +196,79 @@ func runAgents(t *testing.T, ctx context.Context, cancel context.CancelFunc, v *
 		<-vaultDone
 	})
 }
+
+// An agent resumed by another process (`margin agents resume` beside a
+// running `margin serve`) wakes: the runtime sees the state database
+// change and the agent no longer dormant.
+func TestAgentResumedByAnotherProcessWakes(t *testing.T) {
+	v := querytest.SampleVault(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	model := blockedModel{entered: make(chan struct{}, 1)}
+	rt, err := New(ctx, v, model, Options{othersPoll: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := rt.store.createAgent(ctx, "Tasks/Ship invoice export.md", "", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.store.setLifecycle(ctx, a.ID, Dormant, "5 failed wakes in a row"); err != nil {
+		t.Fatal(err)
+	}
+	runAgents(t, ctx, cancel, v, rt)
+
+	other, err := vault.Open(ctx, vault.Options{Dir: v.Options().Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	st, err := OpenStore(ctx, other.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Resume(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-model.entered:
+	case <-time.After(30 * time.Second): // only to end a hang
+		t.Fatal("the agent resumed by another process never woke")
+	}
+}
+
+// A wake that fails after the person paused or destroyed its agent leaves
+// the agent as they left it: paused stays paused (not "failed wakes"), and
+// destroyed does not come back as dormant.
+func TestFailedWakeKeepsAPauseOrDestroy(t *testing.T) {
+	v := querytest.SampleVault(t)
+	ctx := context.Background()
+	rt, err := New(ctx, v, nil, Options{DormantAfter: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		task, reason string
+		lifecycle    Lifecycle
+	}{
+		{"Tasks/Ship invoice export.md", reasonPaused, Dormant},
+		{"Tasks/Renew passport.md", "", Destroyed},
+	} {
+		a, err := rt.store.createAgent(ctx, tt.task, "", time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rt.store.setLifecycle(ctx, a.ID, tt.lifecycle, tt.reason); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rt.countFailure(ctx, a, "ended without update_report"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := rt.store.Agent(ctx, a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Lifecycle != tt.lifecycle || got.DormantReason != tt.reason {
+			t.Errorf("%s: after the failed wake %s %q, want %s %q", tt.task, got.Lifecycle, got.DormantReason, tt.lifecycle, tt.reason)
+		}
+	}
+}

@@ -311,6 +311,18 @@ func (s *Store) setLifecycle(ctx context.Context, id string, l Lifecycle, reason
 	return nil
 }
 
+// failDormant makes an active agent dormant for its failures. An agent a
+// person paused or destroyed while its wake was failing stays as they left
+// it: the wake's end must not turn "paused" into a failure, or bring a
+// destroyed agent back as dormant.
+func (s *Store) failDormant(ctx context.Context, id, reason string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE agents SET lifecycle = 'dormant', dormant_reason = ? WHERE id = ? AND lifecycle = 'active'`, reason, id)
+	if err != nil {
+		return fmt.Errorf("setting agent %s dormant: %w", id, err)
+	}
+	return nil
+}
+
 // resume makes an agent active with a clean failure count.
 func (s *Store) resume(ctx context.Context, id string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE agents SET lifecycle = 'active', dormant_reason = '', failures = 0, next_wake = '' WHERE id = ?`, id)

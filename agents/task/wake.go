@@ -467,7 +467,7 @@ func (r *Runtime) countFailure(ctx context.Context, a Agent, detail string) (tim
 	var next time.Time
 	if n >= r.opts.DormantAfter {
 		r.log.Warn("agent going dormant after failed wakes", "agent", a.ID, "task", a.Task, "failures", n, "last", detail)
-		if err := r.store.setLifecycle(ctx, a.ID, Dormant, fmt.Sprintf("%d failed wakes in a row; last: %s", n, detail)); err != nil {
+		if err := r.store.failDormant(ctx, a.ID, fmt.Sprintf("%d failed wakes in a row; last: %s", n, detail)); err != nil {
 			return time.Time{}, err
 		}
 	} else {

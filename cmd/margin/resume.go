@@ -20,8 +20,8 @@ func newAgentsResumeCommand(g *globals) *cobra.Command {
 		Long: `resume makes a dormant agent active again with a clean failure count: the
 one named by its ID or its task (path or name), or with --all every dormant
 agent. An agent whose task note was deleted is left: it wakes by itself when
-the task comes back. margin serve wakes a resumed agent when it starts, or at
-the next change to its task; agents/control resume wakes it at once.`,
+the task comes back. A margin serve running on the vault wakes a resumed agent
+within seconds; one started later wakes it when it starts.`,
 		Example: `  margin agents resume "Ship invoice export"
   margin agents resume --all`,
 		Args: cobra.MaximumNArgs(1),
@@ -72,7 +72,7 @@ the next change to its task; agents/control resume wakes it at once.`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "no dormant agents")
 			}
 			if resumed > 0 {
-				fmt.Fprintln(cmd.ErrOrStderr(), "margin serve wakes them when it starts, or at the next change to their task")
+				fmt.Fprintln(cmd.ErrOrStderr(), "a running margin serve wakes them within seconds; one started later, when it starts")
 			}
 			return nil
 		},

@@ -4,8 +4,8 @@
 // over the same files, or the floor of reading every file).
 //
 // It generates its vaults with vault/vaultgen, runs the built binary for
-// process-level figures (cold index, warm restart, peak RSS, status round
-// trip) and the vault package in-process for the rest.
+// process-level figures (cold index, warm restart, peak RSS, status and
+// MCP search round trips) and the vault package in-process for the rest.
 //
 //	go run ./cmd/marginbench -bin bin/margin -sizes 1000,10000
 package main
@@ -181,7 +181,10 @@ func (b *bench) measure(dir string, n int) error {
 	if err := b.watchLatency(dir, label); err != nil {
 		return err
 	}
-	return b.statusRoundTrip(dir, label)
+	if err := b.statusRoundTrip(dir, label); err != nil {
+		return err
+	}
+	return b.mcpRoundTrip(dir, label)
 }
 
 // readFloor is the cheapest cold scan possible: walk, read every file,

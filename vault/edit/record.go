@@ -53,7 +53,8 @@ func CauseOf(ctx context.Context) Cause {
 
 // Part is one item's share of a write that applies several at once (a
 // change set's confirmed items): the note's text before and after that
-// item alone, so that one item can be undone without the others.
+// item alone, so that one item can be undone without the others. A nil
+// Before says the item created the note.
 type Part struct {
 	Item          string
 	Before, After []byte

@@ -62,8 +62,8 @@ CREATE INDEX history_task ON history(task, id);
 CREATE INDEX history_uncommitted ON history(commit_id, state);
 
 -- The change items a write applied. before/after are that item's part of
--- the write when it applied several (edit.Part), before kept as in history;
--- NULL means the whole write.
+-- the write when it applied several (edit.Part), before kept as in history
+-- (NULL: the item created the note); after NULL means the whole write.
 CREATE TABLE history_items (
 	write_id   INTEGER NOT NULL REFERENCES history(id) ON DELETE CASCADE,
 	item       TEXT    NOT NULL,
@@ -179,9 +179,12 @@ func (h *History) Begin(ctx context.Context, rec edit.Record) (func(bool), error
 			pre, suf int
 		)
 		if p.Before != nil || p.After != nil {
-			var mid []byte
-			pre, suf, mid = shrink(p.Before, p.After)
-			b, a = mid, nonNil(p.After)
+			a = nonNil(p.After)
+			if p.Before != nil { // else NULL: the item created the note
+				var mid []byte
+				pre, suf, mid = shrink(p.Before, p.After)
+				b = mid
+			}
 		}
 		if _, err := tx.Exec(`INSERT OR REPLACE INTO history_items (write_id, item, before, before_pre, before_suf, after) VALUES (?, ?, ?, ?, ?, ?)`,
 			id, p.Item, b, pre, suf, a); err != nil {

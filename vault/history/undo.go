@@ -57,14 +57,15 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		before, after  []byte
 		partB, partA   []byte
 		whole          bool
+		partCreated    bool // the item's part created the note
 		task, template string
 	)
 	var pre, suf, partPre, partSuf int
 	err := h.db.QueryRowContext(ctx, `SELECT h.id, h.path, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after,
-			i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, h.task, h.template
+			i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, i.after IS NOT NULL AND i.before IS NULL, h.task, h.template
 		FROM history h JOIN history_items i ON i.write_id = h.id
 		WHERE h.change_set = ? AND i.item = ? AND h.state = 'written' ORDER BY h.id DESC LIMIT 1`, changeSet, item).
-		Scan(&id, &p, &existed, &removed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &task, &template)
+		Scan(&id, &p, &existed, &removed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &partCreated, &task, &template)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Undone{}, fmt.Errorf("item %s of %s: %w", item, changeSet, ErrNothingToUndo)
 	}
@@ -72,14 +73,15 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		return Undone{}, fmt.Errorf("reading margin's history: %w", err)
 	}
 	before = grow(after, pre, suf, before)
-	if !whole && existed {
+	created := !existed && whole || partCreated
+	if !whole {
 		before, after = grow(partA, partPre, partSuf, partB), partA
 	}
 	ctx = edit.WithCause(ctx, edit.Cause{Task: task, ChangeSet: changeSet, Item: item, Template: template, Undo: id})
 	if edit.CauseOf(ctx).Actor == "" {
 		ctx = edit.WithCause(ctx, edit.Cause{Actor: "person"})
 	}
-	if !existed {
+	if created {
 		// The item created the note: its undo removes it, as margin wrote it.
 		if err := h.uncreate(ctx, ed, p, after); err != nil {
 			return Undone{}, err

@@ -18,6 +18,7 @@ import (
 // section, or a daily entry.
 type section struct {
 	start    int // byte offset of the heading line (or of the body, for the preamble)
+	body     int // byte offset after the heading (its underline, for a setext heading); 0: the next line
 	line     int
 	bodyLine int // line of text's first byte
 	heading  string
@@ -48,7 +49,7 @@ func sectionsOf(n *note.Note, content []byte) []section {
 		if insideEntry(n.Entries, h.Offset) {
 			continue
 		}
-		secs = append(secs, section{start: clamp(h.Offset), line: h.Line, heading: n.Headings[i].Text})
+		secs = append(secs, section{start: clamp(h.Offset), body: clamp(h.Body), line: h.Line, heading: n.Headings[i].Text})
 	}
 	for i := range entries {
 		secs = append(secs, entrySection(&entries[i]))
@@ -63,7 +64,10 @@ func sectionsOf(n *note.Note, content []byte) []section {
 			end = max(clamp(secs[i+1].start), s.start)
 		}
 		from := s.start
-		if i > 0 || s.entry != nil { // skip the heading line itself: it is in the heading column
+		switch {
+		case s.body > s.start: // skip the heading, underline and all: it is in the heading column
+			from = min(s.body, end)
+		case i > 0 || s.entry != nil:
 			if nl := bytes.IndexByte(content[from:end], '\n'); nl >= 0 {
 				from += nl + 1
 			} else {

@@ -17,6 +17,7 @@ func TestSections(t *testing.T) {
 	ctx := context.Background()
 	notes := map[string]string{
 		"Notes/Setup.md":      "---\ntitle: Setup\n---\nIntro line.\n\n# Setup\n\n```sh\n# a comment\nmake\n```\n\n## Check\nRun it.\n\n## Sub\nunder\n",
+		"Notes/Setext.md":     "Plan\n====\n\nThe outline.\n\nTwo line\nheading\n---\nbelow it\n",
 		"Daily/2026-11-22.md": "Woke early.\n\n## 07:30\nRan 5k.\n\n### Splits\nfast\n\n## 12:00 [correction]\nIt was 4k.\n",
 	}
 	opts := note.Options{Daily: note.DefaultDailyFormat()}
@@ -34,6 +35,11 @@ func TestSections(t *testing.T) {
 			{Level: 1, Heading: "Setup", Line: 6, Text: "```sh\n# a comment\nmake\n```"},
 			{Level: 2, Heading: "Check", Line: 13, Text: "Run it."},
 			{Level: 2, Heading: "Sub", Line: 16, Text: "under"},
+		}},
+		// A setext heading's underline is the heading's, not its body's.
+		{"Notes/Setext.md", []SectionMeta{
+			{Level: 1, Heading: "Plan", Line: 1, Text: "The outline."},
+			{Level: 2, Heading: "Two line heading", Line: 6, Text: "below it"},
 		}},
 		{"Daily/2026-11-22.md", []SectionMeta{
 			{Level: 0, Line: 1, Text: "Woke early."},

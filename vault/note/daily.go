@@ -77,7 +77,7 @@ func (p *scratch) entries() {
 		if h.Level != 2 {
 			continue
 		}
-		raw := p.heads[i].raw
+		raw := p.raws[i]
 		hm, correction, ok := entryTime(raw)
 		if !ok {
 			continue
@@ -89,7 +89,7 @@ func (p *scratch) entries() {
 				break
 			}
 		}
-		body := min(p.heads[i].body, end)
+		body := min(h.Body, end)
 		n.Entries = append(n.Entries, Entry{
 			Time:       hm,
 			Correction: correction,

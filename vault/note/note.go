@@ -82,6 +82,7 @@ type Heading struct {
 	Text   string // inline text, markup stripped
 	Line   int
 	Offset int // byte offset of the start of the heading's (first) line
+	Body   int // byte offset after the heading's last line (its underline, for a setext heading)
 }
 
 // Entry is one `## HH:MM` section of a daily note, from its heading to the

@@ -35,9 +35,6 @@ type Section struct {
 	// markers or setext underline; a setext heading of several lines keeps
 	// its line breaks.
 	Raw string
-	// Body is the offset of the first byte after the heading (after its
-	// underline, for a setext heading).
-	Body int
 	// End is where the section ends: the start of the next heading of the
 	// same or a higher level (lower number), or the end of the file. Deeper
 	// headings stay inside the section.
@@ -86,7 +83,8 @@ func ParseOutline(src []byte) Outline {
 				break
 			}
 		}
-		o.Sections[i] = Section{Heading: h, Raw: p.heads[i].raw, Body: min(p.heads[i].body, end), End: end}
+		h.Body = min(h.Body, end)
+		o.Sections[i] = Section{Heading: h, Raw: p.raws[i], End: end}
 	}
 	o.Closer = p.closer(doc)
 	return o

@@ -121,18 +121,13 @@ type scratch struct {
 
 	newlines []int               // offsets of every '\n' in s, for line numbers
 	excluded []span              // code spans, autolinks, raw HTML and link destinations of the current block
-	heads    []headEnd           // per Note.Headings entry: where its section body starts
+	raws     []string            // per Note.Headings entry: its text as written
 	outline  bool                // headings only (ParseOutline)
 	tagKeys  map[string]struct{} // folded Note.Tags, once there are many (see addTag)
 	buf      []byte
 }
 
 type span struct{ start, end int }
-
-type headEnd struct {
-	raw  string // heading text as written
-	body int    // first byte after the heading
-}
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
@@ -150,9 +145,9 @@ func (p *scratch) release() {
 		p.tagKeys = nil
 	}
 	clear(p.tagKeys)
-	p.heads = p.heads[:0]
+	p.raws = p.raws[:0]
 	p.buf = p.buf[:0]
-	clear(p.heads[:cap(p.heads)]) // drop references into the parsed source
+	clear(p.raws[:cap(p.raws)]) // drop references into the parsed source
 	scratchPool.Put(p)
 }
 
@@ -373,8 +368,9 @@ func (p *scratch) heading(h *ast.Heading) {
 		Text:   p.plainText(h),
 		Line:   p.lineOf(start),
 		Offset: start,
+		Body:   body,
 	})
-	p.heads = append(p.heads, headEnd{raw: raw, body: body})
+	p.raws = append(p.raws, raw)
 }
 
 // plainText is the inline text of a heading with markup stripped.

@@ -80,17 +80,17 @@ func TestHeadings(t *testing.T) {
 			name: "atx levels and markup stripped",
 			src:  "# One\n\n## Two *em* `code` [link](x.md) ##\n###### Six\n",
 			want: []Heading{
-				{Level: 1, Text: "One", Line: 1, Offset: 0},
-				{Level: 2, Text: "Two em code link", Line: 3, Offset: 7},
-				{Level: 6, Text: "Six", Line: 4, Offset: 42},
+				{Level: 1, Text: "One", Line: 1, Offset: 0, Body: 6},
+				{Level: 2, Text: "Two em code link", Line: 3, Offset: 7, Body: 42},
+				{Level: 6, Text: "Six", Line: 4, Offset: 42, Body: 53},
 			},
 		},
 		{
 			name: "setext",
 			src:  "Title\n=====\n\nSub\n---\n",
 			want: []Heading{
-				{Level: 1, Text: "Title", Line: 1, Offset: 0},
-				{Level: 2, Text: "Sub", Line: 4, Offset: 13},
+				{Level: 1, Text: "Title", Line: 1, Offset: 0, Body: 12}, // after the underline
+				{Level: 2, Text: "Sub", Line: 4, Offset: 13, Body: 21},
 			},
 		},
 		{
@@ -101,16 +101,16 @@ func TestHeadings(t *testing.T) {
 			name: "tabs before headings",
 			src:  ">\t#\nabc\n>\t## T\n",
 			want: []Heading{
-				{Level: 1, Text: "", Line: 1, Offset: 0},
-				{Level: 2, Text: "T", Line: 3, Offset: 8},
+				{Level: 1, Text: "", Line: 1, Offset: 0, Body: 4},
+				{Level: 2, Text: "T", Line: 3, Offset: 8, Body: 15},
 			},
 		},
 		{
 			name: "after frontmatter, in a quote and empty",
 			src:  "---\na: 1\n---\n> ## Quoted\n\n##\n",
 			want: []Heading{
-				{Level: 2, Text: "Quoted", Line: 4, Offset: 13},
-				{Level: 2, Text: "", Line: 6, Offset: 26},
+				{Level: 2, Text: "Quoted", Line: 4, Offset: 13, Body: 25},
+				{Level: 2, Text: "", Line: 6, Offset: 26, Body: 29},
 			},
 		},
 	}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/llm"
+	mcpserver "github.com/margin-md/margin/server/mcp"
+	"github.com/margin-md/margin/server/workspace"
+)
+
+func newMCPCommand(g *globals) *cobra.Command {
+	var now nowFlag
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the vault to AI applications over MCP (stdio)",
+		Long: `mcp speaks the Model Context Protocol on stdin and stdout, for Claude Desktop,
+Claude Code, Cursor or any MCP client: tools to search and read the notes,
+list tasks and reports, ask the query flow and log, and to propose edits and
+task changes. A proposal changes nothing: it waits in a change set under
+Margin/Changes until you approve it (tick its line, the editor lens, margin
+approve). It runs beside margin serve on the same vault, or alone. Logs go
+to stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, logger, err := g.load(cmd)
+			if err != nil {
+				return err
+			}
+			slot := &ledger.Slot{}
+			client, err := llm.New(cfg.LLM, llm.WithLogger(logger), llm.WithRecorder(slot))
+			if err != nil {
+				return usageError(err)
+			}
+			dir, err := cfg.vaultDir()
+			if err != nil {
+				return err
+			}
+			// The server indexes the vault as the client connects (a first
+			// index takes seconds), not before: no openWorkspace.
+			o := workspace.Options{Parts: workspace.Changes | workspace.Query, LLM: client, Ledger: slot,
+				Agents: cfg.agentsOptions(), Query: cfg.queryOptions(now.t), Vault: cfg.vaultOptions(), Logger: logger}
+			o.Vault.Dir = dir
+			ws, err := workspace.Open(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			defer ws.Close()
+			s, err := mcpserver.New(cmd.Context(), ws, mcpserver.Options{Version: version, Logger: logger})
+			if err != nil {
+				return err
+			}
+			return s.Run(cmd.Context(), &mcp.StdioTransport{})
+		},
+	}
+	addNowFlag(cmd, &now)
+	return cmd
+}

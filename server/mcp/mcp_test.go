@@ -1,0 +1,358 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/llm/llmtest"
+	mcpserver "github.com/margin-md/margin/server/mcp"
+	"github.com/margin-md/margin/server/workspace"
+)
+
+// rig is margin's MCP server on a copy of the sample vault, and a client
+// connected to it through the SDK's in-memory transport.
+type rig struct {
+	dir string
+	ws  *workspace.Workspace
+	cs  *sdk.ClientSession
+}
+
+func newRig(t *testing.T, client *llm.Client) *rig {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	return newRigAt(t, dir, client)
+}
+
+func newRigAt(t *testing.T, dir string, client *llm.Client) *rig {
+	t.Helper()
+	ctx := context.Background()
+	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Scan: true, Ledger: &ledger.Slot{}, LLM: client,
+		Query: query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: 2}}
+	o.Vault.Dir = dir
+	ws, err := workspace.Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcpserver.New(ctx, ws, mcpserver.Options{Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "Test Client", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		stop()
+		<-done
+		ws.Close()
+	})
+	return &rig{dir: dir, ws: ws, cs: cs}
+}
+
+func (r *rig) call(t *testing.T, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := r.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func structured[T any](t *testing.T, res *sdk.CallToolResult) T {
+	t.Helper()
+	var v T
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return v
+}
+
+func (r *rig) read(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.dir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The tools of SPEC §10, with schemas from Go types and readOnlyHint on
+// exactly the ones that write nothing.
+func TestToolsAndAnnotations(t *testing.T) {
+	r := newRig(t, nil)
+	res, err := r.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readOnly := map[string]bool{}
+	for _, tool := range res.Tools {
+		readOnly[tool.Name] = tool.Annotations != nil && tool.Annotations.ReadOnlyHint
+		if tool.InputSchema == nil || tool.OutputSchema == nil {
+			t.Errorf("%s: input schema %v, output schema %v", tool.Name, tool.InputSchema, tool.OutputSchema)
+		}
+	}
+	want := map[string]bool{"search_notes": true, "read_note": true, "list_tasks": true, "get_report": true, "ask": true,
+		"list_changes": true, "log_entry": false, "propose_edit": false, "propose_task_change": false}
+	if len(readOnly) != len(want) {
+		t.Errorf("tools %v, want %v", readOnly, want)
+	}
+	for name, ro := range want {
+		if got, ok := readOnly[name]; !ok || got != ro {
+			t.Errorf("%s: present %v, readOnlyHint %v; want readOnlyHint %v", name, ok, got, ro)
+		}
+	}
+	i := slices.IndexFunc(res.Tools, func(t *sdk.Tool) bool { return t.Name == "propose_edit" })
+	b, _ := json.Marshal(res.Tools[i].InputSchema)
+	if !strings.Contains(string(b), `"enum":["create","append","replace"]`) || !strings.Contains(string(b), `"required":["path","kind","text","reason"]`) {
+		t.Errorf("propose_edit schema: %s", b)
+	}
+}
+
+// Reads: search, a note and one of its sections, tasks; and every way
+// out of the vault refused with a tool error.
+func TestReadsStayInTheVault(t *testing.T) {
+	r := newRig(t, nil)
+	hits := structured[struct {
+		Hits  []struct{ Path string }
+		Total int
+	}](t, r.call(t, "search_notes", map[string]any{"query": "invoice export", "limit": 3}))
+	if len(hits.Hits) == 0 || hits.Hits[0].Path != "Tasks/Ship invoice export.md" {
+		t.Errorf("search: %+v", hits)
+	}
+	res := r.call(t, "read_note", map[string]any{"path": "Tasks/Ship invoice export.md", "heading": "Checklist"})
+	note := structured[mcpserver.ReadResult](t, res)
+	if res.IsError || note.Frontmatter["status"] != "in-progress" || !strings.HasPrefix(note.Content, "## Checklist") || strings.Contains(note.Content, "Acme's finance team") {
+		t.Errorf("read_note section: %+v (%s)", note, text(res))
+	}
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.md"), []byte("secret"), 0o644)
+	if err := os.Symlink(outside, filepath.Join(r.dir, "Reference", "out")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"../secret.md", filepath.Join(outside, "secret.md"), filepath.Join(r.dir, "Reference", "Acme.md"), "Reference/out/secret.md", "Reference/../../secret.md", ".margin/state.db"} {
+		res := r.call(t, "read_note", map[string]any{"path": p})
+		if !res.IsError || strings.Contains(text(res), "secret") && !strings.Contains(text(res), "secret.md") {
+			t.Errorf("read_note %s: %s", p, text(res))
+		}
+	}
+	if res := r.call(t, "read_note", map[string]any{"path": "Attachments/diagram.png"}); !res.IsError || !strings.Contains(text(res), "not a text note") {
+		t.Errorf("read_note of a picture: %.200s", text(res))
+	}
+	tasks := structured[mcpserver.TasksResult](t, r.call(t, "list_tasks", map[string]any{"status": "blocked"}))
+	if len(tasks.Tasks) != 1 || tasks.Tasks[0].Path != "Tasks/Fix flaky sync tests.md" {
+		t.Errorf("blocked tasks: %+v", tasks)
+	}
+}
+
+// A proposal changes nothing until a person approves it, by the path
+// margin approve takes; the decision and every call are the client's in
+// the ledger.
+func TestProposalWaitsForApproval(t *testing.T) {
+	r := newRig(t, nil)
+	const p = "Reference/Acme.md"
+	before := r.read(t, p)
+	res := r.call(t, "propose_edit", map[string]any{"path": p, "kind": "append", "text": "- Prefers CSV exports", "reason": "said so on the call"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	prop := structured[mcpserver.ProposalResult](t, res)
+	if r.read(t, p) != before {
+		t.Fatal("the note changed before approval")
+	}
+	set := r.read(t, prop.File)
+	if !strings.Contains(set, "Test Client proposed this over MCP") || !strings.Contains(set, "+- Prefers CSV exports") {
+		t.Errorf("change set file:\n%s", set)
+	}
+	cs, err := r.ws.Changes.Decide(context.Background(), prop.ChangeSet, []changes.ItemDecision{{Item: prop.Item, Verdict: changes.Confirmed}})
+	if err != nil || cs.Items[0].Status != changes.ItemConfirmed {
+		t.Fatalf("approve: %+v, %v", cs, err)
+	}
+	if got := r.read(t, p); got != strings.TrimRight(before, "\n")+"\n- Prefers CSV exports\n" {
+		t.Errorf("after approval:\n%s", got)
+	}
+	ds, err := r.ws.Changes.Store().Decisions(context.Background(), changes.DecisionFilter{Task: p})
+	if err != nil || len(ds) != 1 || ds[0].Agent != "mcp:Test Client" {
+		t.Errorf("decisions: %+v, %v", ds, err)
+	}
+	tc := r.call(t, "propose_task_change", map[string]any{"task": "Renew passport", "field": "status", "value": "in-progress", "reason": "booked the photo"})
+	if tc.IsError || !strings.Contains(text(tc), "Set status to in-progress") {
+		t.Errorf("propose_task_change: %s", text(tc))
+	}
+	sets := structured[mcpserver.ChangesResult](t, r.call(t, "list_changes", map[string]any{"status": "all"}))
+	if len(sets.ChangeSets) != 2 {
+		t.Errorf("list_changes: %+v", sets)
+	}
+	calls := r.calls(t)
+	if len(calls) != 3 || slices.ContainsFunc(calls, func(c ledger.ToolCall) bool { return c.Client != "Test Client" }) {
+		t.Errorf("ledger: %+v", calls)
+	}
+}
+
+// calls are the tool calls in the ledger, once the server has written
+// them (off the calls' path).
+func (r *rig) calls(t *testing.T) []ledger.ToolCall {
+	t.Helper()
+	var calls []ledger.ToolCall
+	for range 100 {
+		var err error
+		if calls, err = r.ws.Ledger.ToolCalls(context.Background(), 100); err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) > 0 {
+			time.Sleep(20 * time.Millisecond) // the rest of the batch
+			calls, _ = r.ws.Ledger.ToolCalls(context.Background(), 100)
+			return calls
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return calls
+}
+
+// Resources: the global context and each report, as file:// URIs of
+// their files, and nothing else.
+func TestResources(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	src := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault")
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "Margin", "Reports"), 0o755)
+	os.WriteFile(filepath.Join(dir, "Margin", "Reports", "Renew passport.md"), []byte("---\nmargin: report\ntldr: Photos left.\n---\nPhotos left.\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "Margin", "Context.md"), []byte("# Context\n"), 0o644)
+	r := newRigAt(t, dir, nil)
+	ctx := context.Background()
+	res, err := r.cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, x := range res.Resources {
+		uris = append(uris, x.URI)
+	}
+	report := "file://" + filepath.ToSlash(filepath.Join(dir, "Margin", "Reports", "Renew passport.md"))
+	report = strings.ReplaceAll(report, " ", "%20")
+	if !slices.Contains(uris, report) || !slices.Contains(uris, "file://"+filepath.ToSlash(filepath.Join(dir, "Margin", "Context.md"))) {
+		t.Errorf("resources %v", uris)
+	}
+	got, err := r.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: report})
+	if err != nil || len(got.Contents) != 1 || !strings.Contains(got.Contents[0].Text, "tldr: Photos left.") {
+		t.Errorf("read %s: %+v, %v", report, got, err)
+	}
+	for _, uri := range []string{"file://" + filepath.ToSlash(filepath.Join(dir, "Reference", "Acme.md")), "file:///etc/passwd",
+		"file://" + filepath.ToSlash(filepath.Join(dir, "Margin", "Reports", "..", "..", "..", "secret.md"))} {
+		if _, err := r.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri}); err == nil {
+			t.Errorf("read %s: no error", uri)
+		}
+	}
+}
+
+// Bad input is an error each time, and the server stays up.
+func TestBadInput(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"write_note", map[string]any{"path": "x.md"}, `unknown tool "write_note": margin's tools are search_notes, read_note`},
+		{"read_note", map[string]any{"path": 5}, "path"},
+		{"search_notes", map[string]any{"query": "x", "limit": "ten"}, "limit"},
+		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "delete", "text": "x", "reason": "r"}, "kind"},
+		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "append", "text": strings.Repeat("x", 10<<20), "reason": "r"}, "more than"},
+		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "replace", "old_text": "\n", "text": "x", "reason": "r"}, "occurs"},
+		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "replace", "old_text": "not in the note", "text": "x", "reason": "r"}, "does not occur"},
+		{"propose_task_change", map[string]any{"task": "Renew passport", "field": "colour", "value": "red", "reason": "r"}, "field"},
+		{"ask", map[string]any{"question": "   "}, "empty"},
+	} {
+		res := r.call(t, tc.tool, tc.args)
+		if !res.IsError || !strings.Contains(text(res), tc.want) {
+			t.Errorf("%s %v: error %v: %.200s", tc.tool, tc.want, res.IsError, text(res))
+		}
+	}
+	if res := r.call(t, "list_changes", map[string]any{}); res.IsError {
+		t.Errorf("the server is not up after bad input: %s", text(res))
+	}
+	if sets, _ := r.ws.Changes.ChangeSets(ctx, changes.ChangeSetFilter{Status: "all"}); len(sets) != 0 {
+		t.Errorf("bad input made %d change sets", len(sets))
+	}
+	calls := r.calls(t)
+	if len(calls) != 10 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
+		t.Errorf("ledger: %d calls, the first %+v", len(calls), calls[len(calls)-1])
+	}
+}
+
+// Offline, ask answers from retrieval and says so.
+func TestAskOfflineSaysDegraded(t *testing.T) {
+	r := newRig(t, nil)
+	res := r.call(t, "ask", map[string]any{"question": "How is the invoice export going?"})
+	got := structured[query.Result](t, res)
+	if res.IsError || got.Status != query.StatusDegraded || !strings.Contains(text(res), "Degraded answer") || !strings.Contains(text(res), "[[Tasks/Ship invoice export") {
+		t.Errorf("ask offline: %s: %s", got.Status, text(res))
+	}
+}
+
+// A clarifying question comes back with its session id and options, and
+// ask with session_id and answers continues the session.
+func TestAskClarifies(t *testing.T) {
+	fake := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+	fake.Handle(querytest.NewModel(querytest.Replies{
+		"router":      {querytest.Route("query", "Strength training")},
+		"planner":     {querytest.PlanClarify("insight", "How stressed were you on Friday?")},
+		"clarifier":   {querytest.Clarify("How stressed were you on Friday?", "not at all", "somewhat", "very")},
+		"analyzer":    {querytest.Analysis(true, []map[string]any{querytest.Finding("Very stressed on Friday (user)")}, nil)},
+		"synthesizer": {querytest.Draft("Stress on Friday, as you say, plus little sleep.", "medium")},
+		"evaluator":   {querytest.Eval(true)},
+	}).Reply)
+	cfg := fake.Config()
+	cfg.Retry.LLMRetry = 0
+	client, err := llm.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, client)
+	res := r.call(t, "ask", map[string]any{"question": "Was stress behind Friday's heavy bench?"})
+	q := structured[query.Result](t, res)
+	if q.Status != query.StatusClarification || q.SessionID == "" || !strings.Contains(text(res), q.SessionID) || !strings.Contains(text(res), "options: not at all; somewhat; very") {
+		t.Fatalf("ask: %s", text(res))
+	}
+	res = r.call(t, "ask", map[string]any{"question": "Was stress behind Friday's heavy bench?", "session_id": q.SessionID, "answers": map[string]string{"q1": "very"}})
+	if a := structured[query.Result](t, res); a.Status != query.StatusAnswered || !strings.Contains(text(res), "Stress on Friday") {
+		t.Errorf("reply: %s: %s", a.Status, text(res))
+	}
+}

@@ -1,0 +1,264 @@
+// Package mcp serves a vault to AI applications over the Model Context
+// Protocol (SPEC §10), with the official Go SDK: tools that read the
+// vault (search, notes, tasks, reports, the query flow), one that logs,
+// and two that propose changes, which go into change sets a person
+// decides. Nothing a client sends changes a note until a person approves
+// it. Every call is recorded in the ledger with the client's name.
+//
+// It runs on a workspace the command line opens (server/workspace) with
+// the change sets and the query flow, and no watcher and no agents: beside
+// margin serve it shares the state database and index, whose watcher and
+// agents are serve's; alone, it brings the index up to date before a tool
+// reads it (a warm scan, at most once per Options.Refresh). The first scan
+// runs as the client connects: a first index of a large vault takes
+// seconds, and clients give initialize less; the tools that read the
+// index wait for it.
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/server/workspace"
+)
+
+// Options configure the MCP server.
+type Options struct {
+	Version string
+	Logger  *slog.Logger
+	// Refresh is how old the index may be when a tool reads it before a
+	// warm scan brings it up to date; 1 s by default.
+	Refresh time.Duration
+}
+
+// Server is margin's MCP server on one open workspace, which must have
+// the change sets, the query flow and the ledger.
+type Server struct {
+	ws    *workspace.Workspace
+	tasks *task.Store
+	opts  Options
+	log   *slog.Logger
+	mcp   *sdk.Server
+	tools []string // names, in the order added
+
+	scanMu  sync.Mutex
+	scanned time.Time
+	ready   chan struct{} // closed when the first scan is done
+	scanErr error         // of the first scan, once ready
+	closed  bool          // no scan after Close: the vault is closing
+	stop    context.CancelFunc
+
+	callsMu     sync.Mutex // guards callsClosed and sending on calls
+	callsClosed bool
+	calls       chan ledger.ToolCall
+	done        chan struct{} // closed when writeCalls has written every call
+}
+
+// New builds the server on ws.
+func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, error) {
+	if ws.Changes == nil || ws.Query == nil || ws.Ledger == nil {
+		return nil, errors.New("the MCP server needs a workspace with change sets, the query flow and the ledger")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Refresh <= 0 {
+		opts.Refresh = time.Second
+	}
+	st, err := task.OpenStore(ctx, ws.Vault.DB())
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, ready: make(chan struct{}),
+		calls: make(chan ledger.ToolCall, 1024), done: make(chan struct{})}
+	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "margin", Title: "margin", Version: opts.Version}, &sdk.ServerOptions{
+		Logger:       opts.Logger,
+		Instructions: instructions,
+	})
+	s.mcp.AddReceivingMiddleware(s.record)
+	s.addTools()
+	if err := s.addResources(); err != nil {
+		return nil, err
+	}
+	go s.writeCalls()
+	scanCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	go s.firstScan(scanCtx)
+	return s, nil
+}
+
+// firstScan brings the index up to date with the vault as the server
+// starts.
+func (s *Server) firstScan(ctx context.Context) {
+	defer close(s.ready)
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
+	if _, s.scanErr = s.ws.Vault.Scan(ctx, nil); s.scanErr != nil {
+		s.log.Error("indexing the vault", "err", s.scanErr)
+		return
+	}
+	s.scanned = time.Now()
+}
+
+const instructions = `margin serves a markdown vault (an Obsidian-style folder of notes, daily logs and task notes).
+Read with search_notes, read_note, list_tasks, get_report and ask. Nothing you send changes a note:
+propose_edit and propose_task_change put a change into a change set the person reads as a diff and
+approves or rejects; tell them what you proposed and why. Paths are relative to the vault.`
+
+// MCP is the SDK server, to run on a transport.
+func (s *Server) MCP() *sdk.Server { return s.mcp }
+
+// Run serves one client on t until it disconnects or ctx is done, then
+// writes the tool calls still queued for the ledger.
+func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
+	err := s.mcp.Run(ctx, t)
+	s.Close()
+	return err
+}
+
+// Close stops the first scan if it still runs, keeps any later one from
+// starting, and writes the tool calls still queued to the ledger; the
+// server records no call after it. The workspace may close after it.
+func (s *Server) Close() {
+	s.stop()
+	<-s.ready
+	s.scanMu.Lock()
+	s.closed = true
+	s.scanMu.Unlock()
+	s.callsMu.Lock()
+	if !s.callsClosed {
+		s.callsClosed = true
+		close(s.calls)
+	}
+	s.callsMu.Unlock()
+	<-s.done
+}
+
+// record is the middleware that puts every tool call in the ledger with
+// the client's name: those the SDK refuses (an unknown tool, arguments
+// that do not fit the schema) as well as those a tool answers.
+func (s *Server) record(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		call := ledger.ToolCall{Time: start, Client: clientName(req.GetSession())}
+		if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
+			call.Tool, call.Args = p.Name, string(p.Arguments)
+		}
+		var (
+			res sdk.Result
+			err error
+		)
+		if slices.Contains(s.tools, call.Tool) {
+			res, err = next(ctx, method, req)
+		} else {
+			// A tool error, not a protocol one, so that the model reads
+			// which tools there are and calls one of them.
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{
+				Text: fmt.Sprintf("unknown tool %q: margin's tools are %s", call.Tool, strings.Join(s.tools, ", "))}}}
+		}
+		call.Latency = time.Since(start)
+		switch r, _ := res.(*sdk.CallToolResult); {
+		case err != nil:
+			call.Err = err.Error()
+		case r != nil && r.IsError:
+			call.Err = "tool error"
+			if e := r.GetError(); e != nil {
+				call.Err = e.Error()
+			} else if len(r.Content) > 0 {
+				if tc, ok := r.Content[0].(*sdk.TextContent); ok {
+					call.Err = tc.Text
+				}
+			}
+		}
+		s.queue(call)
+		return res, err
+	}
+}
+
+// queue hands a call to writeCalls, unless the server is closing.
+func (s *Server) queue(call ledger.ToolCall) {
+	s.callsMu.Lock()
+	defer s.callsMu.Unlock()
+	if s.callsClosed {
+		return
+	}
+	select {
+	case s.calls <- call:
+	default:
+		s.log.Warn("the ledger is behind; a tool call goes unrecorded", "tool", call.Tool)
+	}
+}
+
+// writeCalls writes queued tool calls to the ledger in batches, off the
+// calls' path: a write to the state database waits for its sync.
+func (s *Server) writeCalls() {
+	defer close(s.done)
+	for c := range s.calls {
+		batch := []ledger.ToolCall{c}
+	more:
+		for len(batch) < 256 {
+			select {
+			case c, ok := <-s.calls:
+				if !ok {
+					break more
+				}
+				batch = append(batch, c)
+			default:
+				break more
+			}
+		}
+		if err := s.ws.Ledger.RecordToolCalls(context.Background(), batch); err != nil {
+			s.log.Warn("recording tool calls", "err", err)
+		}
+	}
+}
+
+// clientName is the clientInfo.name the client gave at initialize.
+func clientName(sess sdk.Session) string {
+	if ss, ok := sess.(*sdk.ServerSession); ok {
+		if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+			return changes.ClientName(p.ClientInfo.Name)
+		}
+	}
+	return changes.ClientName("")
+}
+
+// fresh waits for the first scan, and brings the index up to date when
+// it may be older than Refresh.
+func (s *Server) fresh(ctx context.Context) error {
+	select {
+	case <-s.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.scanErr != nil {
+		return fmt.Errorf("the vault could not be indexed: %w", s.scanErr)
+	}
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
+	if s.closed {
+		return errors.New("margin mcp is shutting down")
+	}
+	if time.Since(s.scanned) < s.opts.Refresh {
+		return nil
+	}
+	if _, err := s.ws.Vault.Scan(ctx, nil); err != nil {
+		return err
+	}
+	s.scanned = time.Now()
+	return nil
+}

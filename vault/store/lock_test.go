@@ -1,0 +1,44 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// One holder at a time: a second TryLock (as another process would, on a
+// file of its own opening) is refused until the first unlocks; a symbolic
+// link where the lock file goes is not followed.
+func TestTryLock(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no lock across processes on this system")
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "agents.lock")
+	l, err := TryLock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TryLock(p); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second TryLock: %v, want ErrLocked", err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l2, err := TryLock(p)
+	if err != nil {
+		t.Fatalf("TryLock after Unlock: %v", err)
+	}
+	l2.Unlock()
+
+	link := filepath.Join(dir, "link.lock")
+	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), link); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := TryLock(link); err == nil {
+		l.Unlock()
+		t.Error("TryLock followed a symbolic link")
+	}
+}
