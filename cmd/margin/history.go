@@ -92,8 +92,15 @@ and the commit on ` + history.Ref + ` when the vault is in a git work tree
 			defer ws.Close()
 			f := history.Filter{Limit: limit}
 			if task != "" {
-				if f.Task, err = findTask(cmd, ws.Vault, task); err != nil {
-					return err
+				// A note's path as it is (it may be gone since margin
+				// wrote it), else a task by name.
+				if p, perr := ws.Vault.Path(task); perr == nil && strings.HasSuffix(p, ".md") {
+					f.Task = p
+				}
+				if f.Task == "" {
+					if f.Task, err = findTask(cmd, ws.Vault, task); err != nil {
+						return err
+					}
 				}
 			}
 			es, err := ws.History.List(cmd.Context(), f)
@@ -103,7 +110,11 @@ and the commit on ` + history.Ref + ` when the vault is in a git work tree
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), es)
 			}
-			if len(es) == 0 {
+			switch {
+			case len(es) == 0 && f.Task != "":
+				fmt.Fprintf(cmd.ErrOrStderr(), "margin has written nothing for %s\n", f.Task)
+				return nil
+			case len(es) == 0:
 				fmt.Fprintln(cmd.ErrOrStderr(), "margin has written nothing into this vault yet")
 				return nil
 			}
