@@ -286,3 +286,36 @@ func BenchmarkSearch(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	})
 }
+
+// benchWords are cmd/marginbench's queries (frequent, medium and rare words
+// of the generated vault), run as it runs them: text only, 20 hits.
+var benchWords = []string{"bench", "sleep", "deadlift", "invoice", "meeting notes", "tired", "protein", "release", "physio", "chezmoi"}
+
+// BenchmarkSearchWords runs each of benchWords (ns/op per query); "mix"
+// runs them in turn and reports p50 and p99 latency, the figure of SPEC §9.
+func BenchmarkSearchWords(b *testing.B) {
+	ix := buildBench(b)
+	ctx := context.Background()
+	for _, w := range benchWords {
+		b.Run(strings.ReplaceAll(w, " ", "-"), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ix.Find(ctx, Query{Text: w, Limit: 20}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("mix", func(b *testing.B) {
+		var lat []time.Duration
+		for i := 0; b.Loop(); i++ {
+			start := time.Now()
+			if _, err := ix.Find(ctx, Query{Text: benchWords[i%len(benchWords)], Limit: 20}); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	})
+}
