@@ -21,7 +21,7 @@ const rankWeights = "10.0, 6.0, 4.0, 3.0, 1.0, 0.0"
 
 // search runs a query with text: rank every matching note, keep the best,
 // then find each one's best section.
-func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
+func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	var joins, where []string
 	args := []any{p.match}
 	// A long note has several search rows (see ftsRow.rows): when there is
@@ -164,7 +164,7 @@ func namedKey(text string) string {
 
 // namedNotes returns the ids of the notes whose file name or alias is the
 // query text: the note a person names ranks first.
-func (p *queryPlan) namedNotes(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
+func (p *queryPlan) namedNotes(ctx context.Context, tx readTx) (map[int64]bool, error) {
 	if p.named == "" {
 		return nil, nil
 	}
@@ -187,7 +187,7 @@ func (p *queryPlan) namedNotes(ctx context.Context, tx *sql.Tx) (map[int64]bool,
 // weighing less the more of the note's sections hold it (its heading and,
 // for the first, the note's title count), the earliest among equals; its
 // line is that of the first match in it.
-func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (map[int64]Hit, error) {
+func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (map[int64]Hit, error) {
 	type sec struct {
 		heading, body, date string
 		line, bodyLine      int

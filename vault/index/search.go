@@ -111,11 +111,12 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 		return Result{}, fmt.Errorf("searching: %w", err)
 	}
 	defer tx.Rollback()
+	rt := readTx{tx: tx, db: ix.db, stmts: &ix.stmts}
 	var r Result
 	if p.match == "" {
-		r, err = p.list(ctx, tx)
+		r, err = p.list(ctx, rt)
 	} else {
-		r, err = p.search(ctx, tx)
+		r, err = p.search(ctx, rt)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("searching: %w", err)
@@ -239,7 +240,7 @@ func metaExpr(toks ...string) string {
 // idBound runs q, which selects the lowest and highest file id of some
 // notes, and returns the condition bounding the search to them; "" when
 // there are no such notes, so nothing can match.
-func (p *queryPlan) idBound(ctx context.Context, tx *sql.Tx, q string, args ...any) (string, []any, error) {
+func (p *queryPlan) idBound(ctx context.Context, tx readTx, q string, args ...any) (string, []any, error) {
 	var lo, hi sql.NullInt64
 	if err := tx.QueryRowContext(ctx, q, args...).Scan(&lo, &hi); err != nil {
 		return "", nil, fmt.Errorf("bounding the search: %w", err)
@@ -275,7 +276,7 @@ func (p *queryPlan) dueWhere() ([]string, []any) {
 
 // list runs a query without text. It starts from notes, where every filter
 // has an index to use, and reaches a note's sections by their id range.
-func (p *queryPlan) list(ctx context.Context, tx *sql.Tx) (Result, error) {
+func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 	// The unary + keeps SQLite from building a throwaway index on listed
 	// for every query instead of using the id range.
 	where := []string{"+s.listed = 1"}
