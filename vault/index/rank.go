@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -207,7 +208,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 			return err
 		}
 		paths[id] = path
-		s.held = probes.held(title + "\n" + s.heading + "\n" + s.body)
+		s.held = probes.held(title, s.heading, s.body)
 		secs[id] = append(secs[id], s)
 		return nil
 	})
@@ -249,15 +250,16 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 }
 
 // probes tell quickly whether a section likely holds each term, folded,
-// in the text folded rune by rune (see probeFold), which is much cheaper
-// than splitting it into pieces. They only choose among a note's sections;
-// snippet marks the exact matches.
+// in the text folded rune by rune (see appendProbeFold), which is much
+// cheaper than splitting it into pieces. They only choose among a note's
+// sections; snippet marks the exact matches.
 type probes struct {
 	texts []string // distinct folded terms
+	buf   []byte   // the last text folded, reused
 }
 
-func termProbes(terms []term) probes {
-	var p probes
+func termProbes(terms []term) *probes {
+	p := &probes{}
 	for _, t := range terms {
 		if !slices.Contains(p.texts, t.text) {
 			p.texts = append(p.texts, t.text)
@@ -266,20 +268,23 @@ func termProbes(terms []term) probes {
 	return p
 }
 
-// held reports, for each probe, whether text holds it.
-func (p probes) held(text string) []bool {
+// held reports, for each probe, whether one of texts holds it.
+func (p *probes) held(texts ...string) []bool {
 	out := make([]bool, len(p.texts))
-	if isASCII(text) {
-		// Most sections are ASCII, where folding is lower case: compare
-		// in place rather than fold a copy of every section of every hit.
-		for i, t := range p.texts {
-			out[i] = containsLowerASCII(text, t)
+	for _, text := range texts {
+		if isASCII(text) {
+			// Most sections are ASCII, where folding is lower case:
+			// compare in place rather than fold a copy of every
+			// section of every hit.
+			for i, t := range p.texts {
+				out[i] = out[i] || containsLowerASCII(text, t)
+			}
+			continue
 		}
-		return out
-	}
-	text = probeFold(text)
-	for i, t := range p.texts {
-		out[i] = strings.Contains(text, t)
+		p.buf = appendProbeFold(p.buf[:0], text)
+		for i, t := range p.texts {
+			out[i] = out[i] || bytes.Contains(p.buf, []byte(t))
+		}
 	}
 	return out
 }
