@@ -20,7 +20,18 @@ import (
 // headings or properties, and those more than one in its body.
 const rankWeights = "10.0, 6.0, 4.0, 3.0, 1.0, 0.0"
 
-// search runs a query with text: rank every matching note, keep the best,
+// matchArg is the right side of MATCH: an expression rather than a bare
+// parameter, which FTS5 looks at while SQLite plans the statement, so that
+// SQLite compiled it again each time it was bound to another query.
+const matchArg = "(? || '')"
+
+// scored is a matching note and its bm25 score, lower is better.
+type scored struct {
+	id    int64
+	score float64
+}
+
+// search runs a query with text: rank the matching notes, keep the best,
 // then find each one's best section.
 func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	var joins, where []string
@@ -82,47 +93,95 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	for _, j := range joins {
 		from += " CROSS JOIN " + j
 	}
-	from += " WHERE " + strings.Join(append([]string{"notes_fts MATCH ?"}, where...), " AND ")
-	type scored struct {
-		id    int64
-		score float64 // lower is better, as bm25 has it
-		named bool
+	from += " WHERE " + strings.Join(append([]string{"notes_fts MATCH " + matchArg}, where...), " AND ")
+	// Within a tier, the named note first, then by score; ties in the
+	// index's order. Without a glob to check in Go, SQLite keeps the best
+	// rows itself (a bounded sort, no row crossing to Go but those), and
+	// counts the rest without ranking them. The '+' keeps SQLite from
+	// looking the listed notes up in FTS5 one by one.
+	namedIn := `+` + id + ` IN (` + placeholders(len(named)) + `)`
+	namedArgs := int64Args(slices.Collect(maps.Keys(named)))
+	score := `bm25(notes_fts, ` + rankWeights + `)`
+	if p.fieldMatch == "" {
+		score = "0.0" // only filters: every weight is 0
 	}
-	var cands []scored
-	var r Result
-	// The named note first, then by score; ties in the index's order.
-	// Without a glob to check in Go, SQLite keeps the best rows itself (a
-	// bounded sort, no row crossing to Go but those), and counts the rest
-	// without ranking them.
-	order := ` ORDER BY ` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id
-	limit := ""
-	if p.globRE == nil {
-		limit = fmt.Sprintf(" LIMIT %d", p.limit+1)
-	}
-	q := `SELECT ` + id + `, ` + pathCol + `, bm25(notes_fts, ` + rankWeights + `)` + from + order + limit
-	if p.chunked {
-		// Materialized: bm25 cannot run inside the aggregate.
-		q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, bm25(notes_fts, ` + rankWeights + `) AS score` + from +
-			`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY note IN (` + placeholders(len(named)) + `) DESC, 3, note` + limit
-	}
-	err = collect(ctx, tx, q, append(slices.Clone(args), int64Args(slices.Collect(maps.Keys(named)))...), func(rows *sql.Rows) error {
-		var c scored
-		var path string
-		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
-			return err
+	rank := func(cond string, condArgs []any, limit int) ([]scored, error) {
+		q := from
+		if cond != "" {
+			q += " AND " + cond
 		}
-		if p.globRE != nil && !p.globRE.MatchString(path) {
+		lim := ""
+		if limit > 0 {
+			lim = fmt.Sprintf(" LIMIT %d", limit)
+		}
+		if p.chunked {
+			// Materialized: bm25 cannot run inside the aggregate.
+			q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, ` + score + ` AS score` + q +
+				`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(named)) + `) DESC, 3, note` + lim
+		} else {
+			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY ` + namedIn + ` DESC, 3, ` + id + lim
+		}
+		var out []scored
+		qargs := append(append(slices.Clone(args), condArgs...), namedArgs...)
+		err := collect(ctx, tx, q, qargs, func(rows *sql.Rows) error {
+			var c scored
+			var path string
+			if err := rows.Scan(&c.id, &path, &c.score); err != nil {
+				return err
+			}
+			if p.globRE == nil || p.globRE.MatchString(path) {
+				out = append(out, c)
+			}
 			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("matching: %w", err)
 		}
-		c.named = named[c.id]
-		cands = append(cands, c)
-		return nil
-	})
+		return out, nil
+	}
+	// Notes rank in two tiers, by score within each: first the named note
+	// and the notes whose title, aliases, path, headings or properties hold
+	// the query, then those that hold it only in their text. bm25 reads the
+	// size of each row it scores, which costs more than finding and
+	// counting the matches, so the second tier, for a common word nearly
+	// every note, is scored only when the first does not fill the page.
+	var r Result
+	var first, rest string
+	var tierArgs []any
+	if p.fieldMatch != "" {
+		inner := "u.rowid"
+		if p.chunked {
+			inner = noteOfRow(inner)
+		}
+		first = `(+` + id + ` IN (SELECT ` + inner + ` FROM notes_fts u WHERE u.notes_fts MATCH ` + matchArg + `) OR ` + namedIn + `)`
+		rest = "NOT " + first
+		tierArgs = append([]any{p.fieldMatch}, namedArgs...)
+	}
+	limit := 0 // with a glob to check in Go, every match crosses
+	if p.globRE == nil {
+		limit = p.limit + 1 // one more, to tell a cut list
+	}
+	cands, err := rank(first, tierArgs, limit)
 	if err != nil {
-		return Result{}, fmt.Errorf("matching: %w", err)
+		return Result{}, err
+	}
+	complete := limit == 0 || len(cands) < limit // every match of the tier is in cands
+	if rest != "" && (limit == 0 || len(cands) < p.limit) {
+		room := 0
+		if limit > 0 {
+			room = limit - len(cands)
+		}
+		more, err := rank(rest, tierArgs, room)
+		if err != nil {
+			return Result{}, err
+		}
+		complete = limit == 0 || len(more) < room
+		cands = append(cands, more...)
+	} else if rest != "" {
+		complete = false // the second tier is not read
 	}
 	r.Total = len(cands)
-	if limit != "" && len(cands) > p.limit {
+	if !complete {
 		count := "count(*)"
 		if p.chunked {
 			count = "count(DISTINCT " + id + ")"

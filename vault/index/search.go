@@ -91,11 +91,13 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return r.Hits, err
 }
 
-// Find runs q. With text, every matching note is ranked (BM25 over the
-// note, its title, aliases and path, headings and properties weighted above
-// the body; a note named by the query first) and each hit is the note's
-// best section; without text, hits are entries and notes ordered by date,
-// then path and line, and Rank is 0.
+// Find runs q. With text, every matching note is counted and ranked: a
+// note named by the query and the notes whose title, aliases, path,
+// headings or properties hold it come first, then those that hold it only
+// in their text, by BM25 within each (title and aliases weighing most, then
+// path, headings, properties, body; Rank is the BM25 score); each hit is
+// the note's best section. Without text, hits are entries and notes
+// ordered by date, then path and line, and Rank is 0.
 func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 	p, err := plan(q)
 	if err != nil {
@@ -128,12 +130,16 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 // tag, task-field and property filters become meta tokens in the MATCH expression and
 // the rest become SQL conditions; without text, all are SQL conditions.
 type queryPlan struct {
-	terms   []term // the user's words and their synonyms, for snippets
-	match   string // FTS5 expression of the user's words and the meta filters; "" lists
-	named   string // the query text as a link key: the note of that name ranks first
-	nothing bool   // the query can match nothing (text without a searchable word)
-	chunked bool   // some note has several search rows
-	limit   int
+	terms []term // the user's words and their synonyms, for snippets
+	match string // FTS5 expression of the user's words and the meta filters; "" lists
+	// fieldMatch is the user's words in the title, path, headings and
+	// properties only: the notes of the first tier (see search). "" when
+	// the query has no words, only filters.
+	fieldMatch string
+	named      string // the query text as a link key: the note of that name ranks first
+	nothing    bool   // the query can match nothing (text without a searchable word)
+	chunked    bool   // some note has several search rows
+	limit      int
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
@@ -204,6 +210,7 @@ func plan(q Query) (*queryPlan, error) {
 	var m []string
 	if user != "" {
 		m = append(m, "{title path headings props body} : ("+user+")")
+		p.fieldMatch = "{title path headings props} : (" + user + ")"
 	}
 	for _, t := range props {
 		m = append(m, metaExpr(t))
