@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -249,6 +250,7 @@ func (p *queryPlan) namedNotes(ctx context.Context, tx readTx) (map[int64]bool, 
 // line is that of the first match in it.
 func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (map[int64]Hit, error) {
 	type sec struct {
+		id                  int64
 		heading, body, date string
 		line, bodyLine      int
 		held                []bool // by probe
@@ -256,14 +258,16 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 	secs := make(map[int64][]sec, len(ids))
 	paths := make(map[int64]string, len(ids))
 	probes := termProbes(terms)
-	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
+	// In no order: an ORDER BY would copy every section, body and all,
+	// into a sorter first.
+	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.id, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
 		FROM notes n JOIN files f ON f.id = n.file_id
 		JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
-		WHERE n.file_id IN (`+placeholders(len(ids))+`) ORDER BY s.id`, int64Args(ids), func(r *sql.Rows) error {
+		WHERE n.file_id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
 		var id int64
 		var path, title string
 		var s sec
-		if err := r.Scan(&id, &path, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
+		if err := r.Scan(&id, &path, &s.id, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
 			return err
 		}
 		paths[id] = path
@@ -276,6 +280,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 	}
 	out := make(map[int64]Hit, len(secs))
 	for id, ss := range secs {
+		slices.SortFunc(ss, func(a, b sec) int { return cmp.Compare(a.id, b.id) }) // in the note's order
 		df := make([]int, len(probes.texts))
 		for _, s := range ss {
 			for i, h := range s.held {
