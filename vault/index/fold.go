@@ -40,11 +40,35 @@ func pieces(s string, f func(folded)) {
 
 // piecesWhile is pieces until f returns false.
 func piecesWhile(s string, f func(folded) bool) {
+	spansWhile(s, func(start, end int, kind int) bool {
+		if kind == spanSymbol {
+			r, _ := utf8.DecodeRuneInString(s[start:end])
+			return f(folded{text: string(r), start: start, end: end})
+		}
+		return f(folded{text: fold(s[start:end]), start: start, end: end, unspaced: kind == spanUnspaced})
+	})
+}
+
+// The kinds of piece spansWhile finds.
+const (
+	spanSpaced   = iota // a word of a spaced script
+	spanUnspaced        // a run of an unspaced script
+	spanSymbol          // one symbol, its own word
+)
+
+// spansWhile calls f with the byte range and kind of each piece of s, not
+// folded, until f returns false: pieces without the cost of folding, for
+// a caller that folds only the pieces it must.
+func spansWhile(s string, f func(start, end int, kind int) bool) {
 	classes := bmpClasses()
 	start, unspaced, more := -1, false, true
 	flush := func(end int) {
 		if start >= 0 && more {
-			more = f(folded{text: fold(s[start:end]), start: start, end: end, unspaced: unspaced})
+			kind := spanSpaced
+			if unspaced {
+				kind = spanUnspaced
+			}
+			more = f(start, end, kind)
 		}
 		start = -1
 	}
@@ -77,7 +101,10 @@ func piecesWhile(s string, f func(folded) bool) {
 		case classSymbol:
 			flush(i)
 			if more {
-				more = f(folded{text: string(r), start: i, end: i + utf8.RuneLen(r)})
+				// The width in s: an invalid byte decodes as U+FFFD,
+				// a symbol of three bytes.
+				_, n := utf8.DecodeRuneInString(s[i:])
+				more = f(i, i+n, spanSymbol)
 			}
 		case classMark:
 			// A mark belongs to the piece before it, whichever script.
