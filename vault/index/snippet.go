@@ -142,9 +142,22 @@ func snippet(body string, terms []term) (string, int) {
 // leadSnippet is the first words of a section, for hits without matched
 // words.
 func leadSnippet(body string) string {
-	s := strings.Join(strings.Fields(body), " ")
 	const max = 160
-	if utf8.RuneCountInString(s) <= max {
+	// Words up to the first past max runes, not the whole section's.
+	var b strings.Builder
+	n := 0
+	for w := range strings.FieldsSeq(body) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		if n += utf8.RuneCountInString(w); n > max {
+			break
+		}
+	}
+	s := b.String()
+	if n <= max {
 		return s
 	}
 	r := []rune(s)[:max]

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/vault/note"
 )
@@ -118,5 +119,29 @@ func TestSnippetInvalidUTF8(t *testing.T) {
 	}
 	if want := "caf\xe9 **bench** press \xff"; r.Hits[0].Snippet != want {
 		t.Errorf("snippet %q, want %q", r.Hits[0].Snippet, want)
+	}
+}
+
+// TestLeadSnippetReadsOnlyItsWords: the lead of a section, read word by
+// word up to its length, is the lead cut from all its words joined.
+func TestLeadSnippetReadsOnlyItsWords(t *testing.T) {
+	slow := func(body string) string {
+		s := strings.Join(strings.Fields(body), " ")
+		if utf8.RuneCountInString(s) <= 160 {
+			return s
+		}
+		r := []rune(s)[:160]
+		if i := strings.LastIndexByte(string(r), ' '); i > 80 {
+			return string(r)[:i] + "…"
+		}
+		return string(r) + "…"
+	}
+	bodies := []string{"", "  ", "one", " two  words\n", strings.Repeat("word ", 31) + "x", strings.Repeat("word ", 32),
+		strings.Repeat("a", 159) + " b", strings.Repeat("a", 160), strings.Repeat("a", 161), strings.Repeat("노트를 ", 50),
+		strings.Repeat("x", 100) + " " + strings.Repeat("y", 100), strings.Repeat("é", 81) + " " + strings.Repeat("z", 90)}
+	for _, b := range bodies {
+		if got, want := leadSnippet(b), slow(b); got != want {
+			t.Errorf("leadSnippet(%.30q) = %q, want %q", b, got, want)
+		}
 	}
 }
