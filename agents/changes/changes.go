@@ -159,6 +159,9 @@ func (c *Changes) Watch() {
 // whose time is up, until ctx is done. It runs on its own goroutine: a
 // decision that waits on the editor delays no wake and no request.
 func (c *Changes) Run(ctx context.Context) {
+	if err := c.queueOpenSetFiles(ctx); err != nil && ctx.Err() == nil {
+		c.log.Error("reading change set files saved while margin was not running", "err", err)
+	}
 	expiry := time.NewTicker(expiryCheck(c.opts.ExpireAfter))
 	defer expiry.Stop()
 	for {
@@ -177,6 +180,21 @@ func (c *Changes) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// queueOpenSetFiles queues every open set's file for Run to decide: the
+// watcher reports only the saves made while margin runs, and a box ticked
+// in another editor while it was not running would otherwise wait for the
+// next save. DecideFile reads nothing from a file that is as margin left it.
+func (c *Changes) queueOpenSetFiles(ctx context.Context) error {
+	sets, err := c.store.ChangeSets(ctx, ChangeSetFilter{})
+	if err != nil {
+		return err
+	}
+	for _, cs := range sets {
+		c.files.Add(cs.Path)
+	}
+	return nil
 }
 
 // isChangeSetFile reports whether p is a change set file.

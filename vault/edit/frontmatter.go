@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/margin-md/margin/vault/note"
 	"gopkg.in/yaml.v3"
 )
 
@@ -61,14 +62,14 @@ func setFrontmatter(src []byte, key string, value any) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := splice(src, fm.open, fm.open, "---"+eol+line+"---"+eol)
-		if err := checkSplice(out, src[fm.open:], nil, fieldChange{key: key, at: -1, value: value}); err != nil {
+		out := splice(src, fm.Open, fm.Open, "---"+eol+line+"---"+eol)
+		if err := checkSplice(out, src[fm.Open:], nil, fieldChange{key: key, at: -1, value: value}); err != nil {
 			return nil, err
 		}
 		return out, nil
 	}
 
-	y := src[fm.start:fm.end]
+	y := src[fm.Start:fm.End]
 	m, fields, err := parseFields(y)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func setFrontmatter(src []byte, key string, value any) ([]byte, error) {
 		if m != nil {
 			indent = strings.Repeat(" ", m.Content[0].Column-1)
 		}
-		if repl, err = renderPair(key, value, indent, fm.eol); err != nil {
+		if repl, err = renderPair(key, value, indent, fm.EOL); err != nil {
 			return nil, err
 		}
 		a, b = len(y), len(y)
@@ -96,12 +97,12 @@ func setFrontmatter(src []byte, key string, value any) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if a, b, repl, err = p.replacement(t, value, fm.eol); err != nil {
+		if a, b, repl, err = p.replacement(t, value, fm.EOL); err != nil {
 			return nil, err
 		}
 	}
-	out := splice(src, fm.start+a, fm.start+b, repl)
-	if err := checkSplice(out, src[fm.body:], fields, fieldChange{key: key, at: at, value: value}); err != nil {
+	out := splice(src, fm.Start+a, fm.Start+b, repl)
+	if err := checkSplice(out, src[fm.Body:], fields, fieldChange{key: key, at: at, value: value}); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -115,7 +116,7 @@ func deleteFrontmatter(src []byte, key string) ([]byte, error) {
 	case !ok:
 		return src, nil
 	}
-	y := src[fm.start:fm.end]
+	y := src[fm.Start:fm.End]
 	m, fields, err := parseFields(y)
 	if err != nil {
 		return nil, err
@@ -133,8 +134,8 @@ func deleteFrontmatter(src []byte, key string) ([]byte, error) {
 		return nil, err
 	}
 	a, b := t.lines[t.lineOf(p.keyStart)], t.nextLine(t.lineOf(p.ve))
-	out := splice(src, fm.start+a, fm.start+b, "")
-	if err := checkSplice(out, src[fm.body:], fields, fieldChange{key: key, at: at, deleted: true}); err != nil {
+	out := splice(src, fm.Start+a, fm.Start+b, "")
+	if err := checkSplice(out, src[fm.Body:], fields, fieldChange{key: key, at: at, deleted: true}); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -156,69 +157,19 @@ func checkKey(key string) error {
 	return nil
 }
 
-// fmBlock locates a YAML frontmatter block: a `---` line at the very start of
-// the note (after an optional UTF-8 byte order mark), the YAML, and the first
-// `---` line after it. Obsidian reads nothing else as frontmatter, so a `---`
-// further down is a horizontal rule and a note starting with one is refused
-// rather than given a second block.
-type fmBlock struct {
-	open  int    // offset of the opening `---` (after the BOM)
-	start int    // first byte of the YAML
-	end   int    // first byte of the closing line, so the YAML is src[start:end]
-	body  int    // first byte after the closing line
-	eol   string // line ending of the opening line, used for lines margin adds
-}
-
-var utf8BOM = []byte("\uFEFF")
-
 // errUnterminated refuses a note that opens a frontmatter block without
 // closing it: adding a block in front would make two.
 var errUnterminated = errors.New("frontmatter has no closing --- line")
 
-// findFrontmatter reports whether src has a frontmatter block; fm.open is set
-// even when it has none, to the offset after any BOM.
-func findFrontmatter(src []byte) (fm fmBlock, ok bool, err error) {
-	if bytes.HasPrefix(src, utf8BOM) {
-		fm.open = len(utf8BOM)
+// findFrontmatter finds src's frontmatter block as the parser does
+// (note.FindHeader); h.Open is set even when it has none, to the offset
+// after any byte-order mark.
+func findFrontmatter(src []byte) (h note.Header, ok bool, err error) {
+	h, ok, unclosed := note.FindHeader(string(src))
+	if unclosed {
+		return h, false, errUnterminated
 	}
-	n, eol, isDelim := delimiterLine(src, fm.open)
-	if !isDelim || eol == "" {
-		return fm, false, nil
-	}
-	fm.start, fm.eol = fm.open+n, eol
-	for i := fm.start; i < len(src); {
-		if n, _, isDelim := delimiterLine(src, i); isDelim {
-			fm.end, fm.body = i, i+n
-			return fm, true, nil
-		}
-		j := bytes.IndexByte(src[i:], '\n')
-		if j < 0 {
-			break
-		}
-		i += j + 1
-	}
-	return fm, false, errUnterminated
-}
-
-// delimiterLine reports whether a `---` line (trailing blanks allowed) starts
-// at i, its length with its line break, and the break.
-func delimiterLine(src []byte, i int) (n int, eol string, ok bool) {
-	if !bytes.HasPrefix(src[i:], []byte("---")) {
-		return 0, "", false
-	}
-	j := i + 3
-	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
-		j++
-	}
-	switch {
-	case j == len(src):
-		return j - i, "", true
-	case src[j] == '\n':
-		return j + 1 - i, "\n", true
-	case src[j] == '\r' && j+1 < len(src) && src[j+1] == '\n':
-		return j + 2 - i, "\r\n", true
-	}
-	return 0, "", false
+	return h, ok, nil
 }
 
 // lineEnding is the line ending a note uses, judged by its first line.
@@ -426,10 +377,10 @@ func checkSplice(out, body []byte, before []field, c fieldChange) error {
 	if err != nil || !ok {
 		return fmt.Errorf("splice broke the frontmatter block (%v)", err)
 	}
-	if !bytes.Equal(out[fm.body:], body) {
+	if !bytes.Equal(out[fm.Body:], body) {
 		return errors.New("splice changed the note's body")
 	}
-	_, got, err := parseFields(out[fm.start:fm.end])
+	_, got, err := parseFields(out[fm.Start:fm.End])
 	if err != nil {
 		return fmt.Errorf("splice produced invalid frontmatter: %w", err)
 	}

@@ -38,14 +38,14 @@ func topFields(t *testing.T, src []byte) (fields []field, body []byte) {
 		t.Fatalf("frontmatter: %v", err)
 	}
 	if !ok {
-		return nil, src[fm.open:]
+		return nil, src[fm.Open:]
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(src[fm.start:fm.end], &doc); err != nil {
+	if err := yaml.Unmarshal(src[fm.Start:fm.End], &doc); err != nil {
 		t.Fatalf("frontmatter does not parse: %v\n%q", err, src)
 	}
 	if len(doc.Content) == 0 {
-		return nil, src[fm.body:]
+		return nil, src[fm.Body:]
 	}
 	m := doc.Content[0]
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -55,7 +55,7 @@ func topFields(t *testing.T, src []byte) (fields []field, body []byte) {
 		}
 		fields = append(fields, field{key: m.Content[i].Value, value: normalise(v)})
 	}
-	return fields, src[fm.body:]
+	return fields, src[fm.Body:]
 }
 
 func FuzzSetFrontmatter(f *testing.F) {

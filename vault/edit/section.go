@@ -153,8 +153,8 @@ func appendSection(src []byte, from int, eol, closer string, level int, title, t
 
 // bodyStart is the offset after the frontmatter, or 0.
 func bodyStart(src []byte) int {
-	_, body, _ := note.FrontmatterBlock(src)
-	return body
+	h, _, _ := note.FindHeader(string(src))
+	return h.Body
 }
 
 // normaliseText trims blank lines around text and gives it the note's line

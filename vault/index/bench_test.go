@@ -286,3 +286,81 @@ func BenchmarkSearch(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	})
 }
+
+// benchWords are cmd/marginbench's queries (frequent, medium and rare words
+// of the generated vault), run as it runs them: text only, 20 hits.
+var benchWords = []string{"bench", "sleep", "deadlift", "invoice", "meeting notes", "tired", "protein", "release", "physio", "chezmoi"}
+
+// BenchmarkSearchWords runs each of benchWords (ns/op per query); "mix"
+// runs them in turn and reports p50 and p99 latency, the figure of SPEC §9.
+func BenchmarkSearchWords(b *testing.B) {
+	ix := buildBench(b)
+	ctx := context.Background()
+	for _, w := range benchWords {
+		b.Run(strings.ReplaceAll(w, " ", "-"), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ix.Find(ctx, Query{Text: w, Limit: 20}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("mix", func(b *testing.B) {
+		var lat []time.Duration
+		for i := 0; b.Loop(); i++ {
+			start := time.Now()
+			if _, err := ix.Find(ctx, Query{Text: benchWords[i%len(benchWords)], Limit: 20}); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	})
+}
+
+// realWords are cmd/marginbench's searches of the Obsidian help vault: a
+// word of each of its scripts and common English ones.
+var realWords = []string{"canvas", "sync", "daily notes", "link", "노트", "プラグイン", "笔记", "σημείωση", "เลือก",
+	"ឯកសារ", "করুন", "ملاحظة", "заметка", "Notiz", "הערה"}
+
+// BenchmarkSearchReal is BenchmarkSearchWords over the index of a real
+// vault, MARGIN_BENCH_INDEX: the .margin/index.db of a copy of the help
+// vault (github.com/obsidianmd/obsidian-help) after `margin status`; it is
+// skipped without one. It reports each search's total, to tell a faster
+// search from one that finds less.
+func BenchmarkSearchReal(b *testing.B) {
+	path := os.Getenv("MARGIN_BENCH_INDEX")
+	if path == "" {
+		b.Skip("MARGIN_BENCH_INDEX names no index")
+	}
+	ix := openBench(b, path)
+	b.Cleanup(func() { ix.Close() })
+	ctx := context.Background()
+	for _, w := range realWords {
+		b.Run(w, func(b *testing.B) {
+			var r Result
+			for b.Loop() {
+				var err error
+				if r, err = ix.Find(ctx, Query{Text: w, Limit: 20}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(r.Total), "total")
+		})
+	}
+	b.Run("mix", func(b *testing.B) {
+		var lat []time.Duration
+		for i := 0; b.Loop(); i++ {
+			start := time.Now()
+			if _, err := ix.Find(ctx, Query{Text: realWords[i%len(realWords)], Limit: 20}); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	})
+}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -39,10 +40,35 @@ func pieces(s string, f func(folded)) {
 
 // piecesWhile is pieces until f returns false.
 func piecesWhile(s string, f func(folded) bool) {
+	spansWhile(s, func(start, end int, kind int) bool {
+		if kind == spanSymbol {
+			r, _ := utf8.DecodeRuneInString(s[start:end])
+			return f(folded{text: string(r), start: start, end: end})
+		}
+		return f(folded{text: fold(s[start:end]), start: start, end: end, unspaced: kind == spanUnspaced})
+	})
+}
+
+// The kinds of piece spansWhile finds.
+const (
+	spanSpaced   = iota // a word of a spaced script
+	spanUnspaced        // a run of an unspaced script
+	spanSymbol          // one symbol, its own word
+)
+
+// spansWhile calls f with the byte range and kind of each piece of s, not
+// folded, until f returns false: pieces without the cost of folding, for
+// a caller that folds only the pieces it must.
+func spansWhile(s string, f func(start, end int, kind int) bool) {
+	classes := bmpClasses()
 	start, unspaced, more := -1, false, true
 	flush := func(end int) {
 		if start >= 0 && more {
-			more = f(folded{text: fold(s[start:end]), start: start, end: end, unspaced: unspaced})
+			kind := spanSpaced
+			if unspaced {
+				kind = spanUnspaced
+			}
+			more = f(start, end, kind)
 		}
 		start = -1
 	}
@@ -63,13 +89,22 @@ func piecesWhile(s string, f func(folded) bool) {
 			}
 			continue
 		}
-		switch class := runeClass(r); class {
+		var class int
+		if r < 0x10000 {
+			class = int(classes[r])
+		} else {
+			class = runeClass(r)
+		}
+		switch class {
 		case classOther:
 			flush(i)
 		case classSymbol:
 			flush(i)
 			if more {
-				more = f(folded{text: string(r), start: i, end: i + utf8.RuneLen(r)})
+				// The width in s: an invalid byte decodes as U+FFFD,
+				// a symbol of three bytes.
+				_, n := utf8.DecodeRuneInString(s[i:])
+				more = f(i, i+n, spanSymbol)
 			}
 		case classMark:
 			// A mark belongs to the piece before it, whichever script.
@@ -108,6 +143,17 @@ const (
 // with particles joined to them), so a word is found as a substring.
 var unspacedScripts = []*unicode.RangeTable{unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul,
 	unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar, unicode.Tibetan, unicode.Yi, unicode.Bopomofo}
+
+// bmpClasses is runeClass of each rune of the Basic Multilingual Plane,
+// where nearly all text is: runeClass asks several Unicode tables per rune.
+// Built on first use (a few ms), not when the process starts.
+var bmpClasses = sync.OnceValue(func() *[0x10000]uint8 {
+	var t [0x10000]uint8
+	for r := range t {
+		t[r] = uint8(runeClass(rune(r)))
+	}
+	return &t
+})
 
 func runeClass(r rune) int {
 	switch {
@@ -151,6 +197,9 @@ func fold(tok string) string {
 		}
 		if !compose {
 			compose = unicode.IsMark(r) || 0x3130 <= r && r < 0x3190
+		}
+		if caseless(r) {
+			return r
 		}
 		return unicode.ToLower(r)
 	}, tok)
@@ -297,14 +346,40 @@ var probeFolds = func() (t [0x2000]rune) {
 	return t
 }()
 
-// probeFold folds text rune by rune, which is what fold does to the words
-// of most text (it does not compose or decompose Hangul and kana, which
-// fold keeps composed): cheap enough to run over every section of a hit.
-func probeFold(text string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x2000 {
-			return probeFolds[r]
+// appendProbeFold appends text folded rune by rune to dst, which is what
+// fold does to the words of most text (it does not compose or decompose
+// Hangul and kana, which fold keeps composed): cheap enough to run over
+// every section of a hit.
+func appendProbeFold(dst []byte, text string) []byte {
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
 		}
-		return unicode.ToLower(r)
-	}, text)
+		r, n := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r < 0x2000:
+			if f := probeFolds[r]; f >= 0 {
+				dst = utf8.AppendRune(dst, f)
+			}
+		case caseless(r):
+			dst = append(dst, text[i:i+n]...)
+		default:
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		}
+		i += n
+	}
+	return dst
+}
+
+// caseless reports runes that lower-case to themselves in blocks where
+// every rune does: CJK, kana and Hangul syllables, most of the text past
+// U+2000, spared unicode.ToLower's search of the case tables.
+func caseless(r rune) bool {
+	return 0x2E80 <= r && r < 0xA640 || 0xAC00 <= r && r < 0xD7A4
 }

@@ -48,6 +48,8 @@ type Index struct {
 	// file: held until Close, so that no other process trusts the file
 	// meanwhile, and the next Open after it rebuilds the index.
 	unsynced []*coldMarker
+
+	stmts stmtCache // of searches
 }
 
 // Close closes the index's database.
@@ -55,6 +57,7 @@ func (ix *Index) Close() error {
 	ix.writing.Lock()
 	err := ix.dropWriteConn()
 	ix.writing.Unlock()
+	ix.stmts.close()
 	err = errors.Join(err, store.CloseRebuildable(ix.db))
 	ix.mu.Lock()
 	for _, m := range ix.unsynced {

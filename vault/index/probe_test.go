@@ -4,26 +4,56 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/margin-md/margin/vault/note"
 )
 
-// TestProbesAgreeOnASCII: the in-place comparison for ASCII sections finds
-// exactly what folding a copy finds.
-func TestProbesAgreeOnASCII(t *testing.T) {
+// probeFoldSlow is appendProbeFold the plain way, rune by rune through the
+// fold table below U+2000 and unicode.ToLower above.
+func probeFoldSlow(text string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x2000 {
+			return probeFolds[r]
+		}
+		return unicode.ToLower(r)
+	}, text)
+}
+
+// TestProbesAgree: held, in place for ASCII sections and in a reused
+// buffer for others, finds exactly what folding a copy of the section's
+// parts joined finds.
+func TestProbesAgree(t *testing.T) {
 	texts := []string{
 		"Slept 7h. BENCH 3x5 @ 185, felt heavy",
 		"benc", "", "b", "@Bench`", "[[Bench Press]] #gym",
 		"bEnCh press\nbench\tPRESS", "no match here at all",
+		"Καφέ ΣΗΜΕΊΩΣΗ café NAÏVE", "노트를 정리 プラグイン 笔记 Ⅻ ＡＢＣ", "bad \xff\xfe bytes Bench",
+		"Заметка: ПРЕСС", "ℌ𝔢𝔩𝔩𝔬 𐐀 Ⓑench",
 	}
-	p := probes{texts: []string{"bench", "press", "@bench", "h", "gym", "bench press", "é"}}
+	p := termProbes([]term{{text: "bench"}, {text: "press"}, {text: "@bench"}, {text: "h"}, {text: "gym"},
+		{text: "bench press"}, {text: "é"}, {text: "σημειωση"}, {text: "cafe"}, {text: "노트"}, {text: "プラ"},
+		{text: "ⅻ"}, {text: "ａｂｃ"}, {text: "\ufffd"}, {text: "пресс"}, {text: "𐐨"}, {text: "ⓑench"}})
 	for _, text := range texts {
-		folded := probeFold(text)
-		got := p.held(text)
-		for i, probe := range p.texts {
-			if want := strings.Contains(folded, probe); got[i] != want {
-				t.Errorf("held(%q)[%q] = %v, folding a copy says %v", text, probe, got[i], want)
+		for cut := 0; cut <= len(text); cut += max(1, len(text)/3) {
+			parts := []string{text[:cut], text[cut:]}
+			folded := probeFoldSlow(parts[0] + "\n" + parts[1])
+			got := p.held(parts...)
+			for i, probe := range p.texts {
+				if want := strings.Contains(folded, probe); got[i] != want {
+					t.Errorf("held(%q)[%q] = %v, folding a copy says %v", parts, probe, got[i], want)
+				}
 			}
+		}
+	}
+}
+
+// TestCaseless: the blocks fold copies without asking the case tables
+// hold no rune with a lower case of its own.
+func TestCaseless(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if caseless(r) && unicode.ToLower(r) != r {
+			t.Fatalf("caseless(%U), but it lower-cases to %U", r, unicode.ToLower(r))
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -19,9 +21,20 @@ import (
 // headings or properties, and those more than one in its body.
 const rankWeights = "10.0, 6.0, 4.0, 3.0, 1.0, 0.0"
 
-// search runs a query with text: rank every matching note, keep the best,
+// matchArg is the right side of MATCH: an expression rather than a bare
+// parameter, which FTS5 looks at while SQLite plans the statement, so that
+// SQLite compiled it again each time it was bound to another query.
+const matchArg = "(? || '')"
+
+// scored is a matching note and its bm25 score, lower is better.
+type scored struct {
+	id    int64
+	score float64
+}
+
+// search runs a query with text: rank the matching notes, keep the best,
 // then find each one's best section.
-func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
+func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	var joins, where []string
 	args := []any{p.match}
 	// A long note has several search rows (see ftsRow.rows): when there is
@@ -81,47 +94,95 @@ func (p *queryPlan) search(ctx context.Context, tx *sql.Tx) (Result, error) {
 	for _, j := range joins {
 		from += " CROSS JOIN " + j
 	}
-	from += " WHERE " + strings.Join(append([]string{"notes_fts MATCH ?"}, where...), " AND ")
-	type scored struct {
-		id    int64
-		score float64 // lower is better, as bm25 has it
-		named bool
+	from += " WHERE " + strings.Join(append([]string{"notes_fts MATCH " + matchArg}, where...), " AND ")
+	// Within a tier, the named note first, then by score; ties in the
+	// index's order. Without a glob to check in Go, SQLite keeps the best
+	// rows itself (a bounded sort, no row crossing to Go but those), and
+	// counts the rest without ranking them. The '+' keeps SQLite from
+	// looking the listed notes up in FTS5 one by one.
+	namedIn := `+` + id + ` IN (` + placeholders(len(named)) + `)`
+	namedArgs := int64Args(slices.Collect(maps.Keys(named)))
+	score := `bm25(notes_fts, ` + rankWeights + `)`
+	if p.fieldMatch == "" {
+		score = "0.0" // only filters: every weight is 0
 	}
-	var cands []scored
-	var r Result
-	// The named note first, then by score; ties in the index's order.
-	// Without a glob to check in Go, SQLite keeps the best rows itself (a
-	// bounded sort, no row crossing to Go but those), and counts the rest
-	// without ranking them.
-	order := ` ORDER BY ` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id
-	limit := ""
-	if p.globRE == nil {
-		limit = fmt.Sprintf(" LIMIT %d", p.limit+1)
-	}
-	q := `SELECT ` + id + `, ` + pathCol + `, bm25(notes_fts, ` + rankWeights + `)` + from + order + limit
-	if p.chunked {
-		// Materialized: bm25 cannot run inside the aggregate.
-		q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, bm25(notes_fts, ` + rankWeights + `) AS score` + from +
-			`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY note IN (` + placeholders(len(named)) + `) DESC, 3, note` + limit
-	}
-	err = collect(ctx, tx, q, append(slices.Clone(args), int64Args(slices.Collect(maps.Keys(named)))...), func(rows *sql.Rows) error {
-		var c scored
-		var path string
-		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
-			return err
+	rank := func(cond string, condArgs []any, limit int) ([]scored, error) {
+		q := from
+		if cond != "" {
+			q += " AND " + cond
 		}
-		if p.globRE != nil && !p.globRE.MatchString(path) {
+		lim := ""
+		if limit > 0 {
+			lim = fmt.Sprintf(" LIMIT %d", limit)
+		}
+		if p.chunked {
+			// Materialized: bm25 cannot run inside the aggregate.
+			q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, ` + score + ` AS score` + q +
+				`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(named)) + `) DESC, 3, note` + lim
+		} else {
+			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY ` + namedIn + ` DESC, 3, ` + id + lim
+		}
+		var out []scored
+		qargs := append(append(slices.Clone(args), condArgs...), namedArgs...)
+		err := collect(ctx, tx, q, qargs, func(rows *sql.Rows) error {
+			var c scored
+			var path string
+			if err := rows.Scan(&c.id, &path, &c.score); err != nil {
+				return err
+			}
+			if p.globRE == nil || p.globRE.MatchString(path) {
+				out = append(out, c)
+			}
 			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("matching: %w", err)
 		}
-		c.named = named[c.id]
-		cands = append(cands, c)
-		return nil
-	})
+		return out, nil
+	}
+	// Notes rank in two tiers, by score within each: first the named note
+	// and the notes whose title, aliases, path, headings or properties hold
+	// the query, then those that hold it only in their text. bm25 reads the
+	// size of each row it scores, which costs more than finding and
+	// counting the matches, so the second tier, for a common word nearly
+	// every note, is scored only when the first does not fill the page.
+	var r Result
+	var first, rest string
+	var tierArgs []any
+	if p.fieldMatch != "" {
+		inner := "u.rowid"
+		if p.chunked {
+			inner = noteOfRow(inner)
+		}
+		first = `(+` + id + ` IN (SELECT ` + inner + ` FROM notes_fts u WHERE u.notes_fts MATCH ` + matchArg + `) OR ` + namedIn + `)`
+		rest = "NOT " + first
+		tierArgs = append([]any{p.fieldMatch}, namedArgs...)
+	}
+	limit := 0 // with a glob to check in Go, every match crosses
+	if p.globRE == nil {
+		limit = p.limit + 1 // one more, to tell a cut list
+	}
+	cands, err := rank(first, tierArgs, limit)
 	if err != nil {
-		return Result{}, fmt.Errorf("matching: %w", err)
+		return Result{}, err
+	}
+	complete := limit == 0 || len(cands) < limit // every match of the tier is in cands
+	if rest != "" && (limit == 0 || len(cands) < p.limit) {
+		room := 0
+		if limit > 0 {
+			room = limit - len(cands)
+		}
+		more, err := rank(rest, tierArgs, room)
+		if err != nil {
+			return Result{}, err
+		}
+		complete = limit == 0 || len(more) < room
+		cands = append(cands, more...)
+	} else if rest != "" {
+		complete = false // the second tier is not read
 	}
 	r.Total = len(cands)
-	if limit != "" && len(cands) > p.limit {
+	if !complete {
 		count := "count(*)"
 		if p.chunked {
 			count = "count(DISTINCT " + id + ")"
@@ -164,7 +225,7 @@ func namedKey(text string) string {
 
 // namedNotes returns the ids of the notes whose file name or alias is the
 // query text: the note a person names ranks first.
-func (p *queryPlan) namedNotes(ctx context.Context, tx *sql.Tx) (map[int64]bool, error) {
+func (p *queryPlan) namedNotes(ctx context.Context, tx readTx) (map[int64]bool, error) {
 	if p.named == "" {
 		return nil, nil
 	}
@@ -187,8 +248,9 @@ func (p *queryPlan) namedNotes(ctx context.Context, tx *sql.Tx) (map[int64]bool,
 // weighing less the more of the note's sections hold it (its heading and,
 // for the first, the note's title count), the earliest among equals; its
 // line is that of the first match in it.
-func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (map[int64]Hit, error) {
+func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (map[int64]Hit, error) {
 	type sec struct {
+		id                  int64
 		heading, body, date string
 		line, bodyLine      int
 		held                []bool // by probe
@@ -196,18 +258,20 @@ func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (m
 	secs := make(map[int64][]sec, len(ids))
 	paths := make(map[int64]string, len(ids))
 	probes := termProbes(terms)
-	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
+	// In no order: an ORDER BY would copy every section, body and all,
+	// into a sorter first.
+	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.id, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
 		FROM notes n JOIN files f ON f.id = n.file_id
 		JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
-		WHERE n.file_id IN (`+placeholders(len(ids))+`) ORDER BY s.id`, int64Args(ids), func(r *sql.Rows) error {
+		WHERE n.file_id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
 		var id int64
 		var path, title string
 		var s sec
-		if err := r.Scan(&id, &path, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
+		if err := r.Scan(&id, &path, &s.id, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
 			return err
 		}
 		paths[id] = path
-		s.held = probes.held(title + "\n" + s.heading + "\n" + s.body)
+		s.held = probes.held(title, s.heading, s.body)
 		secs[id] = append(secs[id], s)
 		return nil
 	})
@@ -216,6 +280,7 @@ func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (m
 	}
 	out := make(map[int64]Hit, len(secs))
 	for id, ss := range secs {
+		slices.SortFunc(ss, func(a, b sec) int { return cmp.Compare(a.id, b.id) }) // in the note's order
 		df := make([]int, len(probes.texts))
 		for _, s := range ss {
 			for i, h := range s.held {
@@ -249,15 +314,16 @@ func bestSections(ctx context.Context, tx *sql.Tx, ids []int64, terms []term) (m
 }
 
 // probes tell quickly whether a section likely holds each term, folded,
-// in the text folded rune by rune (see probeFold), which is much cheaper
-// than splitting it into pieces. They only choose among a note's sections;
-// snippet marks the exact matches.
+// in the text folded rune by rune (see appendProbeFold), which is much
+// cheaper than splitting it into pieces. They only choose among a note's
+// sections; snippet marks the exact matches.
 type probes struct {
 	texts []string // distinct folded terms
+	buf   []byte   // the last text folded, reused
 }
 
-func termProbes(terms []term) probes {
-	var p probes
+func termProbes(terms []term) *probes {
+	p := &probes{}
 	for _, t := range terms {
 		if !slices.Contains(p.texts, t.text) {
 			p.texts = append(p.texts, t.text)
@@ -266,20 +332,23 @@ func termProbes(terms []term) probes {
 	return p
 }
 
-// held reports, for each probe, whether text holds it.
-func (p probes) held(text string) []bool {
+// held reports, for each probe, whether one of texts holds it.
+func (p *probes) held(texts ...string) []bool {
 	out := make([]bool, len(p.texts))
-	if isASCII(text) {
-		// Most sections are ASCII, where folding is lower case: compare
-		// in place rather than fold a copy of every section of every hit.
-		for i, t := range p.texts {
-			out[i] = containsLowerASCII(text, t)
+	for _, text := range texts {
+		if isASCII(text) {
+			// Most sections are ASCII, where folding is lower case:
+			// compare in place rather than fold a copy of every
+			// section of every hit.
+			for i, t := range p.texts {
+				out[i] = out[i] || containsLowerASCII(text, t)
+			}
+			continue
 		}
-		return out
-	}
-	text = probeFold(text)
-	for i, t := range p.texts {
-		out[i] = strings.Contains(text, t)
+		p.buf = appendProbeFold(p.buf[:0], text)
+		for i, t := range p.texts {
+			out[i] = out[i] || bytes.Contains(p.buf, []byte(t))
+		}
 	}
 	return out
 }

@@ -91,11 +91,13 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return r.Hits, err
 }
 
-// Find runs q. With text, every matching note is ranked (BM25 over the
-// note, its title, aliases and path, headings and properties weighted above
-// the body; a note named by the query first) and each hit is the note's
-// best section; without text, hits are entries and notes ordered by date,
-// then path and line, and Rank is 0.
+// Find runs q. With text, every matching note is counted and ranked: a
+// note named by the query and the notes whose title, aliases, path,
+// headings or properties hold it come first, then those that hold it only
+// in their text, by BM25 within each (title and aliases weighing most, then
+// path, headings, properties, body; Rank is the BM25 score); each hit is
+// the note's best section. Without text, hits are entries and notes
+// ordered by date, then path and line, and Rank is 0.
 func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 	p, err := plan(q)
 	if err != nil {
@@ -111,11 +113,12 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 		return Result{}, fmt.Errorf("searching: %w", err)
 	}
 	defer tx.Rollback()
+	rt := readTx{tx: tx, db: ix.db, stmts: &ix.stmts}
 	var r Result
 	if p.match == "" {
-		r, err = p.list(ctx, tx)
+		r, err = p.list(ctx, rt)
 	} else {
-		r, err = p.search(ctx, tx)
+		r, err = p.search(ctx, rt)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("searching: %w", err)
@@ -127,12 +130,16 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 // tag, task-field and property filters become meta tokens in the MATCH expression and
 // the rest become SQL conditions; without text, all are SQL conditions.
 type queryPlan struct {
-	terms   []term // the user's words and their synonyms, for snippets
-	match   string // FTS5 expression of the user's words and the meta filters; "" lists
-	named   string // the query text as a link key: the note of that name ranks first
-	nothing bool   // the query can match nothing (text without a searchable word)
-	chunked bool   // some note has several search rows
-	limit   int
+	terms []term // the user's words and their synonyms, for snippets
+	match string // FTS5 expression of the user's words and the meta filters; "" lists
+	// fieldMatch is the user's words in the title, path, headings and
+	// properties only: the notes of the first tier (see search). "" when
+	// the query has no words, only filters.
+	fieldMatch string
+	named      string // the query text as a link key: the note of that name ranks first
+	nothing    bool   // the query can match nothing (text without a searchable word)
+	chunked    bool   // some note has several search rows
+	limit      int
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
@@ -203,6 +210,7 @@ func plan(q Query) (*queryPlan, error) {
 	var m []string
 	if user != "" {
 		m = append(m, "{title path headings props body} : ("+user+")")
+		p.fieldMatch = "{title path headings props} : (" + user + ")"
 	}
 	for _, t := range props {
 		m = append(m, metaExpr(t))
@@ -239,7 +247,7 @@ func metaExpr(toks ...string) string {
 // idBound runs q, which selects the lowest and highest file id of some
 // notes, and returns the condition bounding the search to them; "" when
 // there are no such notes, so nothing can match.
-func (p *queryPlan) idBound(ctx context.Context, tx *sql.Tx, q string, args ...any) (string, []any, error) {
+func (p *queryPlan) idBound(ctx context.Context, tx readTx, q string, args ...any) (string, []any, error) {
 	var lo, hi sql.NullInt64
 	if err := tx.QueryRowContext(ctx, q, args...).Scan(&lo, &hi); err != nil {
 		return "", nil, fmt.Errorf("bounding the search: %w", err)
@@ -275,7 +283,7 @@ func (p *queryPlan) dueWhere() ([]string, []any) {
 
 // list runs a query without text. It starts from notes, where every filter
 // has an index to use, and reaches a note's sections by their id range.
-func (p *queryPlan) list(ctx context.Context, tx *sql.Tx) (Result, error) {
+func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 	// The unary + keeps SQLite from building a throwaway index on listed
 	// for every query instead of using the id range.
 	where := []string{"+s.listed = 1"}

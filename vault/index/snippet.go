@@ -29,6 +29,53 @@ func (t term) match(p folded) bool {
 	return !p.unspaced && (p.text == t.text || t.prefix && strings.HasPrefix(p.text, t.text))
 }
 
+// span is a piece's byte range in the text it was cut from.
+type span struct{ start, end int }
+
+// matchesAny reports whether the piece, of spansWhile's kind, matches one
+// of terms. Most pieces of most text are ASCII words, which fold to lower
+// case: those are compared in place, not folded into a copy first.
+func matchesAny(piece string, kind int, terms []term) bool {
+	if kind == spanSpaced && isASCII(piece) {
+		for _, t := range terms {
+			if !t.phrase && !t.unspaced && hasLowerASCIIPrefix(piece, t.text) && (t.prefix || len(piece) == len(t.text)) {
+				return true
+			}
+		}
+		return false
+	}
+	p := folded{unspaced: kind == spanUnspaced}
+	if kind == spanSymbol {
+		r, _ := utf8.DecodeRuneInString(piece) // as piecesWhile has it
+		p.text = string(r)
+	} else {
+		p.text = fold(piece)
+	}
+	for _, t := range terms {
+		if t.match(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLowerASCIIPrefix reports whether ASCII s, lower-cased, starts with t.
+func hasLowerASCIIPrefix(s, t string) bool {
+	if len(s) < len(t) {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != t[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // snippetTokens is how many words a snippet shows.
 const snippetTokens = 16
 
@@ -38,21 +85,15 @@ const snippetTokens = 16
 func snippet(body string, terms []term) (string, int) {
 	// The window is sought near the first match: a long section is split
 	// up to a few windows past it, not to its end.
-	var spans []folded
+	var spans []span
 	var matched []bool
 	first, stop := -1, -1
-	piecesWhile(body, func(p folded) bool {
-		m := false
-		for _, t := range terms {
-			if t.match(p) {
-				m = true
-				break
-			}
-		}
+	spansWhile(body, func(start, end int, kind int) bool {
+		m := matchesAny(body[start:end], kind, terms)
 		if m && first < 0 {
-			first, stop = p.start, len(spans)+3*snippetTokens
+			first, stop = start, len(spans)+3*snippetTokens
 		}
-		spans, matched = append(spans, p), append(matched, m)
+		spans, matched = append(spans, span{start, end}), append(matched, m)
 		return stop < 0 || len(spans) < stop
 	})
 	if first < 0 {
@@ -101,9 +142,22 @@ func snippet(body string, terms []term) (string, int) {
 // leadSnippet is the first words of a section, for hits without matched
 // words.
 func leadSnippet(body string) string {
-	s := strings.Join(strings.Fields(body), " ")
 	const max = 160
-	if utf8.RuneCountInString(s) <= max {
+	// Words up to the first past max runes, not the whole section's.
+	var b strings.Builder
+	n := 0
+	for w := range strings.FieldsSeq(body) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		if n += utf8.RuneCountInString(w); n > max {
+			break
+		}
+	}
+	s := b.String()
+	if n <= max {
 		return s
 	}
 	r := []rune(s)[:max]

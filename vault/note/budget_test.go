@@ -115,10 +115,9 @@ func TestAddTagManyTags(t *testing.T) {
 // estimate is the allocation Parse budgets for src: its header's and its
 // body's.
 func estimate(src []byte) int {
-	s := string(src)
-	if ys, ye, body, ok := frontmatterBlock(s); ok {
-		header, _ := headerBudget(src[ys:ye])
-		rest, _ := budget(src[body:])
+	if h, ok, _ := FindHeader(string(src)); ok {
+		header, _ := headerBudget(src[h.Start:h.End])
+		rest, _ := budget(src[h.Body:])
 		return header + rest
 	}
 	cost, _ := budget(src)

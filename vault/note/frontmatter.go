@@ -119,18 +119,30 @@ func splitComma(s string) []string {
 	return out
 }
 
-// frontmatterBlock finds the YAML header: a `---` line at the very start of
-// the file (after an optional byte-order mark) up to the next `---` line. It
-// returns the byte range of the YAML text between the fences and the offset
-// of the first body byte. Without a closing fence there is no header, as in
-// Obsidian: the whole file is body.
-func frontmatterBlock(s string) (yamlStart, yamlEnd, body int, ok bool) {
-	i := 0
+// Header is where a note's YAML frontmatter sits: a `---` line at the very
+// start of the file (after an optional byte-order mark), the YAML, and the
+// next `---` line (trailing blanks allowed). Obsidian reads nothing else as
+// frontmatter: a `---` further down is a horizontal rule.
+type Header struct {
+	Open  int    // offset of the opening `---`, after any byte-order mark
+	Start int    // first byte of the YAML
+	End   int    // first byte of the closing line: the YAML is src[Start:End]
+	Body  int    // first byte after the closing line
+	EOL   string // the opening line's line ending
+}
+
+// FindHeader finds the frontmatter of s; Parse, the index and margin's edits
+// all read it here. Without one, ok is false and h.Open is still the offset
+// after any byte-order mark. unclosed says s opens a header and never closes
+// it: Obsidian then reads the whole file as body, and an edit that added a
+// header in front would make two.
+func FindHeader(s string) (h Header, ok, unclosed bool) {
 	if strings.HasPrefix(s, "\uFEFF") {
-		i = len("\uFEFF")
+		h.Open = len("\uFEFF")
 	}
+	i := h.Open
 	if !strings.HasPrefix(s[i:], "---") {
-		return 0, 0, 0, false
+		return h, false, false
 	}
 	i += 3
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
@@ -138,13 +150,14 @@ func frontmatterBlock(s string) (yamlStart, yamlEnd, body int, ok bool) {
 	}
 	switch {
 	case strings.HasPrefix(s[i:], "\n"):
-		i++
+		h.EOL = "\n"
 	case strings.HasPrefix(s[i:], "\r\n"):
-		i += 2
+		h.EOL = "\r\n"
 	default:
-		return 0, 0, 0, false
+		return h, false, false
 	}
-	yamlStart = i
+	i += len(h.EOL)
+	h.Start = i
 	for i < len(s) {
 		end := strings.IndexByte(s[i:], '\n')
 		next := len(s)
@@ -155,11 +168,12 @@ func frontmatterBlock(s string) (yamlStart, yamlEnd, body int, ok bool) {
 			next = end + 1
 		}
 		if strings.TrimRight(s[i:end], " \t\r") == "---" {
-			return yamlStart, i, next, true
+			h.End, h.Body = i, next
+			return h, true, false
 		}
 		i = next
 	}
-	return 0, 0, 0, false
+	return h, false, true
 }
 
 // decodeFrontmatter decodes the YAML text of a header. firstLine is the file
@@ -526,19 +540,6 @@ var placeholderValue = regexp.MustCompile(`^(\s*(?:- |[^\s#'"][^:]*:\s+))([^'"\s
 // header: no `---` first line, or none closing it.
 var ErrNoFrontmatter = errors.New("no frontmatter (a --- line, the YAML, and a closing --- line at the top of the note)")
 
-// FrontmatterBlock finds the YAML header of src as Parse does: a `---` line
-// at the very start (after an optional byte-order mark) up to the next `---`
-// line. yaml is the text between the fences and body the offset of the
-// first byte after the closing one. Without a closing fence there is no
-// header, as in Obsidian: ok is false and the whole file is body.
-func FrontmatterBlock(src []byte) (yaml []byte, body int, ok bool) {
-	ys, ye, body, ok := frontmatterBlock(string(src))
-	if !ok {
-		return nil, 0, false
-	}
-	return src[ys:ye], body, true
-}
-
 // DecodeFrontmatter decodes the YAML header of src into v by yaml.v3's rules
 // (a struct's fields by their `yaml` tags, so that `version: two` into an
 // int is an error rather than 0) and returns the offset of the body. A file
@@ -546,10 +547,11 @@ func FrontmatterBlock(src []byte) (yaml []byte, body int, ok bool) {
 // Parse gives it, and errors count lines of the whole file.
 func DecodeFrontmatter(src []byte, v any) (body int, err error) {
 	s := string(src)
-	ys, ye, body, ok := frontmatterBlock(s)
+	h, ok, _ := FindHeader(s)
 	if !ok {
 		return 0, ErrNoFrontmatter
 	}
+	ys, ye, body := h.Start, h.End, h.Body
 	if _, why := headerBudget(src[ys:ye]); why != "" {
 		return body, errors.New("frontmatter not read: " + why)
 	}
@@ -579,10 +581,10 @@ func DecodeFrontmatter(src []byte, v any) (body int, err error) {
 // decoded by yaml.v3 so that typed fields refuse a wrong value.
 var headerFormat = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
 
-// decodeHeader decodes the header frontmatterBlock found (YAML at
+// decodeHeader decodes the header FindHeader found (YAML at
 // src[ys:ye], body at body) into v with adrg/frontmatter. adrg ends a
 // header at any line that is "---" once trimmed, an indented one too,
-// which Obsidian (and frontmatterBlock) reads as YAML: when adrg's header
+// which Obsidian (and FindHeader) reads as YAML: when adrg's header
 // is shorter than the block, the block is decoded as it is.
 func decodeHeader(src []byte, ys, ye, body int, v any) error {
 	open := 0

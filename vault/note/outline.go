@@ -58,11 +58,10 @@ func ParseOutline(src []byte) Outline {
 	p := scratchPool.Get().(*scratch)
 	defer p.release()
 	p.s, p.n = s, &Note{}
-	bodyStart := 0
-	if _, _, body, ok := frontmatterBlock(s); ok {
-		bodyStart = body
-	} else if strings.HasPrefix(s, "\uFEFF") {
-		bodyStart = len("\uFEFF")
+	h, ok, _ := FindHeader(s)
+	bodyStart := h.Open
+	if ok {
+		bodyStart = h.Body
 	}
 	o := Outline{BodyOffset: bodyStart}
 	if _, o.Plain = budget(src[bodyStart:]); o.Plain != "" {

@@ -167,9 +167,30 @@ func TestDecodeFrontmatter(t *testing.T) {
 	if _, err := DecodeFrontmatter([]byte("body"), &header{}); !errors.Is(err, ErrNoFrontmatter) {
 		t.Errorf("error %v, want ErrNoFrontmatter", err)
 	}
-	yaml, body, ok := FrontmatterBlock([]byte("---\na: 1\n---\nb"))
-	if !ok || string(yaml) != "a: 1\n" || body != len("---\na: 1\n---\n") {
-		t.Errorf("FrontmatterBlock: %q %d %v", yaml, body, ok)
+}
+
+// FindHeader is the one reading of where frontmatter sits, for Parse, the
+// index and margin's edits alike.
+func TestFindHeader(t *testing.T) {
+	const bom = "\uFEFF"
+	for _, tc := range []struct {
+		src          string
+		want         Header
+		ok, unclosed bool
+	}{
+		{"---\na: 1\n---\nb", Header{Open: 0, Start: 4, End: 9, Body: 13, EOL: "\n"}, true, false},
+		{bom + "---\r\na: 1\r\n--- \t\r\nb", Header{Open: 3, Start: 8, End: 14, Body: 21, EOL: "\r\n"}, true, false},
+		{"---  \n---", Header{Start: 6, End: 6, Body: 9, EOL: "\n"}, true, false},
+		{"---\na: 1\nno closing line\n", Header{Start: 4, EOL: "\n"}, false, true},
+		{"---", Header{}, false, false},
+		{"--- x\na: 1\n---\n", Header{}, false, false},
+		{"text\n---\na: 1\n---\n", Header{}, false, false},
+		{bom + "# heading\n", Header{Open: 3}, false, false},
+	} {
+		h, ok, unclosed := FindHeader(tc.src)
+		if h != tc.want || ok != tc.ok || unclosed != tc.unclosed {
+			t.Errorf("%q: %+v %v %v, want %+v %v %v", tc.src, h, ok, unclosed, tc.want, tc.ok, tc.unclosed)
+		}
 	}
 }
 

@@ -47,12 +47,11 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 	defer p.release()
 	p.s, p.n = s, n
 
-	bodyStart := 0
-	ys, ye, body, hasHeader := frontmatterBlock(s)
+	h, hasHeader, _ := FindHeader(s)
+	ys, ye := h.Start, h.End
+	bodyStart := h.Open // a byte-order mark would hide a first-line heading
 	if hasHeader {
-		bodyStart = body
-	} else if strings.HasPrefix(s, "\uFEFF") {
-		bodyStart = len("\uFEFF") // a byte-order mark would hide a first-line heading
+		bodyStart = h.Body
 	}
 	// A body over the parse budget is kept as plain text: only the header
 	// needs line numbers then.
@@ -63,7 +62,7 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 		p.lines(s[:bodyStart])
 	}
 	if hasHeader {
-		n.BodyOffset, n.BodyLine = body, p.lineOf(body)
+		n.BodyOffset, n.BodyLine = h.Body, p.lineOf(h.Body)
 		// yaml.v3 is as costly as goldmark per line; the header has a
 		// budget as the body does.
 		if _, why := headerBudget(src[ys:ye]); why != "" {

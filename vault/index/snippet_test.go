@@ -1,0 +1,147 @@
+package index
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/margin-md/margin/vault/note"
+)
+
+// snippetSlow is snippet as it was written first: every piece folded,
+// then compared with the terms.
+func snippetSlow(body string, terms []term) (string, int) {
+	var spans []folded
+	var matched []bool
+	first, stop := -1, -1
+	piecesWhile(body, func(p folded) bool {
+		m := false
+		for _, t := range terms {
+			if t.match(p) {
+				m = true
+				break
+			}
+		}
+		if m && first < 0 {
+			first, stop = p.start, len(spans)+3*snippetTokens
+		}
+		spans, matched = append(spans, p), append(matched, m)
+		return stop < 0 || len(spans) < stop
+	})
+	if first < 0 {
+		return leadSnippet(body), -1
+	}
+	best, bestN := 0, 0
+	for i := range spans {
+		if !matched[i] {
+			continue
+		}
+		start, n := max(i-3, 0), 0
+		for j := start; j < min(start+snippetTokens, len(spans)); j++ {
+			if matched[j] {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = start, n
+		}
+	}
+	end := min(best+snippetTokens, len(spans))
+	var b strings.Builder
+	if best > 0 {
+		b.WriteString("…")
+	}
+	pos := spans[best].start
+	for i := best; i < end; i++ {
+		b.WriteString(body[pos:spans[i].start])
+		if matched[i] {
+			b.WriteString("**" + body[spans[i].start:spans[i].end] + "**")
+		} else {
+			b.WriteString(body[spans[i].start:spans[i].end])
+		}
+		pos = spans[i].end
+	}
+	if end < len(spans) {
+		b.WriteString("…")
+	} else {
+		b.WriteString(body[pos:])
+	}
+	return strings.Join(strings.Fields(b.String()), " "), first
+}
+
+// TestSnippetComparesInPlace: the snippet that folds only the pieces it
+// must is the snippet that folds every piece, over the multilingual
+// fixture vault and a few hand-made texts, for queries in every script,
+// prefixes and symbols.
+func TestSnippetComparesInPlace(t *testing.T) {
+	bodies := []string{
+		"Bench PRESS bench-press benchmark BENCH", "📅 2026-11-24 ⏫ #Tag Ⓐ ⓐ", "café CAFÉ Cafe naïve",
+		"노트를 정리 プラグイン 笔记 เลือก", "x\xff\xfe y \xff", "",
+	}
+	err := filepath.WalkDir(multilingual, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		bodies = append(bodies, string(data))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{"bench", "bench*", "BENCH press", "cafe", "📅", "ⓐ", "노트", "プラグイン", "笔记", "เลือก", "σημείωση",
+		"заметка", "notiz", "ملاحظة", "করুন", "x", "\ufffd", "the", "a*", "2026"}
+	for _, q := range queries {
+		_, terms, _ := matchExpr(q, ModeAll, nil)
+		for _, body := range bodies {
+			got, gotAt := snippet(body, terms)
+			want, wantAt := snippetSlow(body, terms)
+			if got != want || gotAt != wantAt {
+				t.Errorf("snippet(%.40q, %q) = %q at %d, folding every piece gives %q at %d", body, q, got, gotAt, want, wantAt)
+			}
+		}
+	}
+}
+
+// TestSnippetInvalidUTF8: a note with bytes that are not UTF-8 (a Latin-1
+// "café") is found and its snippet cut where its bytes are: an invalid
+// byte is one byte wide, not the three of the U+FFFD it decodes as.
+func TestSnippetInvalidUTF8(t *testing.T) {
+	ix, _ := openIndex(t)
+	apply(t, ix, fixture{path: "Notes/latin1.md", kind: note.KindNote, content: "# Log\n\ncaf\xe9 bench press \xff\n"}.update())
+	r, err := ix.Find(context.Background(), Query{Text: "bench"})
+	if err != nil || len(r.Hits) != 1 {
+		t.Fatalf("Find: %+v, %v; want the note", r, err)
+	}
+	if want := "caf\xe9 **bench** press \xff"; r.Hits[0].Snippet != want {
+		t.Errorf("snippet %q, want %q", r.Hits[0].Snippet, want)
+	}
+}
+
+// TestLeadSnippetReadsOnlyItsWords: the lead of a section, read word by
+// word up to its length, is the lead cut from all its words joined.
+func TestLeadSnippetReadsOnlyItsWords(t *testing.T) {
+	slow := func(body string) string {
+		s := strings.Join(strings.Fields(body), " ")
+		if utf8.RuneCountInString(s) <= 160 {
+			return s
+		}
+		r := []rune(s)[:160]
+		if i := strings.LastIndexByte(string(r), ' '); i > 80 {
+			return string(r)[:i] + "…"
+		}
+		return string(r) + "…"
+	}
+	bodies := []string{"", "  ", "one", " two  words\n", strings.Repeat("word ", 31) + "x", strings.Repeat("word ", 32),
+		strings.Repeat("a", 159) + " b", strings.Repeat("a", 160), strings.Repeat("a", 161), strings.Repeat("노트를 ", 50),
+		strings.Repeat("x", 100) + " " + strings.Repeat("y", 100), strings.Repeat("é", 81) + " " + strings.Repeat("z", 90)}
+	for _, b := range bodies {
+		if got, want := leadSnippet(b), slow(b); got != want {
+			t.Errorf("leadSnippet(%.30q) = %q, want %q", b, got, want)
+		}
+	}
+}
