@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -257,5 +258,56 @@ func TestUndoOfAnOpenNoteGoesThroughTheEditor(t *testing.T) {
 	dc := p.Edit.DocumentChanges
 	if len(dc) != 1 || dc[0].TextDocument.Version != 9 || len(dc[0].Edits) != 1 || dc[0].Edits[0].NewText != "estimate: 1d\n" {
 		t.Errorf("applyEdit = %s, want the estimate line put back in version 9", edits[0])
+	}
+}
+
+// TestTwoMarginsCommitEachWriteOnce runs margin log from the command line
+// while margin serve writes into the same git vault: every write of
+// either is committed to refs/margin/history exactly once.
+func TestTwoMarginsCommitEachWriteOnce(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	fake := llmtest.NewOllama(t, taskModel)
+	reportingModel(fake)
+	dir := editortest.SampleVault(t)
+	gitIn(t, dir, "init", "-q")
+	e := editortest.Start(t, agentEnv(fake.URL))
+	e.Initialize(dir)
+	a := createAgent(t, e, shipTask)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			cmd := exec.Command(editortest.Binary(t), "log", "--vault", dir, fmt.Sprintf("Bench 3x5 @ %d", 180+i))
+			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "OLLAMA_HOST=http://127.0.0.1:1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("margin log: %v\n%s", err, out)
+			}
+		})
+		e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
+	}
+	wg.Wait()
+	waitWakes(t, e, a.ID, 2)
+	e.MustCall("shutdown", nil, nil)
+	e.Notify("exit", nil)
+	e.Exit()
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var writes, uncommitted int
+	db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE commit_id IN ('', '-')) FROM history WHERE state = 'written'`).Scan(&writes, &uncommitted)
+	ids := strings.Fields(gitIn(t, dir, "log", "--format=%(trailers:key=Margin-Write,valueonly)", "refs/margin/history"))
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if seen[id] {
+			t.Errorf("write %s committed twice", id)
+		}
+		seen[id] = true
+	}
+	if uncommitted != 0 || len(ids) != writes || writes < 6 {
+		t.Errorf("%d writes recorded, %d uncommitted, %d commits", writes, uncommitted, len(ids))
 	}
 }
