@@ -150,6 +150,22 @@ func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfi
 	return ws.Changes.ConfirmAll(ctx, p.ID)
 }
 
+func (s *Server) changesUndo(ctx context.Context, p *protocol.ChangesUndoParams) (changes.ChangeSet, error) {
+	if p.ID == "" {
+		return changes.ChangeSet{}, invalidParams("id", "is required")
+	}
+	ws, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return changes.ChangeSet{}, err
+	}
+	items := p.Items
+	if p.Item != "" {
+		items = append([]string{p.Item}, items...)
+	}
+	ctx = edit.WithCause(ctx, edit.Cause{Actor: "person via " + s.clientName()})
+	return ws.Changes.Undo(ctx, ws.History, p.ID, items)
+}
+
 func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListParams) (protocol.DecisionsListResult, error) {
 	if p.Limit < 0 || p.Limit > 1000 {
 		return protocol.DecisionsListResult{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))

@@ -44,7 +44,8 @@ func openItems(cs changes.ChangeSet) int {
 }
 
 // codeLens shows a task note's TLDR and its open change sets, and an
-// Apply and a Reject on each open item of a change set file (SPEC §6).
+// Apply and a Reject on each open item of a change set file, an Undo on
+// each applied one (SPEC §6, §11).
 func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.CodeLens, error) {
 	path, err := s.uriPath(p.TextDocument.URI)
 	if err != nil {
@@ -78,13 +79,20 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 	if isSet {
 		for _, c := range note.Parse(path, text, note.Options{}).Checklist {
 			for _, it := range cs.Items {
-				if it.ID != c.BlockID || it.Status != changes.ItemPending && it.Status != changes.ItemDeferred {
+				if it.ID != c.BlockID {
 					continue
 				}
 				r := lineRange(src, c.Line-1, enc)
-				lenses = append(lenses,
-					lens(r, "Apply"+proposedBy(cs), "margin.confirm", cs.ID, it.ID),
-					lens(r, "Reject", "margin.reject", cs.ID, it.ID))
+				switch it.Status {
+				case changes.ItemPending, changes.ItemDeferred:
+					lenses = append(lenses,
+						lens(r, "Apply"+proposedBy(cs), "margin.confirm", cs.ID, it.ID),
+						lens(r, "Reject", "margin.reject", cs.ID, it.ID))
+				case changes.ItemConfirmed:
+					lenses = append(lenses, lens(r, "Undo", "margin.undo", cs.ID, it.ID))
+				case changes.ItemUndone:
+					lenses = append(lenses, lens(r, "Apply again", "margin.undo", cs.ID, it.ID))
+				}
 			}
 		}
 		return lenses, nil

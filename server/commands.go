@@ -88,6 +88,16 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 			return nil, err
 		}
 		return s.changesConfirmAll(ctx, &protocol.ChangesConfirmAllParams{ID: args[0]})
+	case "margin.undo":
+		args, err := p.stringArgs(1, 2, "[changeSetId] and optionally an itemId")
+		if err != nil {
+			return nil, err
+		}
+		u := protocol.ChangesUndoParams{ID: args[0]}
+		if len(args) == 2 {
+			u.Item = args[1]
+		}
+		return s.changesUndo(ctx, &u)
 	case "margin.showChanges":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {

@@ -26,7 +26,8 @@ import (
 // writes, change set files and their application. After every kill no
 // file margin writes may be torn and no note's frontmatter broken; once a
 // last run has recovered and settled, no temp file may be left, and the
-// ledger and the vault must agree with no effect applied twice.
+// ledger and the vault must agree with no effect applied twice, and
+// margin's history with the files only margin writes.
 func TestCrashKillNineAnywhere(t *testing.T) {
 	iterations := 12
 	if soakLong {
@@ -85,6 +86,7 @@ func TestCrashKillNineAnywhere(t *testing.T) {
 	}
 	checkNotesWhole(t, dir, broken)
 	checkLedgerAgrees(t, e, dir)
+	checkHistoryAgrees(t, dir)
 	var sets protocol.ChangesListResult
 	e.MustCall("changes/list", map[string]any{"status": "all"}, &sets)
 	var decisions protocol.DecisionsListResult
@@ -200,4 +202,54 @@ func TestJournalAppendInterruptedBeforeItsRecord(t *testing.T) {
 		t.Errorf("journal has the observation %d times, want 1:\n%s", n, readFile(t, dir, shipJourn))
 	}
 	checkLedgerAgrees(t, e2, dir)
+}
+
+// TestWriteKilledBeforeItsRecordIsSettled makes by hand what a kill -9
+// between a write and the settling of its record leaves (a record still
+// 'writing', of a process that is gone): one whose write landed, one whose
+// write did not. The restarted margin keeps the first as written and
+// forgets the second.
+func TestWriteKilledBeforeItsRecordIsSettled(t *testing.T) {
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, []string{"MARGIN_AGENTS_AUTO_CREATE=false", "XDG_CONFIG_HOME=" + t.TempDir()})
+	e.Initialize(dir)
+	e.MustCall("shutdown", nil, nil)
+	e.Notify("exit", nil)
+	e.Exit()
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	landed, lost := "Margin/Reports/landed.md", "Margin/Reports/lost.md"
+	if err := os.MkdirAll(filepath.Join(dir, "Margin/Reports"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, landed, "margin's report\n")
+	writeFile(t, dir, lost, "the report before\n")
+	for _, r := range []struct{ path, before, after, state string }{
+		{lost, "", "the report before\n", "written"}, // margin's earlier write
+		{landed, "", "margin's report\n", "writing"},
+		{lost, "the report before\n", "the report margin was writing\n", "writing"},
+	} {
+		// pid 0x7fffffff is no process.
+		if _, err := db.Exec(`INSERT INTO history (at, path, existed, before, after, state, pid) VALUES (?, ?, ?, ?, ?, ?, 2147483647)`,
+			time.Now().UTC().Format(time.RFC3339Nano), r.path, r.before != "", []byte(r.before), []byte(r.after), r.state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+
+	e = editortest.Start(t, []string{"MARGIN_AGENTS_AUTO_CREATE=false", "XDG_CONFIG_HOME=" + t.TempDir()})
+	e.Initialize(dir)
+	e.MustCall("shutdown", nil, nil)
+	e.Notify("exit", nil)
+	e.Exit()
+	checkHistoryAgrees(t, dir)
+	db, _ = sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
+	defer db.Close()
+	var n int
+	if db.QueryRow(`SELECT count(*) FROM history WHERE path = ?`, lost).Scan(&n); n != 1 {
+		t.Errorf("the write that never landed is still recorded")
+	}
 }

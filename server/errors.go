@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/history"
 	"github.com/sourcegraph/jsonrpc2"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -89,6 +91,7 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 	var (
 		rpcErr   *jsonrpc2.Error
 		paramErr *paramError
+		undoErr  *history.ConflictError
 	)
 	switch {
 	case errors.As(err, &rpcErr):
@@ -101,6 +104,12 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		return &jsonrpc2.Error{Code: jsonrpc2.CodeInvalidParams, Message: "invalid params: " + err.Error()}
 	case errors.Is(err, edit.ErrOutsideVault):
 		return &jsonrpc2.Error{Code: CodeOutsideVault, Message: err.Error()}
+	case errors.As(err, &undoErr):
+		e := &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
+		e.SetError(undoErr)
+		return e
+	case errors.Is(err, changes.ErrNotApplied):
+		return &jsonrpc2.Error{Code: CodeRefused, Message: err.Error()}
 	case errors.Is(err, edit.ErrConflict), errors.Is(err, edit.ErrEditorRefused):
 		return &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, edit.ErrStale):

@@ -20,6 +20,9 @@ type initializeParams struct {
 		Vault string `json:"vault"`
 	} `json:"initializationOptions"`
 	Capabilities clientCapabilities `json:"capabilities"`
+	ClientInfo   struct {
+		Name string `json:"name"`
+	} `json:"clientInfo"`
 }
 
 // clientCapabilities are the parts of the client's capabilities margin
@@ -96,7 +99,7 @@ func (s *Server) initialize(ctx context.Context, p *initializeParams) (any, erro
 
 	s.mu.Lock()
 	s.state = stateRunning
-	s.client = p.Capabilities
+	s.client, s.clientInfo = p.Capabilities, p.ClientInfo.Name
 	s.encoding = negotiateEncoding(p.Capabilities.General.PositionEncodings)
 	s.mu.Unlock()
 
@@ -145,7 +148,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	ws, err := workspace.Open(ctx, workspace.Options{
 		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query,
 		LLM: s.opts.LLM, Ledger: s.opts.Ledger, Recorders: []llm.Recorder{&s.model},
-		Agents: aopts, Query: qopts, Logger: s.logger,
+		Agents: aopts, Query: qopts, History: s.opts.History, Logger: s.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)
@@ -214,6 +217,17 @@ func (s *Server) openVaultReady(ctx context.Context) (*vault.Vault, error) {
 }
 
 type empty struct{}
+
+// clientName names the editor in margin's history: the person's undo
+// from it is "person via <name>".
+func (s *Server) clientName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clientInfo == "" {
+		return "editor"
+	}
+	return s.clientInfo
+}
 
 func (s *Server) initialized(ctx context.Context, _ *empty) (any, error) { return nil, nil }
 

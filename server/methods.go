@@ -33,6 +33,7 @@ var methods = map[string]method{
 	// is not the connection's read loop.
 	"changes/decide":     writer((*Server).changesDecide),
 	"changes/confirmAll": writer((*Server).changesConfirmAll),
+	"changes/undo":       writer((*Server).changesUndo),
 	"decisions/list":     reader((*Server).decisionsList),
 
 	"workspace/executeCommand": {orderedAs: commandMethod, call: adapt((*Server).executeCommand)},

@@ -26,6 +26,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/history"
 )
 
 // Options configure a Server.
@@ -42,6 +43,8 @@ type Options struct {
 	Ledger *ledger.Slot
 	// Query configures the query and log flows (query/*, log/append).
 	Query query.Options
+	// History configures the record of margin's writes into the vault.
+	History history.Options
 	// MaxMessageSize caps one incoming message; larger ones are discarded.
 	MaxMessageSize int64
 	// Version is reported in serverInfo.
@@ -75,6 +78,7 @@ type Server struct {
 	mu         sync.Mutex // guards the fields below
 	state      lifecycle
 	client     clientCapabilities   // set at initialize
+	clientInfo string               // the client's name, set at initialize
 	encoding   positionEncoding     // negotiated at initialize
 	ws         *workspace.Workspace // the open vault and its parts; nil until initialize opens one
 	stopVault  context.CancelFunc   // stops ws.Run

@@ -35,6 +35,7 @@ const (
 	ItemStale      = "stale"      // confirmed, but its target changed since it was proposed: not applied
 	ItemSuperseded = "superseded" // a newer wake proposed a value for the same field
 	ItemExpired    = "expired"
+	ItemUndone     = "undone" // confirmed and applied, then undone by the person
 )
 
 // Verdicts a person gives an item.
@@ -42,6 +43,10 @@ const (
 	Confirmed = "confirmed"
 	Rejected  = "rejected"
 	Deferred  = "deferred"
+	// Undone and Redone are the verdicts of an undo of an applied item
+	// and of an undo of that undo (Undo).
+	Undone = "undone"
+	Redone = "redone"
 )
 
 // ChangeSet is one wake's proposals to a person (SPEC §3.3, §4.2).
@@ -99,6 +104,9 @@ func (d Decision) PromptLine() string {
 	s := fmt.Sprintf("%s %s: %s (%s)", d.Created.Format("2006-01-02"), d.Verdict, d.Summary, d.Tool)
 	if d.Outcome == ItemStale {
 		s += " — not applied: the task had changed since the proposal"
+	}
+	if d.Verdict == Undone {
+		s += " — undone by the person after it was applied"
 	}
 	if d.Reason != "" {
 		s += " — reason: " + d.Reason
@@ -382,6 +390,8 @@ func itemLine(it ChangeItem) string {
 		return fmt.Sprintf("- [-] %s ❌ %s ^%s", summary, d, it.ID)
 	case ItemStale:
 		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, kit.OneLine(it.Detail), it.ID)
+	case ItemUndone:
+		return fmt.Sprintf("- [-] %s ↩️ undone %s ^%s", summary, d, it.ID)
 	case ItemSuperseded, ItemExpired:
 		return fmt.Sprintf("- [-] %s — %s ^%s", summary, it.Status, it.ID)
 	}

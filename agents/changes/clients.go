@@ -535,18 +535,26 @@ func isEdit(items []ChangeItem, confirm []int) bool {
 
 // applyEdits applies a client's confirmed edits to the note as Change
 // found it, marking each stale that no longer fits; it returns nil when
-// none applies.
-func applyEdits(cur edit.Current, items []ChangeItem, confirm []int, applied *[]int) []byte {
-	var out []byte
+// none applies, and each applied edit's part, so each can be undone alone.
+func applyEdits(cur edit.Current, items []ChangeItem, confirm []int, applied *[]int) ([]byte, []edit.Part) {
+	var (
+		out   []byte
+		parts []edit.Part
+	)
 	for _, i := range confirm {
 		next, stale := applyClientEdit(items[i], cur)
 		if stale != "" {
 			items[i].Status, items[i].Detail = ItemStale, stale
 			continue
 		}
+		before := cur.Content // nil: the edit creates the note
+		if cur.Exists && before == nil {
+			before = []byte{}
+		}
+		parts = append(parts, edit.Part{Item: items[i].ID, Before: before, After: next})
 		out = next
 		cur = edit.Current{Content: next, Exists: true, InEditor: cur.InEditor}
 		*applied = append(*applied, i)
 	}
-	return out
+	return out, parts
 }

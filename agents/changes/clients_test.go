@@ -12,6 +12,7 @@ import (
 
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/history"
 )
 
 // noAgents is a vault without task agents: client sets must not need one.
@@ -323,5 +324,53 @@ func TestClientDecisionsAreNotTheAgents(t *testing.T) {
 	rejections, err := c.Store().ReasonedRejections(t.Context(), 10)
 	if err != nil || len(rejections) != 0 {
 		t.Errorf("rejections: %+v, %v", rejections, err)
+	}
+}
+
+// Each kind of a client's edit is undone through margin's history, byte
+// for byte, and the undo is a decision in the client's ledger.
+func TestClientEditsAreUndone(t *testing.T) {
+	c, dir, _ := clientRig(t)
+	h, err := history.Open(t.Context(), c.v.DB(), c.v.Root(), history.Options{Git: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.v.Root().SetRecorder(h)
+	t.Cleanup(func() { c.v.Root().SetRecorder(nil); h.Close() })
+	ideas := readFile(t, dir, "Notes/Ideas.md")
+	for _, a := range []EditArgs{
+		{Path: "Notes/Ideas.md", Kind: EditAppend, Text: "- three", Reason: "r"},
+		{Path: "Notes/Ideas.md", Kind: EditReplace, OldText: "- one", Text: "- uno", Reason: "r"},
+		{Path: "Notes/New.md", Kind: EditCreate, Text: "# New\n", Reason: "r"},
+	} {
+		cs, err := c.ProposeEdit(t.Context(), "Claude Code", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, _ := os.ReadFile(filepath.Join(dir, a.Path))
+		if it := confirm(t, c, cs); it.Status != ItemConfirmed {
+			t.Fatalf("%s: %+v", a.Kind, it)
+		}
+		got, err := c.Undo(t.Context(), h, cs.ID, nil)
+		if err != nil || got.Items[0].Status != ItemUndone {
+			t.Fatalf("undo of %s: %+v, %v", a.Kind, got.Items, err)
+		}
+		after, err := os.ReadFile(filepath.Join(dir, a.Path))
+		if a.Kind == EditCreate {
+			if !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("undo of a creation left %s: %q", a.Path, after)
+			}
+			continue
+		}
+		if string(after) != string(before) {
+			t.Errorf("undo of %s: %q, want %q", a.Kind, after, before)
+		}
+	}
+	if got := readFile(t, dir, "Notes/Ideas.md"); got != ideas {
+		t.Errorf("Ideas after every undo = %q, want %q", got, ideas)
+	}
+	ds, _ := c.Store().Decisions(t.Context(), DecisionFilter{Task: "Notes/Ideas.md"})
+	if len(ds) != 4 || ds[0].Verdict != Undone || ds[0].Agent != "mcp:Claude Code" {
+		t.Errorf("decisions = %+v", ds)
 	}
 }

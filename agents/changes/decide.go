@@ -65,7 +65,7 @@ func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, t
 		if err != nil {
 			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 		}
-		fp, err := c.v.Root().Create(cs.Path, data)
+		fp, err := c.v.Root().WriteContext(edit.WithCause(ctx, edit.Cause{Actor: agent, Task: o.Task, ChangeSet: cs.ID}), cs.Path, "", data)
 		if err != nil {
 			return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 		}
@@ -234,6 +234,8 @@ func (c *Changes) decide(ctx context.Context, id string, decisions []ItemDecisio
 			confirm = append(confirm, i)
 		}
 	}
+	// margin's history names the agent, the set and each item it applies.
+	ctx = edit.WithCause(ctx, edit.Cause{Actor: cs.Agent, Task: a.Task, ChangeSet: cs.ID})
 	if len(confirm) > 0 {
 		if err := c.applyConfirmed(ctx, a.Task, cs.Items, confirm); err != nil {
 			return cs, false, fmt.Errorf("applying change set %s: %w", id, err)
@@ -295,18 +297,20 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 		applied  []int
 		inEditor bool
 	)
-	_, err := c.v.Root().Change(ctx, c.opts.Editor, task, func(cur edit.Current) ([]byte, error) {
+	_, err := c.v.Root().ChangeParts(ctx, c.opts.Editor, task, func(cur edit.Current) ([]byte, []edit.Part, error) {
 		decided, applied, inEditor = slices.Clone(items), nil, cur.InEditor
 		if isEdit(items, confirm) {
-			return applyEdits(cur, decided, confirm, &applied), nil
+			out, parts := applyEdits(cur, decided, confirm, &applied)
+			return out, parts, nil
 		}
 		if !cur.Exists {
 			for _, i := range confirm {
 				decided[i].Status, decided[i].Detail = ItemStale, "the task note "+task+" is gone"
 			}
-			return nil, nil
+			return nil, nil, nil
 		}
 		out := cur.Content
+		var parts []edit.Part // each item's own splice, so each can be undone alone
 		for _, i := range confirm {
 			next, stale, err := applyItem(task, out, decided[i], c.v.Options().TaskFolders)
 			switch {
@@ -315,11 +319,12 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 			case stale != "":
 				decided[i].Status, decided[i].Detail = ItemStale, stale
 			default:
+				parts = append(parts, edit.Part{Item: decided[i].ID, Before: out, After: next})
 				out = next
 				applied = append(applied, i)
 			}
 		}
-		return out, nil
+		return out, parts, nil
 	})
 	if decided == nil {
 		return err // refused before the note was read

@@ -221,7 +221,7 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 		if len(lines) == 0 {
 			return "", "", nil, errors.New("every observation is blank")
 		}
-		if err := appendJournal(ctx, w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
+		if err := appendJournal(w.cause(ctx), w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
 		}
 		return "applied", result, nil, nil
@@ -254,7 +254,7 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 	}
 	w := wt.w
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []changes.Proposal, error) {
-		res, err := w.rt.v.Root().Change(ctx, w.rt.opts.Editor, w.agent.Task, func(cur edit.Current) ([]byte, error) {
+		res, err := w.rt.v.Root().Change(w.cause(ctx), w.rt.opts.Editor, w.agent.Task, func(cur edit.Current) ([]byte, error) {
 			if !cur.InEditor && cur.Fingerprint() != w.taskSnap.Fingerprint {
 				return nil, &edit.ConflictError{Path: w.agent.Task, Base: w.taskSnap.Fingerprint, Current: cur.Fingerprint()}
 			}

@@ -74,6 +74,15 @@ func (w *waking) modelID() string {
 	return w.modelName
 }
 
+// cause names the wake in margin's history of its writes (SPEC §11).
+func (w *waking) cause(ctx context.Context) context.Context {
+	c := edit.Cause{Actor: w.agent.ID, Task: w.agent.Task, Model: w.modelName}
+	if w.template.Name != "" {
+		c.Template = w.template.Label()
+	}
+	return edit.WithCause(ctx, c)
+}
+
 // taskWritten records the wake's own write to the task note, so what the
 // agent is considered to have seen includes it.
 func (w *waking) taskWritten(content []byte, fp edit.Fingerprint) {
@@ -90,7 +99,7 @@ func (w *waking) writeReport(ctx context.Context, tldr, content, generator strin
 	p := w.reportPath()
 	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, content)
 	edited := fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
-	res, err := w.rt.v.Root().Change(ctx, w.rt.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
+	res, err := w.rt.v.Root().Change(w.cause(ctx), w.rt.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
 		if cur.Fingerprint() != w.reportBase {
 			return nil, edited
 		}

@@ -291,7 +291,9 @@ func (l *Templates) reportProblem(name string, st templateState, err error) {
 func (l *Templates) activate(next Template, prev *Template, base edit.Fingerprint) (Template, error) {
 	next.Path = l.versionPath(next.Name, next.Version)
 	content := Render(next)
-	if _, err := l.root.Create(next.Path, content); err != nil {
+	// margin's history names the version and who wrote it.
+	ctx := edit.WithCause(context.Background(), edit.Cause{Actor: "templates (" + next.AuthoredBy + ")", Template: next.Label()})
+	if _, err := l.root.WriteContext(ctx, next.Path, "", content); err != nil {
 		return next, fmt.Errorf("writing version %d of %s: %w", next.Version, next.Name, err)
 	}
 	if prev != nil {
@@ -299,7 +301,7 @@ func (l *Templates) activate(next Template, prev *Template, base edit.Fingerprin
 			return next, err
 		}
 	}
-	if err := l.writeActive(next.Name, base, content); err != nil {
+	if err := l.writeActive(ctx, next.Name, base, content); err != nil {
 		return next, err
 	}
 	return next, nil
@@ -321,8 +323,8 @@ func (l *Templates) setStatus(t Template, status string) error {
 	return nil
 }
 
-func (l *Templates) writeActive(name string, base edit.Fingerprint, content []byte) error {
-	_, err := l.root.Write(l.activePath(name), base, content)
+func (l *Templates) writeActive(ctx context.Context, name string, base edit.Fingerprint, content []byte) error {
+	_, err := l.root.WriteContext(ctx, l.activePath(name), base, content)
 	if errors.Is(err, edit.ErrConflict) {
 		l.log.Warn("the active template file changed while margin wrote a new version; the edit is kept and becomes the next version", "template", name)
 		return nil
@@ -528,7 +530,8 @@ func (l *Templates) Rollback(ctx context.Context, name string, version int) (Tem
 	if err != nil {
 		return Template{}, err
 	}
-	if err := l.writeActive(name, st.file.Fingerprint, src.Content); err != nil {
+	ctx = edit.WithCause(ctx, edit.Cause{Actor: "templates (rollback)", Template: target.Label()})
+	if err := l.writeActive(ctx, name, st.file.Fingerprint, src.Content); err != nil {
 		return Template{}, err
 	}
 	l.log.Info("template rolled back", "template", name, "from", st.cur.Version, "to", version)

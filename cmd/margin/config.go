@@ -27,6 +27,7 @@ type Config struct {
 	LLM     llm.Config    `mapstructure:"llm"`
 	Query   QueryConfig   `mapstructure:"query"`
 	Context ContextConfig `mapstructure:"context"`
+	History HistoryConfig `mapstructure:"history"`
 	Server  ServerConfig  `mapstructure:"server"`
 	Log     LogConfig     `mapstructure:"log"`
 }
@@ -83,6 +84,10 @@ type ContextConfig struct {
 	MaxTokens int `mapstructure:"max_tokens"`
 }
 
+type HistoryConfig struct {
+	Keep time.Duration `mapstructure:"keep"`
+}
+
 type ServerConfig struct {
 	MaxMessageSize int64 `mapstructure:"max_message_size"`
 }
@@ -119,6 +124,7 @@ func defaultConfig() Config {
 		LLM:     llmDefaults(),
 		Query:   QueryConfig{MaxEntries: 200, ResponseStyle: "concise", SessionTTL: 24 * time.Hour, Deadline: 2 * time.Minute},
 		Context: ContextConfig{MaxTokens: 2000},
+		History: HistoryConfig{Keep: 90 * 24 * time.Hour},
 		Server:  ServerConfig{MaxMessageSize: 64 << 20},
 		Log:     LogConfig{Level: "info"},
 	}
@@ -298,6 +304,9 @@ func (c Config) validate() error {
 	}
 	if c.Agents.WakeDeadline <= 0 {
 		bad("agents.wake_deadline", "must be positive, got %s", c.Agents.WakeDeadline)
+	}
+	if c.History.Keep <= 0 {
+		bad("history.keep", "must be positive, got %s", c.History.Keep)
 	}
 	if c.Server.MaxMessageSize < 1<<10 {
 		bad("server.max_message_size", "must be at least 1024 bytes, got %d", c.Server.MaxMessageSize)

@@ -113,6 +113,8 @@ func newRootCommand() *cobra.Command {
 		newChangesCommand(g),
 		newDecideCommand(g, changes.Confirmed),
 		newDecideCommand(g, changes.Rejected),
+		newUndoCommand(g),
+		newHistoryCommand(g),
 		newAskCommand(g),
 		newLogCommand(g),
 		newImportCommand(g),

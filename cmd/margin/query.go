@@ -141,9 +141,9 @@ func newAskCommand(g *globals) *cobra.Command {
 					}
 					byID[id] = ans
 				}
-				res, err = e.Reply(cmd.Context(), session, byID, decline, stderrProgress())
+				res, err = e.Reply(byPerson(cmd), session, byID, decline, stderrProgress())
 			} else {
-				res, err = e.Ask(cmd.Context(), text, stderrProgress())
+				res, err = e.Ask(byPerson(cmd), text, stderrProgress())
 			}
 			clearProgress()
 			if err != nil {
@@ -227,7 +227,7 @@ func newLogCommand(g *globals) *cobra.Command {
 			}
 			defer ws.Close()
 			e := ws.Query
-			res, err := e.Log(cmd.Context(), strings.Join(args, " "), when, stderrProgress())
+			res, err := e.Log(byPerson(cmd), strings.Join(args, " "), when, stderrProgress())
 			clearProgress()
 			if err != nil {
 				return err
@@ -262,7 +262,7 @@ func newImportCommand(g *globals) *cobra.Command {
 			}
 			defer ws.Close()
 			e := ws.Query
-			return importFiles(cmd.Context(), e, files, cmd.OutOrStdout())
+			return importFiles(byPerson(cmd), e, files, cmd.OutOrStdout())
 		},
 	}
 	addNowFlag(cmd, &now)

@@ -8,6 +8,7 @@ import (
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server"
+	"github.com/margin-md/margin/vault/history"
 )
 
 func newServeCommand(g *globals) *cobra.Command {
@@ -37,6 +38,7 @@ editor's workspace root from initialize. Logs go to stderr.`,
 				Agents:         cfg.agentsOptions(),
 				Ledger:         slot,
 				Query:          cfg.queryOptions(now.t),
+				History:        history.Options{Keep: cfg.History.Keep},
 				MaxMessageSize: cfg.Server.MaxMessageSize,
 				Version:        version,
 				Logger:         logger,

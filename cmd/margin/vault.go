@@ -15,6 +15,7 @@ import (
 
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/history"
 	"github.com/margin-md/margin/vault/index"
 )
 
@@ -36,7 +37,7 @@ func openWorkspace(ctx context.Context, cfg Config, logger *slog.Logger, o works
 	if err != nil {
 		return nil, err
 	}
-	o.Vault = cfg.vaultOptions()
+	o.Vault, o.History = cfg.vaultOptions(), history.Options{Keep: cfg.History.Keep}
 	o.Vault.Dir, o.Logger, o.Scan = dir, logger, true
 	if isTerminal(os.Stderr) {
 		last := time.Time{}

@@ -21,6 +21,7 @@ import (
 	"github.com/margin-md/margin/llm/llmtest"
 	mcpserver "github.com/margin-md/margin/server/mcp"
 	"github.com/margin-md/margin/server/workspace"
+	"github.com/margin-md/margin/vault/history"
 )
 
 // rig is margin's MCP server on a copy of the sample vault, and a client
@@ -354,5 +355,38 @@ func TestAskClarifies(t *testing.T) {
 	res = r.call(t, "ask", map[string]any{"question": "Was stress behind Friday's heavy bench?", "session_id": q.SessionID, "answers": map[string]string{"q1": "very"}})
 	if a := structured[query.Result](t, res); a.Status != query.StatusAnswered || !strings.Contains(text(res), "Stress on Friday") {
 		t.Errorf("reply: %s: %s", a.Status, text(res))
+	}
+}
+
+// What a client's tool writes is the client's in margin's history, and an
+// approved proposal of it is undone like any change.
+func TestClientWritesInTheHistory(t *testing.T) {
+	r := newRig(t, nil)
+	if res := r.call(t, "log_entry", map[string]any{"text": "Bench 3x5 @ 190", "time": "2026-11-22T18:15"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	const p = "Reference/Acme.md"
+	before := r.read(t, p)
+	prop := structured[mcpserver.ProposalResult](t, r.call(t, "propose_edit", map[string]any{"path": p, "kind": "append", "text": "- Prefers CSV", "reason": "r"}))
+	if _, err := r.ws.Changes.Decide(context.Background(), prop.ChangeSet, []changes.ItemDecision{{Item: prop.Item, Verdict: changes.Confirmed}}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := r.ws.History.List(context.Background(), history.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged, applied bool
+	for _, e := range es {
+		logged = logged || strings.HasPrefix(e.Path, "Daily/") && e.Actor == "mcp:Test Client"
+		applied = applied || e.Path == p && e.Actor == "mcp:Test Client" && e.ChangeSet == prop.ChangeSet
+	}
+	if !logged || !applied {
+		t.Fatalf("history = %+v, want the log entry and the applied edit by mcp:Test Client", es)
+	}
+	if _, err := r.ws.Changes.Undo(context.Background(), r.ws.History, prop.ChangeSet, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.read(t, p); got != before {
+		t.Errorf("after undo:\n%s\nwant:\n%s", got, before)
 	}
 }

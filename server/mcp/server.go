@@ -31,6 +31,7 @@ import (
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/server/workspace"
+	"github.com/margin-md/margin/vault/edit"
 )
 
 // Options configure the MCP server.
@@ -163,6 +164,8 @@ func (s *Server) record(next sdk.MethodHandler) sdk.MethodHandler {
 			err error
 		)
 		if slices.Contains(s.tools, call.Tool) {
+			// margin's history names the client as the cause of what the tool writes.
+			ctx = edit.WithCause(ctx, edit.Cause{Actor: changes.ClientPrefix + call.Client})
 			res, err = next(ctx, method, req)
 		} else {
 			// A tool error, not a protocol one, so that the model reads

@@ -33,6 +33,17 @@ type ChangesConfirmAllParams struct {
 	ID string `json:"id"`
 }
 
+// ChangesUndoParams are changes/undo's params: the item, or items, of
+// the change set to undo; all its applied items when neither is given.
+// Undoing an undone item applies it again. When the note no longer holds
+// what margin wrote, the error is -33001 with data {path, original,
+// margin, current} (vault/history.ConflictError) and nothing is written.
+type ChangesUndoParams struct {
+	ID    string   `json:"id"`
+	Item  string   `json:"item,omitempty"`
+	Items []string `json:"items,omitempty"`
+}
+
 // DecisionsListParams are decisions/list's params.
 type DecisionsListParams struct {
 	Agent string `json:"agent,omitempty"`

@@ -22,6 +22,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/history"
 )
 
 // Parts name what a workspace opens besides the vault.
@@ -66,13 +67,18 @@ type Options struct {
 	// and the template library.
 	Agents task.Options
 	Query  query.Options
-	Logger *slog.Logger
+	// History configures the record of margin's writes into the vault.
+	History history.Options
+	Logger  *slog.Logger
 }
 
 // Workspace is an open vault and the parts opened on it; a part not asked
 // for is nil.
 type Workspace struct {
-	Vault     *vault.Vault
+	Vault *vault.Vault
+	// History records every write margin makes into the vault, from
+	// before any part writes until Close.
+	History   *history.History
 	Ledger    *ledger.Ledger
 	Templates *templates.Templates
 	Changes   *changes.Changes
@@ -98,6 +104,11 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{Vault: v, logger: opts.Logger}
+	opts.History.Logger = opts.Logger
+	if w.History, err = history.Open(ctx, v.DB(), v.Root(), opts.History); err != nil {
+		return nil, errors.Join(err, v.Close())
+	}
+	v.Root().SetRecorder(w.History)
 	if err := w.open(ctx, opts); err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
@@ -192,7 +203,9 @@ func (w *Workspace) Close() error {
 		if w.slot != nil {
 			w.slot.Attach(nil)
 		}
-		w.closeErr = w.Vault.Close()
+		// The last writes' commits go to git before the database closes.
+		w.Vault.Root().SetRecorder(nil)
+		w.closeErr = errors.Join(w.History.Close(), w.Vault.Close())
 	})
 	return w.closeErr
 }

@@ -89,6 +89,16 @@ type Changed struct {
 // *ConflictError). The one error with the change made is a failure to sync
 // the directory after the write (see Write): Changed then says Written.
 func (r *Root) Change(ctx context.Context, ed Editor, name string, change func(Current) ([]byte, error)) (Changed, error) {
+	return r.ChangeParts(ctx, ed, name, func(cur Current) ([]byte, []Part, error) {
+		out, err := change(cur)
+		return out, nil, err
+	})
+}
+
+// ChangeParts is Change for a change made of several items, each of which
+// may be undone alone: change also returns each item's part of what it
+// made (see Part), which the history of margin's writes keeps.
+func (r *Root) ChangeParts(ctx context.Context, ed Editor, name string, change func(Current) ([]byte, []Part, error)) (Changed, error) {
 	p, err := Clean(name)
 	if err != nil {
 		return Changed{}, fmt.Errorf("changing %s: %w", name, err)
@@ -106,9 +116,9 @@ func (r *Root) Change(ctx context.Context, ed Editor, name string, change func(C
 			text, version, open = ed.Open(p)
 		}
 		if open {
-			res, retry, err = changeOpen(ctx, ed, p, text, version, change)
+			res, retry, err = r.changeOpen(ctx, ed, p, text, version, change)
 		} else {
-			res, retry, err = r.changeOnDisk(p, change)
+			res, retry, err = r.changeOnDisk(ctx, p, change)
 		}
 		if !retry {
 			return res, err
@@ -120,16 +130,21 @@ func (r *Root) Change(ctx context.Context, ed Editor, name string, change func(C
 // changeOpen is one attempt on the editor's buffer. retry says it lost a
 // race, to err: the buffer moved on past version, or the note was closed,
 // before the editor applied the edit.
-func changeOpen(ctx context.Context, ed Editor, p, text string, version int, change func(Current) ([]byte, error)) (res Changed, retry bool, err error) {
+func (r *Root) changeOpen(ctx context.Context, ed Editor, p, text string, version int, change func(Current) ([]byte, []Part, error)) (res Changed, retry bool, err error) {
 	cur := []byte(text)
-	out, err := change(Current{Content: cur, Exists: true, InEditor: true})
+	out, parts, err := change(Current{Content: cur, Exists: true, InEditor: true})
 	if err != nil {
 		return Changed{}, false, err
 	}
 	if out == nil || bytes.Equal(out, cur) {
 		return Changed{Content: cur, Fingerprint: FingerprintOf(cur), InEditor: true}, false, nil
 	}
+	done, err := r.begin(ctx, Record{Path: p, Before: cur, Existed: true, After: out, InEditor: true, Parts: parts})
+	if err != nil {
+		return Changed{}, false, fmt.Errorf("recording the write in margin's history: %w; nothing was written", err)
+	}
 	applied, err := ed.ApplyEdit(ctx, p, version, string(out))
+	done(err == nil && applied)
 	switch {
 	case errors.Is(err, ErrNotOpen):
 		return Changed{}, true, err
@@ -147,20 +162,23 @@ func changeOpen(ctx context.Context, ed Editor, p, text string, version int, cha
 
 // changeOnDisk is one compare-and-swap attempt on the file. retry says it
 // lost a race, to err: a save, a creation or a removal since the read.
-func (r *Root) changeOnDisk(p string, change func(Current) ([]byte, error)) (res Changed, retry bool, err error) {
+func (r *Root) changeOnDisk(ctx context.Context, p string, change func(Current) ([]byte, []Part, error)) (res Changed, retry bool, err error) {
 	snap, err := r.Read(p)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Changed{}, false, err
 	}
-	out, err := change(Current{Content: snap.Content, Exists: exists})
+	out, parts, err := change(Current{Content: snap.Content, Exists: exists})
 	if err != nil {
 		return Changed{}, false, err
 	}
 	if out == nil || (exists && bytes.Equal(out, snap.Content)) {
 		return Changed{Content: snap.Content, Fingerprint: snap.Fingerprint}, false, nil
 	}
-	fp, err := r.Write(p, snap.Fingerprint, out)
+	fp, err := r.write(ctx, p, snap.Fingerprint, out, parts)
+	if err != nil {
+		err = fmt.Errorf("writing %s: %w", p, err)
+	}
 	switch {
 	case errors.Is(err, ErrConflict):
 		return Changed{}, true, err

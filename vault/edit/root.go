@@ -14,6 +14,7 @@ package edit
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -79,6 +80,8 @@ type Root struct {
 	commitMu sync.Mutex
 
 	own *ownWrites
+
+	recorder recorderSlot // the history of margin's writes (SetRecorder)
 }
 
 // Option configures a Root.
@@ -205,18 +208,24 @@ func (r *Root) Create(name string, content []byte) (Fingerprint, error) {
 // The one error after which the new content is in place is a failure to sync
 // the directory; the fingerprint is returned with it.
 func (r *Root) Write(name string, base Fingerprint, content []byte) (Fingerprint, error) {
+	return r.WriteContext(context.Background(), name, base, content)
+}
+
+// WriteContext is Write, with ctx naming its cause in the history of
+// margin's writes (WithCause).
+func (r *Root) WriteContext(ctx context.Context, name string, base Fingerprint, content []byte) (Fingerprint, error) {
 	p, err := Clean(name)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", name, err)
 	}
-	fp, err := r.write(p, base, content)
+	fp, err := r.write(ctx, p, base, content, nil)
 	if err != nil {
 		return fp, fmt.Errorf("writing %s: %w", p, err)
 	}
 	return fp, nil
 }
 
-func (r *Root) write(p string, base Fingerprint, content []byte) (Fingerprint, error) {
+func (r *Root) write(ctx context.Context, p string, base Fingerprint, content []byte, parts []Part) (Fingerprint, error) {
 	target, err := r.resolveLinks(p)
 	if err != nil {
 		return "", err
@@ -240,12 +249,20 @@ func (r *Root) write(p string, base Fingerprint, content []byte) (Fingerprint, e
 		return "", err
 	}
 	fp := FingerprintOf(content)
+	done, err := r.begin(ctx, Record{Path: p, Before: cur.content, Existed: cur.exists, After: content, Parts: parts})
+	if err != nil {
+		r.root.Remove(tmp)
+		return "", fmt.Errorf("recording the write in margin's history: %w", err)
+	}
 	if err := r.commit(p, target, tmp, base, fp, cur.exists); err != nil {
+		// A save held in the temp file means margin's text is in place.
+		done(errors.Is(err, errHeldInTemp))
 		if !errors.Is(err, errHeldInTemp) {
 			r.root.Remove(tmp) // best effort: the commit already failed, and a stray temp file is ignored by the watcher
 		}
 		return "", err
 	}
+	done(true)
 	if err := r.syncDir(dir); err != nil {
 		// The new content is in place; only its durability is in doubt.
 		return fp, err

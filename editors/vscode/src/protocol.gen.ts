@@ -185,6 +185,13 @@ export interface ChangesListResult {
   changeSets: ChangeSet[] | null;
 }
 
+/** protocol.ChangesUndoParams */
+export interface ChangesUndoParams {
+  id: string;
+  item?: string;
+  items?: string[];
+}
+
 /** query.Citation */
 export interface Citation {
   path: string;
@@ -700,6 +707,7 @@ export interface MarginMethods {
   'changes/list': { params: ChangesListParams; result: ChangesListResult };
   'changes/decide': { params: ChangesDecideParams; result: ChangeSet };
   'changes/confirmAll': { params: ChangesConfirmAllParams; result: ChangeSet };
+  'changes/undo': { params: ChangesUndoParams; result: ChangeSet };
   'decisions/list': { params: DecisionsListParams; result: DecisionsListResult };
   'templates/list': { params: void; result: TemplatesListResult };
   'templates/get': { params: TemplateParams; result: TemplateResult };
@@ -717,6 +725,7 @@ export interface MarginCommands {
   'margin.confirm': { args: [changeSetId: string, itemId: string]; result: ChangeSet };
   'margin.reject': { args: [changeSetId: string, itemId: string, reason?: string]; result: ChangeSet };
   'margin.confirmAll': { args: [changeSetId: string]; result: ChangeSet };
+  'margin.undo': { args: [changeSetId: string, itemId?: string]; result: ChangeSet };
   'margin.showChanges': { args: [changeSetId: string]; result: ShowChangesResult };
   'margin.wake': { args: [agentId: string]; result: AgentDetail };
   'margin.ask': { args: [question: string]; result: Answer };
