@@ -128,8 +128,10 @@ func (h *History) commitPending(ctx context.Context) {
 		if _, err := h.db.ExecContext(ctx, `UPDATE history SET commit_id = '-' WHERE commit_id = '' AND state = 'written'`); err != nil {
 			h.log.Warn("margin's history", "err", err)
 		}
+		h.compactLogged(ctx)
 		return
 	}
+	defer h.compactLogged(ctx)
 	for ctx.Err() == nil {
 		ws, err := h.uncommitted(ctx)
 		if err != nil || len(ws) == 0 {
@@ -153,6 +155,12 @@ func (h *History) commitPending(ctx context.Context) {
 				return
 			}
 		}
+	}
+}
+
+func (h *History) compactLogged(ctx context.Context) {
+	if err := h.compact(ctx); err != nil {
+		h.log.Warn("margin's history", "err", err)
 	}
 }
 

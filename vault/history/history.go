@@ -31,7 +31,7 @@ import (
 // schema holds the history's migration steps. Append, never edit.
 var schema = []string{`
 -- One row per write margin made into the vault. after is the whole file as
--- margin wrote it; before, what it replaced, is kept as the bytes that differ
+-- margin wrote it (until it is committed, see after_part); before, what it replaced, is kept as the bytes that differ
 -- from after (see shrink): the first before_pre and the last before_suf bytes
 -- are after's. state is 'writing' from just before the write
 -- lands until it is known to have landed ('written'); a process killed in
@@ -74,6 +74,14 @@ CREATE TABLE history_items (
 	PRIMARY KEY (write_id, item)
 ) WITHOUT ROWID;
 CREATE INDEX history_items_item ON history_items(item, write_id);
+`, `
+-- A committed write (to git, or '-' where there is none) from which no change
+-- item can be undone keeps of after only the bytes between before_pre and
+-- before_suf (after_part = 1; see compact): what it wrote and what it
+-- replaced, not the whole file again. A journal appended to at every wake
+-- was otherwise stored whole at every wake.
+ALTER TABLE history ADD COLUMN after_part INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX history_whole ON history(id) WHERE after_part = 0 AND existed = 1;
 `}
 
 // Options configure the history.
@@ -353,6 +361,21 @@ func alive(pid int) bool {
 	// Signal 0 only checks: a process of another user answers EPERM.
 	err = p.Signal(syscall.Signal(0))
 	return !errors.Is(err, os.ErrProcessDone) && !errors.Is(err, syscall.ESRCH)
+}
+
+// compact keeps of each committed write without change items only the
+// bytes it wrote where it differs from what it replaced. Nothing reads
+// the whole file of such a write again: git has it, reconcile reads the
+// writes still 'writing' and undo those of change items.
+func (h *History) compact(ctx context.Context) error {
+	_, err := h.db.ExecContext(ctx, `UPDATE history
+		SET after = substr(after, before_pre + 1, length(after) - before_pre - before_suf), after_part = 1
+		WHERE after_part = 0 AND existed = 1 AND commit_id <> '' AND state = 'written'
+		  AND NOT EXISTS (SELECT 1 FROM history_items i WHERE i.write_id = history.id)`)
+	if err != nil {
+		return fmt.Errorf("compacting margin's history: %w", err)
+	}
+	return nil
 }
 
 // shrink keeps of before only what differs from after: the bytes between
