@@ -293,7 +293,7 @@ func (b *Bulk) indexed(rows []ftsRow) {
 func (b *Bulk) flusher() error {
 	var err error
 	for range b.flush {
-		if e := syncFile(b.db); err == nil {
+		if e := syncFile(b.ix.file); err == nil {
 			err = e
 		}
 	}
@@ -358,7 +358,7 @@ func (b *Bulk) release(ctx context.Context) error {
 		b.ix.writing.Unlock()
 	}
 	if err == nil {
-		err = b.marker.release(b.db)
+		err = b.marker.release(b.ix.file)
 	}
 	if err != nil {
 		b.ix.mu.Lock()

@@ -36,8 +36,21 @@ func Open(ctx context.Context, path string) (*Index, error) {
 		return nil, fmt.Errorf("opening index: %w", err)
 	}
 	ix := &Index{db: db}
+	// The file the cold build syncs, open for as long as the database is:
+	// closing any descriptor of it drops every lock SQLite holds on it in
+	// this process (POSIX record locks are the process's), and another
+	// margin would then write while this one reads or writes.
+	if path != ":memory:" && path != "" {
+		if ix.file, err = os.Open(path); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("opening index: %w", err)
+		}
+	}
 	if err := ix.repair(ctx); err != nil {
 		db.Close()
+		if ix.file != nil {
+			ix.file.Close()
+		}
 		return nil, fmt.Errorf("opening index: %w", err)
 	}
 	return ix, nil
@@ -99,11 +112,14 @@ func markCold(db string) (*coldMarker, error) {
 
 // release syncs the database db and its journal, then removes the marker
 // and unlocks it. After an error the marker is still locked.
-func (m *coldMarker) release(db string) error {
-	for _, p := range []string{db, db + "-journal"} {
-		if err := syncFile(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("syncing the index: %w", err)
-		}
+func (m *coldMarker) release(db *os.File) error {
+	if err := syncFile(db); err != nil {
+		return fmt.Errorf("syncing the index: %w", err)
+	}
+	// SQLite locks the database file, not its journal: closing a file of
+	// the journal's own costs no lock.
+	if err := syncPath(db.Name() + "-journal"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("syncing the index: %w", err)
 	}
 	if err := os.Remove(m.path); err != nil {
 		return err
@@ -173,9 +189,9 @@ func Remove(path string) error {
 	return nil
 }
 
-// syncFile syncs a file of the index; a variable so that tests can make it
-// fail.
-var syncFile = syncPath
+// syncFile syncs the index database through the file Open keeps for it; a
+// variable so that tests can make it fail.
+var syncFile = (*os.File).Sync
 
 func syncPath(path string) error {
 	f, err := os.Open(path)

@@ -77,7 +77,7 @@ func TestFinishThatCannotSyncLeavesTheMarker(t *testing.T) {
 	b := beginBulk(t, ix)
 	sync := syncFile
 	t.Cleanup(func() { syncFile = sync })
-	syncFile = func(string) error { return errors.New("input/output error") }
+	syncFile = func(*os.File) error { return errors.New("input/output error") }
 	apply(t, ix, fixtureUpdates()...)
 	if err := b.Finish(ctx); err == nil {
 		t.Fatal("Finish succeeded without syncing")

@@ -17,6 +17,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 
 	"github.com/margin-md/margin/vault/store"
@@ -30,7 +31,8 @@ var ErrNotFound = errors.New("not in index")
 // the last committed batch (a reader and a committing writer wait for each
 // other, see store.OpenRebuildable).
 type Index struct {
-	db *sql.DB
+	db   *sql.DB
+	file *os.File // the database file, for the cold build's syncs (see Open); nil in memory
 
 	// counts caches Counts, which editors poll through vault/status and
 	// which costs a scan of two tables. Apply clears it. Another margin
@@ -59,6 +61,11 @@ func (ix *Index) Close() error {
 	ix.writing.Unlock()
 	ix.stmts.close()
 	err = errors.Join(err, store.CloseRebuildable(ix.db))
+	if ix.file != nil {
+		// Only now: closing it while SQLite's connections were open would
+		// have dropped their locks.
+		err = errors.Join(err, ix.file.Close())
+	}
 	ix.mu.Lock()
 	for _, m := range ix.unsynced {
 		m.f.Close()
