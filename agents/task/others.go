@@ -18,25 +18,36 @@ import (
 // and a follower for the agents lock.
 const othersPoll = 2 * time.Second
 
-// watchOthers wakes the agents that became active through another
-// connection (created, resumed, brought back), until ctx is done.
-func (r *Runtime) watchOthers(ctx context.Context, every time.Duration) {
+// others is what watchOthers last saw of the state database.
+type others struct {
+	conn  *sql.Conn // pinned: data_version is per connection
+	last  int64
+	known map[string]Lifecycle
+}
+
+// lookAtOthers reads the agents' lifecycles for watchOthers to compare
+// with. Run takes it before it reconciles with the vault, or waits to run
+// the agents, so that a resume made while it does is seen either there or
+// here.
+func (r *Runtime) lookAtOthers(ctx context.Context) (*others, error) {
 	conn, err := r.store.db.Conn(ctx)
 	if err != nil {
-		r.log.Error("watching for agents other processes create or resume", "err", err)
-		return
+		return nil, err
 	}
-	defer conn.Close()
-	last, err := dataVersion(ctx, conn)
+	o := &others{conn: conn}
+	if o.last, err = dataVersion(ctx, conn); err == nil {
+		o.known, err = r.store.lifecycles(ctx)
+	}
 	if err != nil {
-		r.log.Error("watching for agents other processes create or resume", "err", err)
-		return
+		conn.Close()
+		return nil, err
 	}
-	known, err := r.store.lifecycles(ctx)
-	if err != nil {
-		r.log.Error("watching for agents other processes create or resume", "err", err)
-		return
-	}
+	return o, nil
+}
+
+// watchOthers wakes the agents that became active through another
+// connection (created, resumed, brought back) since o, until ctx is done.
+func (r *Runtime) watchOthers(ctx context.Context, o *others, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -45,17 +56,17 @@ func (r *Runtime) watchOthers(ctx context.Context, every time.Duration) {
 			return
 		case <-t.C:
 		}
-		v, err := dataVersion(ctx, conn)
-		if err != nil || v == last {
+		v, err := dataVersion(ctx, o.conn)
+		if err != nil || v == o.last {
 			continue
 		}
 		now, err := r.store.lifecycles(ctx)
 		if err != nil {
 			continue // looked at again after the next write
 		}
-		last = v
+		o.last = v
 		for id, l := range now {
-			was, seen := known[id]
+			was, seen := o.known[id]
 			if l != Active || was == Active {
 				continue
 			}
@@ -73,7 +84,7 @@ func (r *Runtime) watchOthers(ctx context.Context, every time.Duration) {
 				return // the agents are stopping
 			}
 		}
-		known = now
+		o.known = now
 	}
 }
 

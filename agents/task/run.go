@@ -85,7 +85,12 @@ func (r *Runtime) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
-	var err error
+	others, err := r.lookAtOthers(ctx)
+	if err != nil {
+		r.log.Error("watching for agents other processes create or resume", "err", err)
+	} else {
+		defer others.conn.Close() // after the wg.Wait below
+	}
 	if lock, err = r.lead(ctx); err != nil {
 		return nil // stopped while another process ran the agents
 	}
@@ -105,7 +110,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { r.templates.Run(ctx) })
 	r.sched.begin(ctx)
-	wg.Go(func() { r.watchOthers(ctx, r.opts.othersPoll) })
+	if others != nil {
+		wg.Go(func() { r.watchOthers(ctx, others, r.opts.othersPoll) })
+	}
 	for {
 		select {
 		case <-ctx.Done():
