@@ -31,8 +31,14 @@ func (r *Runtime) Create(ctx context.Context, taskPath string) (Agent, error) {
 	if err != nil {
 		return Agent{}, err
 	}
-	if err := r.kick(kick{agent: a.ID, reason: "created", mode: kickNow, prio: r.askedFor(ctx, a.Task)}); err != nil {
-		return Agent{}, err
+	// A wake already queued or running for it (the startup wake of an
+	// agent created as margin starts) is its first wake: another behind
+	// it would find nothing new, and under a spent budget it would wait
+	// for the next day.
+	if queued, running := r.sched.state(a.ID); !queued && !running {
+		if err := r.kick(kick{agent: a.ID, reason: "created", mode: kickNow, prio: r.askedFor(ctx, a.Task)}); err != nil {
+			return Agent{}, err
+		}
 	}
 	return r.store.Agent(ctx, a.ID)
 }

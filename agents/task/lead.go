@@ -39,6 +39,10 @@ func (r *Runtime) lead(ctx context.Context) (*store.Lock, error) {
 		}
 		if !r.following.Swap(true) {
 			r.log.Info("another margin process runs the agents of this vault; this one takes over when it stops")
+			// Wakes asked for before this process knew are the leader's
+			// too: it sees the agents created or resumed here
+			// (watchOthers), and the taking over reconciles anyway.
+			r.sched.cancelAll()
 		}
 		t := time.NewTimer(r.opts.othersPoll)
 		select {

@@ -21,6 +21,9 @@ func (r *Runtime) kick(k kick) error {
 	if !r.sched.schedule(k) {
 		return errors.New("the agents are not running")
 	}
+	if r.following.Load() {
+		r.sched.cancel(k.agent) // lead began to follow meanwhile, and cleared the rest
+	}
 	return nil
 }
 
@@ -58,7 +61,7 @@ func (r *Runtime) Wake(ctx context.Context, id, reason string) {
 	if a, err := r.store.Agent(ctx, id); err == nil {
 		k.prio = r.askedFor(ctx, a.Task)
 	}
-	r.sched.schedule(k)
+	_ = r.kick(k) // an error says only that the agents have stopped
 }
 
 // Run wakes agents until ctx is done, then waits for the wakes in flight to

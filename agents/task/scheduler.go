@@ -304,6 +304,20 @@ func (s *scheduler) cancel(id string) {
 	}
 }
 
+// cancelAll cancels every agent's pending wake: a runtime that finds
+// another process running the agents leaves them to it.
+func (s *scheduler) cancelAll() {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.queues))
+	for id := range s.queues {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	for _, id := range ids {
+		s.cancel(id)
+	}
+}
+
 // state says whether the agent has a wake pending and one running.
 func (s *scheduler) state(id string) (queued, running bool) {
 	s.mu.Lock()
