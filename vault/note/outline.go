@@ -72,6 +72,7 @@ func ParseOutline(src []byte) Outline {
 	p.outline = true
 	doc := markdown.Parse(text.NewReader(p.body))
 	p.blocks(doc)
+	p.endBodies()
 	hs := p.n.Headings
 	o.Sections = make([]Section, len(hs))
 	for i, h := range hs {
@@ -82,7 +83,6 @@ func ParseOutline(src []byte) Outline {
 				break
 			}
 		}
-		h.Body = min(h.Body, end)
 		o.Sections[i] = Section{Heading: h, Raw: p.raws[i], End: end}
 	}
 	o.Closer = p.closer(doc)

@@ -94,6 +94,7 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 	p.base, p.body = bodyStart, src[bodyStart:]
 	if n.Plain == "" {
 		p.blocks(markdown.Parse(text.NewReader(p.body)))
+		p.endBodies()
 	}
 
 	if !slices.IsSortedFunc(n.Links, byOffset) {
@@ -315,6 +316,20 @@ func foldTag(t string) string { return strings.ToLower(strings.ToUpper(t)) }
 // blocks walks the block structure. Code blocks and HTML blocks are skipped
 // whole: nothing in them is a heading, link, tag or checklist item. For
 // ParseOutline (p.outline) it records the headings only.
+// endBodies keeps each heading's body from beginning past the next
+// heading (or the end of the file): a setext underline is looked for on
+// the line after the heading, which may already be the next one.
+func (p *scratch) endBodies() {
+	hs := p.n.Headings
+	for i := range hs {
+		end := len(p.s)
+		if i+1 < len(hs) {
+			end = hs[i+1].Offset
+		}
+		hs[i].Body = min(hs[i].Body, max(end, hs[i].Offset))
+	}
+}
+
 func (p *scratch) blocks(parent ast.Node) {
 	for c := parent.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
