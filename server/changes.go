@@ -78,14 +78,7 @@ func (e editor) ApplyEdit(ctx context.Context, path string, version int, newText
 // line, counted in enc, rather than at a line that does not exist.
 func lineEdit(old, new string, enc positionEncoding) protocol.TextEdit {
 	a, b := strings.SplitAfter(old, "\n"), strings.SplitAfter(new, "\n")
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
+	pre, suf := edit.CommonEnds(a, b)
 	var e protocol.TextEdit
 	e.Range.Start = protocol.Position{Line: pre}
 	e.Range.End = protocol.Position{Line: len(a) - suf}

@@ -427,14 +427,7 @@ const maxDiffLines = 200
 // context. It takes time linear in the note, however long.
 func unifiedDiff(p string, before, after []byte) string {
 	a, b := diffLines(before), diffLines(after)
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
+	pre, suf := edit.CommonEnds(a, b)
 	if pre == len(a) && pre == len(b) {
 		return ""
 	}

@@ -111,3 +111,21 @@ func ReplaceLine(src []byte, line int, expectOld, newLine string) ([]byte, error
 	}
 	return splice(src, l.start, l.end, newLine), nil
 }
+
+// CommonEnds returns how many elements a and b share at their start, and
+// how many more they share at their end: what lies between is where they
+// differ.
+func CommonEnds[S ~[]E, E comparable](a, b S) (pre, suf int) {
+	return CommonEndsFunc(a, b, func(x, y E) bool { return x == y })
+}
+
+// CommonEndsFunc is CommonEnds with eq telling equal elements.
+func CommonEndsFunc[S ~[]E, E any](a, b S, eq func(E, E) bool) (pre, suf int) {
+	for pre < len(a) && pre < len(b) && eq(a[pre], b[pre]) {
+		pre++
+	}
+	for suf < len(a)-pre && suf < len(b)-pre && eq(a[len(a)-1-suf], b[len(b)-1-suf]) {
+		suf++
+	}
+	return pre, suf
+}

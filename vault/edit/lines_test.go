@@ -85,3 +85,21 @@ func TestReplaceLine(t *testing.T) {
 		})
 	}
 }
+
+func TestCommonEnds(t *testing.T) {
+	for _, tc := range []struct {
+		a, b     string
+		pre, suf int
+	}{
+		{"abc", "abc", 3, 0},
+		{"abXc", "abYc", 2, 1},
+		{"aa", "aaa", 2, 0},  // the end never overlaps the start
+		{"abab", "ab", 2, 0}, // nor the shorter one's
+		{"", "x", 0, 0},
+		{"xyz", "wyz", 0, 2},
+	} {
+		if pre, suf := CommonEnds([]byte(tc.a), []byte(tc.b)); pre != tc.pre || suf != tc.suf {
+			t.Errorf("CommonEnds(%q, %q) = %d, %d, want %d, %d", tc.a, tc.b, pre, suf, tc.pre, tc.suf)
+		}
+	}
+}

@@ -382,12 +382,7 @@ func (h *History) compact(ctx context.Context) error {
 // the longest prefix and suffix the two share (a journal's append keeps
 // nothing of what it replaced, a field's splice the old line).
 func shrink(before, after []byte) (pre, suf int, mid []byte) {
-	for pre < len(before) && pre < len(after) && before[pre] == after[pre] {
-		pre++
-	}
-	for suf < len(before)-pre && suf < len(after)-pre && before[len(before)-1-suf] == after[len(after)-1-suf] {
-		suf++
-	}
+	pre, suf = edit.CommonEnds(before, after)
 	return pre, suf, nonNil(before[pre : len(before)-suf])
 }
 

@@ -151,14 +151,7 @@ func Splice(before, after, cur []byte) (out []byte, ok bool) {
 		return bytes.Clone(before), true
 	}
 	b, a, c := lines(before), lines(after), lines(cur)
-	pre := 0
-	for pre < len(a) && pre < len(b) && bytes.Equal(a[pre], b[pre]) {
-		pre++
-	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && bytes.Equal(a[len(a)-1-suf], b[len(b)-1-suf]) {
-		suf++
-	}
+	pre, suf := edit.CommonEndsFunc(a, b, bytes.Equal)
 	wrote, replaced := a[pre:len(a)-suf], b[pre:len(b)-suf]
 	// The lines margin wrote alone when they are found once; else with a
 	// line of context on each side that has one.
