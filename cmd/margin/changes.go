@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -17,8 +15,12 @@ import (
 // agents: the command line decides through the same Changes.Decide as
 // margin serve, and the decision reaches the agent through its next
 // wake's run key.
-func openChanges(ctx context.Context, cfg Config, logger *slog.Logger) (*workspace.Workspace, error) {
-	return openWorkspace(ctx, cfg, logger, workspace.Options{Parts: workspace.Changes, Agents: cfg.agentsOptions()})
+func (g *globals) openChanges(cmd *cobra.Command) (*workspace.Workspace, error) {
+	cfg, logger, err := g.load(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return openWorkspace(cmd.Context(), cfg, logger, workspace.Options{Parts: workspace.Changes, Agents: cfg.agentsOptions()})
 }
 
 func newChangesCommand(g *globals) *cobra.Command {
@@ -39,11 +41,7 @@ Decide with margin approve and margin reject, or tick the lines of the file.`,
 			default:
 				return usageError(fmt.Errorf("--status must be pending, partially-resolved, resolved, expired, superseded or all, got %q", status))
 			}
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			ws, err := openChanges(cmd.Context(), cfg, logger)
+			ws, err := g.openChanges(cmd)
 			if err != nil {
 				return err
 			}
@@ -100,11 +98,7 @@ against the task note first: one whose field changed since it was proposed
 is marked stale and not applied.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			ws, err := openChanges(cmd.Context(), cfg, logger)
+			ws, err := g.openChanges(cmd)
 			if err != nil {
 				return err
 			}

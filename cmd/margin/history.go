@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/history"
 )
@@ -35,11 +34,7 @@ refused with the three versions, and nothing is written. Undoing an undone
 item applies it again. The agent reads the undo on its next wake.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			ws, err := openChanges(cmd.Context(), cfg, logger)
+			ws, err := g.openChanges(cmd)
 			if err != nil {
 				return err
 			}
@@ -81,11 +76,7 @@ and the commit on ` + history.Ref + ` when the vault is in a git work tree
 			if limit < 1 {
 				return usageError(fmt.Errorf("--limit must be at least 1, got %d", limit))
 			}
-			cfg, logger, err := g.load(cmd)
-			if err != nil {
-				return err
-			}
-			ws, err := openWorkspace(cmd.Context(), cfg, logger, workspace.Options{})
+			ws, err := g.openVault(cmd)
 			if err != nil {
 				return err
 			}
