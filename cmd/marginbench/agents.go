@@ -53,31 +53,17 @@ func (b *bench) agentFigures(sample string) error {
 	if err := os.CopyFS(dir, os.DirFS(sample)); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	const (
 		debounce = 150 * time.Millisecond // watch.debounce's default
 		quiet    = 500 * time.Millisecond // shorter than the 2 s default to keep the bench quick; it is subtracted
 	)
-	v, err := vault.Open(ctx, vault.Options{Dir: dir, Debounce: debounce})
-	if err != nil {
-		return err
-	}
-	defer v.Close()
 	model := &benchModel{arrived: make(chan time.Time, 16)}
-	rt, err := task.New(ctx, v, model, task.Options{QuietPeriod: quiet, MaxWait: 10 * quiet})
+	_, rt, stop, err := runAgents(ctx, vault.Options{Dir: dir, Debounce: debounce}, model, task.Options{QuietPeriod: quiet, MaxWait: 10 * quiet})
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); v.Run(ctx) }()
-	go func() { defer wg.Done(); rt.Run(ctx) }()
-	defer wg.Wait()
-	defer cancel()
-	if err := v.WaitReady(ctx); err != nil {
-		return err
-	}
+	defer stop()
 
 	const task = "Tasks/Ship invoice export.md"
 	a, err := rt.Create(ctx, task)
@@ -150,4 +136,32 @@ func (b *bench) agentFigures(sample string) error {
 		baseline: fmt.Sprintf("whole prompt %d vs %d tokens (system + tools are a cached prefix)", llm.EstimateTokens(incremental), llm.EstimateTokens(full)),
 		ratio:    fmt.Sprintf("%.0f%%", ratio*100), pass: check(ratio <= 0.30)})
 	return nil
+}
+
+// runAgents opens the vault of vo and runs it with task agents on model
+// until stop, which waits for both and closes the vault. The vault's
+// first scan is done when it returns.
+func runAgents(ctx context.Context, vo vault.Options, model llm.Model, to task.Options) (v *vault.Vault, rt *task.Runtime, stop func(), err error) {
+	v, err = vault.Open(ctx, vo)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if rt, err = task.New(ctx, v, model, to); err != nil {
+		v.Close()
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { v.Run(ctx) })
+	wg.Go(func() { rt.Run(ctx) })
+	stop = func() {
+		cancel()
+		wg.Wait()
+		v.Close()
+	}
+	if err := v.WaitReady(ctx); err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	return v, rt, stop, nil
 }

@@ -74,28 +74,15 @@ func (b *bench) agentEconomy(src string, n int) error {
 	if err := os.RemoveAll(filepath.Join(dir, ".margin")); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	const quiet = 300 * time.Millisecond
-	v, err := vault.Open(ctx, vault.Options{Dir: dir, Debounce: 50 * time.Millisecond})
-	if err != nil {
-		return err
-	}
-	defer v.Close()
 	model := &economyModel{}
-	rt, err := task.New(ctx, v, model, task.Options{AutoCreate: true, QuietPeriod: quiet, MaxWait: 10 * quiet})
+	v, rt, stop, err := runAgents(ctx, vault.Options{Dir: dir, Debounce: 50 * time.Millisecond}, model,
+		task.Options{AutoCreate: true, QuietPeriod: quiet, MaxWait: 10 * quiet})
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); v.Run(ctx) }()
-	go func() { defer wg.Done(); rt.Run(ctx) }()
-	defer wg.Wait()
-	defer cancel()
-	if err := v.WaitReady(ctx); err != nil {
-		return err
-	}
+	defer stop()
 	tasks, err := v.Index().Tasks(ctx)
 	if err != nil {
 		return err

@@ -54,27 +54,14 @@ func (b *bench) measureModelBack(tb *testing.B, sample string) error {
 		return err
 	}
 	model := &probeClock{Client: client}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	v, err := vault.Open(ctx, vault.Options{Dir: dir, Debounce: 30 * time.Millisecond})
-	if err != nil {
-		return err
-	}
-	defer v.Close()
+	ctx := context.Background()
 	const probe = 100 * time.Millisecond
-	rt, err := task.New(ctx, v, model, task.Options{QuietPeriod: 50 * time.Millisecond, ProbeInitial: probe, ProbeMax: probe})
+	_, rt, stop, err := runAgents(ctx, vault.Options{Dir: dir, Debounce: 30 * time.Millisecond}, model,
+		task.Options{QuietPeriod: 50 * time.Millisecond, ProbeInitial: probe, ProbeMax: probe})
 	if err != nil {
 		return err
 	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); v.Run(ctx) }()
-	go func() { defer wg.Done(); rt.Run(ctx) }()
-	defer wg.Wait()
-	defer cancel()
-	if err := v.WaitReady(ctx); err != nil {
-		return err
-	}
+	defer stop()
 	const taskPath = "Tasks/Ship invoice export.md"
 	fake.Stop()
 	a, err := rt.Create(ctx, taskPath)
