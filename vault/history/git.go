@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -168,28 +167,35 @@ func (h *History) compactLogged(ctx context.Context) {
 // and those of processes that are gone. Another margin running on the
 // vault commits its own, so no write is committed twice.
 func (h *History) uncommitted(ctx context.Context) ([]pending, error) {
-	pids, err := h.db.QueryContext(ctx, `SELECT DISTINCT pid FROM history WHERE commit_id = '' AND state = 'written'`)
+	procs, err := h.db.QueryContext(ctx, `SELECT DISTINCT pid, pid_start FROM history WHERE commit_id = '' AND state = 'written'`)
 	if err != nil {
 		return nil, err
 	}
-	var mine []string
-	for pids.Next() {
-		var pid int
-		if err := pids.Scan(&pid); err != nil {
-			pids.Close()
+	var (
+		which []string
+		args  []any
+	)
+	for procs.Next() {
+		var (
+			pid   int
+			start string
+		)
+		if err := procs.Scan(&pid, &start); err != nil {
+			procs.Close()
 			return nil, err
 		}
-		if pid == os.Getpid() || !alive(pid) {
-			mine = append(mine, strconv.Itoa(pid))
+		if mine(pid, start) || !alive(pid, start) {
+			which = append(which, "(h.pid = ? AND h.pid_start = ?)")
+			args = append(args, pid, start)
 		}
 	}
-	pids.Close()
-	if len(mine) == 0 {
-		return nil, pids.Err()
+	procs.Close()
+	if len(which) == 0 {
+		return nil, procs.Err()
 	}
 	rows, err := h.db.QueryContext(ctx, `SELECT h.id, h.at, h.path, h.task, h.change_set, h.actor, h.template, h.model, h.undo_of,
 			h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
-		FROM history h WHERE h.commit_id = '' AND h.state = 'written' AND h.pid IN (`+strings.Join(mine, ",")+`) ORDER BY h.id LIMIT 100`)
+		FROM history h WHERE h.commit_id = '' AND h.state = 'written' AND (`+strings.Join(which, " OR ")+`) ORDER BY h.id LIMIT 100`, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/margin-md/margin/vault/edit"
@@ -82,6 +81,12 @@ CREATE INDEX history_items_item ON history_items(item, write_id);
 -- was otherwise stored whole at every wake.
 ALTER TABLE history ADD COLUMN after_part INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX history_whole ON history(id) WHERE after_part = 0 AND existed = 1;
+`, `
+-- When the writing process started (proc.go), beside its pid: a process
+-- killed while writing whose pid the kernel gave to another since is gone
+-- all the same, and its writes are settled and committed. '' where the
+-- system does not tell: the pid alone says then.
+ALTER TABLE history ADD COLUMN pid_start TEXT NOT NULL DEFAULT '';
 `}
 
 // Options configure the history.
@@ -166,10 +171,10 @@ func (h *History) Begin(ctx context.Context, rec edit.Record) (func(bool), error
 	if rec.Existed {
 		pre, suf, mid = shrink(rec.Before, rec.After)
 	}
-	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, before_pre, before_suf, after, removed, in_editor, state, pid)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing', ?)`,
+	res, err := tx.Exec(`INSERT INTO history (at, path, task, change_set, actor, template, model, undo_of, existed, before, before_pre, before_suf, after, removed, in_editor, state, pid, pid_start)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'writing', ?, ?)`,
 		stamp(h.opts.Now()), rec.Path, c.Task, c.ChangeSet, c.Actor, c.Template, c.Model, c.Undo,
-		rec.Existed, mid, pre, suf, nonNil(rec.After), rec.Removed, rec.InEditor, os.Getpid())
+		rec.Existed, mid, pre, suf, nonNil(rec.After), rec.Removed, rec.InEditor, os.Getpid(), self())
 	if err != nil {
 		return nil, err
 	}
@@ -233,13 +238,14 @@ func (h *History) kicked() {
 // write is kept as landed, which undo then refuses unless its text is
 // still there.
 func (h *History) reconcile(ctx context.Context) error {
-	rows, err := h.db.QueryContext(ctx, `SELECT id, pid, path, existed, before, before_pre, before_suf, after, removed FROM history WHERE state = 'writing'`)
+	rows, err := h.db.QueryContext(ctx, `SELECT id, pid, pid_start, path, existed, before, before_pre, before_suf, after, removed FROM history WHERE state = 'writing'`)
 	if err != nil {
 		return fmt.Errorf("reading margin's history: %w", err)
 	}
 	type open struct {
 		id            int64
 		pid           int
+		start         string
 		path          string
 		existed       bool
 		before, after []byte
@@ -249,7 +255,7 @@ func (h *History) reconcile(ctx context.Context) error {
 	for rows.Next() {
 		var o open
 		var pre, suf int
-		if err := rows.Scan(&o.id, &o.pid, &o.path, &o.existed, &o.before, &pre, &suf, &o.after, &o.removed); err != nil {
+		if err := rows.Scan(&o.id, &o.pid, &o.start, &o.path, &o.existed, &o.before, &pre, &suf, &o.after, &o.removed); err != nil {
 			rows.Close()
 			return fmt.Errorf("reading margin's history: %w", err)
 		}
@@ -260,7 +266,7 @@ func (h *History) reconcile(ctx context.Context) error {
 	for _, o := range todo {
 		// This process has written nothing yet: a record with its pid is
 		// from an earlier process that had it.
-		if o.pid != os.Getpid() && alive(o.pid) {
+		if !mine(o.pid, o.start) && alive(o.pid, o.start) {
 			continue // another margin is writing it right now
 		}
 		cur, err := h.root.ReadFile(o.path)
@@ -350,17 +356,6 @@ func (h *History) List(ctx context.Context, f Filter) ([]Entry, error) {
 		out = append(out, e)
 	}
 	return out, rows.Err()
-}
-
-// alive reports whether the process pid may still be running.
-func alive(pid int) bool {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	// Signal 0 only checks: a process of another user answers EPERM.
-	err = p.Signal(syscall.Signal(0))
-	return !errors.Is(err, os.ErrProcessDone) && !errors.Is(err, syscall.ESRCH)
 }
 
 // compact keeps of each committed write without change items only the

@@ -487,7 +487,8 @@ func TestOpenLeavesTheWritesOfALiveProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The record is another live process's: this test's parent.
-	if _, err := db.Exec(`UPDATE history SET pid = ?`, os.Getppid()); err != nil {
+	start, _ := history.Started(os.Getppid())
+	if _, err := db.Exec(`UPDATE history SET pid = ?, pid_start = ?`, os.Getppid(), start); err != nil {
 		t.Fatal(err)
 	}
 	other, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
