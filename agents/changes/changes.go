@@ -43,6 +43,10 @@ type Agents interface {
 	// Wake asks for a wake of the agent after a decision, coalesced like
 	// a change; it must not block.
 	Wake(ctx context.Context, agentID, reason string)
+	// RunCause returns the template (name@version) and the model of the
+	// wake run that proposed a set, which margin's history names with
+	// each write of its items; "" for what is not known.
+	RunCause(ctx context.Context, run int64) (template, model string, err error)
 }
 
 // Notifier sends a notification to the client (the server implements it).

@@ -23,6 +23,9 @@ func (noAgents) Owner(context.Context, string) (Owner, error) {
 }
 func (noAgents) AgentOf(context.Context, string) (string, error) { return "", nil }
 func (a noAgents) Wake(_ context.Context, id, _ string)          { *a.woken = append(*a.woken, id) }
+func (noAgents) RunCause(context.Context, int64) (string, string, error) {
+	return "", "", errors.New("a client's set asked for a wake run")
+}
 
 const clientTask = "---\nstatus: open\npriority: P2\n---\n# Renew passport\n\n## Checklist\n- [ ] Photos\n"
 

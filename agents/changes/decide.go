@@ -148,6 +148,21 @@ func (c *Changes) owner(ctx context.Context, cs ChangeSet) (Owner, error) {
 	return c.agents.Owner(ctx, cs.Agent)
 }
 
+// cause names the writes of a set's items in margin's history: the agent
+// or client, the task, the set (the item is each write's own), and the
+// template version and model of the wake that proposed it.
+func (c *Changes) cause(ctx context.Context, cs ChangeSet, task string) edit.Cause {
+	cause := edit.Cause{Actor: cs.Agent, Task: task, ChangeSet: cs.ID}
+	if IsClient(cs.Agent) || cs.Run == 0 {
+		return cause
+	}
+	var err error
+	if cause.Template, cause.Model, err = c.agents.RunCause(ctx, cs.Run); err != nil {
+		c.log.Warn("margin's history will not name the template and model of this change set's writes", "id", cs.ID, "err", err)
+	}
+	return cause
+}
+
 // wake tells the agent of a set a decision was made on it. A client has
 // no agent to wake: a change applied to a task note wakes the task's
 // agent as any change to it does.
@@ -234,8 +249,7 @@ func (c *Changes) decide(ctx context.Context, id string, decisions []ItemDecisio
 			confirm = append(confirm, i)
 		}
 	}
-	// margin's history names the agent, the set and each item it applies.
-	ctx = edit.WithCause(ctx, edit.Cause{Actor: cs.Agent, Task: a.Task, ChangeSet: cs.ID})
+	ctx = edit.WithCause(ctx, c.cause(ctx, cs, a.Task))
 	if len(confirm) > 0 {
 		if err := c.applyConfirmed(ctx, a.Task, cs.Items, confirm); err != nil {
 			return cs, false, fmt.Errorf("applying change set %s: %w", id, err)

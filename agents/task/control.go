@@ -88,6 +88,11 @@ func (r *Runtime) AgentOf(ctx context.Context, taskPath string) (string, error) 
 	return r.store.AgentOf(ctx, taskPath)
 }
 
+// RunCause implements changes.Agents: the template version and model a run ran.
+func (r *Runtime) RunCause(ctx context.Context, run int64) (template, model string, err error) {
+	return r.store.RunCause(ctx, run)
+}
+
 // Owner implements changes.Agents: the agent's task and output name.
 func (r *Runtime) Owner(ctx context.Context, id string) (changes.Owner, error) {
 	return r.store.Owner(ctx, id)

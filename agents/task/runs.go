@@ -18,7 +18,8 @@ type Run struct {
 	Agent            string    `json:"agent"`
 	RunKey           string    `json:"runKey"`
 	Reason           string    `json:"reason"`
-	Template         string    `json:"template"` // name@version; "" for runs from before margin recorded it
+	Template         string    `json:"template"`        // name@version; "" for runs from before margin recorded it
+	Model            string    `json:"model,omitempty"` // as the provider named it; "" when no model answered
 	Status           string    `json:"status"`
 	Detail           string    `json:"detail,omitempty"`
 	FullContext      bool      `json:"fullContext"`
@@ -117,12 +118,12 @@ func (s *Store) interrupted(ctx context.Context, agent string) (Run, bool, error
 	return r, true, nil
 }
 
-const runColumns = `id, agent_id, run_key, reason, template, status, detail, full_context, attempts, turns, prompt_tokens, completion_tokens, started_at, finished_at`
+const runColumns = `id, agent_id, run_key, reason, template, model, status, detail, full_context, attempts, turns, prompt_tokens, completion_tokens, started_at, finished_at`
 
 func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var r Run
 	var started, finished string
-	err := row.Scan(&r.ID, &r.Agent, &r.RunKey, &r.Reason, &r.Template, &r.Status, &r.Detail, &r.FullContext, &r.Attempts, &r.Turns,
+	err := row.Scan(&r.ID, &r.Agent, &r.RunKey, &r.Reason, &r.Template, &r.Model, &r.Status, &r.Detail, &r.FullContext, &r.Attempts, &r.Turns,
 		&r.PromptTokens, &r.CompletionTokens, &started, &finished)
 	r.Started, r.Finished = kit.Unstamp(started), kit.Unstamp(finished)
 	return r, err
@@ -148,6 +149,27 @@ func (s *Store) restartRun(ctx context.Context, id int64, template string, full 
 		return fmt.Errorf("restarting run %d: %w", id, err)
 	}
 	return nil
+}
+
+// setRunModel records the model that answered a run.
+func (s *Store) setRunModel(ctx context.Context, id int64, model string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE wake_runs SET model = ? WHERE id = ?`, model, id); err != nil {
+		return fmt.Errorf("recording the model of run %d: %w", id, err)
+	}
+	return nil
+}
+
+// RunCause implements changes.Agents' RunCause: the template version and
+// the model a run ran, for margin's history of the writes of its items.
+func (s *Store) RunCause(ctx context.Context, id int64) (template, model string, err error) {
+	err = s.db.QueryRowContext(ctx, `SELECT template, model FROM wake_runs WHERE id = ?`, id).Scan(&template, &model)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil // pruned, or a set from before runs were kept: not known
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("reading run %d: %w", id, err)
+	}
+	return template, model, nil
 }
 
 // runEnd is how a run ended.

@@ -204,4 +204,11 @@ CREATE INDEX wake_runs_agent ON wake_runs(agent_id, id);
 CREATE INDEX wake_runs_key ON wake_runs(run_key);
 CREATE INDEX wake_runs_settled ON wake_runs(settled_key) WHERE settled_key <> '';
 CREATE INDEX wake_runs_template ON wake_runs(template);
+`, `
+-- The model each run ran, as the provider named it in its replies: the
+-- history of margin's writes (SPEC §11) names it beside the template
+-- version, for the wake's own writes and for the change items a person
+-- applies later. Runs from before this step, and runs no model answered,
+-- stay ''.
+ALTER TABLE wake_runs ADD COLUMN model TEXT NOT NULL DEFAULT '';
 `}

@@ -314,8 +314,13 @@ func (m *recordingModel) Chat(ctx context.Context, req llm.Request) (llm.Respons
 	m.prompt += resp.Usage.PromptTokens
 	m.completion += resp.Usage.CompletionTokens
 	rt.sched.budget.add(rt.now(), resp.Usage.PromptTokens+resp.Usage.CompletionTokens)
-	if resp.Model != "" {
+	if resp.Model != "" && resp.Model != m.w.modelName {
 		m.w.modelName = resp.Model
+		// Recorded at once: a proposal's item may be applied, and its
+		// write recorded with the run's model, before the wake ends.
+		if err := rt.store.setRunModel(context.WithoutCancel(ctx), m.w.run, resp.Model); err != nil {
+			rt.log.Warn("recording a run's model", "agent", m.w.agent.ID, "err", err)
+		}
 	}
 	m.persist(ctx, append(req.Messages, resp.Message))
 	return resp, nil
@@ -434,7 +439,7 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 	// Proposals reach the person however the wake ended: each was
 	// validated and recorded when the model made it.
 	owner := changes.Owner{Task: w.agent.Task, OutputName: w.agent.OutputName}
-	if err := r.changes.Route(context.WithoutCancel(ctx), a.ID, owner, w.run, w.task); err != nil {
+	if err := r.changes.Route(w.cause(context.WithoutCancel(ctx)), a.ID, owner, w.run, w.task); err != nil {
 		r.log.Error("routing proposals to a change set", "agent", a.ID, "err", err)
 	}
 	if end.status == RunCompleted {

@@ -193,6 +193,13 @@ func TestHistoryListsWritesWithTheirCause(t *testing.T) {
 	}
 	if all, _ := f.h.List(context.Background(), history.Filter{}); len(all) != 2 || !all[0].Created || all[0].Actor != "margin" {
 		t.Fatalf("history = %+v", all)
+	} // The undo names the person, and the item's template version and model.
+	if _, err := f.h.Undo(context.Background(), nil, "cs1", "c1"); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := f.h.List(context.Background(), history.Filter{Limit: 1}); len(es) != 1 || es[0].Actor != "person" || es[0].UndoOf == 0 ||
+		es[0].Template != "task@3" || es[0].Model != "m1" {
+		t.Fatalf("history of the undo = %+v", es)
 	}
 }
 

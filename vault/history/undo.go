@@ -59,13 +59,14 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		whole          bool
 		partCreated    bool // the item's part created the note
 		task, template string
+		model          string
 	)
 	var pre, suf, partPre, partSuf int
 	err := h.db.QueryRowContext(ctx, `SELECT h.id, h.path, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after,
-			i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, i.after IS NOT NULL AND i.before IS NULL, h.task, h.template
+			i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, i.after IS NOT NULL AND i.before IS NULL, h.task, h.template, h.model
 		FROM history h JOIN history_items i ON i.write_id = h.id
 		WHERE h.change_set = ? AND i.item = ? AND h.state = 'written' ORDER BY h.id DESC LIMIT 1`, changeSet, item).
-		Scan(&id, &p, &existed, &removed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &partCreated, &task, &template)
+		Scan(&id, &p, &existed, &removed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &partCreated, &task, &template, &model)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Undone{}, fmt.Errorf("item %s of %s: %w", item, changeSet, ErrNothingToUndo)
 	}
@@ -77,7 +78,7 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 	if !whole {
 		before, after = grow(partA, partPre, partSuf, partB), partA
 	}
-	ctx = edit.WithCause(ctx, edit.Cause{Task: task, ChangeSet: changeSet, Item: item, Template: template, Undo: id})
+	ctx = edit.WithCause(ctx, edit.Cause{Task: task, ChangeSet: changeSet, Item: item, Template: template, Model: model, Undo: id})
 	if edit.CauseOf(ctx).Actor == "" {
 		ctx = edit.WithCause(ctx, edit.Cause{Actor: "person"})
 	}
