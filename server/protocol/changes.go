@@ -36,8 +36,11 @@ type ChangesConfirmAllParams struct {
 // ChangesUndoParams are changes/undo's params: the item, or items, of
 // the change set to undo; all its applied items when neither is given.
 // Undoing an undone item applies it again. When the note no longer holds
-// what margin wrote, the error is -33001 with data {path, original,
-// margin, current} (vault/history.ConflictError) and nothing is written.
+// what margin wrote, or a later write of margin's that still stands
+// changed the item's lines (even back to the same text), the error is
+// -33001 with data {path, original, margin, current, later?}
+// (vault/history.ConflictError; later names that write, to undo first)
+// and nothing is written.
 type ChangesUndoParams struct {
 	ID    string   `json:"id"`
 	Item  string   `json:"item,omitempty"`

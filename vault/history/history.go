@@ -87,6 +87,19 @@ CREATE INDEX history_whole ON history(id) WHERE after_part = 0 AND existed = 1;
 -- all the same, and its writes are settled and committed. '' where the
 -- system does not tell: the pid alone says then.
 ALTER TABLE history ADD COLUMN pid_start TEXT NOT NULL DEFAULT '';
+`, `
+-- The later writes that changed the lines a change item's write wrote, or
+-- wrote them back (touch.go): the item's undo waits until each of them is
+-- undone, for it would take back their change too.
+CREATE TABLE history_touches (
+	touched_id INTEGER NOT NULL REFERENCES history(id) ON DELETE CASCADE, -- the item's write
+	item       TEXT    NOT NULL,
+	write_id   INTEGER NOT NULL REFERENCES history(id) ON DELETE CASCADE, -- the later write
+	PRIMARY KEY (touched_id, item, write_id)
+) WITHOUT ROWID;
+CREATE INDEX history_touches_write ON history_touches(write_id);
+CREATE INDEX history_path ON history(path, id);
+CREATE INDEX history_undo ON history(undo_of) WHERE undo_of <> 0;
 `}
 
 // Options configure the history.
@@ -180,6 +193,9 @@ func (h *History) Begin(ctx context.Context, rec edit.Record) (func(bool), error
 	}
 	id, err := res.LastInsertId()
 	if err != nil {
+		return nil, err
+	}
+	if err := touch(context.WithoutCancel(ctx), tx, id, rec); err != nil {
 		return nil, err
 	}
 	items := rec.Parts

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
@@ -24,9 +25,27 @@ type ConflictError struct {
 	Original string `json:"original"` // what margin's write replaced
 	Margin   string `json:"margin"`   // what margin wrote
 	Current  string `json:"current"`  // the note now
+	// Later is margin's later write that changed the item's lines since,
+	// maybe back to what the item wrote: it is to be undone first.
+	Later *LaterWrite `json:"later,omitempty"`
+}
+
+// LaterWrite names one of margin's writes in a refusal.
+type LaterWrite struct {
+	Write     int64    `json:"write"`
+	Actor     string   `json:"actor"`
+	ChangeSet string   `json:"changeSet,omitempty"`
+	Items     []string `json:"items,omitempty"`
 }
 
 func (e *ConflictError) Error() string {
+	if l := e.Later; l != nil {
+		what := fmt.Sprintf("write %d by %s", l.Write, l.Actor)
+		if len(l.Items) > 0 {
+			what = fmt.Sprintf("item %s of %s", strings.Join(l.Items, " "), l.ChangeSet)
+		}
+		return fmt.Sprintf("%s: a later write of margin (%s) changed these lines since; undo it first; nothing was undone", e.Path, what)
+	}
 	return fmt.Sprintf("%s no longer holds what margin wrote there (edited since?); nothing was undone", e.Path)
 }
 
@@ -44,64 +63,52 @@ type Undone struct {
 // Undo reverses margin's latest write for the item of the change set: the
 // note gets back exactly what that write replaced, in the region the item
 // changed, when that region still holds what margin wrote (the person's
-// edits elsewhere in the note stay). Otherwise it is a *ConflictError and
-// nothing is written. The undo is a write recorded like any other, for
-// the same item, so undoing again redoes it. It goes through the editor
-// when the note is open there.
+// edits elsewhere in the note stay), and no later write of margin's that
+// still stands changed it since, even back to the same text: that write
+// is to be undone first. Otherwise it is a *ConflictError and nothing is
+// written. The undo is a write recorded like any other, for the same
+// item, so undoing again redoes it. It goes through the editor when the
+// note is open there.
 func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item string) (Undone, error) {
-	var (
-		id             int64
-		p              string
-		existed        bool
-		removed        bool
-		before, after  []byte
-		partB, partA   []byte
-		whole          bool
-		partCreated    bool // the item's part created the note
-		task, template string
-		model          string
-	)
-	var pre, suf, partPre, partSuf int
-	err := h.db.QueryRowContext(ctx, `SELECT h.id, h.path, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after,
-			i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, i.after IS NOT NULL AND i.before IS NULL, h.task, h.template, h.model
+	w, err := scanItemWrite(h.db.QueryRowContext(ctx, `SELECT `+itemWriteColumns+`
 		FROM history h JOIN history_items i ON i.write_id = h.id
-		WHERE h.change_set = ? AND i.item = ? AND h.state = 'written' ORDER BY h.id DESC LIMIT 1`, changeSet, item).
-		Scan(&id, &p, &existed, &removed, &before, &pre, &suf, &after, &partB, &partPre, &partSuf, &partA, &whole, &partCreated, &task, &template, &model)
+		WHERE h.change_set = ? AND i.item = ? AND h.state = 'written' ORDER BY h.id DESC LIMIT 1`, changeSet, item))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Undone{}, fmt.Errorf("item %s of %s: %w", item, changeSet, ErrNothingToUndo)
 	}
 	if err != nil {
 		return Undone{}, fmt.Errorf("reading margin's history: %w", err)
 	}
-	before = grow(after, pre, suf, before)
-	created := !existed && whole || partCreated
-	if !whole {
-		before, after = grow(partA, partPre, partSuf, partB), partA
+	later, err := h.laterWrite(ctx, w.id, item)
+	if err != nil {
+		return Undone{}, err
 	}
-	ctx = edit.WithCause(ctx, edit.Cause{Task: task, ChangeSet: changeSet, Item: item, Template: template, Model: model, Undo: id})
+	ctx = edit.WithCause(ctx, edit.Cause{Task: w.task, ChangeSet: changeSet, Item: item, Template: w.template, Model: w.model, Undo: w.id})
 	if edit.CauseOf(ctx).Actor == "" {
 		ctx = edit.WithCause(ctx, edit.Cause{Actor: "person"})
 	}
-	if created {
+	p, before, after := w.path, w.before, w.after
+	if w.created && later == nil {
 		// The item created the note: its undo removes it, as margin wrote it.
 		if err := h.uncreate(ctx, ed, p, after); err != nil {
 			return Undone{}, err
 		}
-		return Undone{Path: p, Write: id}, nil
+		return Undone{Path: p, Write: w.id}, nil
 	}
 	var refused *ConflictError
 	_, err = h.root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
 		refused = nil
 		switch {
-		case removed && !cur.Exists:
+		case later != nil:
+		case w.removed && !cur.Exists:
 			return before, nil // the undo of an undone creation creates the note again
-		case removed:
+		case w.removed:
 		case cur.Exists:
 			if out, ok := Splice(before, after, cur.Content); ok {
 				return out, nil
 			}
 		}
-		refused = &ConflictError{Path: p, Original: string(before), Margin: string(after), Current: string(cur.Content)}
+		refused = &ConflictError{Path: p, Original: string(before), Margin: string(after), Current: string(cur.Content), Later: later}
 		return nil, refused
 	})
 	if err != nil {
@@ -110,7 +117,43 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 		}
 		return Undone{}, fmt.Errorf("undoing item %s of %s: %w", item, changeSet, err)
 	}
-	return Undone{Path: p, Write: id}, nil
+	return Undone{Path: p, Write: w.id}, nil
+}
+
+// itemWrite is a change item's share of one of margin's writes, as undo
+// reverses it.
+type itemWrite struct {
+	id                    int64
+	path, item            string
+	removed               bool   // the write removed the note (an undo of its creation)
+	created               bool   // the item's write created the note
+	before, after         []byte // what the item's share replaced and wrote
+	task, template, model string
+}
+
+// itemWriteColumns are what scanItemWrite reads, of history h joined to
+// history_items i.
+const itemWriteColumns = `h.id, h.path, i.item, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after,
+	i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, i.after IS NOT NULL AND i.before IS NULL, h.task, h.template, h.model`
+
+func scanItemWrite(row interface{ Scan(...any) error }) (itemWrite, error) {
+	var (
+		w                           itemWrite
+		existed, whole, partCreated bool
+		partB, partA                []byte
+		pre, suf, partPre, partSuf  int
+	)
+	err := row.Scan(&w.id, &w.path, &w.item, &existed, &w.removed, &w.before, &pre, &suf, &w.after,
+		&partB, &partPre, &partSuf, &partA, &whole, &partCreated, &w.task, &w.template, &w.model)
+	if err != nil {
+		return w, err
+	}
+	w.before = grow(w.after, pre, suf, w.before)
+	w.created = !existed && whole || partCreated
+	if !whole {
+		w.before, w.after = grow(partA, partPre, partSuf, partB), partA
+	}
+	return w, nil
 }
 
 // uncreate removes the note margin created at p, if it is still exactly
@@ -151,9 +194,33 @@ func Splice(before, after, cur []byte) (out []byte, ok bool) {
 	if bytes.Equal(cur, after) {
 		return bytes.Clone(before), true
 	}
-	b, a, c := lines(before), lines(after), lines(cur)
+	c := lines(cur)
+	start, end, replaced, ok := locate(before, after, c)
+	if !ok {
+		return nil, false
+	}
+	var buf bytes.Buffer
+	for _, l := range c[:start] {
+		buf.Write(l)
+	}
+	for _, l := range replaced {
+		buf.Write(l)
+	}
+	for _, l := range c[end:] {
+		buf.Write(l)
+	}
+	return buf.Bytes(), true
+}
+
+// locate finds in the lines of a text the lines a write that turned before
+// into after wrote there: c[start:end] are they, and replaced what they
+// replaced. ok is false when the text does not hold them, or holds them
+// more than once with nothing to tell which are the write's.
+func locate(before, after []byte, c [][]byte) (start, end int, replaced [][]byte, ok bool) {
+	b, a := lines(before), lines(after)
 	pre, suf := edit.CommonEndsFunc(a, b, bytes.Equal)
-	wrote, replaced := a[pre:len(a)-suf], b[pre:len(b)-suf]
+	wrote := a[pre : len(a)-suf]
+	replaced = b[pre : len(b)-suf]
 	// The lines margin wrote alone when they are found once; else with a
 	// line of context on each side that has one.
 	at, n := -1, 0
@@ -164,26 +231,16 @@ func Splice(before, after, cur []byte) (out []byte, ok bool) {
 	if n != 1 {
 		above, below := a[max(pre-1, 0):pre], a[len(a)-suf:min(len(a)-suf+1, len(a))]
 		if len(above)+len(below) == 0 {
-			return nil, false
+			return 0, 0, nil, false
 		}
 		needle := append(append(append([][]byte{}, above...), wrote...), below...)
 		if at, n = find(c, needle); n != 1 {
-			return nil, false
+			return 0, 0, nil, false
 		}
 		skip = len(above)
 	}
-	start := at + skip
-	var buf bytes.Buffer
-	for _, l := range c[:start] {
-		buf.Write(l)
-	}
-	for _, l := range replaced {
-		buf.Write(l)
-	}
-	for _, l := range c[start+len(wrote):] {
-		buf.Write(l)
-	}
-	return buf.Bytes(), true
+	start = at + skip
+	return start, start + len(wrote), replaced, true
 }
 
 // lines splits text after each newline, keeping it.
