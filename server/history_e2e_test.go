@@ -166,16 +166,29 @@ func TestUndoThroughTheBinary(t *testing.T) {
 		return string(out), err
 	}
 	out, err2 := margin("history", "--task", shipTask, "--json")
-	var es []struct{ Path, ChangeSet, Actor, Commit string }
+	var es []struct {
+		Path, ChangeSet, Actor, Commit, Template, Model string
+		Items                                           []string
+	}
 	err2 = errors.Join(err2, json.Unmarshal([]byte(out), &es))
-	undone := 0
+	undone, applies := 0, 0
 	for _, e := range es {
 		if e.Actor == "person via Testing Editor" && e.Path == shipTask && e.ChangeSet == cs.ID && e.Commit != "" {
 			undone++
 		}
+		// The apply names the template version and the model of the wake that proposed it.
+		if e.Actor == a.ID && len(e.Items) == 3 {
+			applies++
+			if !strings.HasPrefix(e.Template, "task-agent@") || e.Model != taskModel {
+				t.Errorf("the apply's record names template %q and model %q, want task-agent@… and %s", e.Template, e.Model, taskModel)
+			}
+			if msg := gitIn(t, dir, "log", "-1", "--format=%B", e.Commit); !strings.Contains(msg, "Margin-Template: "+e.Template) || !strings.Contains(msg, "Margin-Model: "+taskModel) {
+				t.Errorf("the apply's commit lacks its template and model:\n%s", msg)
+			}
+		}
 	}
-	if err2 != nil || undone != 4 {
-		t.Errorf("margin history --json: %v, want the 4 undos, committed\n%s", err2, out)
+	if err2 != nil || undone != 4 || applies != 1 {
+		t.Errorf("margin history --json: %v, want the 4 undos, committed, and the apply\n%s", err2, out)
 	}
 	writeFile(t, dir, shipTask, strings.Replace(edited, "estimate: 3h", "estimate: 2h", 1))
 	if out, err := margin("undo", cs.ID, "c1"); err != nil || !strings.Contains(readFile(t, dir, shipTask), "estimate: 1d") {
