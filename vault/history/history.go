@@ -299,11 +299,15 @@ func (h *History) reconcile(ctx context.Context) error {
 }
 
 // prune forgets records older than Keep, but never the latest record of a
-// change item, which undo needs.
+// change item, which undo needs, nor what an undo's refusal reads (touch.go):
+// a write that changed an item's lines since, and a write an undo
+// reversed, without which an undo of that undo would not count as a redo.
 func (h *History) prune(ctx context.Context) error {
 	cutoff := stamp(h.opts.Now().Add(-h.opts.Keep))
-	_, err := h.db.ExecContext(ctx, `DELETE FROM history WHERE at < ? AND state = 'written' AND id NOT IN (
-		SELECT MAX(h.id) FROM history h JOIN history_items i ON i.write_id = h.id GROUP BY h.change_set, i.item)`, cutoff)
+	_, err := h.db.ExecContext(ctx, `DELETE FROM history WHERE at < ? AND state = 'written'
+		AND id NOT IN (SELECT MAX(h.id) FROM history h JOIN history_items i ON i.write_id = h.id GROUP BY h.change_set, i.item)
+		AND id NOT IN (SELECT write_id FROM history_touches)
+		AND id NOT IN (SELECT undo_of FROM history WHERE undo_of <> 0)`, cutoff)
 	if err != nil {
 		return fmt.Errorf("pruning margin's history: %w", err)
 	}
