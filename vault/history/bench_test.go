@@ -96,3 +96,41 @@ func uncommit(b *testing.B, db *sql.DB) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkChangeOfATaskWithItems is the cost of a recorded write of a
+// task note to which 100 change items of other sets were applied: each
+// write looks up whether it changes those items' lines (touch.go).
+func BenchmarkChangeOfATaskWithItems(b *testing.B) {
+	dir := b.TempDir()
+	root, _ := edit.Open(dir)
+	defer root.Close()
+	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	root.SetRecorder(h)
+	defer root.SetRecorder(nil)
+	for i := range 100 {
+		ctx := edit.WithCause(context.Background(), edit.Cause{Actor: "agent", ChangeSet: fmt.Sprintf("cs%d", i), Item: "c1"})
+		if _, err := root.Change(ctx, nil, "Tasks/t.md", func(cur edit.Current) ([]byte, error) {
+			return fmt.Appendf(cur.Content, "- [ ] step %d\n", i), nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx := edit.WithCause(context.Background(), edit.Cause{Actor: "agent"})
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := root.Change(ctx, nil, "Tasks/t.md", func(cur edit.Current) ([]byte, error) {
+			return fmt.Appendf(cur.Content, "note %d\n", i), nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/margin-md/margin/vault/edit"
@@ -25,53 +26,50 @@ func touch(ctx context.Context, tx *sql.Tx, id int64, rec edit.Record) error {
 	if !rec.Existed || rec.Removed {
 		return nil
 	}
-	// The latest write of each item of the note, ids first: the note's
-	// text is read only of those.
-	rows, err := tx.QueryContext(ctx, `SELECT MAX(h.id), h.change_set, i.item FROM history h JOIN history_items i ON i.write_id = h.id
-		WHERE h.path = ? AND h.state = 'written' AND h.removed = 0 GROUP BY h.change_set, i.item`, rec.Path)
+	// The latest write of each item of the note, but this write's own:
+	// their undo is of this write.
+	rows, err := tx.QueryContext(ctx, `SELECT `+itemWriteColumns+` FROM history h JOIN history_items i ON i.write_id = h.id
+		JOIN (SELECT MAX(h2.id) AS id, i2.item AS item FROM history h2 JOIN history_items i2 ON i2.write_id = h2.id
+			WHERE h2.path = ? AND h2.state = 'written' AND h2.removed = 0 GROUP BY h2.change_set, i2.item) l
+		ON l.id = h.id AND l.item = i.item`, rec.Path)
 	if err != nil {
 		return fmt.Errorf("reading margin's history: %w", err)
 	}
-	type itemOf struct {
-		write int64
-		item  string
-	}
-	// This write's own items are left out: their undo is of this write.
 	own := map[string]bool{rec.Cause.Item: true}
 	for _, p := range rec.Parts {
 		own[p.Item] = true
 	}
-	var latest []itemOf
+	var touched []itemWrite
+	lb, la := lines(rec.Before), lines(rec.After)
+	pre, suf := edit.CommonEndsFunc(lb, la, bytes.Equal)
+	// The lines this write changes and the line each side of them: an
+	// item's lines meet this write's only if one of these is among them
+	// or beside them, in the text the item wrote (changesLines).
+	near := slices.Concat(lb[max(pre-1, 0):min(len(lb)-suf+1, len(lb))], la[max(pre-1, 0):min(len(la)-suf+1, len(la))])
 	for rows.Next() {
-		var (
-			l   itemOf
-			set string
-		)
-		if err := rows.Scan(&l.write, &set, &l.item); err != nil {
+		w, err := scanItemWrite(rows)
+		if err != nil {
 			rows.Close()
 			return fmt.Errorf("reading margin's history: %w", err)
 		}
-		if set != rec.Cause.ChangeSet || !own[l.item] {
-			latest = append(latest, l)
+		if w.set == rec.Cause.ChangeSet && own[w.item] {
+			continue
+		}
+		if !slices.ContainsFunc(near, func(l []byte) bool { return bytes.Contains(w.after, l) }) {
+			continue
+		}
+		wr := wroteBy(w.before, w.after)
+		if changesLines(wr, lb, pre, len(lb)-suf) || changesLines(wr, la, pre, len(la)-suf) {
+			touched = append(touched, w)
 		}
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil || len(latest) == 0 {
-		return err
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading margin's history: %w", err)
 	}
-	lb, la := lines(rec.Before), lines(rec.After)
-	pre, suf := edit.CommonEndsFunc(lb, la, bytes.Equal)
-	for _, l := range latest {
-		w, err := scanItemWrite(tx.QueryRowContext(ctx, `SELECT `+itemWriteColumns+`
-			FROM history h JOIN history_items i ON i.write_id = h.id WHERE h.id = ? AND i.item = ?`, l.write, l.item))
-		if err != nil {
-			return fmt.Errorf("reading margin's history: %w", err)
-		}
-		if !changesLines(w.before, w.after, lb, pre, len(lb)-suf) && !changesLines(w.before, w.after, la, pre, len(la)-suf) {
-			continue
-		}
+	for _, w := range touched {
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO history_touches (touched_id, item, write_id) VALUES (?, ?, ?)`,
-			l.write, l.item, id); err != nil {
+			w.id, w.item, id); err != nil {
 			return err
 		}
 	}
@@ -79,10 +77,10 @@ func touch(ctx context.Context, tx *sql.Tx, id int64, rec edit.Record) error {
 }
 
 // changesLines reports whether text, whose lines from..to a write
-// changes, holds there the lines a write that turned before into after
-// wrote: the two share a line, or the write inserts lines among them.
-func changesLines(before, after []byte, text [][]byte, from, to int) bool {
-	start, end, _, ok := locate(before, after, text)
+// changes, holds there the lines w: the two share a line, or the write
+// inserts lines among them.
+func changesLines(w wrote, text [][]byte, from, to int) bool {
+	start, end, ok := w.in(text)
 	switch {
 	case !ok:
 		return false

@@ -124,7 +124,7 @@ func (h *History) Undo(ctx context.Context, ed edit.Editor, changeSet, item stri
 // reverses it.
 type itemWrite struct {
 	id                    int64
-	path, item            string
+	path, set, item       string
 	removed               bool   // the write removed the note (an undo of its creation)
 	created               bool   // the item's write created the note
 	before, after         []byte // what the item's share replaced and wrote
@@ -133,7 +133,7 @@ type itemWrite struct {
 
 // itemWriteColumns are what scanItemWrite reads, of history h joined to
 // history_items i.
-const itemWriteColumns = `h.id, h.path, i.item, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after,
+const itemWriteColumns = `h.id, h.path, h.change_set, i.item, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after,
 	i.before, i.before_pre, i.before_suf, i.after, i.after IS NULL, i.after IS NOT NULL AND i.before IS NULL, h.task, h.template, h.model`
 
 func scanItemWrite(row interface{ Scan(...any) error }) (itemWrite, error) {
@@ -143,7 +143,7 @@ func scanItemWrite(row interface{ Scan(...any) error }) (itemWrite, error) {
 		partB, partA                []byte
 		pre, suf, partPre, partSuf  int
 	)
-	err := row.Scan(&w.id, &w.path, &w.item, &existed, &w.removed, &w.before, &pre, &suf, &w.after,
+	err := row.Scan(&w.id, &w.path, &w.set, &w.item, &existed, &w.removed, &w.before, &pre, &suf, &w.after,
 		&partB, &partPre, &partSuf, &partA, &whole, &partCreated, &w.task, &w.template, &w.model)
 	if err != nil {
 		return w, err
@@ -217,30 +217,45 @@ func Splice(before, after, cur []byte) (out []byte, ok bool) {
 // replaced. ok is false when the text does not hold them, or holds them
 // more than once with nothing to tell which are the write's.
 func locate(before, after []byte, c [][]byte) (start, end int, replaced [][]byte, ok bool) {
+	w := wroteBy(before, after)
+	start, end, ok = w.in(c)
+	return start, end, w.replaced, ok
+}
+
+// wrote is what a write wrote, to be found in a text.
+type wrote struct {
+	lines, replaced [][]byte
+	// above and below are a line of context each side, where there is one.
+	above, below [][]byte
+}
+
+func wroteBy(before, after []byte) wrote {
 	b, a := lines(before), lines(after)
 	pre, suf := edit.CommonEndsFunc(a, b, bytes.Equal)
-	wrote := a[pre : len(a)-suf]
-	replaced = b[pre : len(b)-suf]
-	// The lines margin wrote alone when they are found once; else with a
-	// line of context on each side that has one.
+	return wrote{lines: a[pre : len(a)-suf], replaced: b[pre : len(b)-suf],
+		above: a[max(pre-1, 0):pre], below: a[len(a)-suf : min(len(a)-suf+1, len(a))]}
+}
+
+// in finds the lines written in c: alone when they are found once; else
+// with the lines of context.
+func (w wrote) in(c [][]byte) (start, end int, ok bool) {
 	at, n := -1, 0
-	if len(wrote) > 0 {
-		at, n = find(c, wrote)
+	if len(w.lines) > 0 {
+		at, n = find(c, w.lines)
 	}
 	skip := 0
 	if n != 1 {
-		above, below := a[max(pre-1, 0):pre], a[len(a)-suf:min(len(a)-suf+1, len(a))]
-		if len(above)+len(below) == 0 {
-			return 0, 0, nil, false
+		if len(w.above)+len(w.below) == 0 {
+			return 0, 0, false
 		}
-		needle := append(append(append([][]byte{}, above...), wrote...), below...)
+		needle := append(append(append([][]byte{}, w.above...), w.lines...), w.below...)
 		if at, n = find(c, needle); n != 1 {
-			return 0, 0, nil, false
+			return 0, 0, false
 		}
-		skip = len(above)
+		skip = len(w.above)
 	}
 	start = at + skip
-	return start, start + len(wrote), replaced, true
+	return start, start + len(w.lines), true
 }
 
 // lines splits text after each newline, keeping it.
