@@ -2,7 +2,8 @@
 // vault (SPEC §11): what each write replaced and what it wrote, who and
 // what it was for (edit.Cause), in the state database, and, when the vault
 // is in a git work tree, as commits on refs/margin/history built in the
-// object store (git.go). It undoes a change item's writes (undo.go).
+// object store (git.go). It undoes a change item's writes (undo.go), once
+// the later writes that changed the item's lines are undone (touch.go).
 //
 // It is the edit.Root's Recorder: a write is recorded before it lands and
 // settled after, so a process killed in between leaves a record that Open
