@@ -11,9 +11,10 @@ import (
 
 // started says when process pid started: this boot's id and the start
 // time in clock ticks, field 22 of /proc/<pid>/stat. A pid the kernel gave
-// to another process since has another. ok is false where /proc does not
-// answer for pid (not Linux, or no such process): liveness then rests on
-// the pid alone.
+// to another process since has another. A process that has exited and
+// waits for its parent to reap it (a zombie) started at no time: it
+// writes nothing more. ok is false where /proc does not answer for pid
+// (not Linux, or no such process): liveness then rests on the pid alone.
 func started(pid int) (at string, ok bool) {
 	boot := bootID()
 	if boot == "" {
@@ -32,6 +33,9 @@ func started(pid int) (at string, ok bool) {
 	fields := bytes.Fields(stat[i+1:])
 	if len(fields) < 20 {
 		return "", false
+	}
+	if state := string(fields[0]); state == "Z" || state == "X" {
+		return "", true
 	}
 	return boot + "/" + string(fields[19]), true
 }

@@ -2,9 +2,13 @@ package history_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/history"
@@ -63,5 +67,57 @@ func TestOpenSettlesTheWritesOfADeadProcessWhosePidWasReused(t *testing.T) {
 	var waiting int
 	if err := db.QueryRow(`SELECT COUNT(*) FROM history WHERE commit_id = ''`).Scan(&waiting); err != nil || waiting != 0 {
 		t.Fatalf("%d writes of the dead process wait for their commit (%v), want none", waiting, err)
+	}
+}
+
+// A margin killed and not yet reaped by its parent (a zombie) is gone:
+// its writes are settled.
+func TestOpenSettlesTheWritesOfAnExitedProcessNotYetReaped(t *testing.T) {
+	if _, ok := history.Started(os.Getpid()); !ok {
+		t.Skip("no /proc")
+	}
+	child := exec.Command("sleep", "0.1")
+	if err := child.Start(); err != nil {
+		t.Skip("no sleep program")
+	}
+	start, _ := history.Started(child.Process.Pid)
+	defer child.Wait()
+	// Not waited for: once it exits it is a zombie until Wait.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child.Process.Pid))
+		if err != nil || time.Now().After(deadline) {
+			t.Fatalf("the child never became a zombie: %v", err)
+		}
+		if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); f[0] == "Z" {
+			break
+		}
+	}
+	dir := t.TempDir()
+	root, _ := edit.Open(dir)
+	defer root.Close()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "Tasks/ship.md", task)
+	if _, err := h.Begin(context.Background(), edit.Record{Path: "Tasks/ship.md", Before: []byte(task), Existed: true, After: []byte(task + "x\n")}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "Tasks/ship.md", task+"x\n")
+	h.Close()
+	if _, err := db.Exec(`UPDATE history SET pid = ?, pid_start = ?`, child.Process.Pid, start); err != nil {
+		t.Fatal(err)
+	}
+	if h, err = history.Open(context.Background(), db, root, history.Options{Git: "-"}); err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if es, _ := h.List(context.Background(), history.Filter{}); len(es) != 1 {
+		t.Fatalf("after settling: %+v, want the zombie's write, landed", es)
 	}
 }
