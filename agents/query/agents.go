@@ -208,6 +208,12 @@ func ask[T any](ctx context.Context, e *Engine, s *Session, role string, system 
 	if err != nil {
 		return out, fmt.Errorf("%s: %w", role, err)
 	}
+	if resp.Model != "" {
+		if s.models == nil {
+			s.models = map[string]string{}
+		}
+		s.models[role] = resp.Model
+	}
 	return out, nil
 }
 

@@ -247,7 +247,7 @@ func (e *Engine) updateContext(ctx context.Context, s *Session, trigger string) 
 			obs.Updates[i].Confidence = "certain"
 		}
 	}
-	return e.writeContext(ctx, obs.Updates)
+	return e.writeContext(s.cause(ctx, "global context", roleObserver), obs.Updates)
 }
 
 // writeContext applies updates to Margin/Context.md, re-applying them to

@@ -119,6 +119,7 @@ func (e *Engine) appendLogged(ctx context.Context, s *Session) error {
 // before the Router said it is a correction gets the correction heading
 // now, if the entry still reads as margin wrote it.
 func (e *Engine) appendLog(ctx context.Context, s *Session) error {
+	ctx = s.cause(ctx, "log", roleRouter) // the Router's model, when it has taken the input for a log already
 	correction := s.Type == InputCorrection
 	if a := s.Appended; a != nil {
 		if correction && !strings.HasSuffix(a.Heading, correctionMark) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -89,6 +90,9 @@ type Session struct {
 	// Read fresh for every request, never saved: see Engine.prepare.
 	domains []Domain
 	context string
+	// models is the model that answered each role in this request, which
+	// margin's history names with the writes the role led to (cause).
+	models map[string]string
 }
 
 func (s *Session) move(to State, why string, at time.Time) {
@@ -97,6 +101,13 @@ func (s *Session) move(to State, why string, at time.Time) {
 }
 
 func (s *Session) active() Active { return combine(s.domains, s.Selected) }
+
+// cause names a write of the query agents in margin's history (SPEC §11):
+// what it writes, and the model whose answer as role led to it ("" before
+// that model answered, as for a log's text, which is written first).
+func (s *Session) cause(ctx context.Context, what, role string) context.Context {
+	return edit.WithCause(ctx, edit.Cause{Actor: "query (" + what + ")", Model: s.models[role]})
+}
 
 func (s *Session) weekday() string { return s.At.Weekday().String() }
 
