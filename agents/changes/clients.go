@@ -238,7 +238,7 @@ func (c *Changes) proposeItem(ctx context.Context, client, p string, it ChangeIt
 	if err != nil {
 		return ChangeSet{}, fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 	}
-	fp, err := c.v.Root().Create(cs.Path, data)
+	fp, err := c.v.Root().WriteContext(edit.WithCause(ctx, c.cause(ctx, cs, p)), cs.Path, "", data)
 	if err != nil {
 		return ChangeSet{}, fmt.Errorf("writing change set %s: %w", cs.ID, err)
 	}

@@ -377,3 +377,23 @@ func TestClientEditsAreUndone(t *testing.T) {
 		t.Errorf("decisions = %+v", ds)
 	}
 }
+
+// A client's change set file is recorded in margin's history as the
+// client's write of that set.
+func TestClientSetFileIsRecordedAsTheClients(t *testing.T) {
+	c, _, _ := clientRig(t)
+	h, err := history.Open(t.Context(), c.v.DB(), c.v.Root(), history.Options{Git: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.v.Root().SetRecorder(h)
+	t.Cleanup(func() { c.v.Root().SetRecorder(nil); h.Close() })
+	cs, err := c.ProposeEdit(t.Context(), "Claude Code", EditArgs{Path: "Notes/Ideas.md", Kind: EditAppend, Text: "- three", Reason: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, err := h.List(t.Context(), history.Filter{})
+	if err != nil || len(es) != 1 || es[0].Path != cs.Path || es[0].Actor != "mcp:Claude Code" || es[0].ChangeSet != cs.ID || es[0].Task != "Notes/Ideas.md" {
+		t.Fatalf("history = %+v, %v; want the set's file, by mcp:Claude Code for %s", es, err, cs.ID)
+	}
+}

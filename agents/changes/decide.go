@@ -109,7 +109,7 @@ func (c *Changes) Restore(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 			}
-			if fp, err = c.v.Root().Create(cs.Path, data); err != nil {
+			if fp, err = c.v.Root().WriteContext(edit.WithCause(ctx, c.cause(ctx, cs, cs.Task)), cs.Path, "", data); err != nil {
 				return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 			}
 			c.log.Info("wrote the file of a change set a crash had left without one", "id", cs.ID, "path", cs.Path)
