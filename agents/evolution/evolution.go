@@ -293,7 +293,9 @@ func (e *Evolution) run(ctx context.Context, s *Session, target templates.Templa
 		s.Proposal = proposed
 	}
 	s.Updated = e.now()
-	if serr := e.update(context.WithoutCancel(ctx), s); serr != nil {
+	// margin's history names the improver's version and model with the session file it wrote.
+	wrote := edit.WithCause(context.WithoutCancel(ctx), edit.Cause{Template: improver.Label(), Model: res.Last.Model})
+	if serr := e.update(wrote, s); serr != nil {
 		return Turn{}, serr
 	}
 	if err != nil {
@@ -471,7 +473,10 @@ func (e *Evolution) insert(ctx context.Context, s *Session) error {
 // compare-and-swap against margin's last write: a person's edit of it is
 // kept (the state database still has the whole session) and logged.
 func (e *Evolution) update(ctx context.Context, s *Session) error {
-	fp, err := e.v.Root().Write(s.Path, s.fileFP, renderSession(*s))
+	if edit.CauseOf(ctx).Actor == "" {
+		ctx = edit.WithCause(ctx, edit.Cause{Actor: "evolution"})
+	}
+	fp, err := e.v.Root().WriteContext(ctx, s.Path, s.fileFP, renderSession(*s))
 	switch {
 	case errors.Is(err, edit.ErrConflict):
 		e.opts.Logger.Warn("the evolution session file was edited; margin left it as it is", "path", s.Path, "session", s.ID)
