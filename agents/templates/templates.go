@@ -233,7 +233,8 @@ func (l *Templates) sync(name string) (templateState, error) {
 			return st, err
 		}
 		vp := l.versionPath(name, t.Version)
-		if _, err := l.root.Create(vp, st.file.Content); err != nil {
+		kept := edit.WithCause(context.Background(), edit.Cause{Actor: "templates (first version)", Template: t.Label()})
+		if _, err := l.root.WriteContext(kept, vp, "", st.file.Content); err != nil {
 			return st, fmt.Errorf("recording %s as its first version: %w", active, err)
 		}
 		l.log.Info("template recorded as its first version", "template", name, "version", t.Version)
@@ -247,7 +248,8 @@ func (l *Templates) sync(name string) (templateState, error) {
 		if err != nil {
 			return st, err
 		}
-		if st.file.Fingerprint, err = l.root.Create(active, src.Content); err != nil {
+		back := edit.WithCause(context.Background(), edit.Cause{Actor: "templates (restored)", Template: st.cur.Label()})
+		if st.file.Fingerprint, err = l.root.WriteContext(back, active, "", src.Content); err != nil {
 			return st, fmt.Errorf("restoring %s: %w", active, err)
 		}
 		st.file.Content, st.hasFile = src.Content, true
@@ -297,7 +299,7 @@ func (l *Templates) activate(next Template, prev *Template, base edit.Fingerprin
 		return next, fmt.Errorf("writing version %d of %s: %w", next.Version, next.Name, err)
 	}
 	if prev != nil {
-		if err := l.setStatus(*prev, StatusArchived); err != nil {
+		if err := l.setStatus(ctx, *prev, StatusArchived); err != nil {
 			return next, err
 		}
 	}
@@ -307,8 +309,9 @@ func (l *Templates) activate(next Template, prev *Template, base edit.Fingerprin
 	return next, nil
 }
 
-// setStatus changes only the status key of a version file.
-func (l *Templates) setStatus(t Template, status string) error {
+// setStatus changes only the status key of a version file, for the cause
+// ctx names.
+func (l *Templates) setStatus(ctx context.Context, t Template, status string) error {
 	snap, err := l.root.Read(t.Path)
 	if err != nil {
 		return err
@@ -317,7 +320,7 @@ func (l *Templates) setStatus(t Template, status string) error {
 	if err != nil {
 		return fmt.Errorf("marking %s %s: %w", t.Path, status, err)
 	}
-	if _, err := l.root.Write(t.Path, snap.Fingerprint, out); err != nil {
+	if _, err := l.root.WriteContext(ctx, t.Path, snap.Fingerprint, out); err != nil {
 		return fmt.Errorf("marking %s %s: %w", t.Path, status, err)
 	}
 	return nil
@@ -520,17 +523,17 @@ func (l *Templates) Rollback(ctx context.Context, name string, version int) (Tem
 		return st.cur, nil
 	}
 	target := st.versions[i]
-	if err := l.setStatus(target, StatusActive); err != nil {
+	ctx = edit.WithCause(ctx, edit.Cause{Actor: "templates (rollback)", Template: target.Label()})
+	if err := l.setStatus(ctx, target, StatusActive); err != nil {
 		return Template{}, err
 	}
-	if err := l.setStatus(st.cur, StatusArchived); err != nil {
+	if err := l.setStatus(ctx, st.cur, StatusArchived); err != nil {
 		return Template{}, err
 	}
 	src, err := l.root.Read(target.Path)
 	if err != nil {
 		return Template{}, err
 	}
-	ctx = edit.WithCause(ctx, edit.Cause{Actor: "templates (rollback)", Template: target.Label()})
 	if err := l.writeActive(ctx, name, st.file.Fingerprint, src.Content); err != nil {
 		return Template{}, err
 	}
