@@ -36,16 +36,25 @@ type scored struct {
 // then find each one's best section.
 func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	var joins, where []string
-	args := []any{p.match}
+	args := []any{nil} // the match, set below
 	// A long note has several search rows (see ftsRow.rows): when there is
 	// one, rows map to notes and each note keeps its best row.
 	id := "t.rowid"
 	if err := tx.QueryRowContext(ctx, chunkedSQL).Scan(&p.chunked); err != nil {
 		return Result{}, fmt.Errorf("matching: %w", err)
 	}
+	match, fieldMatch := p.match, p.fieldMatch
 	if p.chunked {
 		id = noteOfRow("t.rowid")
+		if p.words != "" && p.filters != "" {
+			// A filter holds for the whole note, wherever its tokens
+			// sit, while the words must meet in one row.
+			match, fieldMatch = p.words, p.fieldWords
+			where = append(where, `+`+id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`)
+			args = append(args, p.filters)
+		}
 	}
+	args[0] = match
 	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
 		joins = append(joins, "notes n ON n.file_id = "+id)
 	}
@@ -100,13 +109,14 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	// rows itself (a bounded sort, no row crossing to Go but those), and
 	// counts the rest without ranking them. The '+' keeps SQLite from
 	// looking the listed notes up in FTS5 one by one.
-	namedIn := `+` + id + ` IN (` + placeholders(len(named)) + `)`
 	namedArgs := int64Args(slices.Collect(maps.Keys(named)))
 	score := `bm25(notes_fts, ` + rankWeights + `)`
 	if p.fieldMatch == "" {
 		score = "0.0" // only filters: every weight is 0
 	}
-	rank := func(cond string, condArgs []any, limit int) ([]scored, error) {
+	// rank returns the notes that match, in order, at most limit (0: all);
+	// cond and condArgs restrict them further.
+	rank := func(match, cond string, condArgs []any, limit int) ([]scored, error) {
 		q := from
 		if cond != "" {
 			q += " AND " + cond
@@ -120,10 +130,10 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, ` + score + ` AS score` + q +
 				`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(named)) + `) DESC, 3, note` + lim
 		} else {
-			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY ` + namedIn + ` DESC, 3, ` + id + lim
+			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY +` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id + lim
 		}
 		var out []scored
-		qargs := append(append(slices.Clone(args), condArgs...), namedArgs...)
+		qargs := append(append(append([]any{match}, args[1:]...), condArgs...), namedArgs...)
 		err := collect(ctx, tx, q, qargs, func(rows *sql.Rows) error {
 			var c scored
 			var path string
@@ -140,29 +150,33 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		}
 		return out, nil
 	}
-	// Notes rank in two tiers, by score within each: first the named note
-	// and the notes whose title, aliases, path, headings or properties hold
-	// the query, then those that hold it only in their text. bm25 reads the
-	// size of each row it scores, which costs more than finding and
-	// counting the matches, so the second tier, for a common word nearly
-	// every note, is scored only when the first does not fill the page.
+	// Notes rank in two tiers, by score within each: first the notes whose
+	// title, aliases, path, headings or properties hold the query, scored
+	// on those fields, then those that hold it only in their text. bm25
+	// reads the size of each row it scores, which costs more than finding
+	// and counting the matches, so the second tier, for a common word
+	// nearly every note, is scored only when the first does not fill the
+	// page. The first tier is found by its own expression, so that a
+	// search walks a common word's every match only for the second tier or
+	// the count; the body's share of the score is the price: within the
+	// first tier it does not order.
 	var r Result
-	var first, rest string
-	var tierArgs []any
-	if p.fieldMatch != "" {
-		inner := "u.rowid"
-		if p.chunked {
-			inner = noteOfRow(inner)
-		}
-		first = `(+` + id + ` IN (SELECT ` + inner + ` FROM notes_fts u WHERE u.notes_fts MATCH ` + matchArg + `) OR ` + namedIn + `)`
-		rest = "NOT " + first
-		tierArgs = append([]any{p.fieldMatch}, namedArgs...)
-	}
 	limit := 0 // with a glob to check in Go, every match crosses
 	if p.globRE == nil {
 		limit = p.limit + 1 // one more, to tell a cut list
 	}
-	cands, err := rank(first, tierArgs, limit)
+	first, rest := match, ""
+	var restArgs []any
+	if fieldMatch != "" {
+		first = fieldMatch
+		inner := "u.rowid"
+		if p.chunked {
+			inner = noteOfRow(inner)
+		}
+		rest = `NOT +` + id + ` IN (SELECT ` + inner + ` FROM notes_fts u WHERE u.notes_fts MATCH ` + matchArg + `)`
+		restArgs = []any{fieldMatch}
+	}
+	cands, err := rank(first, "", nil, limit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -172,7 +186,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		if limit > 0 {
 			room = limit - len(cands)
 		}
-		more, err := rank(rest, tierArgs, room)
+		more, err := rank(match, rest, restArgs, room)
 		if err != nil {
 			return Result{}, err
 		}
