@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -317,10 +319,14 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s := ss[best]
 		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
-		var at int
-		h.Snippet, at = snippet(s.body, terms)
-		if at >= 0 {
-			h.Line = s.bodyLine + strings.Count(s.body[:at], "\n")
+		if !slices.Contains(probes.held(s.body), true) && probes.exact(s.body) {
+			// The match is in the title or heading: the body need not be
+			// split to find none in it.
+			h.Snippet = leadSnippet(s.body)
+		} else if snip, at := snippet(s.body, terms); at >= 0 {
+			h.Snippet, h.Line = snip, s.bodyLine+strings.Count(s.body[:at], "\n")
+		} else {
+			h.Snippet = snip
 		}
 		out[id] = h
 	}
@@ -365,6 +371,13 @@ func (p *probes) held(texts ...string) []bool {
 		}
 	}
 	return out
+}
+
+// exact reports whether held finds in text every term a split of it
+// into pieces would match: the probes fold rune by rune, which is what
+// fold does to composed text, not to decomposed Hangul or kana.
+func (p *probes) exact(text string) bool {
+	return isASCII(text) || norm.NFC.IsNormalString(text)
 }
 
 // containsLowerASCII reports whether ASCII text, lower-cased, holds the
