@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -11,9 +10,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/margin-md/margin/vault/note"
 )
@@ -331,84 +327,6 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		out[id] = h
 	}
 	return out, nil
-}
-
-// probes tell quickly whether a section likely holds each term, folded,
-// in the text folded rune by rune (see appendProbeFold), which is much
-// cheaper than splitting it into pieces. They only choose among a note's
-// sections; snippet marks the exact matches.
-type probes struct {
-	texts []string // distinct folded terms
-	buf   []byte   // the last text folded, reused
-}
-
-func termProbes(terms []term) *probes {
-	p := &probes{}
-	for _, t := range terms {
-		if !slices.Contains(p.texts, t.text) {
-			p.texts = append(p.texts, t.text)
-		}
-	}
-	return p
-}
-
-// held reports, for each probe, whether one of texts holds it.
-func (p *probes) held(texts ...string) []bool {
-	out := make([]bool, len(p.texts))
-	for _, text := range texts {
-		if isASCII(text) {
-			// Most sections are ASCII, where folding is lower case:
-			// compare in place rather than fold a copy of every
-			// section of every hit.
-			for i, t := range p.texts {
-				out[i] = out[i] || containsLowerASCII(text, t)
-			}
-			continue
-		}
-		p.buf = appendProbeFold(p.buf[:0], text)
-		for i, t := range p.texts {
-			out[i] = out[i] || bytes.Contains(p.buf, []byte(t))
-		}
-	}
-	return out
-}
-
-// exact reports whether held finds in text every term a split of it
-// into pieces would match: the probes fold rune by rune, which is what
-// fold does to composed text, not to decomposed Hangul or kana.
-func (p *probes) exact(text string) bool {
-	return isASCII(text) || norm.NFC.IsNormalString(text)
-}
-
-// containsLowerASCII reports whether ASCII text, lower-cased, holds the
-// folded probe t; a probe with other runes cannot be in ASCII text.
-func containsLowerASCII(text, t string) bool {
-	if t == "" {
-		return true
-	}
-	first := t[0]
-	if first >= utf8.RuneSelf {
-		return false
-	}
-	for i := 0; i+len(t) <= len(text); i++ {
-		if c := text[i]; c != first && c+('a'-'A') != first {
-			continue
-		}
-		j := 0
-		for ; j < len(t); j++ {
-			c := text[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != t[j] {
-				break
-			}
-		}
-		if j == len(t) {
-			return true
-		}
-	}
-	return false
 }
 
 // propTerm is a key:value filter: a key of letters, digits, '_' and '-',
