@@ -271,22 +271,31 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 	paths := make(map[int64]string, len(ids))
 	probes := termProbes(terms)
 	// In no order: an ORDER BY would copy every section, body and all,
-	// into a sorter first.
-	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.id, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
-		FROM notes n JOIN files f ON f.id = n.file_id
-		JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+	// into a sorter first. The body last: SQLite reads a record's columns
+	// in order, and a long body runs over pages. The paths apart, not
+	// once per section.
+	err := collect(ctx, tx, `SELECT n.file_id, s.id, s.line, s.heading, s.title, COALESCE(s.date, ''), s.body_line, s.body
+		FROM notes n JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
 		WHERE n.file_id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
 		var id int64
-		var path, title string
+		var title string
 		var s sec
-		if err := r.Scan(&id, &path, &s.id, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
+		if err := r.Scan(&id, &s.id, &s.line, &s.heading, &title, &s.date, &s.bodyLine, &s.body); err != nil {
 			return err
 		}
-		paths[id] = path
 		s.held = probes.held(title, s.heading, s.body)
 		secs[id] = append(secs[id], s)
 		return nil
 	})
+	if err == nil {
+		err = collect(ctx, tx, `SELECT id, path FROM files WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
+			var id int64
+			var path string
+			err := r.Scan(&id, &path)
+			paths[id] = path
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading hits: %w", err)
 	}
