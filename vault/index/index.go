@@ -229,6 +229,14 @@ CREATE VIRTUAL TABLE notes_fts USING fts5(
 	title, path, headings, props, body, meta,
 	content = '', contentless_delete = 1, tokenize = 'ascii'
 );
+`, `
+-- Filter tokens now start with a noncharacter (see metaMark), so that words
+-- are searched without a column filter. The old rows are dropped; the next
+-- walk indexes the vault again (which also drops the setext underlines
+-- older indexes kept as section text).
+DELETE FROM files; DELETE FROM notes; DELETE FROM sections; DELETE FROM checklist_items;
+DELETE FROM tags; DELETE FROM aliases; DELETE FROM links; DELETE FROM index_state WHERE key = 'fts_pending';
+INSERT INTO notes_fts (notes_fts) VALUES ('delete-all');
 `}
 
 // Optimize merges the search table's segments into one, which makes

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/vault/note"
 )
@@ -29,11 +30,12 @@ func TestProbesAgree(t *testing.T) {
 		"benc", "", "b", "@Bench`", "[[Bench Press]] #gym",
 		"bEnCh press\nbench\tPRESS", "no match here at all",
 		"Καφέ ΣΗΜΕΊΩΣΗ café NAÏVE", "노트를 정리 プラグイン 笔记 Ⅻ ＡＢＣ", "bad \xff\xfe bytes Bench",
-		"Заметка: ПРЕСС", "ℌ𝔢𝔩𝔩𝔬 𐐀 Ⓑench",
+		"Заметка: ПРЕСС", "ℌ𝔢𝔩𝔩𝔬 𐐀 Ⓑench", "\u212Aelvin — “quoted” 温度", "cafe\u0301 ДЕНЬ", "노\u0301트 プ\u1ab0ラ",
 	}
 	p := termProbes([]term{{text: "bench"}, {text: "press"}, {text: "@bench"}, {text: "h"}, {text: "gym"},
 		{text: "bench press"}, {text: "é"}, {text: "σημειωση"}, {text: "cafe"}, {text: "노트"}, {text: "プラ"},
-		{text: "ⅻ"}, {text: "ａｂｃ"}, {text: "\ufffd"}, {text: "пресс"}, {text: "𐐨"}, {text: "ⓑench"}})
+		{text: "ⅻ"}, {text: "ａｂｃ"}, {text: "\ufffd"}, {text: "пресс"}, {text: "𐐨"}, {text: "ⓑench"},
+		{text: "naive"}, {text: "kelvin"}, {text: "quoted"}, {text: "день"}})
 	for _, text := range texts {
 		for cut := 0; cut <= len(text); cut += max(1, len(text)/3) {
 			parts := []string{text[:cut], text[cut:]}
@@ -73,6 +75,36 @@ func TestASCIIWordsBesideOtherRunes(t *testing.T) {
 	for _, q := range []string{"caf", "wor", "benchpress"} {
 		if got := searchPaths(t, ix, Query{Text: q}); len(got) != 0 {
 			t.Errorf("Search(%q) = %v, want nothing", q, got)
+		}
+	}
+}
+
+// TestRawFormsComplete: every rune that folds to a probe's first rune is
+// among the forms held looks for before folding a section, so the look
+// never rules out a section that holds the probe.
+func TestRawFormsComplete(t *testing.T) {
+	for _, c := range []rune{'з', 'σ', 'ω', 'ß', 'ǆ', 'ı', 'ſ', 'ﬀ', 'ⓑ', 'ａ', '𐐨', '노', 'プ', 'เ', 'ឯ', 'ক', 'م', 'ה', '笔', '📅', 'ⅻ'} {
+		forms := rawForms(c)
+		if forms == nil {
+			continue // held folds every section for it
+		}
+		for r := rune(0); r <= unicode.MaxRune; r++ {
+			if utf8.ValidRune(r) && probeFoldRune(r) == c && !slices.Contains(forms, string(r)) {
+				t.Errorf("%U folds to %c, but the forms of %c are %q", r, c, c, forms)
+			}
+		}
+	}
+	if rawForms('σ') == nil || rawForms('노') == nil || rawForms('з') == nil {
+		t.Error("Greek, Hangul and Cyrillic first runes should have forms to look for")
+	}
+}
+
+// TestMayDropFindsEveryDroppedRune: a text with a rune the probes' fold
+// drops is folded before a literal probe is ruled out.
+func TestMayDropFindsEveryDroppedRune(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if utf8.ValidRune(r) && probeFoldRune(r) < 0 && !mayDrop("x"+string(r)+"y") {
+			t.Errorf("mayDrop misses %U, which the fold drops", r)
 		}
 	}
 }

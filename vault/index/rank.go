@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/margin-md/margin/vault/note"
 )
@@ -36,16 +34,25 @@ type scored struct {
 // then find each one's best section.
 func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	var joins, where []string
-	args := []any{p.match}
+	args := []any{nil} // the match, set below
 	// A long note has several search rows (see ftsRow.rows): when there is
 	// one, rows map to notes and each note keeps its best row.
 	id := "t.rowid"
 	if err := tx.QueryRowContext(ctx, chunkedSQL).Scan(&p.chunked); err != nil {
 		return Result{}, fmt.Errorf("matching: %w", err)
 	}
+	match, fieldMatch := p.match, p.fieldMatch
 	if p.chunked {
 		id = noteOfRow("t.rowid")
+		if p.words != "" && p.filters != "" {
+			// A filter holds for the whole note, wherever its tokens
+			// sit, while the words must meet in one row.
+			match, fieldMatch = p.words, p.fieldWords
+			where = append(where, `+`+id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`)
+			args = append(args, p.filters)
+		}
 	}
+	args[0] = match
 	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
 		joins = append(joins, "notes n ON n.file_id = "+id)
 	}
@@ -100,13 +107,14 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	// rows itself (a bounded sort, no row crossing to Go but those), and
 	// counts the rest without ranking them. The '+' keeps SQLite from
 	// looking the listed notes up in FTS5 one by one.
-	namedIn := `+` + id + ` IN (` + placeholders(len(named)) + `)`
 	namedArgs := int64Args(slices.Collect(maps.Keys(named)))
 	score := `bm25(notes_fts, ` + rankWeights + `)`
 	if p.fieldMatch == "" {
 		score = "0.0" // only filters: every weight is 0
 	}
-	rank := func(cond string, condArgs []any, limit int) ([]scored, error) {
+	// rank returns the notes that match, in order, at most limit (0: all);
+	// cond and condArgs restrict them further.
+	rank := func(match, cond string, condArgs []any, limit int) ([]scored, error) {
 		q := from
 		if cond != "" {
 			q += " AND " + cond
@@ -120,10 +128,10 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, ` + score + ` AS score` + q +
 				`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(named)) + `) DESC, 3, note` + lim
 		} else {
-			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY ` + namedIn + ` DESC, 3, ` + id + lim
+			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY +` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id + lim
 		}
 		var out []scored
-		qargs := append(append(slices.Clone(args), condArgs...), namedArgs...)
+		qargs := append(append(append([]any{match}, args[1:]...), condArgs...), namedArgs...)
 		err := collect(ctx, tx, q, qargs, func(rows *sql.Rows) error {
 			var c scored
 			var path string
@@ -140,29 +148,33 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		}
 		return out, nil
 	}
-	// Notes rank in two tiers, by score within each: first the named note
-	// and the notes whose title, aliases, path, headings or properties hold
-	// the query, then those that hold it only in their text. bm25 reads the
-	// size of each row it scores, which costs more than finding and
-	// counting the matches, so the second tier, for a common word nearly
-	// every note, is scored only when the first does not fill the page.
+	// Notes rank in two tiers, by score within each: first the notes whose
+	// title, aliases, path, headings or properties hold the query, scored
+	// on those fields, then those that hold it only in their text. bm25
+	// reads the size of each row it scores, which costs more than finding
+	// and counting the matches, so the second tier, for a common word
+	// nearly every note, is scored only when the first does not fill the
+	// page. The first tier is found by its own expression, so that a
+	// search walks a common word's every match only for the second tier or
+	// the count; the body's share of the score is the price: within the
+	// first tier it does not order.
 	var r Result
-	var first, rest string
-	var tierArgs []any
-	if p.fieldMatch != "" {
-		inner := "u.rowid"
-		if p.chunked {
-			inner = noteOfRow(inner)
-		}
-		first = `(+` + id + ` IN (SELECT ` + inner + ` FROM notes_fts u WHERE u.notes_fts MATCH ` + matchArg + `) OR ` + namedIn + `)`
-		rest = "NOT " + first
-		tierArgs = append([]any{p.fieldMatch}, namedArgs...)
-	}
 	limit := 0 // with a glob to check in Go, every match crosses
 	if p.globRE == nil {
 		limit = p.limit + 1 // one more, to tell a cut list
 	}
-	cands, err := rank(first, tierArgs, limit)
+	first, rest := match, ""
+	var restArgs []any
+	if fieldMatch != "" {
+		first = fieldMatch
+		inner := "u.rowid"
+		if p.chunked {
+			inner = noteOfRow(inner)
+		}
+		rest = `NOT +` + id + ` IN (SELECT ` + inner + ` FROM notes_fts u WHERE u.notes_fts MATCH ` + matchArg + `)`
+		restArgs = []any{fieldMatch}
+	}
+	cands, err := rank(first, "", nil, limit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -172,7 +184,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		if limit > 0 {
 			room = limit - len(cands)
 		}
-		more, err := rank(rest, tierArgs, room)
+		more, err := rank(match, rest, restArgs, room)
 		if err != nil {
 			return Result{}, err
 		}
@@ -259,22 +271,31 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 	paths := make(map[int64]string, len(ids))
 	probes := termProbes(terms)
 	// In no order: an ORDER BY would copy every section, body and all,
-	// into a sorter first.
-	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.id, s.heading, s.title, s.body, COALESCE(s.date, ''), s.line, s.body_line
-		FROM notes n JOIN files f ON f.id = n.file_id
-		JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+	// into a sorter first. The body last: SQLite reads a record's columns
+	// in order, and a long body runs over pages. The paths apart, not
+	// once per section.
+	err := collect(ctx, tx, `SELECT n.file_id, s.id, s.line, s.heading, s.title, COALESCE(s.date, ''), s.body_line, s.body
+		FROM notes n JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
 		WHERE n.file_id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
 		var id int64
-		var path, title string
+		var title string
 		var s sec
-		if err := r.Scan(&id, &path, &s.id, &s.heading, &title, &s.body, &s.date, &s.line, &s.bodyLine); err != nil {
+		if err := r.Scan(&id, &s.id, &s.line, &s.heading, &title, &s.date, &s.bodyLine, &s.body); err != nil {
 			return err
 		}
-		paths[id] = path
 		s.held = probes.held(title, s.heading, s.body)
 		secs[id] = append(secs[id], s)
 		return nil
 	})
+	if err == nil {
+		err = collect(ctx, tx, `SELECT id, path FROM files WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
+			var id int64
+			var path string
+			err := r.Scan(&id, &path)
+			paths[id] = path
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading hits: %w", err)
 	}
@@ -303,85 +324,18 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s := ss[best]
 		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
-		var at int
-		h.Snippet, at = snippet(s.body, terms)
-		if at >= 0 {
-			h.Line = s.bodyLine + strings.Count(s.body[:at], "\n")
+		if !slices.Contains(probes.held(s.body), true) && probes.exact(s.body) {
+			// The match is in the title or heading: the body need not be
+			// split to find none in it.
+			h.Snippet = leadSnippet(s.body)
+		} else if snip, at := snippet(s.body, terms); at >= 0 {
+			h.Snippet, h.Line = snip, s.bodyLine+strings.Count(s.body[:at], "\n")
+		} else {
+			h.Snippet = snip
 		}
 		out[id] = h
 	}
 	return out, nil
-}
-
-// probes tell quickly whether a section likely holds each term, folded,
-// in the text folded rune by rune (see appendProbeFold), which is much
-// cheaper than splitting it into pieces. They only choose among a note's
-// sections; snippet marks the exact matches.
-type probes struct {
-	texts []string // distinct folded terms
-	buf   []byte   // the last text folded, reused
-}
-
-func termProbes(terms []term) *probes {
-	p := &probes{}
-	for _, t := range terms {
-		if !slices.Contains(p.texts, t.text) {
-			p.texts = append(p.texts, t.text)
-		}
-	}
-	return p
-}
-
-// held reports, for each probe, whether one of texts holds it.
-func (p *probes) held(texts ...string) []bool {
-	out := make([]bool, len(p.texts))
-	for _, text := range texts {
-		if isASCII(text) {
-			// Most sections are ASCII, where folding is lower case:
-			// compare in place rather than fold a copy of every
-			// section of every hit.
-			for i, t := range p.texts {
-				out[i] = out[i] || containsLowerASCII(text, t)
-			}
-			continue
-		}
-		p.buf = appendProbeFold(p.buf[:0], text)
-		for i, t := range p.texts {
-			out[i] = out[i] || bytes.Contains(p.buf, []byte(t))
-		}
-	}
-	return out
-}
-
-// containsLowerASCII reports whether ASCII text, lower-cased, holds the
-// folded probe t; a probe with other runes cannot be in ASCII text.
-func containsLowerASCII(text, t string) bool {
-	if t == "" {
-		return true
-	}
-	first := t[0]
-	if first >= utf8.RuneSelf {
-		return false
-	}
-	for i := 0; i+len(t) <= len(text); i++ {
-		if c := text[i]; c != first && c+('a'-'A') != first {
-			continue
-		}
-		j := 0
-		for ; j < len(t); j++ {
-			c := text[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != t[j] {
-				break
-			}
-		}
-		if j == len(t) {
-			return true
-		}
-	}
-	return false
 }
 
 // propTerm is a key:value filter: a key of letters, digits, '_' and '-',

@@ -132,14 +132,19 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 type queryPlan struct {
 	terms []term // the user's words and their synonyms, for snippets
 	match string // FTS5 expression of the user's words and the meta filters; "" lists
-	// fieldMatch is the user's words in the title, path, headings and
-	// properties only: the notes of the first tier (see search). "" when
-	// the query has no words, only filters.
+	// fieldMatch is match with the user's words in the title, path,
+	// headings and properties only: the notes of the first tier (see
+	// search). "" when the query has no words, only filters.
 	fieldMatch string
-	named      string // the query text as a link key: the note of that name ranks first
-	nothing    bool   // the query can match nothing (text without a searchable word)
-	chunked    bool   // some note has several search rows
-	limit      int
+	// The parts of match and fieldMatch: the user's words, in every
+	// column or in the fields, and the filters (kind, task fields, tags,
+	// properties); each "" when the query has none.
+	words, fieldWords, filters string
+
+	named   string // the query text as a link key: the note of that name ranks first
+	nothing bool   // the query can match nothing (text without a searchable word)
+	chunked bool   // some note has several search rows
+	limit   int
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
@@ -207,27 +212,35 @@ func plan(q Query) (*queryPlan, error) {
 		p.nothing = true
 		return p, nil
 	}
-	var m []string
-	if user != "" {
-		m = append(m, "{title path headings props body} : ("+user+")")
-		p.fieldMatch = "{title path headings props} : (" + user + ")"
-	}
+	var filters []string
 	for _, t := range props {
-		m = append(m, metaExpr(t))
+		filters = append(filters, metaExpr(t))
 	}
 	if !p.fields.isZero() {
-		m = append(m, metaExpr(metaKind+string(note.KindTask)))
+		filters = append(filters, metaExpr(metaKind+string(note.KindTask)))
 		if len(p.fields.Status) > 0 {
-			m = append(m, metaExpr(tokensOf(metaStatus, p.fields.Status)...))
+			filters = append(filters, metaExpr(tokensOf(metaStatus, p.fields.Status)...))
 		}
 		if len(p.fields.Priority) > 0 {
-			m = append(m, metaExpr(tokensOf(metaPriority, p.fields.Priority)...))
+			filters = append(filters, metaExpr(tokensOf(metaPriority, p.fields.Priority)...))
 		}
 	}
 	for _, k := range p.tags {
-		m = append(m, metaExpr(metaToken(metaTag, k)))
+		filters = append(filters, metaExpr(metaToken(metaTag, k)))
 	}
-	p.match = strings.Join(m, " AND ")
+	p.filters = strings.Join(filters, " AND ")
+	if user == "" {
+		p.match = p.filters
+		return p, nil
+	}
+	// No column filter on the words: no word can match a filter token
+	// (see metaMark).
+	p.words, p.fieldWords = "("+user+")", "{title path headings props} : ("+user+")"
+	p.match, p.fieldMatch = p.words, p.fieldWords
+	if p.filters != "" {
+		p.match += " AND " + p.filters
+		p.fieldMatch += " AND " + p.filters
+	}
 	return p, nil
 }
 
@@ -239,9 +252,10 @@ func tokensOf(prefix string, values []string) []string {
 	return out
 }
 
-// metaExpr matches a note whose meta column has any of toks.
+// metaExpr matches a note that has any of the filter tokens toks, which
+// only its meta column can hold (see metaMark).
 func metaExpr(toks ...string) string {
-	return `meta : ("` + strings.Join(toks, `" OR "`) + `")`
+	return `("` + strings.Join(toks, `" OR "`) + `")`
 }
 
 // idBound runs q, which selects the lowest and highest file id of some

@@ -160,11 +160,18 @@ func leadSnippet(body string) string {
 	if n <= max {
 		return s
 	}
-	r := []rune(s)[:max]
-	if i := strings.LastIndexByte(string(r), ' '); i > max/2 {
-		return string(r)[:i] + "…"
+	runes := 0
+	for i := range s { // cut at rune max
+		if runes == max {
+			s = s[:i]
+			break
+		}
+		runes++
 	}
-	return string(r) + "…"
+	if i := strings.LastIndexByte(s, ' '); i > max/2 {
+		return s[:i] + "…"
+	}
+	return s + "…"
 }
 
 // foldedPieces returns the folded pieces of s.

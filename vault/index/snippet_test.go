@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -143,5 +145,22 @@ func TestLeadSnippetReadsOnlyItsWords(t *testing.T) {
 		if got, want := leadSnippet(b), slow(b); got != want {
 			t.Errorf("leadSnippet(%.30q) = %q, want %q", b, got, want)
 		}
+	}
+}
+
+// TestSnippetMarksDecomposedText: a hit whose best section holds the word
+// in decomposed Hangul (as some macOS tools write it) marks it in the
+// snippet, though the probes that choose the section fold rune by rune and
+// do not see it there.
+func TestSnippetMarksDecomposedText(t *testing.T) {
+	ix, _ := openIndex(t)
+	body := norm.NFD.String("오늘 노트를 정리했다")
+	apply(t, ix, fixture{path: "Notes/노트.md", kind: note.KindNote, content: "# 노트\n\n" + body + "\n"}.update())
+	hits, err := ix.Search(context.Background(), Query{Text: "노트"})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("Search = %v, %v; want the note", hits, err)
+	}
+	if !strings.Contains(norm.NFC.String(hits[0].Snippet), "**노트를**") {
+		t.Errorf("snippet %q does not mark the word", hits[0].Snippet)
 	}
 }
