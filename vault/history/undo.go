@@ -39,12 +39,13 @@ type LaterWrite struct {
 }
 
 func (e *ConflictError) Error() string {
-	if l := e.Later; l != nil {
-		what := fmt.Sprintf("write %d by %s", l.Write, l.Actor)
-		if len(l.Items) > 0 {
-			what = fmt.Sprintf("item %s of %s", strings.Join(l.Items, " "), l.ChangeSet)
-		}
-		return fmt.Sprintf("%s: a later write of margin (%s) changed these lines since; undo it first; nothing was undone", e.Path, what)
+	if l := e.Later; l != nil && len(l.Items) > 0 {
+		return fmt.Sprintf("%s: a later write of margin (item %s of %s) changed these lines since; undo it first; nothing was undone",
+			e.Path, strings.Join(l.Items, " "), l.ChangeSet)
+	} else if l != nil {
+		// Not an item's: there is no undo of it.
+		return fmt.Sprintf("%s: a later write of margin (write %d by %s) changed these lines since; nothing was undone: edit them by hand",
+			e.Path, l.Write, l.Actor)
 	}
 	return fmt.Sprintf("%s no longer holds what margin wrote there (edited since?); nothing was undone", e.Path)
 }
