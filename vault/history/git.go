@@ -123,13 +123,6 @@ func (h *History) commitLoop() {
 // commitPending commits every written record not committed yet, oldest
 // first, a batch at a time.
 func (h *History) commitPending(ctx context.Context) {
-	if h.git == nil {
-		if _, err := h.db.ExecContext(ctx, `UPDATE history SET commit_id = '-' WHERE commit_id = '' AND state = 'written'`); err != nil {
-			h.log.Warn("margin's history", "err", err)
-		}
-		h.compactLogged(ctx)
-		return
-	}
 	defer h.compactLogged(ctx)
 	for ctx.Err() == nil {
 		ws, err := h.uncommitted(ctx)
@@ -139,10 +132,17 @@ func (h *History) commitPending(ctx context.Context) {
 			}
 			return
 		}
-		ids, err := h.git.commit(ctx, ws)
+		git := h.repo(ctx)
+		if git == nil {
+			if _, err := h.db.ExecContext(ctx, `UPDATE history SET commit_id = '-' WHERE commit_id = '' AND state = 'written'`); err != nil {
+				h.log.Warn("margin's history", "err", err)
+			}
+			return
+		}
+		ids, err := git.commit(ctx, ws)
 		if err != nil && ctx.Err() == nil {
 			// Another margin moved the ref since it was read: once more on top of it.
-			ids, err = h.git.commit(ctx, ws)
+			ids, err = git.commit(ctx, ws)
 		}
 		if err != nil {
 			h.log.Warn("committing margin's history to git; the next write or start tries again", "ref", Ref, "err", err)
@@ -155,6 +155,16 @@ func (h *History) commitPending(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// repo returns the work tree to commit to, looked for when there is first
+// something to commit: a margin that writes nothing (status, search) runs
+// no git. Only commitLoop calls it.
+func (h *History) repo(ctx context.Context) *repo {
+	if !h.looked {
+		h.git, h.looked = findRepo(ctx, h.root.Dir(), h.opts.Git, h.log), true
+	}
+	return h.git
 }
 
 func (h *History) compactLogged(ctx context.Context) {

@@ -117,11 +117,12 @@ type Options struct {
 
 // History is the record of margin's writes into one vault.
 type History struct {
-	db   *sql.DB
-	root *edit.Root
-	opts Options
-	log  *slog.Logger
-	git  *repo // nil: the vault is not in a git work tree, or there is no git
+	db     *sql.DB
+	root   *edit.Root
+	opts   Options
+	log    *slog.Logger
+	git    *repo // nil: the vault is not in a git work tree, or there is no git
+	looked bool  // whether git was looked for (see repo)
 
 	kick    chan struct{}
 	stop    chan struct{}
@@ -154,7 +155,6 @@ func Open(ctx context.Context, db *sql.DB, root *edit.Root, opts Options) (*Hist
 	if err := h.prune(ctx); err != nil {
 		return nil, err
 	}
-	h.git = findRepo(ctx, root.Dir(), opts.Git, h.log)
 	go h.commitLoop()
 	h.kicked()
 	return h, nil

@@ -591,3 +591,30 @@ func TestGitHistoryOfARemoval(t *testing.T) {
 		t.Fatalf("the removed note is still in the history's tree: %s", got)
 	}
 }
+
+// TestGitRunsOnlyWhenThereIsAWriteToCommit: a margin that writes nothing
+// (margin status, search) runs no git; the first write does.
+func TestGitRunsOnlyWhenThereIsAWriteToCommit(t *testing.T) {
+	dir, bin := t.TempDir(), t.TempDir()
+	ran := filepath.Join(bin, "ran")
+	git := filepath.Join(bin, "git")
+	// A git that notes each call and says the vault is no work tree.
+	if err := os.WriteFile(git, []byte("#!/bin/sh\necho \"$@\" >> "+ran+"\nexit 128\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := open(t, dir, history.Options{Git: git})
+	if err := f.h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ran); !os.IsNotExist(err) {
+		t.Fatalf("git ran with nothing to commit (%v)", err)
+	}
+	f = open(t, dir, history.Options{Git: git})
+	f.apply(t, "Tasks/a.md", "c1", "1", func(string) string { return "x\n" })
+	if err := f.h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(ran); err != nil || !strings.Contains(string(b), "rev-parse") {
+		t.Fatalf("git after a write: %q, %v; want rev-parse", b, err)
+	}
+}
