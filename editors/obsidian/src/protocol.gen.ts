@@ -464,6 +464,7 @@ export interface Run {
   runKey: string;
   reason: string;
   template: string;
+  model?: string;
   status: string;
   detail?: string;
   fullContext: boolean;
