@@ -103,10 +103,16 @@ func (s *Session) move(to State, why string, at time.Time) {
 func (s *Session) active() Active { return combine(s.domains, s.Selected) }
 
 // cause names a write of the query agents in margin's history (SPEC §11):
-// what it writes, and the model whose answer as role led to it ("" before
-// that model answered, as for a log's text, which is written first).
+// the one who asked when ctx names them (an MCP client, the person at the
+// command line), else what the query agents write; and the model whose
+// answer as role led to it ("" before that model answered, as for a log's
+// text, which is written first).
 func (s *Session) cause(ctx context.Context, what, role string) context.Context {
-	return edit.WithCause(ctx, edit.Cause{Actor: "query (" + what + ")", Model: s.models[role]})
+	c := edit.Cause{Model: s.models[role]}
+	if edit.CauseOf(ctx).Actor == "" {
+		c.Actor = "query (" + what + ")"
+	}
+	return edit.WithCause(ctx, c)
 }
 
 func (s *Session) weekday() string { return s.At.Weekday().String() }
