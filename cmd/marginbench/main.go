@@ -77,7 +77,7 @@ func main() {
 			log.Fatal(err)
 		}
 		label := func(f string) string { return fmt.Sprintf("%s, %s (%d notes)", f, filepath.Base(*real), n) }
-		if err := b.search(*real, n, realQueries, label); err != nil {
+		if err := b.search(*real, realTargets, realQueries, label); err != nil {
 			log.Fatalf("%s: %v", *real, err)
 		}
 	}
@@ -175,7 +175,11 @@ func (b *bench) measure(dir string, n int) error {
 	peak := slices.Max(rss)
 	b.add(row{figure: label("peak RSS, cold index"), target: "≤ 100 MB", measured: fmt.Sprintf("%.1f MB", float64(peak)/1024), pass: check(n < 10000 || peak <= 100*1024)})
 
-	if err := b.search(dir, n, queries, label); err != nil {
+	targets := noTargets
+	if n >= 10000 {
+		targets = allTargets
+	}
+	if err := b.search(dir, targets, queries, label); err != nil {
 		return err
 	}
 	if err := b.watchLatency(dir, label); err != nil {
@@ -254,7 +258,19 @@ func countNotes(dir string) (int, error) {
 	return n, err
 }
 
-func (b *bench) search(dir string, n int, queries []string, label func(string) string) error {
+// searchTargets says which of SPEC §9's search targets a vault is held
+// to: all of them at 10k notes, p50 alone on a real vault, none on the
+// 1k vault (measured only).
+type searchTargets int
+
+const (
+	noTargets searchTargets = iota
+	realTargets
+	allTargets
+)
+
+// search measures keyword search on the vault at dir.
+func (b *bench) search(dir string, targets searchTargets, queries []string, label func(string) string) error {
 	ctx := context.Background()
 	v, err := vault.Open(ctx, vault.Options{Dir: dir})
 	if err != nil {
@@ -297,12 +313,24 @@ func (b *bench) search(dir string, n int, queries []string, label func(string) s
 		rgMedian = percentile(rgLat, 50)
 	}
 	r := row{figure: label("keyword search p50 / p99"), target: "≤ 2 ms / ≤ 10 ms, ≥ 25× rg",
-		measured: fmt.Sprintf("%s / %s", round(p50), round(p99)),
-		pass:     check(n < 10000 || (p50 <= 2*time.Millisecond && p99 <= 10*time.Millisecond))}
+		measured: fmt.Sprintf("%s / %s", round(p50), round(p99))}
+	met := func(ratio float64) string {
+		switch targets {
+		case realTargets:
+			return check(p50 <= 2*time.Millisecond)
+		case allTargets:
+			return check(p50 <= 2*time.Millisecond && p99 <= 10*time.Millisecond && ratio >= 25)
+		}
+		return check(true)
+	}
+	if targets == realTargets {
+		r.target = "p50 ≤ 2 ms"
+	}
+	r.pass = met(25)
 	if rgMedian > 0 {
 		ratio := float64(rgMedian) / float64(p50)
 		r.baseline, r.ratio = "rg "+round(rgMedian).String(), fmt.Sprintf("%.0f× faster", ratio)
-		r.pass = check(n < 10000 || (p50 <= 2*time.Millisecond && p99 <= 10*time.Millisecond && ratio >= 25))
+		r.pass = met(ratio)
 	} else {
 		r.baseline = "rg not installed"
 	}
