@@ -117,6 +117,9 @@ Read with search_notes, read_note, list_tasks, get_report and ask. Nothing you s
 propose_edit and propose_task_change put a change into a change set the person reads as a diff and
 approves or rejects; tell them what you proposed and why. Paths are relative to the vault.`
 
+// Indexed is closed once the first scan is done, or has failed.
+func (s *Server) Indexed() <-chan struct{} { return s.ready }
+
 // MCP is the SDK server, to run on a transport.
 func (s *Server) MCP() *sdk.Server { return s.mcp }
 
