@@ -11,6 +11,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	mcpserver "github.com/margin-md/margin/server/mcp"
 	"github.com/margin-md/margin/server/workspace"
+	"github.com/margin-md/margin/vault/history"
 )
 
 func newMCPCommand(g *globals) *cobra.Command {
@@ -43,7 +44,8 @@ to stderr.`,
 			// The server indexes the vault as the client connects (a first
 			// index takes seconds), not before: no openWorkspace.
 			o := workspace.Options{Parts: workspace.Changes | workspace.Query, LLM: client, Ledger: slot,
-				Agents: cfg.agentsOptions(), Query: cfg.queryOptions(now.t), Vault: cfg.vaultOptions(), Logger: logger}
+				Agents: cfg.agentsOptions(), Query: cfg.queryOptions(now.t), Vault: cfg.vaultOptions(), Logger: logger,
+				History: history.Options{Keep: cfg.History.Keep}}
 			o.Vault.Dir = dir
 			ws, err := workspace.Open(cmd.Context(), o)
 			if err != nil {

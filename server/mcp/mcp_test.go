@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -241,6 +242,43 @@ func (r *rig) calls(t *testing.T) []ledger.ToolCall {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return calls
+}
+
+// margin mcp alone forgets the ledger's calls older than history.keep
+// (90 days by default) once it has indexed the vault, as margin serve
+// does, and keeps the newer ones.
+func TestLedgerKept(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o := workspace.Options{Ledger: &ledger.Slot{}}
+	o.Vault.Dir = dir
+	ws, err := workspace.Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	err = ws.Ledger.RecordToolCalls(ctx, []ledger.ToolCall{
+		{Time: now.Add(-100 * 24 * time.Hour), Client: "Old Client", Tool: "search_notes"},
+		{Time: now.Add(-80 * 24 * time.Hour), Client: "Recent Client", Tool: "search_notes"},
+	})
+	if err := errors.Join(err, ws.Close()); err != nil {
+		t.Fatal(err)
+	}
+	r := newRigAt(t, dir, nil)
+	var calls []ledger.ToolCall
+	for range 500 {
+		if calls, err = r.ws.Ledger.ToolCalls(ctx, 10); err != nil || len(calls) == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(calls) != 1 || calls[0].Client != "Recent Client" {
+		t.Errorf("calls left = %+v, %v", calls, err)
+	}
 }
 
 // Resources: the global context and each report, as file:// URIs of

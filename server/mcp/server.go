@@ -12,7 +12,8 @@
 // reads it (a warm scan, at most once per Options.Refresh). The first scan
 // runs as the client connects: a first index of a large vault takes
 // seconds, and clients give initialize less; the tools that read the
-// index wait for it.
+// index wait for it. After it, the server prunes the ledger's old calls
+// (the workspace's KeepLedger), as margin serve does.
 package mcp
 
 import (
@@ -55,10 +56,11 @@ type Server struct {
 
 	scanMu  sync.Mutex
 	scanned time.Time
-	ready   chan struct{} // closed when the first scan is done
-	scanErr error         // of the first scan, once ready
-	closed  bool          // no scan after Close: the vault is closing
-	stop    context.CancelFunc
+	ready   chan struct{}      // closed when the first scan is done
+	scanErr error              // of the first scan, once ready
+	closed  bool               // no scan after Close: the vault is closing
+	kept    chan struct{}      // closed when the ledger's pruning has stopped
+	stop    context.CancelFunc // stops the first scan and the pruning
 
 	callsMu     sync.Mutex // guards callsClosed and sending on calls
 	callsClosed bool
@@ -81,7 +83,7 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, ready: make(chan struct{}),
+	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, ready: make(chan struct{}), kept: make(chan struct{}),
 		calls: make(chan ledger.ToolCall, 1024), done: make(chan struct{})}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "margin", Title: "margin", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:       opts.Logger,
@@ -93,9 +95,18 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 		return nil, err
 	}
 	go s.writeCalls()
-	scanCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	bgCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop = stop
-	go s.firstScan(scanCtx)
+	go s.firstScan(bgCtx)
+	go func() {
+		defer close(s.kept)
+		select { // the first scan has the state database first
+		case <-s.ready:
+		case <-bgCtx.Done():
+			return
+		}
+		s.ws.KeepLedger(bgCtx)
+	}()
 	return s, nil
 }
 
@@ -131,12 +142,13 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return err
 }
 
-// Close stops the first scan if it still runs, keeps any later one from
-// starting, and writes the tool calls still queued to the ledger; the
+// Close stops the first scan if it still runs and the ledger's pruning,
+// keeps any later scan from starting, and writes the tool calls still queued to the ledger; the
 // server records no call after it. The workspace may close after it.
 func (s *Server) Close() {
 	s.stop()
 	<-s.ready
+	<-s.kept
 	s.scanMu.Lock()
 	s.closed = true
 	s.scanMu.Unlock()
