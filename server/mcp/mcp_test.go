@@ -326,12 +326,14 @@ func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		tool string
-		args map[string]any
+		args any
 		want string
 	}{
 		{"write_note", map[string]any{"path": "x.md"}, `unknown tool "write_note": margin's tools are search_notes, read_note`},
 		{"read_note", map[string]any{"path": 5}, "path"},
 		{"search_notes", map[string]any{"query": "x", "limit": "ten"}, "limit"},
+		{"search_notes", map[string]any{"query": "x", "Limit": 2}, "Limit"}, // no field matched whatever its case
+		{"search_notes", []any{"x"}, "arguments"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "delete", "text": "x", "reason": "r"}, "kind"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "append", "text": strings.Repeat("x", 10<<20), "reason": "r"}, "more than"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "replace", "old_text": "\n", "text": "x", "reason": "r"}, "occurs"},
@@ -351,7 +353,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bad input made %d change sets", len(sets))
 	}
 	calls := r.calls(t)
-	if len(calls) != 10 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
+	if len(calls) != 12 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
 		t.Errorf("ledger: %d calls, the first %+v", len(calls), calls[len(calls)-1])
 	}
 }
