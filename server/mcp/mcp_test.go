@@ -244,6 +244,49 @@ func (r *rig) calls(t *testing.T) []ledger.ToolCall {
 	return calls
 }
 
+// A first scan that fails (here the vault folder is away for a moment)
+// is not the server's last word: the next tool that reads the index
+// scans again.
+func TestFailedFirstScanIsRetried(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Ledger: &ledger.Slot{}}
+	o.Vault.Dir = dir
+	ws, err := workspace.Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcpserver.New(ctx, ws, mcpserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-s.Indexed()
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx, st) }()
+	defer func() { <-ran }() // before the workspace closes
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "Test Client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": "invoice export"}})
+	if err != nil || res.IsError || !strings.Contains(text(res), "Tasks/Ship invoice export.md") {
+		t.Errorf("search after a failed first scan: %v %s", err, text(res))
+	}
+}
+
 // margin mcp alone forgets the ledger's calls older than history.keep
 // (90 days by default) once it has indexed the vault, as margin serve
 // does, and keeps the newer ones.

@@ -56,8 +56,7 @@ type Server struct {
 
 	scanMu  sync.Mutex
 	scanned time.Time
-	ready   chan struct{}      // closed when the first scan is done
-	scanErr error              // of the first scan, once ready
+	ready   chan struct{}      // closed when the first scan is done or has failed
 	closed  bool               // no scan after Close: the vault is closing
 	kept    chan struct{}      // closed when the ledger's pruning has stopped
 	stop    context.CancelFunc // stops the first scan and the pruning
@@ -116,8 +115,9 @@ func (s *Server) firstScan(ctx context.Context) {
 	defer close(s.ready)
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
-	if _, s.scanErr = s.ws.Vault.Scan(ctx, nil); s.scanErr != nil {
-		s.log.Error("indexing the vault", "err", s.scanErr)
+	if _, err := s.ws.Vault.Scan(ctx, nil); err != nil {
+		// The next tool that reads the index scans again.
+		s.log.Error("indexing the vault", "err", err)
 		return
 	}
 	s.scanned = time.Now()
@@ -263,9 +263,6 @@ func (s *Server) fresh(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if s.scanErr != nil {
-		return fmt.Errorf("the vault could not be indexed: %w", s.scanErr)
-	}
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
 	if s.closed {
@@ -274,8 +271,10 @@ func (s *Server) fresh(ctx context.Context) error {
 	if time.Since(s.scanned) < s.opts.Refresh {
 		return nil
 	}
+	// After a first scan that failed (a busy database, a vault folder
+	// away for a moment), scanned is zero: this scan is the retry.
 	if _, err := s.ws.Vault.Scan(ctx, nil); err != nil {
-		return err
+		return fmt.Errorf("the vault could not be indexed: %w", err)
 	}
 	s.scanned = time.Now()
 	return nil
