@@ -99,7 +99,7 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 	go s.firstScan(bgCtx)
 	go func() {
 		defer close(s.kept)
-		select { // the first scan has the state database first
+		select { // after the first scan, which the client's first calls wait for
 		case <-s.ready:
 		case <-bgCtx.Done():
 			return
@@ -143,8 +143,9 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 }
 
 // Close stops the first scan if it still runs and the ledger's pruning,
-// keeps any later scan from starting, and writes the tool calls still queued to the ledger; the
-// server records no call after it. The workspace may close after it.
+// keeps any later scan from starting, and writes the tool calls still
+// queued to the ledger; the server records no call after it. The
+// workspace may close after it.
 func (s *Server) Close() {
 	s.stop()
 	<-s.ready
