@@ -23,6 +23,7 @@ import (
 	mcpserver "github.com/margin-md/margin/server/mcp"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/index"
 )
 
 // rig is margin's MCP server on a copy of the sample vault, and a client
@@ -45,6 +46,11 @@ func newRig(t *testing.T, client *llm.Client) *rig {
 
 func newRigAt(t *testing.T, dir string, client *llm.Client) *rig {
 	t.Helper()
+	return newRigWith(t, dir, client, mcpserver.Options{Version: "test"})
+}
+
+func newRigWith(t *testing.T, dir string, client *llm.Client, opts mcpserver.Options) *rig {
+	t.Helper()
 	ctx := context.Background()
 	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Scan: true, Ledger: &ledger.Slot{}, LLM: client,
 		Query: query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: 2}}
@@ -53,7 +59,7 @@ func newRigAt(t *testing.T, dir string, client *llm.Client) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := mcpserver.New(ctx, ws, mcpserver.Options{Version: "test"})
+	s, err := mcpserver.New(ctx, ws, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +248,54 @@ func (r *rig) calls(t *testing.T) []ledger.ToolCall {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return calls
+}
+
+// Alone, margin mcp reads an index no older than Options.Refresh: a note
+// written, deleted or changed is searched as it is once that has passed,
+// however many calls came between.
+func TestIndexFollowsTheVault(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	const refresh = 200 * time.Millisecond
+	r := newRigWith(t, dir, nil, mcpserver.Options{Refresh: refresh})
+	search := func(q string) []string {
+		t.Helper()
+		res := r.call(t, "search_notes", map[string]any{"query": q})
+		var paths []string
+		for _, h := range structured[index.Result](t, res).Hits {
+			paths = append(paths, h.Path)
+		}
+		return paths
+	}
+	if got := search("quokka"); len(got) != 0 {
+		t.Fatalf("quokka before the note: %v", got)
+	}
+	note := filepath.Join(dir, "Reference", "Animal.md")
+	for i, step := range []struct {
+		write func() error
+		want  string
+	}{
+		{func() error { return os.WriteFile(note, []byte("# Animal\n\nA quokka smiles.\n"), 0o644) }, "Reference/Animal.md"},
+		{func() error { return os.WriteFile(note, []byte("# Animal\n\nA wombat digs.\n"), 0o644) }, ""},
+		{func() error { return os.WriteFile(note, []byte("# Animal\n\nA quokka again.\n"), 0o644) }, "Reference/Animal.md"},
+		{func() error { return os.Remove(note) }, ""},
+	} {
+		if err := step.write(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(refresh)
+		for time.Now().Before(deadline) { // calls within Refresh: no scan is owed yet
+			search("quokka")
+			time.Sleep(refresh / 10)
+		}
+		time.Sleep(refresh / 10)
+		if got := strings.Join(search("quokka"), ","); got != step.want {
+			t.Errorf("step %d: quokka finds %q, want %q", i, got, step.want)
+		}
+	}
 }
 
 // A first scan that fails (here the vault folder is away for a moment)
