@@ -280,41 +280,45 @@ func clientName(sess sdk.Session) string {
 	return changes.ClientName("")
 }
 
-// fresh makes sure the index a tool reads is no older than Refresh: when
-// the last scan began earlier (or failed: this one is its retry), it
-// waits for the scan under way, or a new one. Past Refresh less twice the
-// last scan's length it starts one for the calls to come, and does not
-// wait for it, so that a client calling steadily seldom waits for a scan
-// (one at 10,000 notes takes 50 to 90 ms).
+// fresh makes sure the index a tool reads comes from a scan that began
+// less than Refresh before the call: otherwise it waits for one (the
+// scan under way if that began late enough, else a new one; after a
+// scan that failed, this is its retry). Past Refresh less twice the last
+// scan's length it starts one for the calls to come, and does not wait
+// for it, so that a client calling steadily seldom waits for a scan (one
+// at 10,000 notes takes 50 to 90 ms).
 func (s *Server) fresh(ctx context.Context) error {
-	s.scanMu.Lock()
-	if s.closed {
-		s.scanMu.Unlock()
-		return errors.New("margin mcp is shutting down")
-	}
-	age := time.Since(s.scanned)
-	if age < s.opts.Refresh {
-		if s.scanning == nil && age >= max(s.opts.Refresh/2, s.opts.Refresh-2*s.took) {
-			s.scan()
+	call := time.Now()
+	for {
+		s.scanMu.Lock()
+		if s.closed {
+			s.scanMu.Unlock()
+			return errors.New("margin mcp is shutting down")
+		}
+		if call.Sub(s.scanned) < s.opts.Refresh {
+			if s.scanning == nil && time.Since(s.scanned) >= max(s.opts.Refresh/2, s.opts.Refresh-2*s.took) {
+				s.scan()
+			}
+			s.scanMu.Unlock()
+			return nil
+		}
+		var done <-chan struct{} = s.scanning
+		if done == nil {
+			done = s.scan()
 		}
 		s.scanMu.Unlock()
-		return nil
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.scanMu.Lock()
+		err := s.scanErr
+		s.scanMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("the vault could not be indexed: %w", err)
+		}
+		// A scan that began after the call returns above; one that was
+		// under way since before its deadline is followed by another.
 	}
-	var done <-chan struct{} = s.scanning
-	if done == nil {
-		done = s.scan()
-	}
-	s.scanMu.Unlock()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	s.scanMu.Lock()
-	err := s.scanErr
-	s.scanMu.Unlock()
-	if err != nil {
-		return fmt.Errorf("the vault could not be indexed: %w", err)
-	}
-	return nil
 }
