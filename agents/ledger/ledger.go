@@ -217,7 +217,7 @@ func (l *Ledger) KeepFor(ctx context.Context, keep, interval time.Duration) {
 		if n, err := l.Prune(ctx, time.Now().Add(-keep)); err != nil && ctx.Err() == nil {
 			l.log.Warn("pruning the ledger", "err", err)
 		} else if n > 0 {
-			l.log.Info("pruned the ledger", "calls", n, "older than", keep)
+			l.log.Info("pruned the ledger of old calls", "calls", n, "keep", keep)
 		}
 		select {
 		case <-ctx.Done():
