@@ -313,9 +313,12 @@ func (s *Server) fresh(ctx context.Context) error {
 			return ctx.Err()
 		}
 		s.scanMu.Lock()
-		err := s.scanErr
+		err, closed := s.scanErr, s.closed
 		s.scanMu.Unlock()
-		if err != nil {
+		switch {
+		case closed: // Close stopped the scan
+			return errors.New("margin mcp is shutting down")
+		case err != nil:
 			return fmt.Errorf("the vault could not be indexed: %w", err)
 		}
 		// A scan that began after the call returns above; one that was
