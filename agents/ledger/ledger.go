@@ -165,6 +165,68 @@ func (l *Ledger) ToolCalls(ctx context.Context, limit int) ([]ToolCall, error) {
 	return out, rows.Err()
 }
 
+// DefaultKeep is how long the ledger keeps a call when no one says: as
+// long as the history keeps margin's writes (history.keep).
+const DefaultKeep = 90 * 24 * time.Hour
+
+// pruneChunk bounds the rows one delete removes, so that the first prune
+// of a ledger grown for months holds the write lock for short spells
+// that the other margin process's writes can wait out.
+const pruneChunk = 5000
+
+// Prune deletes the model calls and tool calls recorded before before,
+// and says how many it deleted. Rows are numbered in the order they were
+// written, nearly that of their times (a model call is written when it
+// ends): it deletes the rows numbered below the first one at or after
+// before, so it never deletes a newer call, may keep an older one a
+// prune longer, and reads only the rows it deletes, with no index on time.
+func (l *Ledger) Prune(ctx context.Context, before time.Time) (int64, error) {
+	cutoff := before.UTC().Format(time.RFC3339Nano)
+	var deleted int64
+	for _, table := range []string{"model_calls", "client_calls"} {
+		var first sql.NullInt64
+		if err := l.db.QueryRowContext(ctx, `SELECT coalesce((SELECT id FROM `+table+` WHERE time >= ? ORDER BY id LIMIT 1),
+			(SELECT max(id) + 1 FROM `+table+`))`, cutoff).Scan(&first); err != nil {
+			return deleted, fmt.Errorf("pruning the ledger's %s: %w", table, err)
+		}
+		for first.Valid {
+			res, err := l.db.ExecContext(ctx, `DELETE FROM `+table+` WHERE id < ? AND id < (SELECT min(id) FROM `+table+`) + ?`, first.Int64, pruneChunk)
+			if err != nil {
+				return deleted, fmt.Errorf("pruning the ledger's %s: %w", table, err)
+			}
+			n, _ := res.RowsAffected()
+			deleted += n
+			if n == 0 {
+				break
+			}
+		}
+	}
+	return deleted, nil
+}
+
+// KeepFor prunes the calls older than keep (DefaultKeep when 0) now and
+// then every interval until ctx is done. The processes that run for long
+// (margin serve and margin mcp) run it, off their calls' path.
+func (l *Ledger) KeepFor(ctx context.Context, keep, interval time.Duration) {
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := l.Prune(ctx, time.Now().Add(-keep)); err != nil && ctx.Err() == nil {
+			l.log.Warn("pruning the ledger", "err", err)
+		} else if n > 0 {
+			l.log.Info("pruned the ledger of old calls", "calls", n, "keep", keep)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // Totals is what the calls of one scope cost.
 type Totals struct {
 	Calls            int `json:"calls"`

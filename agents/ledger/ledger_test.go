@@ -115,3 +115,62 @@ func TestToolCallsKeepTheClientsName(t *testing.T) {
 		t.Errorf("oldest = %+v", c)
 	}
 }
+
+// Prune forgets the model calls and tool calls older than its time, all
+// of them (more than one delete's worth), and keeps every newer one, even
+// a model call written after a newer one had been.
+func TestPruneForgetsOldCalls(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l, err := Open(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutoff := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
+	old, recent := cutoff.Add(-time.Hour), cutoff.Add(time.Hour)
+	calls := make([]ToolCall, 2*pruneChunk+10)
+	for i := range calls {
+		calls[i] = ToolCall{Time: old.Add(time.Duration(i) * time.Millisecond), Client: "Claude Code", Tool: "search_notes", Args: "{}"}
+	}
+	calls = append(calls, ToolCall{Time: recent, Client: "Cursor", Tool: "read_note", Args: "{}"})
+	if err := l.RecordToolCalls(ctx, calls); err != nil {
+		t.Fatal(err)
+	}
+	l.Record(ctx, llm.Record{Time: old, Role: "task", Outcome: "ok"})
+	l.Record(ctx, llm.Record{Time: recent, Role: "query", Outcome: "ok"})
+	l.Record(ctx, llm.Record{Time: old.Add(time.Minute), Role: "late", Outcome: "ok"}) // a long call, written last
+	n, err := l.Prune(ctx, cutoff)
+	if want := int64(len(calls) - 1 + 1); err != nil || n != want { // the old tool calls and the first model call
+		t.Fatalf("pruned %d, %v; want %d", n, err, want)
+	}
+	left, err := l.ToolCalls(ctx, 10)
+	if err != nil || len(left) != 1 || left[0].Client != "Cursor" {
+		t.Errorf("tool calls left: %+v, %v", left, err)
+	}
+	var roles []string
+	rows, err := db.QueryContext(ctx, `SELECT role FROM model_calls ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r string
+		rows.Scan(&r)
+		roles = append(roles, r)
+	}
+	rows.Close()
+	// The late old call stays until a later prune: it was written after
+	// a call newer than the cutoff.
+	if strings.Join(roles, ",") != "query,late" {
+		t.Errorf("model calls left: %v", roles)
+	}
+	if n, err := l.Prune(ctx, cutoff); err != nil || n != 0 {
+		t.Errorf("second prune: %d, %v", n, err)
+	}
+	if n, err := l.Prune(ctx, recent.Add(time.Hour)); err != nil || n != 3 {
+		t.Errorf("prune of everything: %d, %v", n, err)
+	}
+}

@@ -42,12 +42,16 @@ func main() {
 	runs := flag.Int("runs", 5, "runs per process-level figure; the median is reported")
 	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
 	real := flag.String("real", "", "a copy of a real vault (the Obsidian help vault) to measure search on, in many scripts; empty skips it")
+	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp")
 	flag.Parse()
 	log.SetFlags(0)
 
 	abs, err := filepath.Abs(*bin)
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *only != "" && *only != "mcp" {
+		log.Fatalf("-only %q: the one figure measured alone is mcp", *only)
 	}
 	b := &bench{bin: abs, runs: *runs}
 	for _, s := range strings.Split(*sizes, ",") {
@@ -62,6 +66,12 @@ func main() {
 		if err := ensureVault(dir, n); err != nil {
 			log.Fatal(err)
 		}
+		if *only == "mcp" {
+			if err := b.mcpRoundTrip(dir, sizeLabel(n)); err != nil {
+				log.Fatalf("%d notes: %v", n, err)
+			}
+			continue
+		}
 		if err := b.measure(dir, n); err != nil {
 			log.Fatalf("%d notes: %v", n, err)
 		}
@@ -70,6 +80,10 @@ func main() {
 				log.Fatalf("%d notes: task agents' economy: %v", n, err)
 			}
 		}
+	}
+	if *only != "" {
+		b.print(os.Stdout)
+		return
 	}
 	if *real != "" {
 		n, err := countNotes(*real)
@@ -132,7 +146,7 @@ func ensureVault(dir string, n int) error {
 
 func (b *bench) measure(dir string, n int) error {
 	fmt.Fprintf(os.Stderr, "measuring %d notes\n", n)
-	label := func(s string) string { return fmt.Sprintf("%s, %dk notes", s, n/1000) }
+	label := sizeLabel(n)
 
 	// The first read of a vault generated earlier may come from the disk;
 	// every figure below is taken with the files in the page cache.
@@ -189,6 +203,11 @@ func (b *bench) measure(dir string, n int) error {
 		return err
 	}
 	return b.mcpRoundTrip(dir, label)
+}
+
+// sizeLabel names a figure on a vault of n notes.
+func sizeLabel(n int) func(string) string {
+	return func(s string) string { return fmt.Sprintf("%s, %dk notes", s, n/1000) }
 }
 
 // readFloor is the cheapest cold scan possible: walk, read every file,

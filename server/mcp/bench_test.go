@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,4 +59,31 @@ func BenchmarkSearchNotes(b *testing.B) {
 			}
 		}
 	})
+	// The two interleaved, as make bench does over stdio: the medians'
+	// difference is what the protocol adds to the search, with the
+	// machine's load the same for both.
+	b.Run("overhead", func(b *testing.B) {
+		var find, call []time.Duration
+		for i := 0; b.Loop(); i++ {
+			q := queries[i%len(queries)]
+			start := time.Now()
+			if _, err := ws.Vault.Index().Find(ctx, index.Query{Text: q}); err != nil {
+				b.Fatal(err)
+			}
+			find = append(find, time.Since(start))
+			start = time.Now()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": q}})
+			if err != nil || res.IsError {
+				b.Fatal(err, res)
+			}
+			call = append(call, time.Since(start))
+		}
+		b.ReportMetric(float64(median(call)-median(find)), "overhead-ns")
+		b.ReportMetric(float64(median(find)), "find-p50-ns")
+	})
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
 }

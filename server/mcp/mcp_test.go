@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +23,7 @@ import (
 	mcpserver "github.com/margin-md/margin/server/mcp"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/index"
 )
 
 // rig is margin's MCP server on a copy of the sample vault, and a client
@@ -44,6 +46,11 @@ func newRig(t *testing.T, client *llm.Client) *rig {
 
 func newRigAt(t *testing.T, dir string, client *llm.Client) *rig {
 	t.Helper()
+	return newRigWith(t, dir, client, mcpserver.Options{Version: "test"})
+}
+
+func newRigWith(t *testing.T, dir string, client *llm.Client, opts mcpserver.Options) *rig {
+	t.Helper()
 	ctx := context.Background()
 	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Scan: true, Ledger: &ledger.Slot{}, LLM: client,
 		Query: query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: 2}}
@@ -52,7 +59,7 @@ func newRigAt(t *testing.T, dir string, client *llm.Client) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := mcpserver.New(ctx, ws, mcpserver.Options{Version: "test"})
+	s, err := mcpserver.New(ctx, ws, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +250,134 @@ func (r *rig) calls(t *testing.T) []ledger.ToolCall {
 	return calls
 }
 
+// Alone, margin mcp reads an index no older than Options.Refresh: a note
+// written, deleted or changed is searched as it is once that has passed,
+// however many calls came between.
+func TestIndexFollowsTheVault(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	const refresh = 200 * time.Millisecond
+	r := newRigWith(t, dir, nil, mcpserver.Options{Refresh: refresh})
+	search := func(q string) []string {
+		t.Helper()
+		res := r.call(t, "search_notes", map[string]any{"query": q})
+		var paths []string
+		for _, h := range structured[index.Result](t, res).Hits {
+			paths = append(paths, h.Path)
+		}
+		return paths
+	}
+	if got := search("quokka"); len(got) != 0 {
+		t.Fatalf("quokka before the note: %v", got)
+	}
+	note := filepath.Join(dir, "Reference", "Animal.md")
+	for i, step := range []struct {
+		write func() error
+		want  string
+	}{
+		{func() error { return os.WriteFile(note, []byte("# Animal\n\nA quokka smiles.\n"), 0o644) }, "Reference/Animal.md"},
+		{func() error { return os.WriteFile(note, []byte("# Animal\n\nA wombat digs.\n"), 0o644) }, ""},
+		{func() error { return os.WriteFile(note, []byte("# Animal\n\nA quokka again.\n"), 0o644) }, "Reference/Animal.md"},
+		{func() error { return os.Remove(note) }, ""},
+	} {
+		if err := step.write(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(refresh)
+		for time.Now().Before(deadline) { // calls within Refresh: no scan is owed yet
+			search("quokka")
+			time.Sleep(refresh / 10)
+		}
+		time.Sleep(refresh / 10)
+		if got := strings.Join(search("quokka"), ","); got != step.want {
+			t.Errorf("step %d: quokka finds %q, want %q", i, got, step.want)
+		}
+	}
+}
+
+// A first scan that fails (here the vault folder is away for a moment)
+// is not the server's last word: the next tool that reads the index
+// scans again.
+func TestFailedFirstScanIsRetried(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Ledger: &ledger.Slot{}}
+	o.Vault.Dir = dir
+	ws, err := workspace.Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcpserver.New(ctx, ws, mcpserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-s.Indexed()
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	st, ct := sdk.NewInMemoryTransports()
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx, st) }()
+	defer func() { <-ran }() // before the workspace closes
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "Test Client"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": "invoice export"}})
+	if err != nil || res.IsError || !strings.Contains(text(res), "Tasks/Ship invoice export.md") {
+		t.Errorf("search after a failed first scan: %v %s", err, text(res))
+	}
+}
+
+// margin mcp alone forgets the ledger's calls older than history.keep
+// (90 days by default) once it has indexed the vault, as margin serve
+// does, and keeps the newer ones.
+func TestLedgerKept(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	o := workspace.Options{Ledger: &ledger.Slot{}}
+	o.Vault.Dir = dir
+	ws, err := workspace.Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	err = ws.Ledger.RecordToolCalls(ctx, []ledger.ToolCall{
+		{Time: now.Add(-100 * 24 * time.Hour), Client: "Old Client", Tool: "search_notes"},
+		{Time: now.Add(-80 * 24 * time.Hour), Client: "Recent Client", Tool: "search_notes"},
+	})
+	if err := errors.Join(err, ws.Close()); err != nil {
+		t.Fatal(err)
+	}
+	r := newRigAt(t, dir, nil)
+	var calls []ledger.ToolCall
+	for range 500 {
+		if calls, err = r.ws.Ledger.ToolCalls(ctx, 10); err != nil || len(calls) == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(calls) != 1 || calls[0].Client != "Recent Client" {
+		t.Errorf("calls left = %+v, %v", calls, err)
+	}
+}
+
 // Resources: the global context and each report, as file:// URIs of
 // their files, and nothing else.
 func TestResources(t *testing.T) {
@@ -288,12 +423,14 @@ func TestBadInput(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		tool string
-		args map[string]any
+		args any
 		want string
 	}{
 		{"write_note", map[string]any{"path": "x.md"}, `unknown tool "write_note": margin's tools are search_notes, read_note`},
 		{"read_note", map[string]any{"path": 5}, "path"},
 		{"search_notes", map[string]any{"query": "x", "limit": "ten"}, "limit"},
+		{"search_notes", map[string]any{"query": "x", "Limit": 2}, "Limit"}, // no field matched whatever its case
+		{"search_notes", []any{"x"}, "arguments"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "delete", "text": "x", "reason": "r"}, "kind"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "append", "text": strings.Repeat("x", 10<<20), "reason": "r"}, "more than"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "replace", "old_text": "\n", "text": "x", "reason": "r"}, "occurs"},
@@ -313,7 +450,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bad input made %d change sets", len(sets))
 	}
 	calls := r.calls(t)
-	if len(calls) != 10 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
+	if len(calls) != 12 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
 		t.Errorf("ledger: %d calls, the first %+v", len(calls), calls[len(calls)-1])
 	}
 }

@@ -8,11 +8,12 @@
 // It runs on a workspace the command line opens (server/workspace) with
 // the change sets and the query flow, and no watcher and no agents: beside
 // margin serve it shares the state database and index, whose watcher and
-// agents are serve's; alone, it brings the index up to date before a tool
-// reads it (a warm scan, at most once per Options.Refresh). The first scan
-// runs as the client connects: a first index of a large vault takes
-// seconds, and clients give initialize less; the tools that read the
-// index wait for it.
+// agents are serve's; alone, a tool reads an index that a warm scan
+// brought up to date less than Options.Refresh ago. The first scan runs
+// as the client connects: a first index of a large vault takes seconds,
+// and clients give initialize less; the tools that read the index wait
+// for it. After it, the server prunes the ledger's old calls (the
+// workspace's KeepLedger), as margin serve does.
 package mcp
 
 import (
@@ -38,8 +39,9 @@ import (
 type Options struct {
 	Version string
 	Logger  *slog.Logger
-	// Refresh is how old the index may be when a tool reads it before a
-	// warm scan brings it up to date; 1 s by default.
+	// Refresh is how old the index may be when a tool reads it: the
+	// scan it reads began less than Refresh before the call; 1 s by
+	// default.
 	Refresh time.Duration
 }
 
@@ -53,12 +55,18 @@ type Server struct {
 	mcp   *sdk.Server
 	tools []string // names, in the order added
 
-	scanMu  sync.Mutex
-	scanned time.Time
-	ready   chan struct{} // closed when the first scan is done
-	scanErr error         // of the first scan, once ready
-	closed  bool          // no scan after Close: the vault is closing
-	stop    context.CancelFunc
+	scanMu   sync.Mutex    // guards the fields up to closed
+	scanned  time.Time     // when the last scan that succeeded began; zero before one
+	took     time.Duration // how long it took
+	scanning chan struct{} // the scan under way, closed when it ends; nil when none is
+	scanErr  error         // of the last scan
+	closed   bool          // no scan after Close: the vault is closing
+	scans    sync.WaitGroup
+
+	bg    context.Context    // of the scans and the pruning
+	stop  context.CancelFunc // stops them
+	ready chan struct{}      // closed when the first scan is done or has failed
+	kept  chan struct{}      // closed when the ledger's pruning has stopped
 
 	callsMu     sync.Mutex // guards callsClosed and sending on calls
 	callsClosed bool
@@ -81,7 +89,7 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, ready: make(chan struct{}),
+	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, ready: make(chan struct{}), kept: make(chan struct{}),
 		calls: make(chan ledger.ToolCall, 1024), done: make(chan struct{})}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "margin", Title: "margin", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:       opts.Logger,
@@ -93,29 +101,59 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 		return nil, err
 	}
 	go s.writeCalls()
-	scanCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	s.stop = stop
-	go s.firstScan(scanCtx)
+	s.bg, s.stop = context.WithCancel(context.WithoutCancel(ctx))
+	s.scanMu.Lock()
+	first := s.scan()
+	s.scanMu.Unlock()
+	go func() {
+		<-first
+		close(s.ready)
+	}()
+	go func() {
+		defer close(s.kept)
+		select { // after the first scan, which the client's first calls wait for
+		case <-s.ready:
+		case <-s.bg.Done():
+			return
+		}
+		s.ws.KeepLedger(s.bg)
+	}()
 	return s, nil
 }
 
-// firstScan brings the index up to date with the vault as the server
-// starts.
-func (s *Server) firstScan(ctx context.Context) {
-	defer close(s.ready)
-	s.scanMu.Lock()
-	defer s.scanMu.Unlock()
-	if _, s.scanErr = s.ws.Vault.Scan(ctx, nil); s.scanErr != nil {
-		s.log.Error("indexing the vault", "err", s.scanErr)
-		return
-	}
-	s.scanned = time.Now()
+// scan starts a warm scan, which brings the index up to date with the
+// vault, and returns the channel closed when it ends. The caller holds
+// scanMu, and no scan is under way.
+func (s *Server) scan() <-chan struct{} {
+	done := make(chan struct{})
+	s.scanning = done
+	s.scans.Add(1)
+	go func() {
+		defer s.scans.Done()
+		start := time.Now()
+		_, err := s.ws.Vault.Scan(s.bg, nil)
+		if err != nil && s.bg.Err() == nil {
+			// The next tool that reads the index scans again.
+			s.log.Error("indexing the vault", "err", err)
+		}
+		s.scanMu.Lock()
+		defer s.scanMu.Unlock()
+		if err == nil {
+			s.scanned, s.took = start, time.Since(start)
+		}
+		s.scanErr, s.scanning = err, nil
+		close(done)
+	}()
+	return done
 }
 
 const instructions = `margin serves a markdown vault (an Obsidian-style folder of notes, daily logs and task notes).
 Read with search_notes, read_note, list_tasks, get_report and ask. Nothing you send changes a note:
 propose_edit and propose_task_change put a change into a change set the person reads as a diff and
 approves or rejects; tell them what you proposed and why. Paths are relative to the vault.`
+
+// Indexed is closed once the first scan is done, or has failed.
+func (s *Server) Indexed() <-chan struct{} { return s.ready }
 
 // MCP is the SDK server, to run on a transport.
 func (s *Server) MCP() *sdk.Server { return s.mcp }
@@ -128,15 +166,17 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 	return err
 }
 
-// Close stops the first scan if it still runs, keeps any later one from
-// starting, and writes the tool calls still queued to the ledger; the
-// server records no call after it. The workspace may close after it.
+// Close stops the first scan if it still runs and the ledger's pruning,
+// keeps any later scan from starting, and writes the tool calls still
+// queued to the ledger; the server records no call after it. The
+// workspace may close after it.
 func (s *Server) Close() {
 	s.stop()
-	<-s.ready
 	s.scanMu.Lock()
 	s.closed = true
 	s.scanMu.Unlock()
+	s.scans.Wait()
+	<-s.kept
 	s.callsMu.Lock()
 	if !s.callsClosed {
 		s.callsClosed = true
@@ -240,28 +280,48 @@ func clientName(sess sdk.Session) string {
 	return changes.ClientName("")
 }
 
-// fresh waits for the first scan, and brings the index up to date when
-// it may be older than Refresh.
+// fresh makes sure the index a tool reads comes from a scan that began
+// less than Refresh before the call: otherwise it waits for one (the
+// scan under way if that began late enough, else a new one; after a
+// scan that failed, this is its retry). Past Refresh less twice the last
+// scan's length it starts one for the calls to come, and does not wait
+// for it, so that a client calling steadily seldom waits for a scan (one
+// at 10,000 notes takes 50 to 90 ms).
 func (s *Server) fresh(ctx context.Context) error {
-	select {
-	case <-s.ready:
-	case <-ctx.Done():
-		return ctx.Err()
+	call := time.Now()
+	for {
+		s.scanMu.Lock()
+		if s.closed {
+			s.scanMu.Unlock()
+			return errors.New("margin mcp is shutting down")
+		}
+		if call.Sub(s.scanned) < s.opts.Refresh {
+			if s.scanning == nil && time.Since(s.scanned) >= max(s.opts.Refresh/2, s.opts.Refresh-2*s.took) {
+				s.scan()
+			}
+			s.scanMu.Unlock()
+			return nil
+		}
+		var done <-chan struct{} = s.scanning
+		if done == nil {
+			done = s.scan()
+		}
+		s.scanMu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.scanMu.Lock()
+		err, closed := s.scanErr, s.closed
+		s.scanMu.Unlock()
+		switch {
+		case closed: // Close stopped the scan
+			return errors.New("margin mcp is shutting down")
+		case err != nil:
+			return fmt.Errorf("the vault could not be indexed: %w", err)
+		}
+		// A scan that began after the call returns above; one that was
+		// under way since before its deadline is followed by another.
 	}
-	if s.scanErr != nil {
-		return fmt.Errorf("the vault could not be indexed: %w", s.scanErr)
-	}
-	s.scanMu.Lock()
-	defer s.scanMu.Unlock()
-	if s.closed {
-		return errors.New("margin mcp is shutting down")
-	}
-	if time.Since(s.scanned) < s.opts.Refresh {
-		return nil
-	}
-	if _, err := s.ws.Vault.Scan(ctx, nil); err != nil {
-		return err
-	}
-	s.scanned = time.Now()
-	return nil
 }

@@ -162,12 +162,6 @@ func writing(name, title, desc string) *sdk.Tool {
 	return &sdk.Tool{Name: name, Title: title, Description: desc, Annotations: &sdk.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(false)}}
 }
 
-// add adds a tool, and its name to those the server answers for.
-func add[In, Out any](s *Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
-	s.tools = append(s.tools, t.Name)
-	sdk.AddTool(s.mcp, t, h)
-}
-
 func (s *Server) addTools() {
 	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
 	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"all", "any", "phrase"}})

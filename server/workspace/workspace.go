@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/evolution"
@@ -87,6 +88,7 @@ type Workspace struct {
 	Query     *query.Engine
 
 	slot      *ledger.Slot
+	keep      time.Duration // of the ledger's calls: the history's
 	logger    *slog.Logger
 	closeOnce sync.Once
 	closeErr  error
@@ -103,7 +105,7 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workspace{Vault: v, logger: opts.Logger}
+	w := &Workspace{Vault: v, logger: opts.Logger, keep: opts.History.Keep}
 	opts.History.Logger = opts.Logger
 	if w.History, err = history.Open(ctx, v.DB(), v.Root(), opts.History); err != nil {
 		return nil, errors.Join(err, v.Close())
@@ -179,10 +181,24 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// Run watches the vault and runs the agents, when they were opened, until
-// ctx is done and both have stopped.
+// ledgerPrune is how often a long-running process prunes the ledger.
+const ledgerPrune = 6 * time.Hour
+
+// KeepLedger forgets the ledger's calls older than the history keeps
+// margin's writes (history.keep), now and every few hours, until ctx is
+// done; without a ledger it returns at once. margin serve runs it in Run,
+// margin mcp beside its calls.
+func (w *Workspace) KeepLedger(ctx context.Context) {
+	if w.Ledger != nil {
+		w.Ledger.KeepFor(ctx, w.keep, ledgerPrune)
+	}
+}
+
+// Run watches the vault, runs the agents, when they were opened, and
+// keeps the ledger until ctx is done and all have stopped.
 func (w *Workspace) Run(ctx context.Context) {
 	var wg sync.WaitGroup
+	wg.Go(func() { w.KeepLedger(ctx) })
 	if w.Agents != nil {
 		wg.Go(func() {
 			if err := w.Agents.Run(ctx); err != nil && ctx.Err() == nil {

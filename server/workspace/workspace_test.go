@@ -12,6 +12,7 @@ import (
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/history"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -135,5 +136,40 @@ func TestPartsOpenOnlyWhatIsAskedFor(t *testing.T) {
 	defer w.Close()
 	if w.Changes == nil || w.Agents != nil || w.Templates != nil {
 		t.Errorf("parts %+v, want the change sets alone, no agents", w)
+	}
+}
+
+// TestRunKeepsTheLedger: margin serve's Run forgets the ledger's calls
+// older than history.keep, and keeps the newer ones.
+func TestRunKeepsTheLedger(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := Open(ctx, Options{Vault: vault.Options{Dir: noteVault(t)}, Ledger: &ledger.Slot{}, History: history.Options{Keep: 24 * time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if err := w.Ledger.RecordToolCalls(ctx, []ledger.ToolCall{
+		{Time: now.Add(-48 * time.Hour), Client: "old", Tool: "search_notes"},
+		{Time: now.Add(-time.Hour), Client: "recent", Tool: "search_notes"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan struct{})
+	go func() { defer close(ran); w.Run(ctx) }()
+	var calls []ledger.ToolCall
+	for range 500 {
+		if calls, err = w.Ledger.ToolCalls(ctx, 10); err != nil || len(calls) == 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-ran
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0].Client != "recent" {
+		t.Errorf("calls left = %+v, %v", calls, err)
 	}
 }
