@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,5 +76,52 @@ func TestRankTiers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSecondTierRanksEveryMatch: a word that a few notes hold in a heading
+// and 1,300 in their text fills the rest of the page with the best of
+// those 1,300 by bm25, as one query over all of them orders them, and
+// counts them all.
+func TestSecondTierRanksEveryMatch(t *testing.T) {
+	ix, _ := openIndex(t)
+	var us []Update
+	const notes = 1300
+	for i := range notes {
+		// The word's count and the note's length vary, so that bm25
+		// orders them in no relation to their ids.
+		body := strings.Repeat("tired ", 1+i*7%5) + strings.Repeat("filler words here ", i*13%17)
+		us = append(us, fixture{path: fmt.Sprintf("Notes/n%04d.md", i), kind: note.KindNote, content: "# N\n\n" + body + "\n"}.update())
+	}
+	for i := range 4 {
+		us = append(us, fixture{path: fmt.Sprintf("Notes/h%d.md", i), kind: note.KindNote, content: "# N\n\n## Tired\n\nslept badly\n"}.update())
+	}
+	apply(t, ix, us...)
+	ctx := context.Background()
+	// The second tier as one query: every body-only match by bm25, then id.
+	var want []string
+	err := collect(ctx, ix.db, `SELECT f.path FROM notes_fts t JOIN files f ON f.id = t.rowid
+		WHERE notes_fts MATCH 'tired' AND t.rowid NOT IN (SELECT rowid FROM notes_fts WHERE notes_fts MATCH '{title path headings props} : tired')
+		ORDER BY bm25(notes_fts, `+rankWeights+`), t.rowid`, nil, func(r *sql.Rows) error {
+		var p string
+		err := r.Scan(&p)
+		want = append(want, p)
+		return err
+	})
+	if err != nil || len(want) != notes {
+		t.Fatalf("reference ranking: %d notes, %v", len(want), err)
+	}
+	for _, limit := range []int{5, 20, 200} {
+		r, err := ix.Find(ctx, Query{Text: "tired", Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range r.Hits[4:] {
+			got = append(got, h.Path)
+		}
+		if r.Total != notes+4 || !r.Truncated || !slices.Equal(got, want[:limit-4]) {
+			t.Errorf("limit %d: total %d, second tier %v; want total %d, %v", limit, r.Total, got, notes+4, want[:limit-4])
+		}
 	}
 }
