@@ -45,9 +45,9 @@ type Status struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// optimizeAfter is how many notes a first scan must index before Run
-// merges the search table: fewer leave a segment or two, not worth a
-// rewrite of the table (0.15 s for 10,000 notes).
+// optimizeAfter is how many notes a first scan that was not a cold build
+// must index before Run merges the search table: fewer leave a segment or
+// two, not worth a rewrite of the table (0.15 s for 10,000 notes).
 const optimizeAfter = 1000
 
 // Run watches the vault until ctx is done: it starts the watcher, scans,
@@ -87,13 +87,16 @@ func (v *Vault) Run(ctx context.Context) (err error) {
 	}
 	v.readyOnce.Do(func() { close(v.ready) })
 	v.announce(ctx, "scan", "", res)
-	if res.Updated >= optimizeAfter {
-		// A cold index leaves the search table in a dozen segments or more
-		// (see index.Bulk), which makes searches some 15% slower until
-		// later writes merge them: one merge now, before the first edit.
-		if err := v.index.Optimize(ctx); err != nil && ctx.Err() == nil {
-			v.logger.Warn("merging the search index after the first scan", "err", err)
-		}
+	// A cold index leaves the search table in a dozen segments or more
+	// (see index.Bulk), whichever margin built it, and so may a large
+	// rescan: that makes searches some 15% slower until later writes
+	// merge them. One merge now, before the first edit.
+	merged, mergeErr := v.index.MergeCold(ctx)
+	if mergeErr == nil && !merged && res.Updated >= optimizeAfter {
+		mergeErr = v.index.Optimize(ctx)
+	}
+	if mergeErr != nil && ctx.Err() == nil {
+		v.logger.Warn("merging the search index after the first scan", "err", mergeErr)
 	}
 
 	for {

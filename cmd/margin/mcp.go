@@ -59,6 +59,10 @@ to stderr.`,
 			go func() {
 				<-s.Indexed()
 				collectLessOften()
+				// As margin serve does after its first scan (vault.Run).
+				if _, err := ws.Vault.Index().MergeCold(cmd.Context()); err != nil && cmd.Context().Err() == nil {
+					logger.Warn("merging the search index after the first scan", "err", err)
+				}
 			}()
 			return s.Run(cmd.Context(), &mcp.StdioTransport{})
 		},

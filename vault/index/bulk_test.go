@@ -36,7 +36,7 @@ func checkLikeApply(t *testing.T, ix *Index) {
 		t.Errorf("schema = %q, want %q", got, w)
 	}
 	var markers int
-	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM index_state`).Scan(&markers); err != nil || markers != 0 {
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM index_state WHERE key <> 'fts_unmerged'`).Scan(&markers); err != nil || markers != 0 {
 		t.Errorf("%d markers left in index_state (%v)", markers, err)
 	}
 	for _, q := range bulkQueries {
@@ -141,4 +141,27 @@ func TestBulkCrash(t *testing.T) {
 	// The process dies before Finish: the next Open finds sections that
 	// notes_fts lacks and rebuilds it.
 	checkLikeApply(t, reopen(t, dbPath))
+}
+
+// TestMergeColdOnceAfterABulk: the search table a cold build copied in is
+// merged by the first MergeCold, in whichever process, and by no later one.
+func TestMergeColdOnceAfterABulk(t *testing.T) {
+	ctx := context.Background()
+	ix, dbPath := openIndex(t)
+	if merged, err := ix.MergeCold(ctx); merged || err != nil {
+		t.Fatalf("MergeCold of an empty index = %v, %v; want false", merged, err)
+	}
+	b := beginBulk(t, ix)
+	apply(t, ix, fixtureUpdates()...)
+	if err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	ix = reopen(t, dbPath) // as margin serve after margin status
+	for i, want := range []bool{true, false} {
+		if merged, err := ix.MergeCold(ctx); merged != want || err != nil {
+			t.Errorf("MergeCold #%d = %v, %v; want %v", i+1, merged, err, want)
+		}
+	}
+	checkLikeApply(t, ix)
 }

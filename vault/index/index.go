@@ -247,12 +247,31 @@ INSERT INTO notes_fts (notes_fts) VALUES ('delete-all');
 func (ix *Index) Optimize(ctx context.Context) error {
 	err := ix.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO notes_fts(notes_fts) VALUES ('optimize')`)
+		if err == nil {
+			_, err = tx.ExecContext(ctx, `DELETE FROM index_state WHERE key = 'fts_unmerged'`)
+		}
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("optimizing the search index: %w", err)
 	}
 	return nil
+}
+
+// MergeCold optimizes the search table when a cold build (Bulk) left it
+// in segments and no Optimize merged them since, and says whether it did.
+// A process that stays up after its first scan calls it: the cold build
+// may have been another's (margin status, a command that exits), and its
+// segments make every search some 13% slower until then.
+func (ix *Index) MergeCold(ctx context.Context) (bool, error) {
+	var cold bool
+	if err := ix.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM index_state WHERE key = 'fts_unmerged')`).Scan(&cold); err != nil {
+		return false, fmt.Errorf("optimizing the search index: %w", err)
+	}
+	if !cold {
+		return false, nil
+	}
+	return true, ix.Optimize(ctx)
 }
 
 // Check verifies that the database file is sound (PRAGMA quick_check) and
