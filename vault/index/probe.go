@@ -18,10 +18,6 @@ import (
 // looking at it as written cannot tell (see held).
 type probes struct {
 	texts []string // distinct folded terms
-	// firsts are, for each text, the runes that fold to its first rune,
-	// encoded: a section that holds none of them cannot hold the text.
-	// nil when there are too many to look for.
-	firsts [][]string
 	// literal tells the texts whose every rune folds from itself alone
 	// (Hangul, kana, Han, Thai…): in a section they are found as
 	// written, or with a dropped accent between their runes.
@@ -35,19 +31,22 @@ func termProbes(terms []term) *probes {
 		if slices.Contains(p.texts, t.text) {
 			continue
 		}
-		r, _ := utf8.DecodeRuneInString(t.text)
 		literal := !isASCII(t.text)
 		for _, r := range t.text {
 			literal = literal && slices.Equal(rawForms(r), []string{string(r)})
 		}
-		p.texts, p.firsts, p.literal = append(p.texts, t.text), append(p.firsts, rawForms(r)), append(p.literal, literal)
+		p.texts, p.literal = append(p.texts, t.text), append(p.literal, literal)
 	}
 	return p
 }
 
 // rawForms returns the encodings of the runes appendProbeFold folds to c;
 // nil when there are more than a few (an ASCII letter has its accented
-// forms) or c stands for invalid bytes as well.
+// forms) or c stands for invalid bytes as well. A word is literal when
+// each of its runes is its only form. (Looking for the forms of a word's
+// first rune before folding a section did not pay: a Greek or Cyrillic
+// letter is in nearly every section of its language, and all of them
+// start with one of two bytes, which slows strings.Contains.)
 func rawForms(c rune) []string {
 	if c < utf8.RuneSelf || c == utf8.RuneError {
 		return nil
@@ -120,8 +119,6 @@ func (p *probes) held(texts ...string) []bool {
 				if out[i] = strings.Contains(text, t); out[i] || !once(&drops, text, mayDrop) {
 					continue
 				}
-			case p.firsts[i] != nil && !containsAny(text, p.firsts[i]):
-				continue
 			}
 			if !folded {
 				p.buf, folded = appendProbeFold(p.buf[:0], text), true
@@ -164,15 +161,6 @@ func foldsIntoASCII(text string) bool {
 			return true
 		}
 		i += n
-	}
-	return false
-}
-
-func containsAny(text string, subs []string) bool {
-	for _, s := range subs {
-		if strings.Contains(text, s) {
-			return true
-		}
 	}
 	return false
 }

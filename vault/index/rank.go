@@ -266,6 +266,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		heading, body, date string
 		line, bodyLine      int
 		held                []bool // by probe
+		inBody              bool   // some probe is in the body, not only the title or heading
 	}
 	secs := make(map[int64][]sec, len(ids))
 	paths := make(map[int64]string, len(ids))
@@ -283,7 +284,11 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		if err := r.Scan(&id, &s.id, &s.line, &s.heading, &title, &s.date, &s.bodyLine, &s.body); err != nil {
 			return err
 		}
-		s.held = probes.held(title, s.heading, s.body)
+		s.held = probes.held(s.body)
+		s.inBody = slices.Contains(s.held, true)
+		for i, h := range probes.held(title, s.heading) {
+			s.held[i] = s.held[i] || h
+		}
 		secs[id] = append(secs[id], s)
 		return nil
 	})
@@ -324,7 +329,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s := ss[best]
 		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
-		if !slices.Contains(probes.held(s.body), true) && probes.exact(s.body) {
+		if !s.inBody && probes.exact(s.body) {
 			// The match is in the title or heading: the body need not be
 			// split to find none in it.
 			h.Snippet = leadSnippet(s.body)
