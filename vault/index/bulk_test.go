@@ -3,9 +3,13 @@ package index
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/margin-md/margin/vault/note"
 )
 
 // bulkQueries cover every column of notes_fts and its filters.
@@ -143,25 +147,34 @@ func TestBulkCrash(t *testing.T) {
 	checkLikeApply(t, reopen(t, dbPath))
 }
 
-// TestMergeColdOnceAfterABulk: the search table a cold build copied in is
-// merged by the first MergeCold, in whichever process, and by no later one.
+// TestMergeColdOnceAfterABulk: the search table a cold build of
+// mergeAfter notes copied in is merged by the first MergeCold, in whichever
+// process, and by no later one; a smaller build is left as it is.
 func TestMergeColdOnceAfterABulk(t *testing.T) {
 	ctx := context.Background()
-	ix, dbPath := openIndex(t)
-	if merged, err := ix.MergeCold(ctx); merged || err != nil {
-		t.Fatalf("MergeCold of an empty index = %v, %v; want false", merged, err)
-	}
-	b := beginBulk(t, ix)
-	apply(t, ix, fixtureUpdates()...)
-	if err := b.Finish(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ix.Close()
-	ix = reopen(t, dbPath) // as margin serve after margin status
-	for i, want := range []bool{true, false} {
-		if merged, err := ix.MergeCold(ctx); merged != want || err != nil {
-			t.Errorf("MergeCold #%d = %v, %v; want %v", i+1, merged, err, want)
+	for _, notes := range []int{mergeAfter - 1, mergeAfter} {
+		ix, dbPath := openIndex(t)
+		if merged, err := ix.MergeCold(ctx); merged || err != nil {
+			t.Fatalf("MergeCold of an empty index = %v, %v; want false", merged, err)
+		}
+		b := beginBulk(t, ix)
+		var us []Update
+		for i := range notes {
+			us = append(us, fixture{path: fmt.Sprintf("Notes/n%04d.md", i), kind: note.KindNote, content: fmt.Sprintf("# N%d\n\nword%d text\n", i, i)}.update())
+		}
+		apply(t, ix, us...)
+		if err := b.Finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+		ix.Close()
+		ix = reopen(t, dbPath) // as margin serve after margin status
+		for i, want := range []bool{notes >= mergeAfter, false} {
+			if merged, err := ix.MergeCold(ctx); merged != want || err != nil {
+				t.Errorf("%d notes: MergeCold #%d = %v, %v; want %v", notes, i+1, merged, err, want)
+			}
+		}
+		if got := searchPaths(t, ix, Query{Text: "word7"}); !slices.Equal(got, []string{"Notes/n0007.md"}) {
+			t.Errorf("%d notes: search after MergeCold = %v", notes, got)
 		}
 	}
-	checkLikeApply(t, ix)
 }

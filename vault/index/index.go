@@ -258,8 +258,14 @@ func (ix *Index) Optimize(ctx context.Context) error {
 	return nil
 }
 
-// MergeCold optimizes the search table when a cold build (Bulk) left it
-// in segments and no Optimize merged them since, and says whether it did.
+// mergeAfter is how many notes a cold build must hold for MergeCold to
+// merge what it leaves: fewer leave a segment or two, not worth a rewrite
+// of the table.
+const mergeAfter = 1000
+
+// MergeCold optimizes the search table when a cold build (Bulk) of
+// mergeAfter notes or more left it in segments and no Optimize merged
+// them since, and says whether it did.
 // A process that stays up after its first scan calls it: the cold build
 // may have been another's (margin status, a command that exits), and its
 // segments make every search some 13% slower until then.
