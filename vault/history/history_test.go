@@ -2,6 +2,7 @@ package history_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"os/exec"
@@ -45,6 +46,57 @@ func open(t *testing.T, dir string, opts history.Options) *fixture {
 		root.Close()
 	})
 	return &fixture{dir: dir, root: root, h: h}
+}
+
+// aging is a fixture whose history keeps an hour, on a clock the test
+// moves, with the task note written.
+type aging struct {
+	fixture
+	db  *sql.DB
+	now time.Time
+}
+
+func openAging(t *testing.T) *aging {
+	t.Helper()
+	a := &aging{now: time.Now()}
+	a.dir = t.TempDir()
+	var err error
+	if a.root, err = edit.Open(a.dir); err != nil {
+		t.Fatal(err)
+	}
+	if a.db, err = store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db")); err != nil {
+		t.Fatal(err)
+	}
+	a.open(t)
+	t.Cleanup(func() {
+		a.root.SetRecorder(nil)
+		a.h.Close()
+		a.db.Close()
+		a.root.Close()
+	})
+	write(t, a.dir, "Tasks/ship.md", task)
+	return a
+}
+
+func (a *aging) open(t *testing.T) {
+	t.Helper()
+	h, err := history.Open(context.Background(), a.db, a.root, history.Options{Git: "-", Keep: time.Hour, Now: func() time.Time { return a.now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.h = h
+	a.root.SetRecorder(h)
+}
+
+// later closes the history, moves the clock two hours on, past
+// history.keep, and opens it again, as the next margin would: opening
+// prunes.
+func (a *aging) later(t *testing.T) {
+	t.Helper()
+	a.root.SetRecorder(nil)
+	a.h.Close()
+	a.now = a.now.Add(2 * time.Hour)
+	a.open(t)
 }
 
 func write(t *testing.T, dir, rel, content string) {
@@ -204,41 +256,19 @@ func TestHistoryListsWritesWithTheirCause(t *testing.T) {
 }
 
 func TestPruneKeepsTheLatestRecordOfEachItem(t *testing.T) {
-	dir := t.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	now := time.Now()
-	clock := func() time.Time { return now }
-	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-", Keep: time.Hour, Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root.SetRecorder(h)
-	write(t, dir, "Tasks/ship.md", task)
-	f := &fixture{dir: dir, root: root, h: h}
-	f.apply(t, "Tasks/ship.md", "cs1", "c1", func(s string) string { return strings.Replace(s, "1h", "2h", 1) })
-	f.apply(t, "Tasks/ship.md", "cs1", "c1", func(s string) string { return strings.Replace(s, "2h", "3h", 1) })
-	root.Create("Margin/Journal/ship.md", []byte("j\n"))
-	root.SetRecorder(nil)
-	h.Close()
-	now = now.Add(2 * time.Hour)
-	if h, err = history.Open(context.Background(), db, root, history.Options{Git: "-", Keep: time.Hour, Now: clock}); err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	es, _ := h.List(context.Background(), history.Filter{})
+	a := openAging(t)
+	a.apply(t, "Tasks/ship.md", "cs1", "c1", func(s string) string { return strings.Replace(s, "1h", "2h", 1) })
+	a.apply(t, "Tasks/ship.md", "cs1", "c1", func(s string) string { return strings.Replace(s, "2h", "3h", 1) })
+	a.root.Create("Margin/Journal/ship.md", []byte("j\n"))
+	a.later(t)
+	es, _ := a.h.List(context.Background(), history.Filter{})
 	if len(es) != 1 || es[0].ChangeSet != "cs1" {
 		t.Fatalf("after pruning: %+v, want the latest write of cs1/c1 alone", es)
 	}
-	if _, err := h.Undo(context.Background(), nil, "cs1", "c1"); err != nil {
+	if _, err := a.h.Undo(context.Background(), nil, "cs1", "c1"); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(read(t, dir, "Tasks/ship.md"), "estimate: 2h") {
+	if !strings.Contains(read(t, a.dir, "Tasks/ship.md"), "estimate: 2h") {
 		t.Fatal("undo after pruning did not put back what the latest write replaced")
 	}
 }

@@ -3,14 +3,11 @@ package history_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/history"
-	"github.com/margin-md/margin/vault/store"
 )
 
 func estimate(to string) func(string) string {
@@ -97,37 +94,13 @@ func TestUndoWaitsForALaterWriteThatWroteTheItemsLinesBack(t *testing.T) {
 // redo though the write it redid is older than history.keep, and the
 // refusal names it, the write to undo first.
 func TestPruneKeepsWhatAnUndosRefusalReads(t *testing.T) {
-	dir := t.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	now := time.Now()
-	clock := func() time.Time { return now }
-	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-", Keep: time.Hour, Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root.SetRecorder(h)
-	write(t, dir, "Tasks/ship.md", task)
-	f := &fixture{dir: dir, root: root, h: h}
+	f := openAging(t)
 	f.apply(t, "Tasks/ship.md", "cs1", "c1", estimate("2h"))
 	f.apply(t, "Tasks/ship.md", "cs2", "c1", estimate("3h"))
 	f.apply(t, "Tasks/ship.md", "cs3", "c1", estimate("2h"))
 	f.undo(t, "cs3")
 	f.undo(t, "cs3") // redone
-	root.SetRecorder(nil)
-	h.Close()
-	now = now.Add(2 * time.Hour)
-	if f.h, err = history.Open(context.Background(), db, root, history.Options{Git: "-", Keep: time.Hour, Now: clock}); err != nil {
-		t.Fatal(err)
-	}
-	defer f.h.Close()
-	root.SetRecorder(f.h)
-	defer root.SetRecorder(nil)
+	f.later(t)
 	f.undoRefused(t, "cs1", "cs3")
 }
 
@@ -135,27 +108,11 @@ func TestPruneKeepsWhatAnUndosRefusalReads(t *testing.T) {
 // item's lines and back cannot be undone: the item's undo stays refused,
 // naming it, after history.keep too.
 func TestUndoWaitsForALaterWriteOfNoItem(t *testing.T) {
-	dir := t.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	now := time.Now()
-	clock := func() time.Time { return now }
-	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-", Keep: time.Hour, Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root.SetRecorder(h)
-	write(t, dir, "Tasks/ship.md", task)
-	f := &fixture{dir: dir, root: root, h: h}
+	f := openAging(t)
 	f.apply(t, "Tasks/ship.md", "cs1", "c1", estimate("2h"))
 	agent := edit.WithCause(context.Background(), edit.Cause{Actor: "agent-1", Task: "Tasks/ship.md"})
 	for _, to := range []string{"3h", "2h"} {
-		if _, err := root.Change(agent, nil, "Tasks/ship.md", func(cur edit.Current) ([]byte, error) {
+		if _, err := f.root.Change(agent, nil, "Tasks/ship.md", func(cur edit.Current) ([]byte, error) {
 			return []byte(estimate(to)(string(cur.Content))), nil
 		}); err != nil {
 			t.Fatal(err)
@@ -171,12 +128,6 @@ func TestUndoWaitsForALaterWriteOfNoItem(t *testing.T) {
 		}
 	}
 	refused()
-	root.SetRecorder(nil)
-	h.Close()
-	now = now.Add(2 * time.Hour)
-	if f.h, err = history.Open(context.Background(), db, root, history.Options{Git: "-", Keep: time.Hour, Now: clock}); err != nil {
-		t.Fatal(err)
-	}
-	defer f.h.Close()
+	f.later(t)
 	refused()
 }
