@@ -101,14 +101,7 @@ func uncommit(b *testing.B, db *sql.DB) {
 // task note to which 100 change items of other sets were applied: each
 // write looks up whether it changes those items' lines (touch.go).
 func BenchmarkChangeOfATaskWithItems(b *testing.B) {
-	dir := b.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	_, root, db := openState(b)
 	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
 	if err != nil {
 		b.Fatal(err)

@@ -48,6 +48,24 @@ func open(t *testing.T, dir string, opts history.Options) *fixture {
 	return &fixture{dir: dir, root: root, h: h}
 }
 
+// openState opens an edit root on a fresh vault directory and a fresh
+// state database, both closed when tb ends.
+func openState(tb testing.TB) (string, *edit.Root, *sql.DB) {
+	tb.Helper()
+	dir := tb.TempDir()
+	root, err := edit.Open(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { root.Close() })
+	db, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "state.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return dir, root, db
+}
+
 // aging is a fixture whose history keeps an hour, on a clock the test
 // moves, with the task note written.
 type aging struct {
@@ -59,20 +77,11 @@ type aging struct {
 func openAging(t *testing.T) *aging {
 	t.Helper()
 	a := &aging{now: time.Now()}
-	a.dir = t.TempDir()
-	var err error
-	if a.root, err = edit.Open(a.dir); err != nil {
-		t.Fatal(err)
-	}
-	if a.db, err = store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db")); err != nil {
-		t.Fatal(err)
-	}
+	a.dir, a.root, a.db = openState(t)
 	a.open(t)
 	t.Cleanup(func() {
 		a.root.SetRecorder(nil)
 		a.h.Close()
-		a.db.Close()
-		a.root.Close()
 	})
 	write(t, a.dir, "Tasks/ship.md", task)
 	return a
@@ -461,14 +470,7 @@ func TestNoRepositoryNoGit(t *testing.T) {
 }
 
 func TestOpenSettlesWritesAKilledProcessLeftUnknown(t *testing.T) {
-	dir := t.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	dir, root, db := openState(t)
 	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -505,14 +507,7 @@ func TestOpenSettlesWritesAKilledProcessLeftUnknown(t *testing.T) {
 // A margin starting beside another that is writing leaves that write's
 // record alone: it is settled by the process that made it.
 func TestOpenLeavesTheWritesOfALiveProcess(t *testing.T) {
-	dir := t.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	dir, root, db := openState(t)
 	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
 	if err != nil {
 		t.Fatal(err)

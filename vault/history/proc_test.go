@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/history"
-	"github.com/margin-md/margin/vault/store"
 )
 
 // A process killed while writing whose pid the kernel gave to another
@@ -22,14 +20,7 @@ func TestOpenSettlesTheWritesOfADeadProcessWhosePidWasReused(t *testing.T) {
 	if _, ok := history.Started(os.Getpid()); !ok {
 		t.Skip("no /proc: a process's start cannot be told, and its pid alone says")
 	}
-	dir := t.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	dir, root, db := openState(t)
 	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
 	if err != nil {
 		t.Fatal(err)
@@ -92,14 +83,7 @@ func TestOpenSettlesTheWritesOfAnExitedProcessNotYetReaped(t *testing.T) {
 			break
 		}
 	}
-	dir := t.TempDir()
-	root, _ := edit.Open(dir)
-	defer root.Close()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	dir, root, db := openState(t)
 	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
 	if err != nil {
 		t.Fatal(err)
