@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"maps"
 	"path/filepath"
@@ -16,15 +17,7 @@ import (
 
 func TestTotalsSumTheCallsOfOneScope(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l, err := Open(ctx, db, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _ := openLedger(t)
 
 	// Records reach the ledger through a Slot, as they do in margin serve;
 	// before Attach they are dropped, not held.
@@ -87,15 +80,7 @@ func TestTotalsSumTheCallsOfOneScope(t *testing.T) {
 // arguments cut to a bound.
 func TestToolCallsKeepTheClientsName(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l, err := Open(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _ := openLedger(t)
 	at := time.Date(2026, 11, 24, 18, 0, 0, 0, time.UTC)
 	big := `{"text":"` + strings.Repeat("é", 3000) + `"}`
 	if err := l.RecordToolCalls(ctx, []ToolCall{
@@ -121,15 +106,7 @@ func TestToolCallsKeepTheClientsName(t *testing.T) {
 // a model call written after a newer one had been.
 func TestPruneForgetsOldCalls(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "state.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l, err := Open(ctx, db, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, db := openLedger(t)
 	cutoff := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
 	old, recent := cutoff.Add(-time.Hour), cutoff.Add(time.Hour)
 	calls := make([]ToolCall, 2*pruneChunk+10)
@@ -173,4 +150,19 @@ func TestPruneForgetsOldCalls(t *testing.T) {
 	if n, err := l.Prune(ctx, recent.Add(time.Hour)); err != nil || n != 3 {
 		t.Errorf("prune of everything: %d, %v", n, err)
 	}
+}
+
+// openLedger opens a ledger on a fresh state database, closed when t ends.
+func openLedger(t *testing.T) (*Ledger, *sql.DB) {
+	t.Helper()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	l, err := Open(context.Background(), db, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, db
 }
