@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -141,7 +142,8 @@ func StartWrapped(t testing.TB, wrapper, env []string, args ...string) *Editor {
 	t.Helper()
 	argv := append(append(append([]string{}, wrapper...), Binary(t), "serve"), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	// GOTRACEBACK=all: see the SIGQUIT below.
+	cmd.Env = append(append(os.Environ(), "GOTRACEBACK=all"), env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +167,15 @@ func StartWrapped(t testing.TB, wrapper, env []string, args ...string) *Editor {
 	}
 	go e.read(stdout)
 	t.Cleanup(func() {
+		if t.Failed() {
+			// Where margin's goroutines are says what a failed test
+			// waited for: the runtime prints them all on SIGQUIT.
+			select {
+			case <-e.exited:
+			default:
+				cmd.Process.Signal(syscall.SIGQUIT)
+			}
+		}
 		e.stdin.Close()
 		select {
 		case <-e.exited:
