@@ -112,13 +112,9 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	if p.fieldMatch == "" {
 		score = "0.0" // only filters: every weight is 0
 	}
-	// rank returns the notes that match, in order, at most limit (0: all);
-	// cond and condArgs restrict them further.
-	rank := func(match, cond string, condArgs []any, limit int) ([]scored, error) {
+	// rank returns the notes that match, in order, at most limit (0: all).
+	rank := func(match string, limit int) ([]scored, error) {
 		q := from
-		if cond != "" {
-			q += " AND " + cond
-		}
 		lim := ""
 		if limit > 0 {
 			lim = fmt.Sprintf(" LIMIT %d", limit)
@@ -131,7 +127,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY +` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id + lim
 		}
 		var out []scored
-		qargs := append(append(append([]any{match}, args[1:]...), condArgs...), namedArgs...)
+		qargs := append(append([]any{match}, args[1:]...), namedArgs...)
 		err := collect(ctx, tx, q, qargs, func(rows *sql.Rows) error {
 			var c scored
 			var path string
@@ -163,34 +159,35 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	if p.globRE == nil {
 		limit = p.limit + 1 // one more, to tell a cut list
 	}
-	first, rest := match, ""
-	var restArgs []any
+	first := match
 	if fieldMatch != "" {
 		first = fieldMatch
-		inner := "u.rowid"
-		if p.chunked {
-			inner = noteOfRow(inner)
-		}
-		rest = `NOT +` + id + ` IN (SELECT ` + inner + ` FROM notes_fts u WHERE u.notes_fts MATCH ` + matchArg + `)`
-		restArgs = []any{fieldMatch}
 	}
-	cands, err := rank(first, "", nil, limit)
+	cands, err := rank(first, limit)
 	if err != nil {
 		return Result{}, err
 	}
 	complete := limit == 0 || len(cands) < limit // every match of the tier is in cands
-	if rest != "" && (limit == 0 || len(cands) < p.limit) {
-		room := 0
-		if limit > 0 {
-			room = limit - len(cands)
-		}
-		more, err := rank(match, rest, restArgs, room)
+	if fieldMatch != "" && (limit == 0 || len(cands) < p.limit) {
+		// The second tier is every match but the first tier's notes,
+		// which are few here (they did not fill the page): rank them all
+		// and drop those in Go, rather than have SQLite look each match
+		// up in the first tier (a fifth of the ranking's cost).
+		more, err := rank(match, limit)
 		if err != nil {
 			return Result{}, err
 		}
-		complete = limit == 0 || len(more) < room
-		cands = append(cands, more...)
-	} else if rest != "" {
+		complete = limit == 0 || len(more) < limit
+		inFirst := make(map[int64]bool, len(cands))
+		for _, c := range cands {
+			inFirst[c.id] = true
+		}
+		for _, c := range more {
+			if !inFirst[c.id] {
+				cands = append(cands, c)
+			}
+		}
+	} else if fieldMatch != "" {
 		complete = false // the second tier is not read
 	}
 	r.Total = len(cands)
