@@ -67,12 +67,12 @@ func BenchmarkSearchNotes(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			q := queries[i%len(queries)]
 			start := time.Now()
-			if _, err := ws.Vault.Index().Find(ctx, index.Query{Text: q}); err != nil {
+			if _, err := ws.Vault.Index().Find(ctx, index.Query{Text: q, Limit: 20}); err != nil {
 				b.Fatal(err)
 			}
 			find = append(find, time.Since(start))
 			start = time.Now()
-			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": q}})
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "search_notes", Arguments: map[string]any{"query": q, "limit": 20}})
 			if err != nil || res.IsError {
 				b.Fatal(err, res)
 			}

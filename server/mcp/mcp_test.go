@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -248,6 +249,37 @@ func (r *rig) calls(t *testing.T) []ledger.ToolCall {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return calls
+}
+
+// search_notes without a limit gives the 20 hits its schema promises,
+// and its text is one line per hit a model can read, with the count and
+// the cut said.
+func TestSearchNotesDefaultLimitAndText(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 25 {
+		body := fmt.Sprintf("# Animal %d\n\nA quokka sighting, number %d.\n", i, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("Animal %02d.md", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRigAt(t, dir, nil)
+	res := r.call(t, "search_notes", map[string]any{"query": "quokka"})
+	got := structured[index.Result](t, res)
+	if len(got.Hits) != 20 || got.Total != 25 || !got.Truncated {
+		t.Fatalf("hits %d, total %d, truncated %v; want 20 of 25, cut", len(got.Hits), got.Total, got.Truncated)
+	}
+	txt := text(res)
+	if !strings.HasPrefix(txt, "25 notes match; the best 20") {
+		t.Errorf("text does not say the count and the cut:\n%s", txt)
+	}
+	for _, h := range got.Hits {
+		if want := fmt.Sprintf("\n%s:%d", h.Path, h.Line); !strings.Contains(txt, want) || !strings.Contains(txt, "**quokka**") {
+			t.Errorf("text lacks %q or the marked word:\n%s", want, txt)
+		}
+	}
+	if res := r.call(t, "search_notes", map[string]any{"query": "wombat"}); text(res) != "No note matches." {
+		t.Errorf("no match: %q", text(res))
+	}
 }
 
 // Alone, margin mcp reads an index no older than Options.Refresh: a note

@@ -204,6 +204,9 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 	if a.Limit < 0 || a.Limit > 500 {
 		return nil, index.Result{}, fmt.Errorf("limit %d is not between 1 and 500", a.Limit)
 	}
+	if a.Limit == 0 {
+		a.Limit = searchLimit
+	}
 	if err := s.fresh(ctx); err != nil {
 		return nil, index.Result{}, err
 	}
@@ -214,7 +217,36 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 	if r.Hits == nil {
 		r.Hits = []index.Hit{}
 	}
-	return nil, r, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: hitsText(r)}}}, r, nil
+}
+
+// searchLimit is search_notes' number of hits when the call names none.
+const searchLimit = 20
+
+// hitsText is a search's result as the text a model reads: the count, then
+// each hit's place and snippet, without the JSON keys and escapes of the
+// structured content (20 hits on the 10k bench vault: 3.4–4.4 kB against
+// 5.0–6.0 kB).
+func hitsText(r index.Result) string {
+	var b strings.Builder
+	switch {
+	case r.Total == 0:
+		return "No note matches."
+	case r.Truncated:
+		fmt.Fprintf(&b, "%d notes match; the best %d (a higher limit shows more):\n", r.Total, len(r.Hits))
+	default:
+		fmt.Fprintf(&b, "%d notes match, the best first:\n", r.Total)
+	}
+	for _, h := range r.Hits {
+		fmt.Fprintf(&b, "\n%s:%d", h.Path, h.Line)
+		if h.Heading != "" {
+			b.WriteString(" # " + h.Heading)
+		}
+		if h.Snippet != "" {
+			b.WriteString("\n  " + strings.ReplaceAll(h.Snippet, "\n", " "))
+		}
+	}
+	return b.String()
 }
 
 // notePath is a path a client names, relative to the vault (SPEC §10:
