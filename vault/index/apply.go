@@ -265,7 +265,7 @@ type writer struct {
 
 	ftsRows []ftsRow
 	// bulk, when set, takes the FTS rows once the batch is committed, and
-	// notes_fts is not written here.
+	// the search tables are not written here.
 	bulk *Bulk
 }
 
@@ -280,6 +280,7 @@ const (
 	sectionRangeSQL   = `SELECT first_section, last_section FROM notes WHERE file_id = ?`
 	deleteSectionsSQL = `DELETE FROM sections WHERE id BETWEEN ? AND ?`
 	insertFTSSQL      = `INSERT INTO notes_fts (rowid, title, path, headings, props, body, meta) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	insertFieldsSQL   = `INSERT INTO fields_fts (rowid, title, path, headings, props, meta) VALUES (?, ?, ?, ?, ?, ?)`
 )
 
 // childTables hold rows of a note keyed by file_id, which deleteContent
@@ -377,7 +378,8 @@ func (w *writer) flushFTS(ctx context.Context) error {
 		return nil
 	}
 	for _, r := range w.ftsRows {
-		err := r.rows(func(args []any) error { return w.exec(ctx, insertFTSSQL, args...) })
+		err := r.rows(func(args []any) error { return w.exec(ctx, insertFTSSQL, args...) },
+			func(args []any) error { return w.exec(ctx, insertFieldsSQL, args...) })
 		if err != nil {
 			return fmt.Errorf("indexing search text: %w", err)
 		}
@@ -471,6 +473,9 @@ func (w *writer) deleteContent(ctx context.Context, id int64) error {
 		}
 	default:
 		if err := w.exec(ctx, deleteFTSSQL, id); err != nil {
+			return fmt.Errorf("unindexing sections: %w", err)
+		}
+		if err := w.exec(ctx, deleteFieldsSQL, id); err != nil {
 			return fmt.Errorf("unindexing sections: %w", err)
 		}
 		if err := w.exec(ctx, deleteSectionsSQL, lo, hi); err != nil {

@@ -201,25 +201,34 @@ func openScratch(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	// The same columns and tokenizer as the index's notes_fts,
-	// so that its storage can be copied there as is; contentless because
-	// nothing reads it but the copy. (A larger FTS5 hashsize, 4 or 16 MB
-	// rather than 1, made fewer segments but cost as much CPU and 10-20 MB
-	// more memory.)
-	_, err = db.ExecContext(ctx, `CREATE VIRTUAL TABLE notes_fts USING fts5(
-		title, path, headings, props, body, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`)
-	// FTS5 merges level by level as it goes, four segments at a time by
-	// default, rewriting the same data once per level: 8% of a cold index's
-	// CPU at 10k notes. Sixteen at a time rewrites it a third as often; the
-	// table ends with up to 15 segments a level instead of 3, which costs
-	// searches some 15% until later writes merge it further. The setting
-	// lives in the scratch table's config, which is not copied.
-	if err == nil {
-		_, err = db.ExecContext(ctx, `INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 16)`)
-	}
-	if err != nil {
-		db.Close()
-		return nil, err
+	// The same columns and tokenizer as the index's search tables, so
+	// that their storage can be copied there as is. (A larger FTS5
+	// hashsize, 4 or 16 MB rather than 1, made fewer segments but cost as
+	// much CPU and 10-20 MB more memory.)
+	for _, q := range []string{
+		`CREATE VIRTUAL TABLE notes_fts USING fts5(
+			title, path, headings, props, body, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
+		`CREATE VIRTUAL TABLE fields_fts USING fts5(
+			title, path, headings, props, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
+		// FTS5 merges level by level as it goes, four segments at a time
+		// by default, rewriting the same data once per level: 8% of a cold
+		// index's CPU at 10k notes. Sixteen at a time rewrites it a third
+		// as often; the table ends with up to 15 segments a level instead
+		// of 3, which costs searches some 15% until later writes merge it
+		// further. The setting lives in the scratch table's config, which
+		// is not copied.
+		`INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 16)`,
+		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('automerge', 16)`,
+		// The fields hold many distinct terms and little else, which FTS5
+		// keeps in memory at several times the hash size it counts: at
+		// the default 1 MB, the help vault's cold index peaked 5 MiB
+		// higher than at 128 KiB (103.6 against 98.3 MiB, median of 5).
+		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('hashsize', 131072)`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	return db, nil
 }
@@ -254,17 +263,25 @@ func (b *Bulk) build(db *sql.DB) (err error) {
 			return err
 		}
 		defer insert.Close()
+		insertFields, err := prepareRaw(ctx, dc, insertFieldsSQL)
+		if err != nil {
+			return err
+		}
+		defer insertFields.Close()
 		args := make([]driver.NamedValue, 7)
+		exec := func(s driver.Stmt) func([]any) error {
+			return func(row []any) error {
+				for i, v := range row {
+					args[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+				}
+				return execRaw(ctx, s, args[:len(row)])
+			}
+		}
 		for rows := range b.rows {
 			// One row per statement, as in Apply: see writer. The text is
 			// folded here, on this goroutine's core.
 			for _, r := range rows {
-				err := r.rows(func(row []any) error {
-					for i, v := range row {
-						args[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-					}
-					return execRaw(ctx, insert, args)
-				})
+				err := r.rows(exec(insert), exec(insertFields))
 				if err != nil {
 					return err
 				}
@@ -420,17 +437,17 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 	if string(structure) != string(b.structure) {
 		return false, nil
 	}
-	for _, q := range []string{
-		`DELETE FROM main.notes_fts_data`,
-		`DELETE FROM main.notes_fts_idx`,
-		`DELETE FROM main.notes_fts_docsize`,
-		`INSERT INTO main.notes_fts_data SELECT * FROM bulk.notes_fts_data`,
-		`INSERT INTO main.notes_fts_idx SELECT * FROM bulk.notes_fts_idx`,
-		`INSERT INTO main.notes_fts_docsize SELECT * FROM bulk.notes_fts_docsize`,
+	var copies []string
+	for _, t := range searchTables {
+		for _, part := range []string{"_data", "_idx", "_docsize"} {
+			copies = append(copies, `DELETE FROM main.`+t+part, `INSERT INTO main.`+t+part+` SELECT * FROM bulk.`+t+part)
+		}
+	}
+	for _, q := range append(copies,
 		`DELETE FROM main.index_state WHERE key = 'fts_pending'`,
 		// See MergeCold; a smaller build leaves a segment or two.
-		`INSERT OR REPLACE INTO main.index_state (key, value) SELECT 'fts_unmerged', 1 WHERE (SELECT count(*) FROM main.notes) >= ` + fmt.Sprint(mergeAfter),
-	} {
+		`INSERT OR REPLACE INTO main.index_state (key, value) SELECT 'fts_unmerged', 1 WHERE (SELECT count(*) FROM main.notes) >= `+fmt.Sprint(mergeAfter),
+	) {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return false, err
 		}

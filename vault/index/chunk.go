@@ -27,22 +27,29 @@ func noteOfRow(rowid string) string {
 // chunkedSQL tells whether any note has more than one search row.
 const chunkedSQL = `SELECT EXISTS (SELECT 1 FROM notes_fts_docsize WHERE id > ` + chunkMaskSQL + `)`
 
-// deleteFTSSQL removes every search row of the note ?1. Only long notes
-// have rows past the first, so the range scan over them is short.
-const deleteFTSSQL = `DELETE FROM notes_fts WHERE rowid IN (SELECT id FROM notes_fts_docsize
-	WHERE id = ?1 OR id > ` + chunkMaskSQL + ` AND id & ` + chunkMaskSQL + ` = ?1)`
+// deleteFTSSQL and deleteFieldsSQL remove every search row of the note
+// ?1. Only long notes have rows past the first, so the range scan over
+// them is short.
+const (
+	deleteFTSSQL    = `DELETE FROM notes_fts WHERE rowid IN (SELECT id FROM notes_fts_docsize` + rowsOfNote
+	deleteFieldsSQL = `DELETE FROM fields_fts WHERE rowid IN (SELECT id FROM fields_fts_docsize` + rowsOfNote
+	rowsOfNote      = ` WHERE id = ?1 OR id > ` + chunkMaskSQL + ` AND id & ` + chunkMaskSQL + ` = ?1)`
+)
 
 const chunkMaskSQL = "1099511627775" // chunkMask
 
 // rows calls fn with the arguments of insertFTSSQL for each search row
-// of r, its text folded. The columns fill the rows in order, each cut at a
-// line break (a line longer than a row at a space, a word longer than a row
-// anywhere between two characters), so the title and path are in row 0,
-// and most of a long note's rows hold only body. FTS5 matches row by row:
-// in a note of several rows, all the words (and filters) of a query must
-// meet in one row of 256 KiB, a phrase on one side of a cut.
-func (r *ftsRow) rows(fn func(args []any) error) error {
+// of r, its text folded, and fields with those of insertFieldsSQL: the
+// same row less its body, for row 0 and each later row that holds more
+// than body. The columns fill the rows in order, each cut at a line break
+// (a line longer than a row at a space, a word longer than a row anywhere
+// between two characters), so the title and path are in row 0, and most
+// of a long note's rows hold only body. FTS5 matches row by row: in a note
+// of several rows, all the words (and filters) of a query must meet in one
+// row of 256 KiB, a phrase on one side of a cut.
+func (r *ftsRow) rows(fn, fields func(args []any) error) error {
 	cols := [...]string{r.title, r.path, r.headings, r.props, r.body, r.meta}
+	const body = 4
 	var row [len(cols)]string
 	k, used := int64(0), 0
 	emit := func() error {
@@ -57,8 +64,12 @@ func (r *ftsRow) rows(fn func(args []any) error) error {
 			searchText(&b, s)
 			args = append(args, b.String())
 		}
+		only := row[body] != "" && row[0]+row[1]+row[2]+row[3]+row[5] == ""
 		k, used, row = k+1, 0, [len(cols)]string{}
-		return fn(args)
+		if err := fn(args); err != nil || only && k > 1 {
+			return err
+		}
+		return fields(append(args[:1+body:1+body], args[len(args)-1]))
 	}
 	for c, s := range cols {
 		for s != "" {

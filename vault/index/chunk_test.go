@@ -67,6 +67,7 @@ func TestRowsCoverTheText(t *testing.T) {
 	} {
 		r.id = 7
 		var got [6]strings.Builder
+		var fields [5]strings.Builder
 		k := int64(0)
 		err := r.rows(func(args []any) error {
 			if id := args[0].(int64); id != 7|k<<chunkShift {
@@ -83,9 +84,32 @@ func TestRowsCoverTheText(t *testing.T) {
 			}
 			k++
 			return nil
+		}, func(args []any) error {
+			// The same row less its body, after it: row 0 always, a
+			// later row only for something other than body.
+			if id := args[0].(int64); id != 7|(k-1)<<chunkShift {
+				t.Errorf("%s: fields row after row %d has rowid %d", name, k-1, id)
+			}
+			if len(args) != 6 {
+				t.Fatalf("%s: fields row of %d arguments", name, len(args))
+			}
+			empty := true
+			for i, a := range args[1:] {
+				fields[i].WriteString(a.(string))
+				empty = empty && a.(string) == ""
+			}
+			if empty && k > 1 {
+				t.Errorf("%s: fields row %d holds nothing", name, k-1)
+			}
+			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i, c := range []int{0, 1, 2, 3, 5} {
+			if fields[i].String() != got[c].String() {
+				t.Errorf("%s: fields column %d differs from the note's column %d", name, i, c)
+			}
 		}
 		if want := int64(max(1, (len(r.title)+len(r.path)+len(r.headings)+len(r.props)+len(r.body)+len(r.meta)+ftsChunk-1)/ftsChunk)); k < want || k > want+4 {
 			t.Errorf("%s: %d rows, want about %d", name, k, want)

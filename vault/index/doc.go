@@ -145,14 +145,21 @@ func propValue(v any) string {
 // rebuildFTS indexes every note again from what notes and sections hold,
 // which is what Apply indexed.
 func rebuildFTS(ctx context.Context, tx *sql.Tx) error {
-	if _, err := tx.ExecContext(ctx, `INSERT INTO notes_fts(notes_fts) VALUES ('delete-all')`); err != nil {
-		return err
+	for _, t := range searchTables {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+`(`+t+`) VALUES ('delete-all')`); err != nil {
+			return err
+		}
 	}
 	insert, err := tx.PrepareContext(ctx, insertFTSSQL)
 	if err != nil {
 		return err
 	}
 	defer insert.Close()
+	insertFields, err := tx.PrepareContext(ctx, insertFieldsSQL)
+	if err != nil {
+		return err
+	}
+	defer insertFields.Close()
 	rows, err := tx.QueryContext(ctx, `SELECT n.file_id, f.path, n.title, n.props, n.meta,
 		COALESCE((SELECT group_concat(a.alias, char(10)) FROM (SELECT alias FROM aliases a WHERE a.file_id = n.file_id ORDER BY ord) a), ''),
 		s.heading, s.body, s.id = n.first_section
@@ -171,6 +178,9 @@ func rebuildFTS(ctx context.Context, tx *sql.Tx) error {
 		r := noteRow(cur.id, cur.path, cur.title, cur.props, cur.meta, secs)
 		return r.rows(func(args []any) error {
 			_, err := insert.ExecContext(ctx, args...)
+			return err
+		}, func(args []any) error {
+			_, err := insertFields.ExecContext(ctx, args...)
 			return err
 		})
 	}

@@ -220,7 +220,7 @@ func DropFrom(ctx context.Context, db *sql.DB) (bool, error) {
 	defer tx.Rollback()
 	for _, q := range []string{
 		`DROP VIEW IF EXISTS entries`,
-		`DROP TABLE IF EXISTS sections_fts`, `DROP TABLE IF EXISTS notes_fts`,
+		`DROP TABLE IF EXISTS sections_fts`, `DROP TABLE IF EXISTS notes_fts`, `DROP TABLE IF EXISTS fields_fts`,
 		`DROP TABLE IF EXISTS files`, `DROP TABLE IF EXISTS notes`, `DROP TABLE IF EXISTS sections`,
 		`DROP TABLE IF EXISTS checklist_items`, `DROP TABLE IF EXISTS tags`, `DROP TABLE IF EXISTS aliases`,
 		`DROP TABLE IF EXISTS links`, `DROP TABLE IF EXISTS index_state`,

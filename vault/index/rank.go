@@ -14,10 +14,14 @@ import (
 	"github.com/margin-md/margin/vault/note"
 )
 
-// Column weights of notes_fts for bm25, in its column order: a word in the
-// title (or an alias) or the path says more about a note than one in its
-// headings or properties, and those more than one in its body.
-const rankWeights = "10.0, 6.0, 4.0, 3.0, 1.0, 0.0"
+// Column weights of notes_fts and fields_fts for bm25, in their column
+// order: a word in the title (or an alias) or the path says more about a
+// note than one in its headings or properties, and those more than one in
+// its body.
+const (
+	rankWeights  = "10.0, 6.0, 4.0, 3.0, 1.0, 0.0"
+	fieldWeights = "10.0, 6.0, 4.0, 3.0, 0.0"
+)
 
 // matchArg is the right side of MATCH: an expression rather than a bare
 // parameter, which FTS5 looks at while SQLite plans the statement, so that
@@ -41,13 +45,13 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	if err := tx.QueryRowContext(ctx, chunkedSQL).Scan(&p.chunked); err != nil {
 		return Result{}, fmt.Errorf("matching: %w", err)
 	}
-	match, fieldMatch := p.match, p.fieldMatch
+	match := p.match
 	if p.chunked {
 		id = noteOfRow("t.rowid")
 		if p.words != "" && p.filters != "" {
 			// A filter holds for the whole note, wherever its tokens
 			// sit, while the words must meet in one row.
-			match, fieldMatch = p.words, p.fieldWords
+			match = p.words
 			where = append(where, `+`+id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`)
 			args = append(args, p.filters)
 		}
@@ -96,25 +100,25 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	}
 	// CROSS JOIN keeps the FTS table as the outer loop: SQLite would
 	// otherwise start from a selective filter and probe FTS5 per row, which
-	// is orders of magnitude slower.
-	from := ` FROM notes_fts t`
-	for _, j := range joins {
-		from += " CROSS JOIN " + j
+	// is orders of magnitude slower. from is the query's tables and
+	// conditions over the search table table, named t.
+	from := func(table string) string {
+		f := ` FROM ` + table + ` t`
+		for _, j := range joins {
+			f += " CROSS JOIN " + j
+		}
+		return f + " WHERE " + strings.Join(append([]string{table + " MATCH " + matchArg}, where...), " AND ")
 	}
-	from += " WHERE " + strings.Join(append([]string{"notes_fts MATCH " + matchArg}, where...), " AND ")
 	// Within a tier, the named note first, then by score; ties in the
 	// index's order. Without a glob to check in Go, SQLite keeps the best
 	// rows itself (a bounded sort, no row crossing to Go but those), and
 	// counts the rest without ranking them. The '+' keeps SQLite from
 	// looking the listed notes up in FTS5 one by one.
 	namedArgs := int64Args(slices.Collect(maps.Keys(named)))
-	score := `bm25(notes_fts, ` + rankWeights + `)`
-	if p.fieldMatch == "" {
-		score = "0.0" // only filters: every weight is 0
-	}
-	// rank returns the notes that match, in order, at most limit (0: all).
-	rank := func(match string, limit int) ([]scored, error) {
-		q := from
+	// rank returns the notes whose rows in table match, in order, scored
+	// by score, at most limit (0: all).
+	rank := func(table, score string, limit int) ([]scored, error) {
+		q := from(table)
 		lim := ""
 		if limit > 0 {
 			lim = fmt.Sprintf(" LIMIT %d", limit)
@@ -145,50 +149,54 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		return out, nil
 	}
 	// Notes rank in two tiers, by score within each: first the notes whose
-	// title, aliases, path, headings or properties hold the query, scored
-	// on those fields, then those that hold it only in their text. bm25
-	// reads the size of each row it scores, which costs more than finding
-	// and counting the matches, so the second tier, for a common word
-	// nearly every note, is scored only when the first does not fill the
-	// page. The first tier is found by its own expression, so that a
-	// search walks a common word's every match only for the second tier or
-	// the count; the body's share of the score is the price: within the
-	// first tier it does not order.
+	// title, aliases, path, headings or properties hold the query, found
+	// and scored in fields_fts, which holds only those; then those that
+	// hold it only in their text, scored in notes_fts. bm25 reads the size
+	// of each row it scores, which costs more than finding and counting
+	// the matches, so the second tier, for a common word nearly every
+	// note, is scored only when the first does not fill the page. The
+	// body's share of the score is the price: within the first tier it
+	// does not order.
 	var r Result
 	limit := 0 // with a glob to check in Go, every match crosses
 	if p.globRE == nil {
 		limit = p.limit + 1 // one more, to tell a cut list
 	}
-	first := match
-	if fieldMatch != "" {
-		first = fieldMatch
-	}
-	cands, err := rank(first, limit)
-	if err != nil {
-		return Result{}, err
-	}
-	complete := limit == 0 || len(cands) < limit // every match of the tier is in cands
-	if fieldMatch != "" && (limit == 0 || len(cands) < p.limit) {
-		// The second tier is every match but the first tier's notes,
-		// which are few here (they did not fill the page): rank them all
-		// and drop those in Go, rather than have SQLite look each match
-		// up in the first tier (a fifth of the ranking's cost).
-		more, err := rank(match, limit)
+	var cands []scored
+	var complete bool // every match is in cands
+	if p.words == "" {
+		// Only filters: one tier, every weight 0.
+		cands, err = rank("notes_fts", "0.0", limit)
 		if err != nil {
 			return Result{}, err
 		}
-		complete = limit == 0 || len(more) < limit
-		inFirst := make(map[int64]bool, len(cands))
-		for _, c := range cands {
-			inFirst[c.id] = true
+		complete = limit == 0 || len(cands) < limit
+	} else {
+		cands, err = rank("fields_fts", `bm25(fields_fts, `+fieldWeights+`)`, limit)
+		if err != nil {
+			return Result{}, err
 		}
-		for _, c := range more {
-			if !inFirst[c.id] {
-				cands = append(cands, c)
+		complete = false // the second tier is not read
+		if limit == 0 || len(cands) < p.limit {
+			// The second tier is every match but the first tier's notes,
+			// which are few here (they did not fill the page): rank them
+			// all and drop those in Go, rather than have SQLite look each
+			// match up in the first tier (a fifth of the ranking's cost).
+			more, err := rank("notes_fts", `bm25(notes_fts, `+rankWeights+`)`, limit)
+			if err != nil {
+				return Result{}, err
+			}
+			complete = limit == 0 || len(more) < limit
+			inFirst := make(map[int64]bool, len(cands))
+			for _, c := range cands {
+				inFirst[c.id] = true
+			}
+			for _, c := range more {
+				if !inFirst[c.id] {
+					cands = append(cands, c)
+				}
 			}
 		}
-	} else if fieldMatch != "" {
-		complete = false // the second tier is not read
 	}
 	r.Total = len(cands)
 	if !complete {
@@ -196,7 +204,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		if p.chunked {
 			count = "count(DISTINCT " + id + ")"
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT `+count+from, args...).Scan(&r.Total); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT `+count+from("notes_fts"), args...).Scan(&r.Total); err != nil {
 			return Result{}, fmt.Errorf("counting matches: %w", err)
 		}
 	}

@@ -132,14 +132,9 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 type queryPlan struct {
 	terms []term // the user's words and their synonyms, for snippets
 	match string // FTS5 expression of the user's words and the meta filters; "" lists
-	// fieldMatch is match with the user's words in the title, path,
-	// headings and properties only: the notes of the first tier (see
-	// search). "" when the query has no words, only filters.
-	fieldMatch string
-	// The parts of match and fieldMatch: the user's words, in every
-	// column or in the fields, and the filters (kind, task fields, tags,
-	// properties); each "" when the query has none.
-	words, fieldWords, filters string
+	// The parts of match: the user's words and the filters (kind, task
+	// fields, tags, properties); each "" when the query has none.
+	words, filters string
 
 	named   string // the query text as a link key: the note of that name ranks first
 	nothing bool   // the query can match nothing (text without a searchable word)
@@ -235,11 +230,10 @@ func plan(q Query) (*queryPlan, error) {
 	}
 	// No column filter on the words: no word can match a filter token
 	// (see metaMark).
-	p.words, p.fieldWords = "("+user+")", "{title path headings props} : ("+user+")"
-	p.match, p.fieldMatch = p.words, p.fieldWords
+	p.words = "(" + user + ")"
+	p.match = p.words
 	if p.filters != "" {
 		p.match += " AND " + p.filters
-		p.fieldMatch += " AND " + p.filters
 	}
 	return p, nil
 }

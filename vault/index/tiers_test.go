@@ -125,3 +125,51 @@ func TestSecondTierRanksEveryMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstTierFollowsTheNote: the fields a search's first tier looks in
+// (fields_fts) are written, replaced and removed with the note, and Check
+// finds a note without them.
+func TestFirstTierFollowsTheNote(t *testing.T) {
+	ix, _ := openIndex(t)
+	ctx := context.Background()
+	paths := func(q string) []string {
+		t.Helper()
+		r, err := ix.Find(ctx, Query{Text: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range r.Hits {
+			got = append(got, h.Path)
+		}
+		if err := ix.Check(ctx); err != nil {
+			t.Fatalf("after searching %q: %v", q, err)
+		}
+		return got
+	}
+	// Other is longer and says "heron" three times: bm25 alone ranks it
+	// first, only the title puts Birds there.
+	other := fixture{path: "Notes/Other.md", kind: note.KindNote, content: "# Other\n\nheron heron heron and egret\n"}
+	apply(t, ix, fixture{path: "Notes/Birds.md", kind: note.KindNote, content: "# Heron\n\nan egret by the water\n"}.update(), other.update())
+	if got := paths("heron"); !slices.Equal(got, []string{"Notes/Birds.md", "Notes/Other.md"}) {
+		t.Errorf("titled Heron: %v", got)
+	}
+	// Retitled: the old title no longer puts it first, the new one does.
+	apply(t, ix, fixture{path: "Notes/Birds.md", kind: note.KindNote, content: "# Egret\n\na heron by the water\n"}.update())
+	if got := paths("heron"); !slices.Equal(got, []string{"Notes/Other.md", "Notes/Birds.md"}) {
+		t.Errorf("retitled Egret, heron: %v", got)
+	}
+	if got := paths("egret"); !slices.Equal(got, []string{"Notes/Birds.md", "Notes/Other.md"}) {
+		t.Errorf("retitled Egret, egret: %v", got)
+	}
+	apply(t, ix, Update{Path: "Notes/Birds.md", Remove: true})
+	if got := paths("egret"); !slices.Equal(got, []string{"Notes/Other.md"}) {
+		t.Errorf("removed: %v", got)
+	}
+	if _, err := ix.db.ExecContext(ctx, `DELETE FROM fields_fts WHERE rowid = (SELECT MIN(file_id) FROM notes)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Check(ctx); err == nil {
+		t.Error("Check missed a note without its fields row")
+	}
+}
