@@ -2,9 +2,11 @@ package vault
 
 import (
 	"context"
+	"path/filepath"
 	"time"
 
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/store"
 	"github.com/margin-md/margin/vault/watch"
 )
 
@@ -86,6 +88,13 @@ func (v *Vault) Run(ctx context.Context) (err error) {
 		return err
 	}
 	v.readyOnce.Do(func() { close(v.ready) })
+	// From here the index follows the vault: other processes on it (margin
+	// mcp) need not walk it again to see it fresh (Watched).
+	if l, err := store.Share(filepath.Join(v.state, watchLock)); err != nil {
+		v.logger.Warn("telling other margin processes that this one watches the vault", "err", err)
+	} else {
+		defer l.Unlock()
+	}
 	v.announce(ctx, "scan", "", res)
 	// A cold index leaves the search table in a dozen segments or more
 	// (see index.Bulk), whichever margin built it, and so may a large
@@ -121,6 +130,18 @@ func (v *Vault) Run(ctx context.Context) (err error) {
 			}
 		}
 	}
+}
+
+// watchLock is the file in the state dir on which each Run that watches
+// the vault holds a shared lock.
+const watchLock = "watch.lock"
+
+// Watched reports whether a margin process watches the vault (its Run is
+// past the first scan), so that the index follows the vault within that
+// process's debounce. A process that does not watch (margin mcp) then
+// need not walk the vault to see it fresh. Run in this process counts.
+func (v *Vault) Watched() (bool, error) {
+	return store.Held(filepath.Join(v.state, watchLock))
 }
 
 // Rescan walks the vault again and reconciles the index by size, mtime and

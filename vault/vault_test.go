@@ -640,3 +640,42 @@ func TestWaitReadyAfterAFirstScan(t *testing.T) {
 		t.Errorf("after Run stopped: WaitReady = %v, Err = %v; want nil", err, v.Err())
 	}
 }
+
+// Once Run is past its first scan, Watched says so to every process on
+// the vault, and stops saying so when Run returns.
+func TestWatchedWhileRunWatches(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Note.md"), []byte("# Note\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := open(t, dir)
+	watched := func() bool {
+		t.Helper()
+		w, err := v.Watched()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if watched() {
+		t.Fatal("watched before Run")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	<-v.Ready()
+	deadline := time.Now().Add(10 * time.Second)
+	for !watched() {
+		if time.Now().After(deadline) {
+			t.Fatal("not watched after the first scan")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if watched() {
+		t.Error("still watched after Run returned")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/margin-md/margin/llm/llmtest"
 	mcpserver "github.com/margin-md/margin/server/mcp"
 	"github.com/margin-md/margin/server/workspace"
+	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
 	"github.com/margin-md/margin/vault/index"
 )
@@ -32,6 +34,7 @@ import (
 type rig struct {
 	dir string
 	ws  *workspace.Workspace
+	s   *mcpserver.Server
 	cs  *sdk.ClientSession
 }
 
@@ -78,7 +81,7 @@ func newRigWith(t *testing.T, dir string, client *llm.Client, opts mcpserver.Opt
 		<-done
 		ws.Close()
 	})
-	return &rig{dir: dir, ws: ws, cs: cs}
+	return &rig{dir: dir, ws: ws, s: s, cs: cs}
 }
 
 func (r *rig) call(t *testing.T, name string, args any) *sdk.CallToolResult {
@@ -279,6 +282,71 @@ func TestSearchNotesDefaultLimitAndText(t *testing.T) {
 	}
 	if res := r.call(t, "search_notes", map[string]any{"query": "wombat"}); text(res) != "No note matches." {
 		t.Errorf("no match: %q", text(res))
+	}
+}
+
+// Beside a process that watches the vault (margin serve), margin mcp
+// walks it no more: the index follows the vault through that process's
+// watcher. When that process stops, the walks resume.
+func TestNoScansWhileAnotherProcessWatches(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(t.TempDir(), "vault")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	const refresh = 20 * time.Millisecond
+	r := newRigWith(t, dir, nil, mcpserver.Options{Refresh: refresh})
+	<-r.s.Indexed()
+	found := func(q string) bool {
+		t.Helper()
+		return structured[index.Result](t, r.call(t, "search_notes", map[string]any{"query": q})).Total > 0
+	}
+
+	// "serve": a vault of its own on the same folder, watching it.
+	ctx, stop := context.WithCancel(context.Background())
+	serve, err := vault.Open(ctx, vault.Options{Dir: dir, Debounce: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx) }()
+	stopServe := sync.OnceValue(func() error {
+		stop()
+		err := <-done
+		serve.Close()
+		return err
+	})
+	t.Cleanup(func() { stopServe() })
+	for w := false; !w; time.Sleep(5 * time.Millisecond) {
+		if w, err = serve.Watched(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found("passport")
+	walks := r.s.Walks()
+	if err := os.WriteFile(filepath.Join(dir, "Reference", "Animal.md"), []byte("# Animal\n\nA quokka.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !found("quokka") {
+		if time.Now().After(deadline) {
+			t.Fatal("the watching process's index never showed the new note")
+		}
+		time.Sleep(2 * refresh)
+	}
+	if got := r.s.Walks(); got != walks {
+		t.Errorf("%d scans while another process watched", got-walks)
+	}
+
+	if err := stopServe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "Reference", "Animal.md")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * refresh)
+	if found("quokka") || r.s.Walks() == walks {
+		t.Errorf("alone again: quokka found %v, scans %d -> %d", found("quokka"), walks, r.s.Walks())
 	}
 }
 

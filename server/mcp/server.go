@@ -60,6 +60,8 @@ type Server struct {
 	took     time.Duration // how long it took
 	scanning chan struct{} // the scan under way, closed when it ends; nil when none is
 	scanErr  error         // of the last scan
+	walks    int           // scans started
+	followed bool          // another process watched the vault at the last call
 	closed   bool          // no scan after Close: the vault is closing
 	scans    sync.WaitGroup
 
@@ -127,6 +129,7 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 func (s *Server) scan() <-chan struct{} {
 	done := make(chan struct{})
 	s.scanning = done
+	s.walks++
 	s.scans.Add(1)
 	go func() {
 		defer s.scans.Done()
@@ -286,7 +289,10 @@ func clientName(sess sdk.Session) string {
 // scan that failed, this is its retry). Past Refresh less twice the last
 // scan's length it starts one for the calls to come, and does not wait
 // for it, so that a client calling steadily seldom waits for a scan (one
-// at 10,000 notes takes 50 to 90 ms).
+// at 10,000 notes takes 50 to 90 ms). After the first scan, while
+// another margin process watches the vault (margin serve), the index
+// follows the vault through that process's watcher, and fresh scans
+// nothing.
 func (s *Server) fresh(ctx context.Context) error {
 	call := time.Now()
 	for {
@@ -294,6 +300,10 @@ func (s *Server) fresh(ctx context.Context) error {
 		if s.closed {
 			s.scanMu.Unlock()
 			return errors.New("margin mcp is shutting down")
+		}
+		if !s.scanned.IsZero() && s.watchedElsewhere() {
+			s.scanMu.Unlock()
+			return nil
 		}
 		if call.Sub(s.scanned) < s.opts.Refresh {
 			if s.scanning == nil && time.Since(s.scanned) >= max(s.opts.Refresh/2, s.opts.Refresh-2*s.took) {
@@ -324,4 +334,23 @@ func (s *Server) fresh(ctx context.Context) error {
 		// A scan that began after the call returns above; one that was
 		// under way since before its deadline is followed by another.
 	}
+}
+
+// watchedElsewhere reports whether another margin process watches the
+// vault (see vault.Watched), and logs when that changes. The caller holds
+// scanMu.
+func (s *Server) watchedElsewhere() bool {
+	w, err := s.ws.Vault.Watched()
+	if err != nil {
+		s.log.Debug("looking for a margin process that watches the vault", "err", err)
+	}
+	if w != s.followed {
+		s.followed = w
+		if w {
+			s.log.Info("another margin process watches the vault: the index follows it without scans of this one")
+		} else {
+			s.log.Info("no other margin process watches the vault: scanning it again before the index is read")
+		}
+	}
+	return w
 }

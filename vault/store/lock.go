@@ -35,3 +35,34 @@ func TryLock(path string) (*Lock, error) {
 
 // Unlock releases the lock.
 func (l *Lock) Unlock() error { return l.f.Close() }
+
+// Share takes a shared lock on the file at path, creating it: any number
+// of processes hold it at once, and Held reports whether one does. It
+// waits only while a Held looks, which holds the file for microseconds.
+func Share(path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := shareFile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Held reports whether another process holds a lock (Share or TryLock)
+// on the file at path; false when there is no such file.
+func Held(path string) (bool, error) {
+	l, err := TryLock(path)
+	switch {
+	case errors.Is(err, ErrLocked):
+		return true, nil
+	case err != nil:
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		return false, err
+	}
+	return false, l.Unlock()
+}

@@ -42,3 +42,37 @@ func TestTryLock(t *testing.T) {
 		t.Error("TryLock followed a symbolic link")
 	}
 }
+
+// A shared lock is held by any number of holders at once, and Held sees
+// it until the last one lets go; Held takes nothing it keeps.
+func TestShareAndHeld(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no lock across processes on this system")
+	}
+	p := filepath.Join(t.TempDir(), "watch.lock")
+	if held, err := Held(p); err != nil || held {
+		t.Fatalf("Held before any lock: %v, %v", held, err)
+	}
+	a, err := Share(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Share(p)
+	if err != nil {
+		t.Fatalf("second Share: %v", err)
+	}
+	for _, l := range []*Lock{a, b} {
+		if held, err := Held(p); err != nil || !held {
+			t.Fatalf("Held while shared: %v, %v", held, err)
+		}
+		l.Unlock()
+	}
+	if held, err := Held(p); err != nil || held {
+		t.Fatalf("Held after both let go: %v, %v", held, err)
+	}
+	c, err := Share(p) // Held kept nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Unlock()
+}
