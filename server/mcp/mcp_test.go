@@ -38,13 +38,20 @@ type rig struct {
 	cs  *sdk.ClientSession
 }
 
-func newRig(t *testing.T, client *llm.Client) *rig {
+// sampleVault is a copy of the sample vault (testdata/vault).
+func sampleVault(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(t.TempDir(), "vault")
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+func newRig(t *testing.T, client *llm.Client) *rig {
+	t.Helper()
+	dir := sampleVault(t)
 	return newRigAt(t, dir, client)
 }
 
@@ -289,11 +296,7 @@ func TestSearchNotesDefaultLimitAndText(t *testing.T) {
 // walks it no more: the index follows the vault through that process's
 // watcher. When that process stops, the walks resume.
 func TestNoScansWhileAnotherProcessWatches(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(t.TempDir(), "vault")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
-		t.Fatal(err)
-	}
+	dir := sampleVault(t)
 	const refresh = 20 * time.Millisecond
 	r := newRigWith(t, dir, nil, mcpserver.Options{Refresh: refresh})
 	<-r.s.Indexed()
@@ -354,11 +357,7 @@ func TestNoScansWhileAnotherProcessWatches(t *testing.T) {
 // written, deleted or changed is searched as it is once that has passed,
 // however many calls came between.
 func TestIndexFollowsTheVault(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(t.TempDir(), "vault")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
-		t.Fatal(err)
-	}
+	dir := sampleVault(t)
 	const refresh = 200 * time.Millisecond
 	r := newRigWith(t, dir, nil, mcpserver.Options{Refresh: refresh})
 	search := func(q string) []string {
@@ -402,11 +401,7 @@ func TestIndexFollowsTheVault(t *testing.T) {
 // is not the server's last word: the next tool that reads the index
 // scans again.
 func TestFailedFirstScanIsRetried(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(t.TempDir(), "vault")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
-		t.Fatal(err)
-	}
+	dir := sampleVault(t)
 	ctx := context.Background()
 	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Ledger: &ledger.Slot{}}
 	o.Vault.Dir = dir
@@ -445,11 +440,7 @@ func TestFailedFirstScanIsRetried(t *testing.T) {
 // (90 days by default) once it has indexed the vault, as margin serve
 // does, and keeps the newer ones.
 func TestLedgerKept(t *testing.T) {
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(t.TempDir(), "vault")
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "vault"))); err != nil {
-		t.Fatal(err)
-	}
+	dir := sampleVault(t)
 	ctx := context.Background()
 	o := workspace.Options{Ledger: &ledger.Slot{}}
 	o.Vault.Dir = dir

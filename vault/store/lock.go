@@ -19,18 +19,11 @@ type Lock struct{ f *os.File }
 // state dir, which OpenDir checked for symbolic links; the file itself is
 // opened without following one.
 func TryLock(path string) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	l, err := take(path, lockFile)
+	if errors.Is(err, errWouldBlock) {
+		return nil, ErrLocked
 	}
-	if err := lockFile(f); err != nil {
-		f.Close()
-		if errors.Is(err, errWouldBlock) {
-			return nil, ErrLocked
-		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
-	}
-	return &Lock{f: f}, nil
+	return l, err
 }
 
 // Unlock releases the lock.
@@ -39,12 +32,15 @@ func (l *Lock) Unlock() error { return l.f.Close() }
 // Share takes a shared lock on the file at path, creating it: any number
 // of processes hold it at once, and Held reports whether one does. It
 // waits only while a Held looks, which holds the file for microseconds.
-func Share(path string) (*Lock, error) {
+func Share(path string) (*Lock, error) { return take(path, shareFile) }
+
+// take opens the file at path, creating it, and locks it with lock.
+func take(path string, lock func(*os.File) error) (*Lock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|oNoFollow, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := shareFile(f); err != nil {
+	if err := lock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
