@@ -19,7 +19,7 @@ import (
 func TestRankTiers(t *testing.T) {
 	filler := strings.Repeat("a long paragraph about cameras lenses and light ", 60)
 	fixtures := []fixture{
-		{path: "Notes/Gear.md", kind: note.KindNote, content: "# Gear\n\n" + filler + "\n\n## Tripod\n\n" + filler + " and a tripod.\n"},
+		{path: "Notes/Gear.md", kind: note.KindNote, content: "# Gear\n\n" + filler + "\n\n## Tripod\n\n" + filler + " and a tripod.\n", tags: []string{"photo"}},
 		{path: "Notes/trip.md", kind: note.KindNote, content: "# Trip\n\ntripod tripod tripod tripod tripod\n"},
 	}
 	for i := range 4 {
@@ -62,6 +62,9 @@ func TestRankTiers(t *testing.T) {
 				{Query{Text: "tripod", Limit: 10, Glob: "Notes/*.md"}, all},
 				{Query{Text: "tripod", Limit: 2, Glob: "Notes/*.md"}, all[:2]},
 				{Query{Text: "TRIPOD lenses", Mode: ModeAny, Limit: 10}, all}, // "lenses" only in Gear's text
+				// A filter with the words: the first tier and the count
+				// keep only the tagged note.
+				{Query{Text: "tripod", Tags: []string{"photo"}, Limit: 10}, all[:1]},
 			} {
 				r, err := ix.Find(ctx, c.q)
 				if err != nil {
@@ -71,8 +74,12 @@ func TestRankTiers(t *testing.T) {
 				for _, h := range r.Hits {
 					got = append(got, h.Path)
 				}
-				if !slices.Equal(got, c.want) || r.Total != len(all) || r.Truncated != (len(c.want) < len(all)) {
-					t.Errorf("%+v: %v, total %d, truncated %v; want %v, total %d", c.q, got, r.Total, r.Truncated, c.want, len(all))
+				total := len(all)
+				if len(c.q.Tags) > 0 {
+					total = len(c.want)
+				}
+				if !slices.Equal(got, c.want) || r.Total != total || r.Truncated != (len(c.want) < total) {
+					t.Errorf("%+v: %v, total %d, truncated %v; want %v, total %d", c.q, got, r.Total, r.Truncated, c.want, total)
 				}
 			}
 		})
