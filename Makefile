@@ -15,7 +15,7 @@ DEMO_VAULT  ?= $(CURDIR)/.demo-vault
 
 export CGO_ENABLED ?= 0
 
-.PHONY: all build demo test lint unit fuzz editors bench soak clean
+.PHONY: all build demo test lint unit faults fuzz editors bench soak clean
 
 all: build
 
@@ -37,7 +37,7 @@ demo: build
 	$(BIN)/margin log --vault $(DEMO_VAULT) "Slept 8h, bench 3x5 @ 195 felt easy"
 	$(BIN)/margin doctor --vault $(DEMO_VAULT) || true
 
-test: lint unit fuzz editors
+test: lint unit faults fuzz editors
 
 # lint also builds margin for Windows, where editors run it too (macOS
 # shares the Unix code; a Windows build from a cold cache costs ~2 minutes).
@@ -50,6 +50,15 @@ lint: $(STATICCHECK)
 
 unit:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+
+# faults runs the tests of *_faults_test.go files, which need the
+# marginfaults build tag (the watcher's fault seams) and so are not in unit.
+faults:
+	@set -e; for f in $$(git ls-files '*_faults_test.go'); do \
+	  tests=$$(grep -ho '^func Test[A-Za-z0-9_]*' $$f | sed 's/^func //' | paste -sd'|' -); \
+	  echo "faults ./$$(dirname $$f): $$tests"; \
+	  CGO_ENABLED=1 $(GO) test -race -count=1 -tags marginfaults -run "^($$tests)$$" ./$$(dirname $$f); \
+	done
 
 # fuzz gives every fuzz target a short run; the corpus in testdata/fuzz keeps
 # what earlier runs found. Go 1.26's fuzz coordinator can fail a run with a

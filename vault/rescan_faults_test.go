@@ -15,7 +15,8 @@ import (
 
 // TestRescanRetriesWatchesRefusedAtTheLimit: a directory refused a watch at
 // the inotify watch limit is watched after the limit is lifted and Rescan is
-// called, with no watcher error or restart in between.
+// called, with no watcher error or restart in between. Meanwhile the vault
+// is not Watched: margin mcp walks it itself.
 func TestRescanRetriesWatchesRefusedAtTheLimit(t *testing.T) {
 	ctx := context.Background()
 	dir := sampleVault(t)
@@ -48,6 +49,7 @@ func TestRescanRetriesWatchesRefusedAtTheLimit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no rescan after the watch limit was hit")
 	}
+	waitWatched(t, v, false)
 
 	watch.LimitWatches(false)
 	if _, err := v.Rescan(ctx, "requested", nil); err != nil {
@@ -61,4 +63,24 @@ func TestRescanRetriesWatchesRefusedAtTheLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	next(t, changes, note)
+	waitWatched(t, v, true)
+}
+
+// waitWatched waits until v.Watched reports want.
+func waitWatched(t *testing.T, v *Vault, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := v.Watched()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Watched() = %v, want %v", got, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

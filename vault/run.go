@@ -88,13 +88,28 @@ func (v *Vault) Run(ctx context.Context) (err error) {
 		return err
 	}
 	v.readyOnce.Do(func() { close(v.ready) })
-	// From here the index follows the vault: other processes on it (margin
-	// mcp) need not walk it again to see it fresh (Watched).
-	if l, err := store.Share(filepath.Join(v.state, watchLock)); err != nil {
-		v.logger.Warn("telling other margin processes that this one watches the vault", "err", err)
-	} else {
-		defer l.Unlock()
+	// From here the index follows the vault, unless some folder goes
+	// unwatched: other processes on it (margin mcp) need not walk it again
+	// to see it fresh (Watched).
+	var shared *store.Lock
+	var shareErr error // once the lock cannot be had, it is not tried again
+	defer func() {
+		if shared != nil {
+			shared.Unlock()
+		}
+	}()
+	follow := func() {
+		switch degraded := w.Status().Degraded != ""; {
+		case degraded && shared != nil:
+			shared.Unlock()
+			shared = nil
+		case !degraded && shared == nil && shareErr == nil:
+			if shared, shareErr = store.Share(filepath.Join(v.state, watchLock)); shareErr != nil {
+				v.logger.Warn("telling other margin processes that this one watches the vault", "err", shareErr)
+			}
+		}
 	}
+	follow()
 	v.announce(ctx, "scan", "", res)
 	// A cold index leaves the search table in a dozen segments or more
 	// (see index.Bulk), whichever margin built it, and so may a large
@@ -123,12 +138,14 @@ func (v *Vault) Run(ctx context.Context) (err error) {
 				if _, err := v.rescan(ctx, b.Reason, nil); err != nil && ctx.Err() == nil {
 					v.logger.Error("rescan failed", "reason", b.Reason, "err", err)
 				}
+				follow()
 				continue
 			}
 			if err := v.apply(ctx, b.Changes); err != nil && ctx.Err() == nil {
 				v.logger.Error("applying changes", "err", err)
 			}
 		}
+		follow()
 	}
 }
 
@@ -137,8 +154,8 @@ func (v *Vault) Run(ctx context.Context) (err error) {
 const watchLock = "watch.lock"
 
 // Watched reports whether a margin process watches the vault (its Run is
-// past the first scan), so that the index follows the vault within that
-// process's debounce. A process that does not watch (margin mcp) then
+// past the first scan, and watches every folder), so that the index
+// follows the vault within that process's debounce. A process that does not watch (margin mcp) then
 // need not walk the vault to see it fresh. Run in this process counts.
 func (v *Vault) Watched() (bool, error) {
 	return store.Held(filepath.Join(v.state, watchLock))
