@@ -15,13 +15,13 @@ import (
 	"github.com/margin-md/margin/vault/store"
 )
 
-// Bulk is a cold build of the search table. Writing notes_fts is half
+// Bulk is a cold build of the search tables. Writing notes_fts is half
 // the cost of indexing, and SQLite has one writer per database, so while a
-// Bulk is open Apply leaves notes_fts alone and hands each committed
-// batch's search text to a second connection, which builds an identical
-// FTS5 table in a scratch database on another core. Finish copies that
-// table's storage (notes_fts_data, _idx, _docsize) into the state
-// database in one transaction. The secondary indexes of the other tables
+// Bulk is open Apply leaves the search tables alone and hands each
+// committed batch's search text to a second connection, which builds
+// identical FTS5 tables in a scratch database on another core. Finish
+// copies their storage (notes_fts_data, _idx, _docsize, and fields_fts's)
+// into the state database in one transaction. The secondary indexes of the other tables
 // are dropped meanwhile and built again by Finish, in one sorted pass each,
 // which costs a fraction of keeping them up to date row by row.
 //
