@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/history/historytest"
 )
 
 // noAgents is a vault without task agents: client sets must not need one.
@@ -334,12 +335,7 @@ func TestClientDecisionsAreNotTheAgents(t *testing.T) {
 // for byte, and the undo is a decision in the client's ledger.
 func TestClientEditsAreUndone(t *testing.T) {
 	c, dir, _ := clientRig(t)
-	h, err := history.Open(t.Context(), c.v.DB(), c.v.Root(), history.Options{Git: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.v.Root().SetRecorder(h)
-	t.Cleanup(func() { c.v.Root().SetRecorder(nil); h.Close() })
+	h := historytest.Record(t, c.v.DB(), c.v.Root(), history.Options{Git: "-"})
 	ideas := readFile(t, dir, "Notes/Ideas.md")
 	for _, a := range []EditArgs{
 		{Path: "Notes/Ideas.md", Kind: EditAppend, Text: "- three", Reason: "r"},
@@ -382,12 +378,7 @@ func TestClientEditsAreUndone(t *testing.T) {
 // client's write of that set.
 func TestClientSetFileIsRecordedAsTheClients(t *testing.T) {
 	c, _, _ := clientRig(t)
-	h, err := history.Open(t.Context(), c.v.DB(), c.v.Root(), history.Options{Git: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.v.Root().SetRecorder(h)
-	t.Cleanup(func() { c.v.Root().SetRecorder(nil); h.Close() })
+	h := historytest.Record(t, c.v.DB(), c.v.Root(), history.Options{Git: "-"})
 	cs, err := c.ProposeEdit(t.Context(), "Claude Code", EditArgs{Path: "Notes/Ideas.md", Kind: EditAppend, Text: "- three", Reason: "r"})
 	if err != nil {
 		t.Fatal(err)

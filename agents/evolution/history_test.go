@@ -7,6 +7,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/history/historytest"
 )
 
 // The session file is recorded in margin's history as the evolution
@@ -14,12 +15,7 @@ import (
 func TestSessionFileNamesTheImproverAndItsModel(t *testing.T) {
 	ctx := context.Background()
 	f := newEvolutionFixture(t)
-	h, err := history.Open(ctx, f.v.DB(), f.v.Root(), history.Options{Git: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.v.Root().SetRecorder(h)
-	t.Cleanup(func() { f.v.Root().SetRecorder(nil); h.Close() })
+	h := historytest.Record(t, f.v.DB(), f.v.Root(), history.Options{Git: "-"})
 	improver, err := f.lib.Active(ctx, templates.Improver)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/history/historytest"
 )
 
 // The query agents' writes name in margin's history what they wrote and
@@ -13,12 +14,7 @@ import (
 // Router's, the global context the Observer's.
 func TestHistoryNamesTheQueryAgentsAndTheirModels(t *testing.T) {
 	v := querytest.SampleVault(t)
-	h, err := history.Open(context.Background(), v.DB(), v.Root(), history.Options{Git: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.Root().SetRecorder(h)
-	t.Cleanup(func() { v.Root().SetRecorder(nil); h.Close() })
+	h := historytest.Record(t, v.DB(), v.Root(), history.Options{Git: "-"})
 	fake, _, client := fakeModel(t, querytest.Replies{
 		"router":   {querytest.Route("log", "Strength training")},
 		"parser":   {querytest.Parse("Strength training", map[string]any{}, true)},

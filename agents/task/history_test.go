@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/history/historytest"
 )
 
 // Every write of a wake, and the write of an item a person applies after
@@ -29,12 +30,7 @@ func TestHistoryNamesTheTemplateAndModelOfTheWake(t *testing.T) {
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
-	h, err := history.Open(ctx, c.Vault().DB(), c.Vault().Root(), history.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Vault().Root().SetRecorder(h)
-	t.Cleanup(func() { c.Vault().Root().SetRecorder(nil); h.Close() })
+	h := historytest.Record(t, c.Vault().DB(), c.Vault().Root(), history.Options{})
 
 	c.Fake().Script(llmtest.Reply{ToolCalls: []llmtest.ToolCall{
 		{Name: "update_task_priority", Args: map[string]any{"priority": "P0"}},

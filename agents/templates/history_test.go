@@ -9,6 +9,7 @@ import (
 
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/history/historytest"
 	"github.com/margin-md/margin/vault/vaulttest"
 )
 
@@ -24,12 +25,7 @@ func TestTemplateWritesNameTheirVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v.Close() })
-	h, err := history.Open(ctx, v.DB(), v.Root(), history.Options{Git: "-"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.Root().SetRecorder(h)
-	t.Cleanup(func() { v.Root().SetRecorder(nil); h.Close() })
+	h := historytest.Record(t, v.DB(), v.Root(), history.Options{Git: "-"})
 	l := New(v, Options{})
 	if _, err := l.Active(ctx, TaskAgent); err != nil {
 		t.Fatal(err)
