@@ -10,6 +10,7 @@ import (
 
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/history/historytest"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -102,13 +103,7 @@ func uncommit(b *testing.B, db *sql.DB) {
 // write looks up whether it changes those items' lines (touch.go).
 func BenchmarkChangeOfATaskWithItems(b *testing.B) {
 	_, root, db := openState(b)
-	h, err := history.Open(context.Background(), db, root, history.Options{Git: "-"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer h.Close()
-	root.SetRecorder(h)
-	defer root.SetRecorder(nil)
+	historytest.Record(b, db, root, history.Options{Git: "-"})
 	for i := range 100 {
 		ctx := edit.WithCause(context.Background(), edit.Cause{Actor: "agent", ChangeSet: fmt.Sprintf("cs%d", i), Item: "c1"})
 		if _, err := root.Change(ctx, nil, "Tasks/t.md", func(cur edit.Current) ([]byte, error) {
