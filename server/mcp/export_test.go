@@ -1,8 +1,10 @@
 package mcp
 
-// Walks is how many scans of the vault the server has started.
-func (s *Server) Walks() int {
+import "time"
+
+// Scanned is when the last scan that succeeded began; zero before one.
+func (s *Server) Scanned() time.Time {
 	s.scanMu.Lock()
 	defer s.scanMu.Unlock()
-	return s.walks
+	return s.scanned
 }

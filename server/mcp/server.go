@@ -60,7 +60,6 @@ type Server struct {
 	took     time.Duration // how long it took
 	scanning chan struct{} // the scan under way, closed when it ends; nil when none is
 	scanErr  error         // of the last scan
-	walks    int           // scans started
 	followed bool          // another process watched the vault at the last call
 	closed   bool          // no scan after Close: the vault is closing
 	scans    sync.WaitGroup
@@ -129,7 +128,6 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 func (s *Server) scan() <-chan struct{} {
 	done := make(chan struct{})
 	s.scanning = done
-	s.walks++
 	s.scans.Add(1)
 	go func() {
 		defer s.scans.Done()
