@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/margin-md/margin/vault/note"
 )
@@ -176,5 +177,63 @@ func TestMergeColdOnceAfterABulk(t *testing.T) {
 		if got := searchPaths(t, ix, Query{Text: "word7"}); !slices.Equal(got, []string{"Notes/n0007.md"}) {
 			t.Errorf("%d notes: search after MergeCold = %v", notes, got)
 		}
+	}
+}
+
+// TestBulkFoldsEveryNote: notes reach the scratch build foldNotes at a
+// time, in batches that are not multiples of it; every one is found.
+func TestBulkFoldsEveryNote(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := openIndex(t)
+	b := beginBulk(t, ix)
+	n := 2*foldNotes + 7
+	var us []Update
+	for i := range n {
+		us = append(us, fixture{path: fmt.Sprintf("Notes/n%03d.md", i), kind: note.KindNote,
+			content: fmt.Sprintf("# N%d\n\nshared word and token%d\n", i, i)}.update())
+	}
+	apply(t, ix, us[:foldNotes+3]...)
+	apply(t, ix, us[foldNotes+3:]...)
+	if err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := ix.Find(ctx, Query{Text: "shared", Limit: 1}); err != nil || res.Total != n {
+		t.Errorf("shared: total %d (%v), want %d", res.Total, err, n)
+	}
+	for _, i := range []int{0, foldNotes - 1, foldNotes, foldNotes + 3, n - 1} {
+		if got := hitKeys(search(t, ix, Query{Text: fmt.Sprintf("token%d", i)})); len(got) != 1 {
+			t.Errorf("token%d = %v, want its note", i, got)
+		}
+	}
+	if err := ix.Check(ctx); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestFoldDrainsAfterBuildStops: once the scratch build has given up,
+// fold takes every batch Apply hands it without waiting for build.
+func TestFoldDrainsAfterBuildStops(t *testing.T) {
+	b := &Bulk{rows: make(chan []ftsRow)}
+	folded, quit := make(chan []searchRow, 1), make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		b.fold(folded, quit)
+		close(done)
+	}()
+	close(quit)
+	rows := make([]ftsRow, 3*foldNotes)
+	for i := range rows {
+		rows[i] = ftsRow{id: int64(i + 1), body: "some text"}
+	}
+	go func() {
+		for range 4 {
+			b.rows <- rows // blocks for good unless fold drains
+		}
+		close(b.rows)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("fold stopped taking batches once build had stopped")
 	}
 }
