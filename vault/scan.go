@@ -49,10 +49,13 @@ type Change struct {
 func (c Change) Removed() bool { return c.New.IsZero() }
 
 // scanBatch is how many parsed notes go to the index in one transaction.
-// A scan holds up to three batches (one being written, one queued, one being
-// filled): 1000 put peak RSS at ~95 MB on 10k notes; 500 costs a few percent
-// of speed and keeps well under the 100 MB target.
-const scanBatch = 500
+// A cold scan holds about four batches (one being filled, one queued, one
+// being written, the search text of one more in the scratch build), and
+// the heap grows to twice that: at 500 the Go heap peaked at 33-36 MB on
+// the 10k vault and the help vault's cold index at 104 MiB RSS; 250 takes
+// 9 and 16 MiB off at the same speed; 125 takes as much again but is 6%
+// slower, the commits of more transactions.
+const scanBatch = 250
 
 // scanBytes bounds the file content a scan holds at once, read but not yet
 // written to the index (each note is held twice, as read and as parsed,
