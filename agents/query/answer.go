@@ -214,7 +214,7 @@ func (e *Engine) stepDegraded(ctx context.Context, s *Session) (State, string, e
 		s.Query = s.Input
 	}
 	if len(s.Entries) == 0 || s.Logged != nil && len(s.Entries) == 1 {
-		r, err := e.retriever.Retrieve(ctx, []Instruction{fallbackInstruction(s.Query)}, s.active().Vocabulary, len(s.Attempts)+1)
+		r, err := e.retriever.Question(ctx, s.Query, s.active().Vocabulary, len(s.Attempts)+1)
 		if err != nil {
 			return "", "", fmt.Errorf("retrieving: %w", err)
 		}

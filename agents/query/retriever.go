@@ -188,7 +188,7 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 		for _, k := range keywords {
 			q := base
 			q.Text, q.Mode, q.Expand = k, index.ModePhrase, expand
-			hs, err := r.Index.Search(ctx, q)
+			hs, err := r.search(ctx, q)
 			if err != nil {
 				return nil, err
 			}
@@ -223,6 +223,69 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 		return nil, errEmptyInstruction
 	}
 	return r.entries(ctx, hits)
+}
+
+// Question searches the question's own words together, any of them, as
+// one query the index ranks (BM25 over all the words, the notes holding
+// more of them or holding them in a title or heading first): how margin
+// looks when no model planned the search, and what an offline answer
+// cites. Searched one by one, each word's best notes came first, and a
+// question's most frequent word (a note's "canvas" in every language)
+// crowded out the note that answers it. The entries keep the search's
+// order in their Rank; at most MaxEntries, the best.
+func (r *Retriever) Question(ctx context.Context, question string, vocab map[string]string, attempt int) (Retrieval, error) {
+	words := keywordsOf(question)
+	in := Instruction{Purpose: "the question's own words, any of them", Keywords: words}
+	a := Attempt{Attempt: attempt, Strategy: strategy(in), Instruction: in, Summary: summary(in)}
+	out := Retrieval{}
+	if len(words) == 0 {
+		a.Err = "the question holds no word to search for"
+		out.Attempts, out.Warnings = []Attempt{a}, []string{a.Summary + ": " + a.Err}
+		return out, nil
+	}
+	limit := r.MaxEntries + 1
+	if r.MaxEntries <= 0 {
+		limit = index.DefaultLimit
+	}
+	res, err := r.Index.Find(ctx, index.Query{Text: strings.Join(words, " "), Mode: index.ModeAny, Expand: expansion(vocab), Limit: limit})
+	if err != nil {
+		return Retrieval{}, err
+	}
+	hits := res.Hits
+	if r.MaxEntries > 0 && len(hits) > r.MaxEntries {
+		hits, out.Truncated = hits[:r.MaxEntries], true
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d notes matched; kept the best %d (query.max_entries)", res.Total, r.MaxEntries))
+	}
+	ranked(hits)
+	if out.Entries, err = r.entries(ctx, hits); err != nil {
+		return Retrieval{}, err
+	}
+	sortEntries(out.Entries)
+	a.Found, out.Total = len(out.Entries), res.Total
+	if a.Found == 0 {
+		out.Warnings = append(out.Warnings, a.Summary+": nothing found")
+	}
+	out.Attempts = []Attempt{a}
+	return out, nil
+}
+
+// search runs a keyword search, its hits ranked by their place (see ranked).
+func (r *Retriever) search(ctx context.Context, q index.Query) ([]index.Hit, error) {
+	hs, err := r.Index.Search(ctx, q)
+	ranked(hs)
+	return hs, err
+}
+
+// ranked sets each hit's Rank from its place in the search's order, as
+// reciprocal rank fusion does (1/(60+place)): the index's own Rank is a
+// BM25 score, which does not compare across its tiers nor across
+// searches, while these keep a search's order and add up over the
+// keywords that found an entry.
+func ranked(hits []index.Hit) {
+	const k = 60 // Cormack, Clarke and Büttcher's constant
+	for i := range hits {
+		hits[i].Rank = 1 / float64(k+i+1)
+	}
 }
 
 // entries turns hits into whole entries: daily entries and other sections

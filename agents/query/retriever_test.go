@@ -249,3 +249,42 @@ func TestRetrieverSectionSkipsCodeFences(t *testing.T) {
 		t.Errorf("section text runs into the next section:\n%s", e.Text)
 	}
 }
+
+// TestDegradedAnswerCitesTheNoteThatHoldsTheQuestion: offline, the
+// question's words are searched together, so the section that holds all
+// of them is cited first, ahead of notes titled by its most common word
+// (a note named "Canvas" in each language of a help vault).
+func TestDegradedAnswerCitesTheNoteThatHoldsTheQuestion(t *testing.T) {
+	dir := t.TempDir()
+	notes := map[string]string{
+		"de/Canvas.md":      "# Canvas\n\nCanvas ist eine Erweiterung für visuelle Notizen.\n",
+		"es/Canvas.md":      "# Canvas\n\nCanvas es un complemento para notas visuales.\n",
+		"it/Canvas.md":      "# Canvas\n\nCanvas è un plugin per appunti visivi.\n",
+		"pt/Canvas.md":      "# Canvas\n\nCanvas é um plugin para notas visuais.\n",
+		"en/Canvas.md":      "# Canvas\n\nCanvas is a plugin for visual thinking.\n\n## Cards\n\nAdd cards to a canvas.\n",
+		"en/Embed files.md": "# Embed files\n\nYou can embed files of many kinds.\n\n## Embed an image\n\nWrite ![[photo.png]].\n\n## Embed a canvas in a note\n\nTo embed a canvas in a note, write ![[Plan.canvas]].\n",
+		"en/Daily note.md":  "# Daily note\n\nOne note a day.\n",
+	}
+	for p, text := range notes {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := querytest.IndexedVault(t, dir)
+	r := &Retriever{Index: v.Index(), MaxEntries: 200}
+	got, err := r.Question(context.Background(), "How do I embed a canvas in a note?", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{Degraded: "the model is offline", Entries: got.Entries}
+	_, cites := degradedAnswer(s)
+	if len(cites) == 0 || cites[0].Path != "en/Embed files.md" || cites[0].Heading != "Embed a canvas in a note" {
+		t.Errorf("citations %v, want en/Embed files.md#Embed a canvas in a note first", cites)
+	}
+	if len(got.Attempts) != 1 || got.Attempts[0].Found != len(got.Entries) || len(got.Entries) != len(notes) {
+		t.Errorf("attempts %+v, %d entries: want one attempt that found every note", got.Attempts, len(got.Entries))
+	}
+}
