@@ -27,7 +27,7 @@ import (
 
 const (
 	benchNotes = 10_000
-	benchBatch = 250  // what the vault's scan applies at a time
+	benchBatch = 250 // what the vault's scan applies at a time
 )
 
 var benchOpts = note.Options{Daily: note.DefaultDailyFormat(), TaskFolders: []string{"Tasks"}}

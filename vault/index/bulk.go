@@ -244,12 +244,15 @@ type searchRow struct {
 // on a goroutine of its own: folding is a fifth of the scratch build's
 // CPU on a vault in many scripts, where the build is the slowest stage,
 // and would otherwise wait for the inserts. It hands them over foldNotes
-// notes at a time, so that it holds little more folded text than that.
-// Once build has stopped (quit), it only drains rows, so that Apply never
-// blocks on it.
+// notes (or foldBytes of text) at a time and lets go of each note once
+// folded, so that it holds little more text than a batch. Once build has
+// stopped (quit), it only drains rows, so that Apply never blocks on it.
 func (b *Bulk) fold(folded chan<- []searchRow, quit <-chan struct{}) {
 	defer close(folded)
-	var out []searchRow
+	var (
+		out         []searchRow
+		notes, held int
+	)
 	add := func(fields bool) func([]any) error {
 		return func(args []any) error {
 			out = append(out, searchRow{args: args, fields: fields})
@@ -257,15 +260,16 @@ func (b *Bulk) fold(folded chan<- []searchRow, quit <-chan struct{}) {
 		}
 	}
 	for rows := range b.rows {
-		for len(rows) > 0 {
-			n := min(len(rows), foldNotes)
-			for _, r := range rows[:n] {
-				r.rows(add(false), add(true))
+		for i := range rows {
+			rows[i].rows(add(false), add(true))
+			notes, held = notes+1, held+rows[i].size()
+			rows[i] = ftsRow{}
+			if notes < foldNotes && held < foldBytes && i < len(rows)-1 {
+				continue
 			}
-			rows = rows[n:]
 			select {
 			case folded <- out:
-				out = nil
+				out, notes, held = nil, 0, 0
 			case <-quit:
 				for range b.rows {
 				}
@@ -275,15 +279,19 @@ func (b *Bulk) fold(folded chan<- []searchRow, quit <-chan struct{}) {
 	}
 }
 
-// foldNotes is how many notes fold hands build at once: a note at a time,
-// build waited on a channel for each of the notes of a vault that folds
-// fast.
-const foldNotes = 64
+// fold hands build foldNotes notes at a time, or fewer of foldBytes of
+// text: a note at a time, build waited on a channel for each of the notes
+// of a vault that folds fast; a batch at a time, long notes held twice
+// the memory.
+const (
+	foldNotes = 64
+	foldBytes = 1 << 20
+)
 
 // build indexes the rows fold sends it until they end, in one
 // transaction.
 func (b *Bulk) build(db *sql.DB) (err error) {
-	folded, quit := make(chan []searchRow, 1), make(chan struct{})
+	folded, quit := make(chan []searchRow), make(chan struct{})
 	go b.fold(folded, quit)
 	defer func() {
 		close(quit)

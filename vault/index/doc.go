@@ -19,6 +19,11 @@ type ftsRow struct {
 	title, path, headings, props, body, meta string
 }
 
+// size is the length of r's text.
+func (r *ftsRow) size() int {
+	return len(r.title) + len(r.path) + len(r.headings) + len(r.props) + len(r.body) + len(r.meta)
+}
+
 // noteRow is the search row of a note with sections secs.
 func noteRow(id int64, path, title, props, meta string, secs []section) ftsRow {
 	r := ftsRow{id: id, title: title, path: strings.TrimSuffix(path, ".md"), props: props, meta: meta}
