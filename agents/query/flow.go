@@ -12,6 +12,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/index"
 )
 
 // State is a state of the flow (seed 003 §5.1).
@@ -659,14 +660,20 @@ func fallbackInstruction(text string) Instruction {
 }
 
 // keywordsOf picks the content words of a question for a search without a
-// plan: long enough to mean something, not a question or filler word.
+// plan: long enough to mean something, not a question or filler word; and
+// in a script written without spaces, every pair of characters, which the
+// search ranks by how rare each is (see index.QuestionTerms).
 func keywordsOf(text string) []string {
+	words, pairs := index.QuestionTerms(strings.ToLower(text))
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !(r == '\'' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r > 127)
-	}) {
+	for _, w := range words {
 		if len([]rune(w)) >= 4 && !stopwords[w] && !slices.Contains(out, w) {
 			out = append(out, w)
+		}
+	}
+	for _, p := range pairs {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
 		}
 	}
 	return out

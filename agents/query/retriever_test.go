@@ -288,3 +288,30 @@ func TestDegradedAnswerCitesTheNoteThatHoldsTheQuestion(t *testing.T) {
 		t.Errorf("attempts %+v, %d entries: want one attempt that found every note", got.Attempts, len(got.Entries))
 	}
 }
+
+// TestDegradedAnswerInAScriptWithoutSpaces: a question written without
+// spaces (Chinese) is searched by its character pairs, so offline it
+// cites the note that holds its rare ones, not nothing.
+func TestDegradedAnswerInAScriptWithoutSpaces(t *testing.T) {
+	dir := t.TempDir()
+	notes := map[string]string{
+		"第十章 数组和指针.md": "# 数组和指针\n\n数组名是数组首元素的地址，指针可以指向数组的元素。\n",
+		"第九章 函数.md":    "# 函数\n\n函数是完成特定任务的独立程序代码。什么是函数原型？\n",
+		"第三章 数据.md":    "# 数据\n\n整数和浮点数有什么区别？\n",
+	}
+	for p, text := range notes {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := querytest.IndexedVault(t, dir)
+	r := &Retriever{Index: v.Index(), MaxEntries: 200}
+	got, err := r.Question(context.Background(), "指针和数组有什么区别？", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cites := degradedAnswer(&Session{Degraded: "the model is offline", Entries: got.Entries})
+	if len(cites) == 0 || cites[0].Path != "第十章 数组和指针.md" {
+		t.Errorf("citations %v, want 第十章 数组和指针.md first", cites)
+	}
+}

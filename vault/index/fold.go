@@ -307,6 +307,28 @@ func isASCII(s string) bool {
 	return true
 }
 
+// QuestionTerms splits free text, such as a question, into the terms of a
+// search for any of them, as written: the words of spaced scripts, for the
+// caller to sift, and the overlapping character pairs of each run of an
+// unspaced script, whose words have no spaces between them to split at:
+// "指针和数组有什么区别" holds 指针 and 数组 among its pairs. A run of one
+// character is left out: alone between two stops it is a particle.
+func QuestionTerms(text string) (words, pairs []string) {
+	spansWhile(text, func(start, end int, kind int) bool {
+		switch kind {
+		case spanUnspaced:
+			rs := []rune(text[start:end])
+			for j := 0; j+1 < len(rs); j++ {
+				pairs = append(pairs, string(rs[j:j+2]))
+			}
+		default:
+			words = append(words, text[start:end])
+		}
+		return true
+	})
+	return words, pairs
+}
+
 // queryTokens turns the pieces of a query word (or phrase) into the tokens
 // of one FTS5 phrase, and reports whether its last token must match as a
 // prefix. An unspaced run becomes its pairs; inside a phrase, a run that

@@ -348,3 +348,21 @@ func TestMigrateFromSectionSearch(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestQuestionTerms(t *testing.T) {
+	for _, c := range []struct {
+		text         string
+		words, pairs []string
+	}{
+		{"How do I embed a canvas?", []string{"How", "do", "I", "embed", "a", "canvas"}, nil},
+		{"指针和数组有什么区别？", nil, []string{"指针", "针和", "和数", "数组", "组有", "有什", "什么", "么区", "区别"}},
+		{"Obsidian的插件 和 sync", []string{"Obsidian", "sync"}, []string{"的插", "插件"}},
+		{"노트를 만들기", nil, []string{"노트", "트를", "만들", "들기"}},
+		{"заметка 📅", []string{"заметка", "📅"}, nil},
+	} {
+		words, pairs := QuestionTerms(c.text)
+		if !slices.Equal(words, c.words) || !slices.Equal(pairs, c.pairs) {
+			t.Errorf("QuestionTerms(%q) = %q, %q; want %q, %q", c.text, words, pairs, c.words, c.pairs)
+		}
+	}
+}
