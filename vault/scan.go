@@ -109,29 +109,26 @@ func (v *Vault) Scan(ctx context.Context, progress func(done, total int)) (ScanR
 	// A file the index knows is read only when its stat changed; one it
 	// does not know is read whatever its stat says, and examine stats it
 	// then (a cold index saves a system call a file).
-	infos := statKnown(files, known)
+	var same []bool
+	if !reclassify {
+		same = sameStat(files, known)
+	}
 	res := ScanResult{Files: len(files)}
 	var paths []string
 	seen := make(map[string]bool, len(known))
 	for i, f := range files {
 		seen[f.rel] = true
-		k, ok := known[f.rel]
-		info := infos[i]
-		if !ok || info == nil { // unknown, or let examine report why it has no stat
+		if same == nil || !same[i] {
 			paths = append(paths, f.rel)
 			continue
 		}
-		if k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano() && !reclassify {
-			res.Unchanged++
-			switch k.State {
-			case index.StateSkipped:
-				res.Skipped++
-			case index.StateFailed:
-				res.Failed++
-			}
-			continue
+		res.Unchanged++
+		switch known[f.rel].State {
+		case index.StateSkipped:
+			res.Skipped++
+		case index.StateFailed:
+			res.Failed++
 		}
-		paths = append(paths, f.rel)
 	}
 
 	var removed []index.Update
@@ -218,13 +215,14 @@ func (v *Vault) walk() ([]walked, error) {
 	return files, nil
 }
 
-// statKnown stats the files the index knows, on every core (a stat is a
-// system call, most of a warm scan), and returns their stats by position;
-// nil for a file it does not know or cannot stat.
-func statKnown(files []walked, known map[string]index.FileStat) []fs.FileInfo {
-	infos := make([]fs.FileInfo, len(files))
+// sameStat reports, by position, the files the index holds with the size
+// and mtime they have now: those are not read again. It stats them on
+// every core (a stat is a system call, most of a warm scan); a file it
+// cannot stat is not the same, and examine says why.
+func sameStat(files []walked, known map[string]index.FileStat) []bool {
+	same := make([]bool, len(files))
 	if len(known) == 0 {
-		return infos
+		return same
 	}
 	const chunk = 256
 	var next atomic.Int64
@@ -237,15 +235,19 @@ func statKnown(files []walked, known map[string]index.FileStat) []fs.FileInfo {
 					return
 				}
 				for i := from; i < min(from+chunk, len(files)); i++ {
-					if _, ok := known[files[i].rel]; ok {
-						infos[i], _ = files[i].d.Info()
+					k, ok := known[files[i].rel]
+					if !ok {
+						continue
+					}
+					if info, err := files[i].d.Info(); err == nil {
+						same[i] = k.Size == info.Size() && k.MtimeNS == info.ModTime().UnixNano()
 					}
 				}
 			}
 		})
 	}
 	wg.Wait()
-	return infos
+	return same
 }
 
 type examineCounts struct{ updated, touched, skipped, failed int }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -677,5 +678,37 @@ func TestWatchedWhileRunWatches(t *testing.T) {
 	}
 	if watched() {
 		t.Error("still watched after Run returned")
+	}
+}
+
+// TestRestartStatsEveryKnownFile: the stats of a warm scan are taken in
+// chunks on every core; the files changed in any chunk are read again,
+// and only those (the last file of a chunk, unchanged, is not).
+func TestRestartStatsEveryKnownFile(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	const n = 600
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("n%03d.md", i)), []byte(fmt.Sprintf("# Note %d\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := open(t, dir)
+	if _, err := v.Scan(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	changed := []int{0, 256, 300, 599}
+	for _, i := range changed {
+		if err := os.Chtimes(filepath.Join(dir, fmt.Sprintf("n%03d.md", i)), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := v.Scan(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Files != n || res.Touched != len(changed) || res.Unchanged != n-len(changed) || res.Updated != 0 {
+		t.Errorf("restart scan %+v, want %d files, %d touched, the rest unchanged", res, n, len(changed))
 	}
 }
