@@ -436,10 +436,9 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		return StateSynthesize, "planner: earlier retrieval is sufficient", nil
 	}
 	if len(p.RetrievalInstructions) == 0 {
-		// A plan without instructions would retrieve nothing; searching the
-		// question's own words keeps "search before asking" true.
-		p.RetrievalInstructions = []Instruction{fallbackInstruction(s.Query)}
-		s.Plan = &p
+		// A plan without instructions would retrieve nothing; RETRIEVE
+		// searches the question's own words instead, which keeps "search
+		// before asking" true.
 		return StateRetrieve, "planner gave no instructions; searching the question's words", nil
 	}
 	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s", len(p.RetrievalInstructions), s.QueryType), nil
@@ -479,7 +478,13 @@ func loadable(s *Session, names []string) []string {
 }
 
 func (e *Engine) stepRetrieve(ctx context.Context, s *Session) (State, string, error) {
-	r, err := e.retriever.Retrieve(ctx, s.Plan.RetrievalInstructions, s.active().Vocabulary, len(s.Attempts)+1)
+	var r Retrieval
+	var err error
+	if len(s.Plan.RetrievalInstructions) == 0 {
+		r, err = e.retriever.Question(ctx, s.Query, s.active().Vocabulary, len(s.Attempts)+1)
+	} else {
+		r, err = e.retriever.Retrieve(ctx, s.Plan.RetrievalInstructions, s.active().Vocabulary, len(s.Attempts)+1)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("retrieving: %w", err)
 	}
@@ -653,10 +658,6 @@ func (s *Session) observerTrigger() string {
 		return triggerLog
 	}
 	return ""
-}
-
-func fallbackInstruction(text string) Instruction {
-	return Instruction{Purpose: "the question's own words", Keywords: keywordsOf(text)}
 }
 
 // keywordsOf picks the content words of a question for a search without a

@@ -612,3 +612,33 @@ func TestLaterPartCoveredByEarlierRetrievalIsStillJudged(t *testing.T) {
 		t.Errorf("calls %v, want an analysis of each part", calls)
 	}
 }
+
+// TestPlanWithoutInstructionsSearchesTheQuestion: a plan that retrieves
+// nothing itself is carried out by searching the question's own words
+// together, and the analyzer reads what they found.
+func TestPlanWithoutInstructionsSearchesTheQuestion(t *testing.T) {
+	v := querytest.SampleVault(t)
+	fake, _, client := fakeModel(t, querytest.Replies{
+		"router":      {querytest.Route("query", "Strength training")},
+		"planner":     {querytest.Plan("simple")},
+		"analyzer":    {querytest.Analysis(true, []map[string]any{querytest.Finding("the program is 5x5", "[[Reference/Training program]]")}, nil)},
+		"synthesizer": {querytest.Draft("A 5x5 program, see [[Reference/Training program]].", "high")},
+		"evaluator":   {querytest.Eval(true)},
+	})
+	r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), "What is my training program?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(r.Transitions, func(tr query.Transition) bool { return strings.Contains(tr.Why, "searching the question's words") }) {
+		t.Errorf("transitions %+v: want the question's words searched", r.Transitions)
+	}
+	var given string
+	for _, req := range fake.Requests() {
+		if querytest.RoleOf(req) == "analyzer" {
+			given = querytest.User(req)
+		}
+	}
+	if !strings.Contains(given, "Reference/Training program") {
+		t.Errorf("the analyzer was given no Reference/Training program:\n%s", given)
+	}
+}

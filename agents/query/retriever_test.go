@@ -201,7 +201,7 @@ func mustTime(t *testing.T, s string) time.Time {
 func TestDegradedAnswerCitesTheBestHits(t *testing.T) {
 	v := querytest.SampleVault(t)
 	r := &Retriever{Index: v.Index(), Exclude: []string{"Margin"}, MaxEntries: 200}
-	got, err := r.Retrieve(context.Background(), []Instruction{fallbackInstruction("bench press program")}, nil, 1)
+	got, err := r.Question(context.Background(), "bench press program", nil, 1)
 	if err != nil || len(got.Entries) < 2 {
 		t.Fatalf("Retrieve: %d entries, %v", len(got.Entries), err)
 	}
