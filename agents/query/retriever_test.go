@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/vault/vaulttest"
 )
 
 func linksOf(es []Entry) []string {
@@ -250,68 +251,54 @@ func TestRetrieverSectionSkipsCodeFences(t *testing.T) {
 	}
 }
 
-// TestDegradedAnswerCitesTheNoteThatHoldsTheQuestion: offline, the
-// question's words are searched together, so the section that holds all
-// of them is cited first, ahead of notes titled by its most common word
-// (a note named "Canvas" in each language of a help vault).
-func TestDegradedAnswerCitesTheNoteThatHoldsTheQuestion(t *testing.T) {
-	dir := t.TempDir()
-	notes := map[string]string{
-		"de/Canvas.md":      "# Canvas\n\nCanvas ist eine Erweiterung für visuelle Notizen.\n",
-		"es/Canvas.md":      "# Canvas\n\nCanvas es un complemento para notas visuales.\n",
-		"it/Canvas.md":      "# Canvas\n\nCanvas è un plugin per appunti visivi.\n",
-		"pt/Canvas.md":      "# Canvas\n\nCanvas é um plugin para notas visuais.\n",
-		"en/Canvas.md":      "# Canvas\n\nCanvas is a plugin for visual thinking.\n\n## Cards\n\nAdd cards to a canvas.\n",
-		"en/Embed files.md": "# Embed files\n\nYou can embed files of many kinds.\n\n## Embed an image\n\nWrite ![[photo.png]].\n\n## Embed a canvas in a note\n\nTo embed a canvas in a note, write ![[Plan.canvas]].\n",
-		"en/Daily note.md":  "# Daily note\n\nOne note a day.\n",
-	}
-	for p, text := range notes {
-		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+// TestDegradedAnswerCitesWhatAnswersTheQuestion: offline, the question's
+// words are searched together, so the section that holds all of them is
+// cited first, ahead of notes titled by its most common word (a note
+// named "Canvas" in each language of a help vault); a question written
+// without spaces (Chinese) is searched by its character pairs, and cites
+// the note that holds its rare ones rather than nothing.
+func TestDegradedAnswerCitesWhatAnswersTheQuestion(t *testing.T) {
+	for _, c := range []struct {
+		question      string
+		notes         map[string]string
+		path, heading string
+	}{{
+		question: "How do I embed a canvas in a note?",
+		notes: map[string]string{
+			"de/Canvas.md":      "# Canvas\n\nCanvas ist eine Erweiterung für visuelle Notizen.\n",
+			"es/Canvas.md":      "# Canvas\n\nCanvas es un complemento para notas visuales.\n",
+			"it/Canvas.md":      "# Canvas\n\nCanvas è un plugin per appunti visivi.\n",
+			"pt/Canvas.md":      "# Canvas\n\nCanvas é um plugin para notas visuais.\n",
+			"en/Canvas.md":      "# Canvas\n\nCanvas is a plugin for visual thinking.\n\n## Cards\n\nAdd cards to a canvas.\n",
+			"en/Embed files.md": "# Embed files\n\nYou can embed files of many kinds.\n\n## Embed an image\n\nWrite ![[photo.png]].\n\n## Embed a canvas in a note\n\nTo embed a canvas in a note, write ![[Plan.canvas]].\n",
+			"en/Daily note.md":  "# Daily note\n\nOne note a day.\n",
+		},
+		path: "en/Embed files.md", heading: "Embed a canvas in a note",
+	}, {
+		question: "指针和数组有什么区别？",
+		notes: map[string]string{
+			"第十章 数组和指针.md": "# 数组和指针\n\n数组名是数组首元素的地址，指针可以指向数组的元素。\n",
+			"第九章 函数.md":    "# 函数\n\n函数是完成特定任务的独立程序代码。什么是函数原型？\n",
+			"第三章 数据.md":    "# 数据\n\n整数和浮点数有什么区别？\n",
+		},
+		path: "第十章 数组和指针.md", heading: "数组和指针",
+	}} {
+		dir := t.TempDir()
+		for p, text := range c.notes {
+			vaulttest.Write(t, dir, p, text)
+		}
+		v := querytest.IndexedVault(t, dir)
+		r := &Retriever{Index: v.Index(), MaxEntries: 200}
+		got, err := r.Question(context.Background(), c.question, nil, 1)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
+		_, cites := degradedAnswer(&Session{Degraded: "the model is offline", Entries: got.Entries})
+		if len(cites) == 0 || cites[0].Path != c.path || cites[0].Heading != c.heading {
+			t.Errorf("%s: citations %v, want %s#%s first", c.question, cites, c.path, c.heading)
 		}
-	}
-	v := querytest.IndexedVault(t, dir)
-	r := &Retriever{Index: v.Index(), MaxEntries: 200}
-	got, err := r.Question(context.Background(), "How do I embed a canvas in a note?", nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Session{Degraded: "the model is offline", Entries: got.Entries}
-	_, cites := degradedAnswer(s)
-	if len(cites) == 0 || cites[0].Path != "en/Embed files.md" || cites[0].Heading != "Embed a canvas in a note" {
-		t.Errorf("citations %v, want en/Embed files.md#Embed a canvas in a note first", cites)
-	}
-	if len(got.Attempts) != 1 || got.Attempts[0].Found != len(got.Entries) || len(got.Entries) != len(notes) {
-		t.Errorf("attempts %+v, %d entries: want one attempt that found every note", got.Attempts, len(got.Entries))
-	}
-}
-
-// TestDegradedAnswerInAScriptWithoutSpaces: a question written without
-// spaces (Chinese) is searched by its character pairs, so offline it
-// cites the note that holds its rare ones, not nothing.
-func TestDegradedAnswerInAScriptWithoutSpaces(t *testing.T) {
-	dir := t.TempDir()
-	notes := map[string]string{
-		"第十章 数组和指针.md": "# 数组和指针\n\n数组名是数组首元素的地址，指针可以指向数组的元素。\n",
-		"第九章 函数.md":    "# 函数\n\n函数是完成特定任务的独立程序代码。什么是函数原型？\n",
-		"第三章 数据.md":    "# 数据\n\n整数和浮点数有什么区别？\n",
-	}
-	for p, text := range notes {
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
+		if len(got.Attempts) != 1 || got.Attempts[0].Found != len(got.Entries) || len(got.Entries) != len(c.notes) {
+			t.Errorf("%s: attempts %+v, %d entries: want one attempt that found every note", c.question, got.Attempts, len(got.Entries))
 		}
-	}
-	v := querytest.IndexedVault(t, dir)
-	r := &Retriever{Index: v.Index(), MaxEntries: 200}
-	got, err := r.Question(context.Background(), "指针和数组有什么区别？", nil, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, cites := degradedAnswer(&Session{Degraded: "the model is offline", Entries: got.Entries})
-	if len(cites) == 0 || cites[0].Path != "第十章 数组和指针.md" {
-		t.Errorf("citations %v, want 第十章 数组和指针.md first", cites)
 	}
 }
