@@ -58,6 +58,9 @@ func (c Change) Removed() bool { return c.New.IsZero() }
 // slower, the commits of more transactions.
 const scanBatch = 250
 
+// firstBatch is the size of a scan's first batch.
+const firstBatch = 32
+
 // scanBytes bounds the file content a scan holds at once, read but not yet
 // written to the index (each note is held twice, as read and as parsed,
 // and the heap grows to twice what it holds before a collection): 500
@@ -348,6 +351,10 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 	var (
 		changes []Change
 		next    = batch{updates: make([]index.Update, 0, scanBatch)}
+		// The first batch is small: the scratch search build of a first
+		// index waits for it, and on a vault of long notes is the slowest
+		// stage throughout.
+		size = firstBatch
 	)
 	for r := range results {
 		if r.change != nil {
@@ -366,9 +373,9 @@ func (v *Vault) examineAll(ctx context.Context, paths []string, known map[string
 		}
 		next.updates = append(next.updates, r.update)
 		next.held += r.held
-		if len(next.updates) >= scanBatch || next.held >= scanBytes/2 {
+		if len(next.updates) >= size || next.held >= scanBytes/2 {
 			batches <- next
-			next = batch{updates: make([]index.Update, 0, scanBatch)}
+			next, size = batch{updates: make([]index.Update, 0, scanBatch)}, scanBatch
 		}
 	}
 	if len(next.updates) > 0 {
