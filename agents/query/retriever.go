@@ -225,14 +225,13 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 	return r.entries(ctx, hits)
 }
 
-// Question searches the question's own words together, any of them, as
-// one query the index ranks (BM25 over all the words, the notes holding
-// more of them or holding them in a title or heading first): how margin
-// looks when no model planned the search, and what an offline answer
-// cites. Searched one by one, each word's best notes came first, and a
-// question's most frequent word (a note's "canvas" in every language)
-// crowded out the note that answers it. The entries keep the search's
-// order in their Rank; at most MaxEntries, the best.
+// Question searches the question's own words together, as queries the
+// index ranks (BM25 over all the words, title and headings first): how
+// margin looks when no model planned the search, and what an offline
+// answer cites. Searched one by one, each word's best notes came first,
+// and a question's most frequent word (a note's "canvas" in every
+// language) crowded out the note that answers it. The entries keep the
+// searches' order in their Rank; at most MaxEntries, the best.
 func (r *Retriever) Question(ctx context.Context, question string, vocab map[string]string, attempt int) (Retrieval, error) {
 	words := keywordsOf(question)
 	in := Instruction{Purpose: "the question's own words, any of them", Keywords: words}
@@ -247,21 +246,43 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 	if r.MaxEntries <= 0 {
 		limit = index.DefaultLimit
 	}
-	res, err := r.Index.Find(ctx, index.Query{Text: strings.Join(words, " "), Mode: index.ModeAny, Expand: expansion(vocab), Limit: limit})
-	if err != nil {
-		return Retrieval{}, err
+	// The notes that hold every word come first, then those that hold
+	// some: searching any of them alone, a note with one common word in
+	// its title or headings outranks one whose text holds them all.
+	q := index.Query{Text: strings.Join(words, " "), Expand: expansion(vocab), Limit: limit}
+	var (
+		hits  []index.Hit
+		total int
+		had   = map[string]bool{}
+	)
+	for _, mode := range []index.Mode{index.ModeAll, index.ModeAny} {
+		if mode == index.ModeAll && len(words) < 2 {
+			continue
+		}
+		q.Mode = mode
+		res, err := r.Index.Find(ctx, q)
+		if err != nil {
+			return Retrieval{}, err
+		}
+		for _, h := range res.Hits {
+			if !had[h.Path] {
+				had[h.Path] = true
+				hits = append(hits, h)
+			}
+		}
+		total = res.Total // any of the words: every note either search found
 	}
-	hits := res.Hits
 	if r.MaxEntries > 0 && len(hits) > r.MaxEntries {
 		hits, out.Truncated = hits[:r.MaxEntries], true
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%d notes matched; kept the best %d (query.max_entries)", res.Total, r.MaxEntries))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d notes matched; kept the best %d (query.max_entries)", total, r.MaxEntries))
 	}
 	ranked(hits)
+	var err error
 	if out.Entries, err = r.entries(ctx, hits); err != nil {
 		return Retrieval{}, err
 	}
 	sortEntries(out.Entries)
-	a.Found, out.Total = len(out.Entries), res.Total
+	a.Found, out.Total = len(out.Entries), total
 	if a.Found == 0 {
 		out.Warnings = append(out.Warnings, a.Summary+": nothing found")
 	}

@@ -282,6 +282,16 @@ func TestDegradedAnswerCitesWhatAnswersTheQuestion(t *testing.T) {
 			"第三章 数据.md":    "# 数据\n\n整数和浮点数有什么区别？\n",
 		},
 		path: "第十章 数组和指针.md", heading: "数组和指针",
+	}, {
+		question: "Why did my bench press feel heavy?",
+		notes: map[string]string{
+			"Tasks/Bench 225.md":           "# Bench 225\n\nA clean single at 225 before the year ends.\n",
+			"Reference/Bench technique.md": "# Bench technique\n\nTuck the elbows, drive with the legs.\n",
+			"Reference/Heavy days.md":      "# Heavy days\n\nOne heavy day a week, squat or deadlift.\n",
+			"Daily/2026-11-13.md":          "## 07:15\n\nSlept badly.\n\n## 18:15\n\nBench press felt really heavy today.\n",
+			"Reference/Overhead press.md":  "# Overhead press\n\nStrict, no leg drive.\n",
+		},
+		path: "Daily/2026-11-13.md", heading: "18:15",
 	}} {
 		dir := t.TempDir()
 		for p, text := range c.notes {
