@@ -176,12 +176,7 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 			keywords = append(keywords, k)
 		}
 	}
-	// Fetch one more than the cap, so a truncated retrieval is noticed.
-	limit := r.MaxEntries + 1
-	if r.MaxEntries <= 0 {
-		limit = index.DefaultLimit
-	}
-	base := index.Query{From: in.From, To: in.To, Glob: in.Glob, Tags: in.Tags, Limit: limit}
+	base := index.Query{From: in.From, To: in.To, Glob: in.Glob, Tags: in.Tags, Limit: r.limit()}
 	var hits []index.Hit
 	switch {
 	case len(keywords) > 0:
@@ -234,7 +229,7 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 // searches' order in their Rank; at most MaxEntries, the best.
 func (r *Retriever) Question(ctx context.Context, question string, vocab map[string]string, attempt int) (Retrieval, error) {
 	words := keywordsOf(question)
-	in := Instruction{Purpose: "the question's own words, any of them", Keywords: words}
+	in := Instruction{Purpose: "the question's own words, all of them, then any", Keywords: words}
 	a := Attempt{Attempt: attempt, Strategy: strategy(in), Instruction: in, Summary: summary(in)}
 	out := Retrieval{}
 	if len(words) == 0 {
@@ -242,14 +237,10 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 		out.Attempts, out.Warnings = []Attempt{a}, []string{a.Summary + ": " + a.Err}
 		return out, nil
 	}
-	limit := r.MaxEntries + 1
-	if r.MaxEntries <= 0 {
-		limit = index.DefaultLimit
-	}
 	// The notes that hold every word come first, then those that hold
 	// some: searching any of them alone, a note with one common word in
 	// its title or headings outranks one whose text holds them all.
-	q := index.Query{Text: strings.Join(words, " "), Expand: expansion(vocab), Limit: limit}
+	q := index.Query{Text: strings.Join(words, " "), Expand: expansion(vocab), Limit: r.limit()}
 	var (
 		hits  []index.Hit
 		total int
@@ -288,6 +279,15 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 	}
 	out.Attempts = []Attempt{a}
 	return out, nil
+}
+
+// limit is how many hits a search asks for: one more than the cap, so
+// that a truncated retrieval is noticed.
+func (r *Retriever) limit() int {
+	if r.MaxEntries <= 0 {
+		return index.DefaultLimit
+	}
+	return r.MaxEntries + 1
 }
 
 // search runs a keyword search, its hits ranked by their place (see ranked).
