@@ -259,9 +259,10 @@ func (b *Bulk) fold(folded chan<- []searchRow, quit <-chan struct{}) {
 			return nil
 		}
 	}
+	toNotes, toFields := add(false), add(true)
 	for rows := range b.rows {
 		for i := range rows {
-			rows[i].rows(add(false), add(true))
+			rows[i].rows(toNotes, toFields)
 			notes, held = notes+1, held+rows[i].size()
 			rows[i] = ftsRow{}
 			if notes < foldNotes && held < foldBytes && i < len(rows)-1 {
