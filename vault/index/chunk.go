@@ -60,9 +60,7 @@ func (r *ftsRow) rows(fn, fields func(args []any) error) error {
 				args = append(args, s) // meta: tokens already
 				break
 			}
-			b.Reset()
-			searchText(&b, s)
-			args = append(args, b.String())
+			args = append(args, searchText(&b, s))
 		}
 		only := row[body] != "" && row[0]+row[1]+row[2]+row[3]+row[5] == ""
 		k, used, row = k+1, 0, [len(cols)]string{}

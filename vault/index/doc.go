@@ -27,7 +27,18 @@ func (r *ftsRow) size() int {
 // noteRow is the search row of a note with sections secs.
 func noteRow(id int64, path, title, props, meta string, secs []section) ftsRow {
 	r := ftsRow{id: id, title: title, path: strings.TrimSuffix(path, ".md"), props: props, meta: meta}
+	// Sized first: grown by doubling, the builders copied a cold index's
+	// text about twice over.
 	var hs, bs strings.Builder
+	hn, bn := 0, 0
+	for _, s := range secs {
+		if s.heading != "" {
+			hn += len(s.heading) + 1
+		}
+		bn += len(s.text) + 1
+	}
+	hs.Grow(hn)
+	bs.Grow(bn)
 	for _, s := range secs {
 		if s.heading != "" {
 			hs.WriteString(s.heading)

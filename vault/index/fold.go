@@ -243,8 +243,14 @@ func isAccent(r rune) bool {
 // separated, unspaced runs as their pairs and last character. Words of
 // ASCII letters and digits are written as they stand: FTS5's ascii
 // tokenizer splits ASCII text at the same bytes pieces does and
-// lower-cases it, so only the words around other runes need folding here.
-func searchText(b *strings.Builder, s string) {
+// lower-cases it, so only the words around other runes need folding here,
+// and ASCII text comes back as it is, uncopied. b is scratch space.
+func searchText(b *strings.Builder, s string) string {
+	if isASCII(s) {
+		return s
+	}
+	b.Reset()
+	b.Grow(len(s) + len(s)/4)
 	for len(s) > 0 {
 		k := 0
 		for k < len(s) && s[k] < utf8.RuneSelf {
@@ -253,7 +259,7 @@ func searchText(b *strings.Builder, s string) {
 		if k == len(s) {
 			b.WriteString(s)
 			b.WriteByte(' ')
-			return
+			break
 		}
 		// The word holding s[k] runs between ASCII separators; pieces
 		// flushes at each of them, so it folds alone to what it would
@@ -272,6 +278,7 @@ func searchText(b *strings.Builder, s string) {
 		foldedText(b, s[start:end])
 		s = s[end:]
 	}
+	return b.String()
 }
 
 // inWord: the byte is not an ASCII separator.
