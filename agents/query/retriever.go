@@ -176,6 +176,7 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 			keywords = append(keywords, k)
 		}
 	}
+	expand = withOtherNumber(expand, keywords)
 	base := index.Query{From: in.From, To: in.To, Glob: in.Glob, Tags: in.Tags, Limit: r.limit()}
 	var hits []index.Hit
 	switch {
@@ -229,7 +230,7 @@ func (r *Retriever) one(ctx context.Context, in Instruction, expand map[string][
 // searches' order in their Rank; at most MaxEntries, the best.
 func (r *Retriever) Question(ctx context.Context, question string, vocab map[string]string, attempt int) (Retrieval, error) {
 	words := keywordsOf(question)
-	in := Instruction{Purpose: "the question's own words, all of them, then any", Keywords: words}
+	in := Instruction{Purpose: "the question's own words, all of them as written, then in either number, then any", Keywords: words}
 	a := Attempt{Attempt: attempt, Strategy: strategy(in), Instruction: in, Summary: summary(in)}
 	out := Retrieval{}
 	if len(words) == 0 {
@@ -239,18 +240,26 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 	}
 	// The notes that hold every word come first, then those that hold
 	// some: searching any of them alone, a note with one common word in
-	// its title or headings outranks one whose text holds them all.
-	q := index.Query{Text: strings.Join(words, " "), Expand: expansion(vocab), Limit: r.limit()}
+	// its title or headings outranks one whose text holds them all. The
+	// words as written come before their other number (withOtherNumber):
+	// on a vault that says "vault" everywhere, "vaults" in either number
+	// put notes that hold "vault" once beside those about moving vaults.
+	exact := expansion(vocab)
+	either := withOtherNumber(exact, words)
+	q := index.Query{Text: strings.Join(words, " "), Limit: r.limit()}
 	var (
 		hits  []index.Hit
 		total int
 		had   = map[string]bool{}
 	)
-	for _, mode := range []index.Mode{index.ModeAll, index.ModeAny} {
-		if mode == index.ModeAll && len(words) < 2 {
+	for _, step := range []struct {
+		mode   index.Mode
+		expand map[string][]string
+	}{{index.ModeAll, exact}, {index.ModeAll, either}, {index.ModeAny, either}} {
+		if step.mode == index.ModeAll && len(words) < 2 {
 			continue
 		}
-		q.Mode = mode
+		q.Mode, q.Expand = step.mode, step.expand
 		res, err := r.Index.Find(ctx, q)
 		if err != nil {
 			return Retrieval{}, err
@@ -261,7 +270,7 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 				hits = append(hits, h)
 			}
 		}
-		total = res.Total // any of the words: every note either search found
+		total = res.Total // any of the words: every note the searches found
 	}
 	if r.MaxEntries > 0 && len(hits) > r.MaxEntries {
 		hits, out.Truncated = hits[:r.MaxEntries], true

@@ -43,6 +43,8 @@ func TestRetriever(t *testing.T) {
 			want: []string{"[[Daily/2026-11-13#18:15]]"}, not: []string{"[[Daily/2026-11-13#07:15]]"}},
 		{name: "vocabulary expands bp to bench press", in: Instruction{From: "2026-11-13", To: "2026-11-13", Keywords: []string{"bp"}},
 			want: []string{"[[Daily/2026-11-13#18:15]]"}},
+		{name: "a keyword's other number", in: Instruction{From: "2026-11-13", To: "2026-11-13", Keywords: []string{"bench presses"}},
+			want: []string{"[[Daily/2026-11-13#18:15]]"}},
 		{name: "glob reaches reference notes with their section text", in: Instruction{Glob: "Reference/**", Keywords: []string{"heavy bench"}},
 			want: []string{"[[Reference/Training program#Rules]]"}},
 		{name: "tags", in: Instruction{From: "2026-11-09", To: "2026-11-15", Tags: []string{"sleep"}},
@@ -292,6 +294,15 @@ func TestDegradedAnswerCitesWhatAnswersTheQuestion(t *testing.T) {
 			"Reference/Overhead press.md":  "# Overhead press\n\nStrict, no leg drive.\n",
 		},
 		path: "Daily/2026-11-13.md", heading: "18:15",
+	}, {
+		// The note says "restaurant"; the question asks for "restaurants".
+		question: "Which restaurants did I like in Kyoto?",
+		notes: map[string]string{
+			"Places/Kyoto.md":              "# Kyoto\n\nTemples, and walks along the river.\n",
+			"Places/Restaurants to try.md": "# Restaurants to try\n\nThe ramen place in Osaka, someday.\n",
+			"Places/Okonomi House.md":      "---\ncategories: [places]\n---\n# Okonomi House\n\nA small restaurant in Kyoto. The best okonomiyaki we had.\n",
+		},
+		path: "Places/Okonomi House.md", heading: "Okonomi House",
 	}} {
 		dir := t.TempDir()
 		for p, text := range c.notes {
@@ -310,5 +321,41 @@ func TestDegradedAnswerCitesWhatAnswersTheQuestion(t *testing.T) {
 		if len(got.Attempts) != 1 || got.Attempts[0].Found != len(got.Entries) || len(got.Entries) != len(c.notes) {
 			t.Errorf("%s: attempts %+v, %d entries: want one attempt that found every note", c.question, got.Attempts, len(got.Entries))
 		}
+	}
+}
+
+func TestOtherNumber(t *testing.T) {
+	for w, want := range map[string][]string{
+		"restaurants": {"restaurant"},
+		"restaurant":  {"restaurants"},
+		"cities":      {"city", "citie"},
+		"city":        {"cities"},
+		"movies":      {"movy", "movie"},
+		"boxes":       {"box", "boxe"},
+		"presses":     {"press", "presse"},
+		"press":       {"presses"},
+		"status":      {"statuses"},
+		"analysis":    {"analysises"},
+		"monkey":      {"monkeys"},
+		"notes":       {"note"},
+		"day":         nil, // too short to tell
+		"notizen":     {"notizens"},
+		"café":        nil, // not a to z
+		"指针":          nil,
+	} {
+		if got := otherNumber(w); !slices.Equal(got, want) {
+			t.Errorf("otherNumber(%q) = %q, want %q", w, got, want)
+		}
+	}
+	vocab := map[string][]string{"bench press": {"bp"}}
+	got := withOtherNumber(vocab, []string{"Bench Press", "kyoto"})
+	if want := []string{"bp", "bench presses"}; !slices.Equal(got["bench press"], want) {
+		t.Errorf("bench press: %q, want %q", got["bench press"], want)
+	}
+	if want := []string{"kyotos"}; !slices.Equal(got["kyoto"], want) {
+		t.Errorf("kyoto: %q, want %q", got["kyoto"], want)
+	}
+	if len(vocab["bench press"]) != 1 {
+		t.Errorf("the vocabulary changed: %q", vocab)
 	}
 }
