@@ -303,6 +303,16 @@ func TestDegradedAnswerCitesWhatAnswersTheQuestion(t *testing.T) {
 			"Places/Okonomi House.md":      "---\ncategories: [places]\n---\n# Okonomi House\n\nA small restaurant in Kyoto. The best okonomiyaki we had.\n",
 		},
 		path: "Places/Okonomi House.md", heading: "Okonomi House",
+	}, {
+		// "How do I make a note?": the FAQ's headings hold the question's
+		// own how (어떻게) and question ending (나요), not its subject.
+		question: "노트를 어떻게 만드나요?",
+		notes: map[string]string{
+			"ko/자주 묻는 질문.md":    "# 자주 묻는 질문\n\n## 비밀번호를 잊어버리면 어떻게 되나요?\n\n복구할 수 없어요.\n\n## 노트는 어디에 저장되나요?\n\n보관함 폴더에 저장돼요.\n",
+			"ko/첫 번째 노트 만들기.md": "# 첫 번째 노트 만들기\n\n새 노트를 만드는 방법: 리본에서 새 노트를 선택하세요.\n",
+			"ko/내부 링크.md":       "# 내부 링크\n\n다른 노트에 링크하려면 대괄호 두 개를 입력하세요.\n",
+		},
+		path: "ko/첫 번째 노트 만들기.md", heading: "첫 번째 노트 만들기",
 	}} {
 		dir := t.TempDir()
 		for p, text := range c.notes {
@@ -357,5 +367,20 @@ func TestOtherNumber(t *testing.T) {
 	}
 	if len(vocab["bench press"]) != 1 {
 		t.Errorf("the vocabulary changed: %q", vocab)
+	}
+}
+
+func TestHangulStems(t *testing.T) {
+	for q, want := range map[string]string{
+		"노트를 어떻게 만드나요?":         "노트를 만드",
+		"동기화는 어떻게 설정하나요?":       "동기화는 설정하",
+		"캔버스에 노트를 추가하려면?":       "캔버스에 노트를 추가하려면",
+		"무엇이 되나요?":              "",
+		"obsidian 노트 어떻게":       "obsidian 노트",
+		"how do i make a note?": "how do i make a note?",
+	} {
+		if got := hangulStems(q); got != want {
+			t.Errorf("hangulStems(%q) = %q, want %q", q, got, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // A person asking about "restaurants" means the note that says
@@ -63,3 +64,49 @@ func sibilant(w string) bool {
 	return strings.HasSuffix(w, "s") || strings.HasSuffix(w, "x") || strings.HasSuffix(w, "z") ||
 		strings.HasSuffix(w, "ch") || strings.HasSuffix(w, "sh")
 }
+
+// A Korean question ends in a verb with a question ending (만드나요:
+// "make", politely asked) and holds a question word (어떻게, "how").
+// The index finds Hangul as substrings (SPEC §3.2), so a question's
+// words are searched by their character pairs, and the pairs of those
+// (어떻, 떻게, 나요) matched every FAQ heading that asks "…어떻게 되나요?"
+// before the notes the question is about. hangulStems drops a question's
+// question words and cuts the question ending off its verbs. Particles
+// stay: how-to headings write "노트를 캔버스에 추가하려면" as questions do,
+// and their pairs find them.
+func hangulStems(text string) string {
+	fields := strings.Fields(text)
+	out := fields[:0]
+	for _, f := range fields {
+		w := strings.TrimRight(f, "?!.,;:")
+		if w == "" || strings.IndexFunc(w, func(r rune) bool { return r < 0xAC00 || r > 0xD7A3 }) >= 0 {
+			out = append(out, f)
+			continue
+		}
+		if hangulQuestionWords[w] {
+			continue
+		}
+		for _, e := range hangulEndings { // longest first
+			if strings.HasSuffix(w, e) {
+				w = w[:len(w)-len(e)]
+				break
+			}
+		}
+		if utf8.RuneCountInString(w) >= 2 { // a verb of one syllable (되나요, 있어요) says nothing to search
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+var (
+	// Question endings of a verb, longest first.
+	hangulEndings = []string{"습니까", "인가요", "나요", "까요", "니까", "가요", "어요", "아요", "해요", "지요", "죠"}
+	// Question and filler words, which any FAQ holds.
+	hangulQuestionWords = map[string]bool{
+		"어떻게": true, "어떤": true, "무엇": true, "무엇을": true, "무엇이": true, "무엇인가요": true, "뭐": true, "뭐가": true,
+		"왜": true, "언제": true, "어디": true, "어디서": true, "어디에": true, "누가": true, "누구": true, "어느": true,
+		"있나요": true, "있어요": true, "있습니까": true, "있을까요": true, "하나요": true, "할까요": true, "합니까": true,
+		"되나요": true, "됩니까": true, "될까요": true, "하는": true, "할": true, "수": true, "그리고": true, "또는": true,
+	}
+)
