@@ -172,7 +172,7 @@ func degradedAnswer(s *Session) (string, []Citation) {
 		b.WriteString(":")
 	}
 	for _, en := range bestEntries(s.Entries, shown) {
-		fmt.Fprintf(&b, "\n- %s %s", en.Link(), firstLine(en.Text))
+		fmt.Fprintf(&b, "\n- %s %s", en.Link(), quoteOf(en))
 		cites = append(cites, Citation{Path: en.Path, Heading: en.Heading, Line: en.Line, Link: en.Link()})
 	}
 	return b.String(), cites
@@ -186,6 +186,15 @@ func bestEntries(es []Entry, n int) []Entry {
 	slices.Reverse(out) // es is in date order
 	slices.SortStableFunc(out, func(a, b Entry) int { return cmp.Compare(b.Rank, a.Rank) })
 	return out[:min(n, len(out))]
+}
+
+// quoteOf is what a degraded answer shows of en: its text's first line,
+// else its properties on one line.
+func quoteOf(en Entry) string {
+	if q := firstLine(en.Text); q != "" {
+		return q
+	}
+	return firstLine(strings.ReplaceAll(en.Properties, "\n", " · "))
 }
 
 func firstLine(s string) string {

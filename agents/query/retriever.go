@@ -321,8 +321,8 @@ func ranked(hits []index.Hit) {
 // entries turns hits into whole entries: daily entries and other sections
 // as the index stored them.
 func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, error) {
-	days := map[string]map[string]Entry{}     // date → path#line → entry
-	notes := map[string][]index.SectionMeta{} // path → its sections
+	days := map[string]map[string]Entry{} // date → path#line → entry
+	notes := map[string]index.NoteText{}  // path → its properties and sections
 	var out []Entry
 	for _, h := range hits {
 		if r.excluded(h.Path) {
@@ -348,17 +348,20 @@ func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, err
 			}
 		}
 		en := Entry{Path: h.Path, Heading: h.Heading, Line: h.SectionLine, Date: h.Date, Text: h.Snippet, Rank: h.Rank}
-		secs, ok := notes[h.Path]
+		nt, ok := notes[h.Path]
 		if !ok {
 			var err error
 			// A note gone from the index since the search keeps its snippet.
-			if secs, err = r.Index.Sections(ctx, h.Path); err != nil && !errors.Is(err, index.ErrNotFound) {
+			if nt, err = r.Index.Text(ctx, h.Path); err != nil && !errors.Is(err, index.ErrNotFound) {
 				return nil, err
 			}
-			notes[h.Path] = secs
+			notes[h.Path] = nt
 		}
-		if t := sectionText(secs, h.SectionLine); t != "" {
+		if t := sectionText(nt.Sections, h.SectionLine); t != "" {
 			en.Text = t
+		}
+		if len(nt.Sections) > 0 && nt.Sections[0].Line == h.SectionLine {
+			en.Properties = nt.Properties
 		}
 		out = append(out, en)
 	}
@@ -417,6 +420,9 @@ func entriesTextCapped(entries []Entry, budget int) (string, bool) {
 		}
 		if en.Correction {
 			b.WriteString(" [correction]")
+		}
+		if en.Properties != "" {
+			b.WriteString("\n" + en.Properties)
 		}
 		b.WriteString("\n" + en.Text + "\n")
 		if len(en.Parsed) > 0 {

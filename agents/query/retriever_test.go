@@ -384,3 +384,36 @@ func TestHangulStems(t *testing.T) {
 		}
 	}
 }
+
+// A note made of properties alone (a movie and its rating) is quoted by
+// its properties: to the model in the prompt, and in an offline answer.
+// Only the entry that quotes a note's first section carries them.
+func TestEntriesQuoteProperties(t *testing.T) {
+	dir := t.TempDir()
+	vaulttest.Write(t, dir, "Movies/Heat.md", "---\ncategories: movies\nrating: 9\nyear: 1995\n---\n")
+	vaulttest.Write(t, dir, "Movies/Ronin.md", "---\ncategories: movies\nrating: 7\n---\nThe car chases.\n\n## Cast\n\nRobert De Niro, as Sam in the movies' best chase.\n")
+	v := querytest.IndexedVault(t, dir)
+	r := &Retriever{Index: v.Index(), MaxEntries: 200}
+	got, err := r.Question(context.Background(), "which movies did I rate?", nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLink := map[string]Entry{}
+	for _, en := range got.Entries {
+		byLink[en.Link()] = en
+	}
+	heat, cast := byLink["[[Movies/Heat]]"], byLink["[[Movies/Ronin#Cast]]"]
+	if heat.Properties != "categories: movies\nrating: 9\nyear: 1995" {
+		t.Errorf("Heat's properties %q", heat.Properties)
+	}
+	if cast.Path == "" || cast.Properties != "" {
+		t.Errorf("Ronin#Cast: %+v, want the section without the note's properties", cast)
+	}
+	if text := entriesText([]Entry{heat}); !strings.Contains(text, "rating: 9") {
+		t.Errorf("prompt text %q holds no rating", text)
+	}
+	answer, _ := degradedAnswer(&Session{Degraded: "the model is offline", Entries: []Entry{heat}})
+	if !strings.Contains(answer, "[[Movies/Heat]] categories: movies · rating: 9 · year: 1995") {
+		t.Errorf("offline answer %q does not quote Heat's properties", answer)
+	}
+}

@@ -131,6 +131,10 @@ type Entry struct {
 	Date       string `json:"date,omitempty"`
 	Correction bool   `json:"correction,omitempty"`
 	Text       string `json:"text"`
+	// Properties are the note's frontmatter fields, "key: value" a line,
+	// on the entry that quotes a note's first section: a note made of
+	// properties alone (a movie and its rating) has no other text.
+	Properties string `json:"properties,omitempty"`
 	// Parsed is the structured data stored for a logged entry, by domain.
 	Parsed map[string]any `json:"parsed,omitempty"`
 	// Rank is the search's relevance (higher is better; summed over the

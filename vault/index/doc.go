@@ -123,6 +123,22 @@ func propsOf(n *note.Note) string {
 	return b.String()
 }
 
+// propertiesOf is n's frontmatter as a reader quotes it: "key: value" a
+// line, values as propValue writes them.
+func propertiesOf(n *note.Note) string {
+	if n.Frontmatter == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range n.Frontmatter.Fields {
+		b.WriteString(f.Key)
+		b.WriteString(": ")
+		b.WriteString(propValue(f.Value))
+		b.WriteByte('\n')
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
 // propValue writes a decoded YAML value as text: lists and maps as their
 // values, dates as YYYY-MM-DD.
 func propValue(v any) string {

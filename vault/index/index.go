@@ -251,6 +251,16 @@ CREATE VIRTUAL TABLE fields_fts USING fts5(
 DELETE FROM files; DELETE FROM notes; DELETE FROM sections; DELETE FROM checklist_items;
 DELETE FROM tags; DELETE FROM aliases; DELETE FROM links; DELETE FROM index_state WHERE key = 'fts_pending';
 INSERT INTO notes_fts (notes_fts) VALUES ('delete-all');
+`, `
+-- A note's properties as written, "key: value" a line (see propertiesOf),
+-- so that a quote of a note made of properties alone (a movie, a book, a
+-- place) shows them. The old rows are dropped; the next walk indexes the
+-- vault again.
+ALTER TABLE notes ADD COLUMN properties TEXT NOT NULL DEFAULT '';
+DELETE FROM files; DELETE FROM notes; DELETE FROM sections; DELETE FROM checklist_items;
+DELETE FROM tags; DELETE FROM aliases; DELETE FROM links; DELETE FROM index_state WHERE key = 'fts_pending';
+INSERT INTO notes_fts (notes_fts) VALUES ('delete-all');
+INSERT INTO fields_fts (fields_fts) VALUES ('delete-all');
 `}
 
 // searchTables are the index's FTS5 tables: notes_fts, every note's text,

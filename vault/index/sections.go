@@ -152,43 +152,49 @@ type SectionMeta struct {
 	Text    string // the body, heading excluded, trimmed
 }
 
-// Sections returns the sections stored for the note at path, in order, so
-// that a reader needs neither the file nor a markdown parser to quote one.
+// NoteText is what the index stored of a note's text, so that a reader
+// needs neither the file nor a markdown parser to quote it.
+type NoteText struct {
+	Properties string        // the frontmatter's fields, "key: value" a line; "" without
+	Sections   []SectionMeta // in order
+}
+
+// Text returns the properties and sections stored for the note at path.
 // The error wraps ErrNotFound when path is not an indexed note.
-func (ix *Index) Sections(ctx context.Context, path string) ([]SectionMeta, error) {
+func (ix *Index) Text(ctx context.Context, path string) (NoteText, error) {
+	var out NoteText
 	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, fmt.Errorf("reading the sections of %s: %w", path, err)
+		return out, fmt.Errorf("reading the text of %s: %w", path, err)
 	}
 	defer tx.Rollback()
 	var headings string
 	var first, last int64
-	err = tx.QueryRowContext(ctx, `SELECT n.headings, n.first_section, n.last_section
-		FROM files f JOIN notes n ON n.file_id = f.id WHERE f.path = ?`, path).Scan(&headings, &first, &last)
+	err = tx.QueryRowContext(ctx, `SELECT n.headings, n.first_section, n.last_section, n.properties
+		FROM files f JOIN notes n ON n.file_id = f.id WHERE f.path = ?`, path).Scan(&headings, &first, &last, &out.Properties)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the sections of %s: %w", path, err)
+		return out, fmt.Errorf("reading the text of %s: %w", path, err)
 	}
 	var hs []HeadingMeta
 	if err := json.Unmarshal([]byte(headings), &hs); err != nil {
-		return nil, fmt.Errorf("reading the sections of %s: decoding headings: %w", path, err)
+		return out, fmt.Errorf("reading the text of %s: decoding headings: %w", path, err)
 	}
 	levels := make(map[int]int, len(hs)) // line → level
 	for _, h := range hs {
 		levels[h.Line] = h.Level
 	}
-	var out []SectionMeta
 	err = collect(ctx, tx, `SELECT line, heading, body FROM sections WHERE id BETWEEN ? AND ? ORDER BY id`, []any{first, last}, func(r *sql.Rows) error {
 		var s SectionMeta
 		err := r.Scan(&s.Line, &s.Heading, &s.Text)
 		s.Level = levels[s.Line]
-		out = append(out, s)
+		out.Sections = append(out.Sections, s)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading the sections of %s: %w", path, err)
+		return NoteText{}, fmt.Errorf("reading the text of %s: %w", path, err)
 	}
 	return out, nil
 }
