@@ -13,8 +13,9 @@ import (
 // question, and the last word of a keyword phrase ("bench presses" finds
 // "bench press"), gets its other number as an alternative
 // (index.Query.Expand). The rules are the plural's spelling, with no
-// dictionary; where they guess wrong ("movies" → "movy"), the guess
-// matches nothing, and it is searched beside the right one ("movie").
+// dictionary. A wrong guess mostly matches nothing ("movies" → "movy",
+// searched beside "movie"), but may be another word ("news" → "new"):
+// Question searches the words as written first.
 
 // withOtherNumber returns expand with the other number of each phrase's
 // last word added as an alternative of the phrase; expand itself is left
