@@ -663,8 +663,8 @@ func (s *Session) observerTrigger() string {
 // keywordsOf picks the content words of a question for a search without a
 // plan: long enough to mean something, not a question or filler word; and
 // in a script written without spaces, every pair of characters, which the
-// search ranks by how rare each is (see index.QuestionTerms), Korean
-// words without their particles and endings (see hangulStems).
+// search ranks by how rare each is (see index.QuestionTerms), a Korean
+// question without its question words and endings (see hangulStems).
 func keywordsOf(text string) []string {
 	words, pairs := index.QuestionTerms(hangulStems(strings.ToLower(text)))
 	var out []string

@@ -241,9 +241,8 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 	// The notes that hold every word come first, then those that hold
 	// some: searching any of them alone, a note with one common word in
 	// its title or headings outranks one whose text holds them all. The
-	// words as written come before their other number (withOtherNumber):
-	// on a vault that says "vault" everywhere, "vaults" in either number
-	// put notes that hold "vault" once beside those about moving vaults.
+	// words as written come before their other number (withOtherNumber),
+	// whose guess may be another word ("news" → "new").
 	exact := expansion(vocab)
 	either := withOtherNumber(exact, words)
 	q := index.Query{Text: strings.Join(words, " "), Limit: r.limit()}
