@@ -18,10 +18,10 @@ import (
 // Bulk is a cold build of the search tables. Writing notes_fts is half
 // the cost of indexing, and SQLite has one writer per database, so while a
 // Bulk is open Apply leaves the search tables alone and hands each
-// committed batch's search text to a second connection, which builds
-// identical FTS5 tables in a scratch database on another core. Finish
-// copies their storage (notes_fts_data, _idx, _docsize, and fields_fts's)
-// into the state database in one transaction. The secondary indexes of the other tables
+// committed batch's search text to other connections, which build
+// identical FTS5 tables in scratch databases, one a table, on the other
+// core. Finish copies their storage (notes_fts_data, _idx, _docsize, and
+// fields_fts's) into the state database in one transaction. The secondary indexes of the other tables
 // are dropped meanwhile and built again by Finish, in one sorted pass each,
 // which costs a fraction of keeping them up to date row by row.
 //
@@ -46,7 +46,7 @@ type Bulk struct {
 	ix        *Index
 	db        string // path of the index database
 	marker    *coldMarker
-	scratch   string // path of the scratch database
+	scratch   string // path of notes_fts's scratch database; fields_fts's adds "-fields"
 	structure []byte // notes_fts's structure record when the Bulk began
 	rows      chan []ftsRow
 	built     chan error
@@ -97,28 +97,29 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 		return nil, err
 	}
 	go func() { b.flushed <- b.flusher() }()
-	if err := removeDB(b.scratch); err != nil {
+	if err := b.removeScratch(); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
 	}
-	scratch, err := openScratch(ctx, b.scratch)
+	notes, err := openScratch(ctx, b.scratch, notesScratch)
 	if err == nil {
-		err = ix.inTx(ctx, dropIndexes)
-		if err == nil {
-			err = ix.setSynchronous(ctx, "OFF")
+		var fields *sql.DB
+		if fields, err = openScratch(ctx, b.fieldsScratch(), fieldsScratch); err == nil {
+			if err = ix.inTx(ctx, dropIndexes); err == nil {
+				err = ix.setSynchronous(ctx, "OFF")
+			}
+			if err == nil {
+				ix.mu.Lock()
+				ix.bulk = b
+				ix.mu.Unlock()
+				go func() { b.built <- b.build(notes, fields) }()
+				return b, nil
+			}
+			fields.Close()
 		}
-		if err != nil {
-			scratch.Close()
-			removeDB(b.scratch)
-		}
+		notes.Close()
+		b.removeScratch()
 	}
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
-	}
-	ix.mu.Lock()
-	ix.bulk = b
-	ix.mu.Unlock()
-	go func() { b.built <- b.build(scratch) }()
-	return b, nil
+	return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
 }
 
 // createIndex is how every index that dropIndexes drops is written; it
@@ -187,9 +188,39 @@ func (ix *Index) path(ctx context.Context) (string, error) {
 	return file, nil
 }
 
-// openScratch opens the scratch database with one connection and no
-// journal: it is deleted after use, and a crash leaves the marker behind.
-func openScratch(ctx context.Context, path string) (*sql.DB, error) {
+// The scratch databases' tables: the same columns and tokenizer as the
+// index's search tables, so that their storage can be copied there as is.
+// (A larger FTS5 hashsize, 4 or 16 MB rather than 1, made fewer segments
+// but cost as much CPU and 10-20 MB more memory.)
+var (
+	notesScratch = []string{
+		`CREATE VIRTUAL TABLE notes_fts USING fts5(
+			title, path, headings, props, body, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
+		// FTS5 merges level by level as it goes, four segments at a time
+		// by default, rewriting the same data once per level: 8% of a cold
+		// index's CPU at 10k notes. Sixteen at a time rewrites it a third
+		// as often; the table ends with up to 15 segments a level instead
+		// of 3, which costs searches some 15% until later writes merge it
+		// further. The setting lives in the scratch table's config, which
+		// is not copied.
+		`INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 16)`,
+	}
+	fieldsScratch = []string{
+		`CREATE VIRTUAL TABLE fields_fts USING fts5(
+			title, path, headings, props, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
+		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('automerge', 16)`,
+		// The fields hold many distinct terms and little else, which FTS5
+		// keeps in memory at several times the hash size it counts: at
+		// the default 1 MB, the help vault's cold index peaked 5 MiB
+		// higher than at 128 KiB (103.6 against 98.3 MiB, median of 5).
+		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('hashsize', 131072)`,
+	}
+)
+
+// openScratch opens a scratch database with one connection and no
+// journal, and makes its table: it is deleted after use, and a crash
+// leaves the marker behind.
+func openScratch(ctx context.Context, path string, table []string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(OFF)")
 	q.Add("_pragma", "synchronous(OFF)")
@@ -201,36 +232,21 @@ func openScratch(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	// The same columns and tokenizer as the index's search tables, so
-	// that their storage can be copied there as is. (A larger FTS5
-	// hashsize, 4 or 16 MB rather than 1, made fewer segments but cost as
-	// much CPU and 10-20 MB more memory.)
-	for _, q := range []string{
-		`CREATE VIRTUAL TABLE notes_fts USING fts5(
-			title, path, headings, props, body, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
-		`CREATE VIRTUAL TABLE fields_fts USING fts5(
-			title, path, headings, props, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
-		// FTS5 merges level by level as it goes, four segments at a time
-		// by default, rewriting the same data once per level: 8% of a cold
-		// index's CPU at 10k notes. Sixteen at a time rewrites it a third
-		// as often; the table ends with up to 15 segments a level instead
-		// of 3, which costs searches some 15% until later writes merge it
-		// further. The setting lives in the scratch table's config, which
-		// is not copied.
-		`INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 16)`,
-		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('automerge', 16)`,
-		// The fields hold many distinct terms and little else, which FTS5
-		// keeps in memory at several times the hash size it counts: at
-		// the default 1 MB, the help vault's cold index peaked 5 MiB
-		// higher than at 128 KiB (103.6 against 98.3 MiB, median of 5).
-		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('hashsize', 131072)`,
-	} {
+	for _, q := range table {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			db.Close()
 			return nil, err
 		}
 	}
 	return db, nil
+}
+
+// fieldsScratch is the path of fields_fts's scratch database.
+func (b *Bulk) fieldsScratch() string { return b.scratch + "-fields" }
+
+// removeScratch removes both scratch databases.
+func (b *Bulk) removeScratch() error {
+	return errors.Join(removeDB(b.scratch), removeDB(b.fieldsScratch()))
 }
 
 // A searchRow is one statement of the scratch build: the arguments of
@@ -289,13 +305,37 @@ const (
 	foldBytes = 1 << 20
 )
 
-// build indexes the rows fold sends it until they end, in one
-// transaction.
-func (b *Bulk) build(db *sql.DB) (err error) {
+// build indexes the rows fold sends it until they end: notes_fts on
+// this goroutine, fields_fts on one of its own, each in its scratch
+// database. On the Obsidian help vault, whose unspaced scripts are indexed
+// by character pairs, building both on one connection was the cold
+// index's critical path, with the writer's core idle for part of it.
+func (b *Bulk) build(notes, fields *sql.DB) error {
 	folded, quit := make(chan []searchRow), make(chan struct{})
 	go b.fold(folded, quit)
+	defer close(quit)
+	forFields, fieldsBuilt := make(chan []searchRow, 1), make(chan error, 1)
+	go func() {
+		// fields_fts is a tenth of the size of notes_fts and read by
+		// every search, so it is merged now (20 ms at 10k notes, and 7%
+		// off the mean search of the table's segments); notes_fts waits
+		// for MergeCold.
+		err := insertRows(fields, true, forFields, nil, `INSERT INTO fields_fts (fields_fts) VALUES ('optimize')`)
+		for range forFields { // a failed fields_fts must not hold up notes_fts
+		}
+		fieldsBuilt <- err
+	}()
+	err := insertRows(notes, false, folded, forFields, "")
+	close(forFields)
+	return errors.Join(err, <-fieldsBuilt)
+}
+
+// insertRows inserts the rows of each batch from in whose fields flag is
+// fields (insertFieldsSQL, else insertFTSSQL) into db, in one
+// transaction, then runs last, if any, and closes db. Each batch goes on
+// to next first, unless next is nil.
+func insertRows(db *sql.DB, fields bool, in <-chan []searchRow, next chan<- []searchRow, last string) (err error) {
 	defer func() {
-		close(quit)
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
@@ -311,31 +351,32 @@ func (b *Bulk) build(db *sql.DB) (err error) {
 		return err
 	}
 	defer tx.Rollback()
+	q := insertFTSSQL
+	if fields {
+		q = insertFieldsSQL
+	}
 	// Straight to the driver, as rowBuffer does: database/sql would convert
-	// and copy the five arguments of each of the (tens of thousands of) rows.
+	// and copy the arguments of each of the (tens of thousands of) rows.
 	err = conn.Raw(func(dc any) error {
-		insert, err := prepareRaw(ctx, dc, insertFTSSQL)
+		insert, err := prepareRaw(ctx, dc, q)
 		if err != nil {
 			return err
 		}
 		defer insert.Close()
-		insertFields, err := prepareRaw(ctx, dc, insertFieldsSQL)
-		if err != nil {
-			return err
-		}
-		defer insertFields.Close()
 		args := make([]driver.NamedValue, 7)
-		for rows := range folded {
+		for rows := range in {
+			if next != nil {
+				next <- rows
+			}
 			// One row per statement, as in Apply: see writer.
 			for _, r := range rows {
+				if r.fields != fields {
+					continue
+				}
 				for i, v := range r.args {
 					args[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 				}
-				s := insert
-				if r.fields {
-					s = insertFields
-				}
-				if err := execRaw(ctx, s, args[:len(r.args)]); err != nil {
+				if err := execRaw(ctx, insert, args[:len(r.args)]); err != nil {
 					return err
 				}
 			}
@@ -345,12 +386,10 @@ func (b *Bulk) build(db *sql.DB) (err error) {
 	if err != nil {
 		return err
 	}
-	// fields_fts is a tenth of the size of notes_fts and read by every
-	// search, so it is merged now, on this core (20 ms at 10k notes, and
-	// 7% off the mean search of the table's segments); notes_fts waits
-	// for MergeCold.
-	if _, err := tx.ExecContext(ctx, `INSERT INTO fields_fts (fields_fts) VALUES ('optimize')`); err != nil {
-		return err
+	if last != "" {
+		if _, err := tx.ExecContext(ctx, last); err != nil {
+			return err
+		}
 	}
 	return tx.Commit()
 }
@@ -399,7 +438,7 @@ func (b *Bulk) Finish(ctx context.Context) (err error) {
 	// this fail, the markers stay and the next Open restores the indexes.
 	rerr := ix.inTx(ctx, restoreIndexes)
 	berr := <-b.built
-	defer removeDB(b.scratch)
+	defer b.removeScratch()
 	if rerr != nil {
 		return fmt.Errorf("finishing the cold build: restoring indexes: %w", rerr)
 	}
@@ -481,10 +520,12 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = OFF`); err != nil {
 		return false, err
 	}
-	if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS bulk`, b.scratch); err != nil {
-		return false, err
+	for _, a := range [][2]string{{b.scratch, "bulk"}, {b.fieldsScratch(), "bulkfields"}} {
+		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS `+a[1], a[0]); err != nil {
+			return false, err
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE `+a[1])
 	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE bulk`)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, err
@@ -498,9 +539,9 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	var copies []string
-	for _, t := range searchTables {
+	for t, from := range map[string]string{"notes_fts": "bulk", "fields_fts": "bulkfields"} {
 		for _, part := range []string{"_data", "_idx", "_docsize"} {
-			copies = append(copies, `DELETE FROM main.`+t+part, `INSERT INTO main.`+t+part+` SELECT * FROM bulk.`+t+part)
+			copies = append(copies, `DELETE FROM main.`+t+part, `INSERT INTO main.`+t+part+` SELECT * FROM `+from+`.`+t+part)
 		}
 	}
 	for _, q := range append(copies,

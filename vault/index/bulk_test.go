@@ -98,8 +98,10 @@ func TestBulk(t *testing.T) {
 	if err := b.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(b.scratch); !os.IsNotExist(err) {
-		t.Errorf("scratch database left behind: %v", err)
+	for _, p := range []string{b.scratch, b.fieldsScratch()} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("scratch database left behind: %v", err)
+		}
 	}
 	checkLikeApply(t, ix)
 	// A second Bulk on a full index is declined.
