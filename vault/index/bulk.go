@@ -21,9 +21,10 @@ import (
 // committed batch's search text to other connections, which build
 // identical FTS5 tables in scratch databases, one a table, on the other
 // core. Finish copies their storage (notes_fts_data, _idx, _docsize, and
-// fields_fts's) into the state database in one transaction. The secondary indexes of the other tables
-// are dropped meanwhile and built again by Finish, in one sorted pass each,
-// which costs a fraction of keeping them up to date row by row.
+// fields_fts's) into the state database in one transaction. The
+// secondary indexes of the other tables are dropped meanwhile and built
+// again by Finish, in one sorted pass each, which costs a fraction of
+// keeping them up to date row by row.
 //
 // Until Finish, a text search finds none of the notes applied since
 // BeginBulk; queries without text see them as soon as their batch commits.
@@ -100,26 +101,31 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 	if err := b.removeScratch(); err != nil {
 		return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
 	}
+	var fields *sql.DB
 	notes, err := openScratch(ctx, b.scratch, notesScratch)
 	if err == nil {
-		var fields *sql.DB
-		if fields, err = openScratch(ctx, b.fieldsScratch(), fieldsScratch); err == nil {
-			if err = ix.inTx(ctx, dropIndexes); err == nil {
-				err = ix.setSynchronous(ctx, "OFF")
-			}
-			if err == nil {
-				ix.mu.Lock()
-				ix.bulk = b
-				ix.mu.Unlock()
-				go func() { b.built <- b.build(notes, fields) }()
-				return b, nil
-			}
-			fields.Close()
-		}
-		notes.Close()
-		b.removeScratch()
+		fields, err = openScratch(ctx, b.fieldsScratch(), fieldsScratch)
 	}
-	return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
+	if err == nil {
+		err = ix.inTx(ctx, dropIndexes)
+	}
+	if err == nil {
+		err = ix.setSynchronous(ctx, "OFF")
+	}
+	if err != nil {
+		for _, db := range []*sql.DB{notes, fields} {
+			if db != nil {
+				db.Close()
+			}
+		}
+		b.removeScratch()
+		return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
+	}
+	ix.mu.Lock()
+	ix.bulk = b
+	ix.mu.Unlock()
+	go func() { b.built <- b.build(notes, fields) }()
+	return b, nil
 }
 
 // createIndex is how every index that dropIndexes drops is written; it
