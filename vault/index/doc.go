@@ -111,32 +111,28 @@ func metaTokens(n *note.Note) string {
 
 // propsOf is the text of n's frontmatter values, one field a line, so that
 // they are found as words.
-func propsOf(n *note.Note) string {
+func propsOf(n *note.Note) string { return fieldLines(n, false) }
+
+// propertiesOf is n's frontmatter as a reader quotes it: "key: value" a
+// line.
+func propertiesOf(n *note.Note) string { return strings.TrimSuffix(fieldLines(n, true), "\n") }
+
+// fieldLines writes each frontmatter field of n on a line of its own, its
+// value as propValue writes it, after its key when keys.
+func fieldLines(n *note.Note, keys bool) string {
 	if n.Frontmatter == nil {
 		return ""
 	}
 	var b strings.Builder
 	for _, f := range n.Frontmatter.Fields {
+		if keys {
+			b.WriteString(f.Key)
+			b.WriteString(": ")
+		}
 		b.WriteString(propValue(f.Value))
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// propertiesOf is n's frontmatter as a reader quotes it: "key: value" a
-// line, values as propValue writes them.
-func propertiesOf(n *note.Note) string {
-	if n.Frontmatter == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, f := range n.Frontmatter.Fields {
-		b.WriteString(f.Key)
-		b.WriteString(": ")
-		b.WriteString(propValue(f.Value))
-		b.WriteByte('\n')
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // propValue writes a decoded YAML value as text: lists and maps as their
