@@ -243,22 +243,33 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 	// its title or headings outranks one whose text holds them all. The
 	// words as written come before their other number (withOtherNumber),
 	// whose guess may be another word ("news" → "new").
+	// A question whose words have no other number (Chinese, say) makes
+	// no second search of all of them.
+	type step struct {
+		mode   index.Mode
+		expand map[string][]string
+	}
 	exact := expansion(vocab)
-	either := withOtherNumber(exact, words)
+	var steps []step
+	if len(words) >= 2 {
+		steps = append(steps, step{index.ModeAll, exact})
+	}
+	either := exact
+	if slices.ContainsFunc(words, func(w string) bool { return otherNumber(w) != nil }) {
+		either = withOtherNumber(exact, words)
+		if len(words) >= 2 {
+			steps = append(steps, step{index.ModeAll, either})
+		}
+	}
+	steps = append(steps, step{index.ModeAny, either})
 	q := index.Query{Text: strings.Join(words, " "), Limit: r.limit()}
 	var (
 		hits  []index.Hit
 		total int
 		had   = map[string]bool{}
 	)
-	for _, step := range []struct {
-		mode   index.Mode
-		expand map[string][]string
-	}{{index.ModeAll, exact}, {index.ModeAll, either}, {index.ModeAny, either}} {
-		if step.mode == index.ModeAll && len(words) < 2 {
-			continue
-		}
-		q.Mode, q.Expand = step.mode, step.expand
+	for _, st := range steps {
+		q.Mode, q.Expand = st.mode, st.expand
 		res, err := r.Index.Find(ctx, q)
 		if err != nil {
 			return Retrieval{}, err
