@@ -265,75 +265,60 @@ func (p *queryPlan) namedNotes(ctx context.Context, tx readTx) (map[int64]bool, 
 // weighing less the more of the note's sections hold it (its heading and,
 // for the first, the note's title count), the earliest among equals; its
 // line is that of the first match in it.
+//
+// A section that holds every term weighs most whatever the weights, so a
+// note's sections are read in order only until one does. The first, with
+// the title, does for most hits: on the Obsidian help vault the rest, whose
+// bodies were most of what a search read, stay unread for three hits in
+// four.
 func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (map[int64]Hit, error) {
-	type sec struct {
-		id                  int64
-		heading, body, date string
-		line, bodyLine      int
-		held                []bool // by probe
-		inBody              bool   // some probe is in the body, not only the title or heading
-	}
-	secs := make(map[int64][]sec, len(ids))
-	paths := make(map[int64]string, len(ids))
 	probes := termProbes(terms)
-	// In no order: an ORDER BY would copy every section, body and all,
-	// into a sorter first. The body last: SQLite reads a record's columns
-	// in order, and a long body runs over pages. The paths apart, not
-	// once per section.
-	err := collect(ctx, tx, `SELECT n.file_id, s.id, s.line, s.heading, s.title, COALESCE(s.date, ''), s.body_line, s.body
-		FROM notes n JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+	notes := make(map[int64]*hitNote, len(ids))
+	// The first section's body only; the others' are read by rest. The
+	// columns after the body (date, body_line) with it: a record's columns
+	// are read in order, and a long body runs over pages. In no order: an
+	// ORDER BY would copy every row into a sorter first.
+	err := collect(ctx, tx, `SELECT n.file_id, f.path, s.id, s.line, s.title, s.heading, s.id = n.first_section,
+			CASE WHEN s.id = n.first_section THEN s.body END,
+			CASE WHEN s.id = n.first_section THEN COALESCE(s.date, '') END,
+			CASE WHEN s.id = n.first_section THEN s.body_line END
+		FROM notes n JOIN files f ON f.id = n.file_id JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
 		WHERE n.file_id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
 		var id int64
-		var title string
-		var s sec
-		if err := r.Scan(&id, &s.id, &s.line, &s.heading, &title, &s.date, &s.bodyLine, &s.body); err != nil {
+		var path, title string
+		var first bool
+		var body, date sql.NullString
+		var bodyLine sql.NullInt64
+		var s hitSection
+		if err := r.Scan(&id, &path, &s.id, &s.line, &title, &s.heading, &first, &body, &date, &bodyLine); err != nil {
 			return err
 		}
-		s.held = probes.held(s.body)
-		s.inBody = slices.Contains(s.held, true)
-		for i, h := range probes.held(title, s.heading) {
-			s.held[i] = s.held[i] || h
+		s.held = probes.held(title, s.heading)
+		if first {
+			s.read(probes, body.String, date.String, int(bodyLine.Int64))
 		}
-		secs[id] = append(secs[id], s)
+		n := notes[id]
+		if n == nil {
+			n = &hitNote{path: path}
+			notes[id] = n
+		}
+		n.secs = append(n.secs, s)
 		return nil
 	})
-	if err == nil {
-		err = collect(ctx, tx, `SELECT id, path FROM files WHERE id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(r *sql.Rows) error {
-			var id int64
-			var path string
-			err := r.Scan(&id, &path)
-			paths[id] = path
-			return err
-		})
-	}
 	if err != nil {
 		return nil, fmt.Errorf("reading hits: %w", err)
 	}
-	out := make(map[int64]Hit, len(secs))
-	for id, ss := range secs {
-		slices.SortFunc(ss, func(a, b sec) int { return cmp.Compare(a.id, b.id) }) // in the note's order
-		df := make([]int, len(probes.texts))
-		for _, s := range ss {
-			for i, h := range s.held {
-				if h {
-					df[i]++
-				}
+	out := make(map[int64]Hit, len(notes))
+	for id, n := range notes {
+		slices.SortFunc(n.secs, func(a, b hitSection) int { return cmp.Compare(a.id, b.id) }) // in the note's order
+		best := 0
+		if !n.secs[0].holdsAll() {
+			if best, err = n.rest(ctx, tx, probes); err != nil {
+				return nil, fmt.Errorf("reading hits: %w", err)
 			}
 		}
-		best, bestScore := 0, 0.0
-		for j, s := range ss {
-			score := 0.0
-			for i, h := range s.held {
-				if h {
-					score += 1 / float64(df[i])
-				}
-			}
-			if score > bestScore+1e-9 {
-				best, bestScore = j, score
-			}
-		}
-		s := ss[best]
-		h := Hit{Path: paths[id], Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
+		s := n.secs[best]
+		h := Hit{Path: n.path, Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
 		if !s.inBody && probes.exact(s.body) {
 			// The match is in the title or heading: the body need not be
 			// split to find none in it.
@@ -346,6 +331,85 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		out[id] = h
 	}
 	return out, nil
+}
+
+// A hitNote is a note bestSections looks into, its sections in order.
+type hitNote struct {
+	path string
+	secs []hitSection
+}
+
+// A hitSection is a section of a hit; its body is read once held knows
+// what its title and heading hold.
+type hitSection struct {
+	id                  int64
+	heading, body, date string
+	line, bodyLine      int
+	held                []bool // by probe
+	inBody              bool   // some probe is in the body, not only the title or heading
+}
+
+// read takes the section's body and the columns after it, and adds what
+// the body holds.
+func (s *hitSection) read(p *probes, body, date string, bodyLine int) {
+	s.body, s.date, s.bodyLine = body, date, bodyLine
+	for i, h := range p.held(body) {
+		s.inBody = s.inBody || h
+		s.held[i] = s.held[i] || h
+	}
+}
+
+func (s *hitSection) holdsAll() bool { return !slices.Contains(s.held, false) }
+
+// rest reads the bodies of the note's sections after the first, in order,
+// until one holds every probe, and returns the index of the best section.
+func (n *hitNote) rest(ctx context.Context, tx readTx, p *probes) (int, error) {
+	if len(n.secs) == 1 {
+		return 0, nil
+	}
+	// The same rows as bestSections', in the same transaction.
+	rows, err := tx.QueryContext(ctx, `SELECT body, COALESCE(date, ''), body_line FROM sections WHERE id BETWEEN ? AND ? ORDER BY id`,
+		n.secs[1].id, n.secs[len(n.secs)-1].id)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	for i := 1; i < len(n.secs) && rows.Next(); i++ {
+		var body, date string
+		var bodyLine int
+		if err := rows.Scan(&body, &date, &bodyLine); err != nil {
+			return 0, err
+		}
+		if n.secs[i].read(p, body, date, bodyLine); n.secs[i].holdsAll() {
+			return i, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	// No section holds every probe: weigh each by how few of the
+	// note's sections hold it.
+	df := make([]int, len(p.texts))
+	for _, s := range n.secs {
+		for i, h := range s.held {
+			if h {
+				df[i]++
+			}
+		}
+	}
+	best, bestScore := 0, 0.0
+	for j, s := range n.secs {
+		score := 0.0
+		for i, h := range s.held {
+			if h {
+				score += 1 / float64(df[i])
+			}
+		}
+		if score > bestScore+1e-9 {
+			best, bestScore = j, score
+		}
+	}
+	return best, nil
 }
 
 // propTerm is a key:value filter: a key of letters, digits, '_' and '-',
