@@ -45,13 +45,14 @@ func Open(ctx context.Context, path string) (*Index, error) {
 			db.Close()
 			return nil, fmt.Errorf("opening index: %w", err)
 		}
+		if ix.ranker, err = store.OpenReaderNoWait(path); err != nil {
+			db.Close()
+			ix.file.Close()
+			return nil, fmt.Errorf("opening index: %w", err)
+		}
 	}
 	if err := ix.repair(ctx); err != nil {
-		db.Close()
-		if ix.file != nil {
-			ix.file.Close()
-		}
-		return nil, fmt.Errorf("opening index: %w", err)
+		return nil, errors.Join(fmt.Errorf("opening index: %w", err), ix.Close())
 	}
 	return ix, nil
 }

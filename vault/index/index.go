@@ -52,6 +52,12 @@ type Index struct {
 	unsynced []*coldMarker
 
 	stmts stmtCache // of searches
+
+	// ranker is a read-only pool on the same file whose connections never
+	// wait for a lock, for the half of a long ranking that runs beside a
+	// search's own transaction (see rankHalves); nil in memory.
+	ranker      *sql.DB
+	rankerStmts stmtCache
 }
 
 // Close closes the index's database.
@@ -60,6 +66,10 @@ func (ix *Index) Close() error {
 	err := ix.dropWriteConn()
 	ix.writing.Unlock()
 	ix.stmts.close()
+	if ix.ranker != nil {
+		ix.rankerStmts.close()
+		err = errors.Join(err, ix.ranker.Close())
+	}
 	err = errors.Join(err, store.CloseRebuildable(ix.db))
 	if ix.file != nil {
 		// Only now: closing it while SQLite's connections were open would

@@ -66,6 +66,21 @@ type readTx struct {
 	tx    *sql.Tx
 	db    *sql.DB
 	stmts *stmtCache
+
+	// ranker is the pool of the transactions beside this one (see
+	// beside), nil for none.
+	ranker      *sql.DB
+	rankerStmts *stmtCache
+}
+
+// beside runs f in a read transaction on r's ranker pool, beside r.
+func (r readTx) beside(ctx context.Context, f func(readTx) error) error {
+	tx, err := r.ranker.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return f(readTx{tx: tx, db: r.ranker, stmts: r.rankerStmts})
 }
 
 func (r readTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // TestRankTiers: a note that holds the query in a heading ranks above
@@ -118,18 +121,87 @@ func TestSecondTierRanksEveryMatch(t *testing.T) {
 	if err != nil || len(want) != notes {
 		t.Fatalf("reference ranking: %d notes, %v", len(want), err)
 	}
-	for _, limit := range []int{5, 20, 200} {
-		r, err := ix.Find(ctx, Query{Text: "tired", Limit: limit})
-		if err != nil {
+	check := func(t *testing.T) {
+		for _, limit := range []int{5, 20, 200} {
+			r, err := ix.Find(ctx, Query{Text: "tired", Limit: limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, h := range r.Hits[4:] {
+				got = append(got, h.Path)
+			}
+			if r.Total != notes+4 || !r.Truncated || !slices.Equal(got, want[:limit-4]) {
+				t.Errorf("limit %d: total %d, second tier %v; want total %d, %v", limit, r.Total, got, notes+4, want[:limit-4])
+			}
+		}
+	}
+	// Over rankInHalves matches, ranked in two halves, one of them in a
+	// transaction beside the search's: the only use of the ranker pool.
+	t.Run("halves", func(t *testing.T) {
+		check(t)
+		if ix.ranker.Stats().OpenConnections == 0 {
+			t.Error("no half was ranked beside the search")
+		}
+	})
+	// When that transaction cannot begin, the search ranks both itself.
+	t.Run("one connection", func(t *testing.T) {
+		ranker := ix.ranker
+		defer func() { ix.ranker = ranker }()
+		var err error
+		if ix.ranker, err = store.OpenReaderNoWait(filepath.Join(t.TempDir(), "missing", "index.db")); err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, h := range r.Hits[4:] {
-			got = append(got, h.Path)
+		defer ix.ranker.Close()
+		check(t)
+	})
+}
+
+// TestRankingBesideNeverWaits: the transaction beside a search fails at
+// once, rather than wait, when a writer is waiting for the search's own
+// read lock to commit: waiting, each would wait for the other until the
+// busy timeout ran out.
+func TestRankingBesideNeverWaits(t *testing.T) {
+	ix, dbPath := openIndex(t)
+	apply(t, ix, fixture{path: "Notes/a.md", kind: note.KindNote, content: "# A\n\ntired\n"}.update())
+	ctx := context.Background()
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM files`).Scan(&n); err != nil { // takes the read lock
+		t.Fatal(err)
+	}
+	written := make(chan error, 1)
+	go func() {
+		written <- ix.Apply(ctx, []Update{fixture{path: "Notes/b.md", kind: note.KindNote, content: "# B\n\ntired\n"}.update()})
+	}()
+	// Until the writer holds the pending lock, which turns new readers away.
+	probe, err := store.OpenReaderNoWait(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer probe.Close()
+	for deadline := time.Now().Add(5 * time.Second); probe.QueryRowContext(ctx, `SELECT count(*) FROM files`).Scan(&n) == nil; {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never waited for the reader")
 		}
-		if r.Total != notes+4 || !r.Truncated || !slices.Equal(got, want[:limit-4]) {
-			t.Errorf("limit %d: total %d, second tier %v; want total %d, %v", limit, r.Total, got, notes+4, want[:limit-4])
-		}
+		time.Sleep(time.Millisecond)
+	}
+	rt := readTx{tx: tx, db: ix.db, stmts: &ix.stmts, ranker: ix.ranker, rankerStmts: &ix.rankerStmts}
+	start := time.Now()
+	err = rt.beside(ctx, func(b readTx) error { return b.QueryRowContext(ctx, `SELECT count(*) FROM files`).Scan(&n) })
+	if err == nil {
+		t.Error("read beside a writer that holds the pending lock")
+	}
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("the transaction beside waited %v for the lock", waited)
+	}
+	tx.Rollback()
+	if err := <-written; err != nil {
+		t.Fatalf("the writer failed once the reader was done: %v", err)
 	}
 }
 

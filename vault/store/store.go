@@ -52,6 +52,27 @@ func OpenRebuildable(ctx context.Context, path string) (*sql.DB, error) {
 	return open(ctx, path, "TRUNCATE", RebuildablePageSize)
 }
 
+// OpenReaderNoWait opens a read-only pool on the database at path, made
+// by Open or OpenRebuildable, whose connections fail with SQLITE_BUSY at
+// once rather than wait for a lock: for a reader beside another that
+// already holds one, which must never wait for a writer that in turn
+// waits for that other reader.
+func OpenReaderNoWait(path string) (*sql.DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("_busy_timeout", "0")
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", path, err)
+	}
+	return db, nil
+}
+
 // CloseRebuildable closes a database OpenRebuildable opened and removes
 // its journal file, which TRUNCATE leaves empty between transactions and
 // a person would find beside the index after every command. Switching the
