@@ -113,7 +113,7 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 		return Result{}, fmt.Errorf("searching: %w", err)
 	}
 	defer tx.Rollback()
-	rt := readTx{tx: tx, db: ix.db, stmts: &ix.stmts, ranker: ix.ranker, rankerStmts: &ix.rankerStmts}
+	rt := ix.reading(tx)
 	var r Result
 	if p.match == "" {
 		r, err = p.list(ctx, rt)

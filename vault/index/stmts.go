@@ -73,6 +73,12 @@ type readTx struct {
 	rankerStmts *stmtCache
 }
 
+// reading is tx, a read transaction of ix's pool, with ix's prepared
+// statements and its ranker pool.
+func (ix *Index) reading(tx *sql.Tx) readTx {
+	return readTx{tx: tx, db: ix.db, stmts: &ix.stmts, ranker: ix.ranker, rankerStmts: &ix.rankerStmts}
+}
+
 // beside runs f in a read transaction on r's ranker pool, beside r.
 func (r readTx) beside(ctx context.Context, f func(readTx) error) error {
 	tx, err := r.ranker.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})

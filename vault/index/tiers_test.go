@@ -190,7 +190,7 @@ func TestRankingBesideNeverWaits(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	rt := readTx{tx: tx, db: ix.db, stmts: &ix.stmts, ranker: ix.ranker, rankerStmts: &ix.rankerStmts}
+	rt := ix.reading(tx)
 	start := time.Now()
 	err = rt.beside(ctx, func(b readTx) error { return b.QueryRowContext(ctx, `SELECT count(*) FROM files`).Scan(&n) })
 	if err == nil {

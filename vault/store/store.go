@@ -65,8 +65,7 @@ func OpenReaderNoWait(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Set("_busy_timeout", "0")
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
-	db, err := sql.Open("sqlite", u.String())
+	db, err := sql.Open("sqlite", fileURI(abs, q))
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
@@ -111,8 +110,8 @@ func open(ctx context.Context, path, journal string, pageSize int) (*sql.DB, err
 	return db, nil
 }
 
-// dsn builds a file: URI so that characters such as '?', '#' and '%' in a
-// vault path are escaped instead of being read as URI syntax.
+// dsn is the file: URI of the database at abs with margin's connection
+// settings.
 func dsn(abs, journal string, pageSize int) string {
 	q := url.Values{}
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
@@ -130,6 +129,13 @@ func dsn(abs, journal string, pageSize int) string {
 	if pageSize != 0 {
 		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageSize))
 	}
+	return fileURI(abs, q)
+}
+
+// fileURI is the file: URI of the database at abs with query q, so that
+// characters such as '?', '#' and '%' in a vault path are escaped instead
+// of being read as URI syntax.
+func fileURI(abs string, q url.Values) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
 	return u.String()
 }
