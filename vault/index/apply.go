@@ -289,7 +289,7 @@ var childTables = []string{"notes", "checklist_items", "tags", "aliases", "links
 
 func newWriter(ctx context.Context, wc *writeConn, tx *sql.Tx, batch []Update) (*writer, error) {
 	w := &writer{wc: wc, tx: tx, touched: make(map[string]bool), ids: make(map[string]int64, len(batch)),
-		stmts: make(map[string]*sql.Stmt)}
+		stmts: make(map[string]*sql.Stmt), ftsRows: make([]ftsRow, 0, len(batch))}
 	// One lookup for the whole batch rather than one per update.
 	paths := make([]string, len(batch))
 	for i, u := range batch {

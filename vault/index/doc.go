@@ -81,32 +81,65 @@ func propToken(key string, value folded) string {
 // filter matches nested tags; and each word of each property value. They
 // are indexed once per note.
 func metaTokens(n *note.Note) string {
-	var toks []string
+	var m metaText
 	if t := taskOf(n); t != nil {
-		toks = append(toks, metaKind+string(note.KindTask),
-			metaToken(metaStatus, strings.ToLower(t.Status)), metaToken(metaPriority, t.Priority))
+		m.add(metaKind+string(note.KindTask), "")
+		m.add(metaStatus, strings.ToLower(t.Status))
+		m.add(metaPriority, t.Priority)
 	}
 	for _, tag := range n.Tags {
 		k := tagKey(tag)
 		for i := range len(k) {
 			if k[i] == '/' {
-				toks = append(toks, metaToken(metaTag, k[:i]))
+				m.add(metaTag, k[:i])
 			}
 		}
-		toks = append(toks, metaToken(metaTag, k))
+		m.add(metaTag, k)
 	}
 	if n.Frontmatter != nil {
-		seen := map[string]bool{}
 		for _, f := range n.Frontmatter.Fields {
-			pieces(propValue(f.Value), func(p folded) {
-				if t := propToken(f.Key, p); !seen[t] {
-					seen[t] = true
-					toks = append(toks, t)
-				}
-			})
+			key := fold(f.Key) + ":"
+			pieces(propValue(f.Value), func(p folded) { m.addProp(key, p.text) })
 		}
 	}
-	return strings.Join(toks, " ")
+	return string(m.b)
+}
+
+// metaText writes filter tokens into one buffer, space separated: a
+// cold index makes one string of them a note, not one a token.
+type metaText struct {
+	b     []byte
+	props [][2]int // where each property token lies in b
+}
+
+// add writes the token of prefix and value, as metaToken does.
+func (m *metaText) add(prefix, value string) {
+	if len(m.b) > 0 {
+		m.b = append(m.b, ' ')
+	}
+	m.b = append(m.b, prefix...)
+	m.b = hex.AppendEncode(m.b, []byte(value))
+}
+
+// addProp writes the token of one word of a property, as propToken does,
+// unless an earlier one is the same; key is the property's, folded, and
+// ":".
+func (m *metaText) addProp(key, word string) {
+	n := len(m.b)
+	m.add(metaProp, key)
+	m.b = hex.AppendEncode(m.b, []byte(word))
+	start := n
+	if n > 0 {
+		start++ // the space
+	}
+	tok := m.b[start:]
+	for _, p := range m.props {
+		if string(m.b[p[0]:p[1]]) == string(tok) {
+			m.b = m.b[:n]
+			return
+		}
+	}
+	m.props = append(m.props, [2]int{start, len(m.b)})
 }
 
 // propsOf is the text of n's frontmatter values, one field a line, so that

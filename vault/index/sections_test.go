@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/margin-md/margin/vault/note"
@@ -65,5 +67,53 @@ func TestText(t *testing.T) {
 	}
 	if _, err := ix.Text(ctx, "Nowhere.md"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown note: %v, want ErrNotFound", err)
+	}
+}
+
+// TestMetaTokensAreTheQueries: a note's filter tokens are the ones a
+// query's filters look for (metaToken, propToken), each once.
+func TestMetaTokensAreTheQueries(t *testing.T) {
+	src := `---
+type: task
+status: Doing
+priority: high
+tags: [work/infra, Sleep]
+artist: "[[Paul Chambers]]"
+rating: 7
+Größe: Straße straße STRASSE
+genres: [jazz, bebop, jazz]
+---
+# Fix the backup #area/home
+`
+	n := note.Parse("Tasks/Fix the backup.md", []byte(src), note.Options{})
+	want := []string{
+		metaKind + string(note.KindTask),
+		metaToken(metaStatus, "doing"),
+		metaToken(metaPriority, taskOf(n).Priority), // as the parser writes it: P1
+	}
+	for _, tag := range n.Tags {
+		k := tagKey(tag)
+		if i := strings.IndexByte(k, '/'); i >= 0 {
+			want = append(want, metaToken(metaTag, k[:i]))
+		}
+		want = append(want, metaToken(metaTag, k))
+	}
+	for _, kv := range [][2]string{
+		{"type", "task"}, {"status", "doing"}, {"priority", "high"},
+		{"tags", "work"}, {"tags", "infra"}, {"tags", "sleep"},
+		{"artist", "paul"}, {"artist", "chambers"}, {"rating", "7"},
+		{"größe", "straße"}, {"größe", "STRASSE"},
+		{"genres", "jazz"}, {"genres", "bebop"},
+	} {
+		var word folded
+		pieces(kv[1], func(p folded) { word = p })
+		want = append(want, propToken(kv[0], word))
+	}
+	got := strings.Fields(metaTokens(n))
+	slices.Sort(got)
+	slices.Sort(want)
+	want = slices.Compact(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("metaTokens =\n%q\nwant\n%q", got, want)
 	}
 }
