@@ -56,6 +56,12 @@ func (r *ftsRow) rows(fn, fields func(args []any) error) error {
 		args := []any{r.id | k<<chunkShift}
 		var b strings.Builder
 		for i, s := range row {
+			if s == "" {
+				// NULL indexes as nothing, like "", and binds without
+				// the copy into C memory a string takes.
+				args = append(args, nil)
+				continue
+			}
 			if i == len(row)-1 {
 				args = append(args, s) // meta: tokens already
 				break

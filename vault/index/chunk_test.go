@@ -75,8 +75,8 @@ func TestRowsCoverTheText(t *testing.T) {
 			}
 			size := 0
 			for i, a := range args[1:] {
-				got[i].WriteString(a.(string))
-				size += len(a.(string))
+				got[i].WriteString(argText(t, a))
+				size += len(argText(t, a))
 			}
 			// Folded ASCII text is the text's length, one space more.
 			if size > ftsChunk+6 {
@@ -95,8 +95,8 @@ func TestRowsCoverTheText(t *testing.T) {
 			}
 			empty := true
 			for i, a := range args[1:] {
-				fields[i].WriteString(a.(string))
-				empty = empty && a.(string) == ""
+				fields[i].WriteString(argText(t, a))
+				empty = empty && a == nil
 			}
 			if empty && k > 1 {
 				t.Errorf("%s: fields row %d holds nothing", name, k-1)
@@ -264,4 +264,20 @@ func TestBulkLongNote(t *testing.T) {
 // bytes other than letters and digits, ASCII lower-cased.
 func ftsTokens(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return r < utf8.RuneSelf && !asciiWord[r] })
+}
+
+// argText is the text of a search row's column: a string, or nil for none.
+func argText(t *testing.T, a any) string {
+	t.Helper()
+	switch v := a.(type) {
+	case nil:
+		return ""
+	case string:
+		if v == "" {
+			t.Errorf("an empty column is bound as \"\", want nil")
+		}
+		return v
+	}
+	t.Fatalf("a column of type %T", a)
+	return ""
 }
