@@ -108,3 +108,23 @@ func TestMayDropFindsEveryDroppedRune(t *testing.T) {
 		}
 	}
 }
+
+// TestIsASCII: a byte of 0x80 or more anywhere, in a word of eight or in
+// the bytes after the last, makes a string other than ASCII.
+func TestIsASCII(t *testing.T) {
+	for n := range 20 {
+		s := strings.Repeat("a", n)
+		if !isASCII(s) {
+			t.Errorf("isASCII(%q) = false", s)
+		}
+		for i := range n {
+			for _, c := range []byte{0x80, 0xff} {
+				b := []byte(s)
+				b[i] = c
+				if isASCII(string(b)) {
+					t.Errorf("isASCII(%q) = true", b)
+				}
+			}
+		}
+	}
+}
