@@ -128,3 +128,15 @@ func TestIsASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestComposes: fold asks for NFC after exactly the runes it did when it
+// asked unicode.IsMark, so that it folds text as before and an index
+// matches the queries of a newer margin.
+func TestComposes(t *testing.T) {
+	for r := rune(0x0300); r <= unicode.MaxRune; r++ {
+		want := unicode.IsMark(r) || 0x1100 <= r && r < 0x1200 || 0x3130 <= r && r < 0x3190
+		if got := composes(r); got != want {
+			t.Errorf("composes(%U) = %v, want %v", r, got, want)
+		}
+	}
+}
