@@ -37,15 +37,6 @@ type section struct {
 // make indexing panic.
 func sectionsOf(n *note.Note, content []byte) []section {
 	clamp := func(off int) int { return min(max(off, 0), len(content)) }
-	// The texts of a note without entries are cut from one copy of it (a
-	// copy a section cost a cold index 30,000 allocations per 10,000
-	// notes); entries have texts of their own, so the few other sections
-	// of a daily note are copied one by one.
-	cut := func(from, end int) string { return string(content[from:end]) }
-	if len(n.Entries) == 0 {
-		text := string(content)
-		cut = func(from, end int) string { return text[from:end] }
-	}
 	secs := make([]section, 1, 1+len(n.Headings)+len(n.Entries))
 	secs[0] = section{start: clamp(n.BodyOffset), line: max(n.BodyLine, 1), title: noteTitle(n)}
 
@@ -87,7 +78,7 @@ func sectionsOf(n *note.Note, content []byte) []section {
 		lead := from + len(content[from:end]) - len(bytes.TrimLeftFunc(content[from:end], unicode.IsSpace))
 		s.bodyLine = s.line + bytes.Count(content[s.start:lead], []byte{'\n'})
 		if s.entry == nil {
-			s.text = strings.TrimSpace(cut(from, end))
+			s.text = strings.TrimSpace(string(content[from:end]))
 		}
 	}
 
