@@ -47,7 +47,6 @@ type Bulk struct {
 	ix        *Index
 	db        string // path of the index database
 	marker    *coldMarker
-	scratch   string // path of notes_fts's scratch database; fields_fts's adds "-fields"
 	structure []byte // notes_fts's structure record when the Bulk began
 	rows      chan []ftsRow
 	built     chan error
@@ -88,7 +87,7 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 	}
 	// One batch may wait for the scratch build: more would only lengthen
 	// the wait at Finish and hold more memory.
-	b := &Bulk{ix: ix, db: main, scratch: main + "-bulk", rows: make(chan []ftsRow, 1), built: make(chan error, 1),
+	b := &Bulk{ix: ix, db: main, rows: make(chan []ftsRow, 1), built: make(chan error, 1),
 		flush: make(chan struct{}, 1), flushed: make(chan error, 1)}
 	if err := ix.db.QueryRowContext(ctx, `SELECT block FROM notes_fts_data WHERE id = ?`, ftsStructureID).Scan(&b.structure); err != nil {
 		return nil, fmt.Errorf("starting a cold build: %w", err)
@@ -102,9 +101,9 @@ func (ix *Index) BeginBulk(ctx context.Context) (*Bulk, error) {
 		return nil, errors.Join(fmt.Errorf("starting a cold build: %w", err), b.release(ctx))
 	}
 	var fields *sql.DB
-	notes, err := openScratch(ctx, b.scratch, notesScratch)
+	notes, err := b.openScratch(ctx, notesScratch)
 	if err == nil {
-		fields, err = openScratch(ctx, b.fieldsScratch(), fieldsScratch)
+		fields, err = b.openScratch(ctx, fieldsScratch)
 	}
 	if err == nil {
 		err = ix.inTx(ctx, dropIndexes)
@@ -194,12 +193,19 @@ func (ix *Index) path(ctx context.Context) (string, error) {
 	return file, nil
 }
 
-// The scratch databases' tables: the same columns and tokenizer as the
-// index's search tables, so that their storage can be copied there as is.
-// (A larger FTS5 hashsize, 4 or 16 MB rather than 1, made fewer segments
-// but cost as much CPU and 10-20 MB more memory.)
+// A scratchTable is a search table that a cold build makes in a scratch
+// database of its own, with the same columns and tokenizer as the
+// index's, so that its storage can be copied there as is. (A larger FTS5
+// hashsize, 4 or 16 MB rather than 1, made fewer segments but cost as
+// much CPU and 10-20 MB more memory.)
+type scratchTable struct {
+	name   string   // notes_fts or fields_fts
+	suffix string   // of its database's path, after the index's
+	schema []string // makes it in the scratch database
+}
+
 var (
-	notesScratch = []string{
+	notesScratch = scratchTable{"notes_fts", "-bulk", []string{
 		`CREATE VIRTUAL TABLE notes_fts USING fts5(
 			title, path, headings, props, body, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
 		// FTS5 merges level by level as it goes, four segments at a time
@@ -210,8 +216,8 @@ var (
 		// further. The setting lives in the scratch table's config, which
 		// is not copied.
 		`INSERT INTO notes_fts (notes_fts, rank) VALUES ('automerge', 16)`,
-	}
-	fieldsScratch = []string{
+	}}
+	fieldsScratch = scratchTable{"fields_fts", "-bulk-fields", []string{
 		`CREATE VIRTUAL TABLE fields_fts USING fts5(
 			title, path, headings, props, meta, content = '', contentless_delete = 1, tokenize = 'ascii')`,
 		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('automerge', 16)`,
@@ -220,25 +226,29 @@ var (
 		// the default 1 MB, the help vault's cold index peaked 5 MiB
 		// higher than at 128 KiB (103.6 against 98.3 MiB, median of 5).
 		`INSERT INTO fields_fts (fields_fts, rank) VALUES ('hashsize', 131072)`,
-	}
+	}}
+	scratchTables = []scratchTable{notesScratch, fieldsScratch}
 )
 
-// openScratch opens a scratch database with one connection and no
-// journal, and makes its table: it is deleted after use, and a crash
-// leaves the marker behind.
-func openScratch(ctx context.Context, path string, table []string) (*sql.DB, error) {
+// scratchPath is the path of t's scratch database, beside the index's.
+func (b *Bulk) scratchPath(t scratchTable) string { return b.db + t.suffix }
+
+// openScratch opens t's scratch database with one connection and no
+// journal, and makes t there: the database is deleted after use, and a
+// crash leaves the marker behind.
+func (b *Bulk) openScratch(ctx context.Context, t scratchTable) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(OFF)")
 	q.Add("_pragma", "synchronous(OFF)")
 	q.Add("_pragma", "locking_mode(EXCLUSIVE)")
 	q.Add("_pragma", fmt.Sprintf("page_size(%d)", store.RebuildablePageSize))
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(b.scratchPath(t)), RawQuery: q.Encode()}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	for _, q := range table {
+	for _, q := range t.schema {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			db.Close()
 			return nil, err
@@ -247,12 +257,13 @@ func openScratch(ctx context.Context, path string, table []string) (*sql.DB, err
 	return db, nil
 }
 
-// fieldsScratch is the path of fields_fts's scratch database.
-func (b *Bulk) fieldsScratch() string { return b.scratch + "-fields" }
-
-// removeScratch removes both scratch databases.
+// removeScratch removes the scratch databases.
 func (b *Bulk) removeScratch() error {
-	return errors.Join(removeDB(b.scratch), removeDB(b.fieldsScratch()))
+	var err error
+	for _, t := range scratchTables {
+		err = errors.Join(err, removeDB(b.scratchPath(t)))
+	}
+	return err
 }
 
 // A searchRow is one statement of the scratch build: the arguments of
@@ -508,11 +519,7 @@ func (ix *Index) setSynchronous(ctx context.Context, level string) error {
 // caches a table's structure per connection and notices only other
 // connections' commits, so the pool's connections must not be the writer.
 func (b *Bulk) copy(ctx context.Context) (bool, error) {
-	main, err := b.ix.path(ctx)
-	if err != nil {
-		return false, err
-	}
-	db, err := store.OpenRebuildable(ctx, main)
+	db, err := store.OpenRebuildable(ctx, b.db)
 	if err != nil {
 		return false, err
 	}
@@ -526,11 +533,11 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = OFF`); err != nil {
 		return false, err
 	}
-	for _, a := range [][2]string{{b.scratch, "bulk"}, {b.fieldsScratch(), "bulkfields"}} {
-		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS `+a[1], a[0]); err != nil {
+	for _, t := range scratchTables {
+		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS scratch_`+t.name, b.scratchPath(t)); err != nil {
 			return false, err
 		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE `+a[1])
+		defer conn.ExecContext(context.WithoutCancel(ctx), `DETACH DATABASE scratch_`+t.name)
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -545,9 +552,10 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	var copies []string
-	for t, from := range map[string]string{"notes_fts": "bulk", "fields_fts": "bulkfields"} {
+	for _, t := range scratchTables {
 		for _, part := range []string{"_data", "_idx", "_docsize"} {
-			copies = append(copies, `DELETE FROM main.`+t+part, `INSERT INTO main.`+t+part+` SELECT * FROM `+from+`.`+t+part)
+			table := t.name + part
+			copies = append(copies, `DELETE FROM main.`+table, `INSERT INTO main.`+table+` SELECT * FROM scratch_`+t.name+`.`+table)
 		}
 	}
 	for _, q := range append(copies,

@@ -98,8 +98,8 @@ func TestBulk(t *testing.T) {
 	if err := b.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{b.scratch, b.fieldsScratch()} {
-		if _, err := os.Stat(p); !os.IsNotExist(err) {
+	for _, st := range scratchTables {
+		if _, err := os.Stat(b.scratchPath(st)); !os.IsNotExist(err) {
 			t.Errorf("scratch database left behind: %v", err)
 		}
 	}
