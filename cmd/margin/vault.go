@@ -114,7 +114,8 @@ func newSearchCommand(g *globals) *cobra.Command {
   margin search --mode phrase "felt heavy"
   margin search --from 2026-11-09 --to 2026-11-15 sleep
   margin search --glob 'Tasks/**' --tag work
-  margin search status:done rating:7`,
+  margin search status:done rating:7
+  margin search tag:work budget`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q.Text, q.Mode = strings.Join(args, " "), index.Mode(mode)
 			if q.Text == "" && q.From == "" && q.To == "" && q.Glob == "" && len(q.Tags) == 0 {

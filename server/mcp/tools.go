@@ -27,7 +27,7 @@ import (
 // generated from these types; closed sets are enums.
 type (
 	SearchArgs struct {
-		Query string   `json:"query" jsonschema:"words to find; \"quoted words\" are a phrase, word* a prefix, key:value a property"`
+		Query string   `json:"query" jsonschema:"words to find; \"quoted words\" are a phrase, word* a prefix, key:value a property, tag:name a tag"`
 		Mode  string   `json:"mode,omitempty" jsonschema:"all (default): every word in the note; any: one of them; phrase: the words in order"`
 		From  string   `json:"from,omitempty" jsonschema:"YYYY-MM-DD: only daily notes from this day"`
 		To    string   `json:"to,omitempty" jsonschema:"YYYY-MM-DD: only daily notes up to this day"`

@@ -554,6 +554,14 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 	var exprs, props []string
 	for _, w := range words(text) {
 		if m := propTerm.FindStringSubmatch(w.text); m != nil && !w.quoted {
+			// Obsidian's tag: operator (tag:work, tag:#work) is the tag
+			// filter, nested tags included; a `tag:` property is a tag too.
+			if strings.EqualFold(m[1], "tag") {
+				if k := tagKey(strings.Trim(m[2], `"`)); k != "" {
+					props = append(props, metaToken(metaTag, k))
+					continue
+				}
+			}
 			vs := foldedPieces(strings.Trim(m[2], `"`))
 			for _, v := range vs {
 				props = append(props, propToken(m[1], v))

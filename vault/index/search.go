@@ -30,7 +30,8 @@ type Query struct {
 	// run of that script. Words in double quotes are a phrase; a word ending
 	// in '*' matches as a prefix; key:value (a key starting with a letter,
 	// key:"a value" for several words) keeps the notes whose property key
-	// holds those words. Nothing else is syntax: any other character is
+	// holds those words, except tag:name (or tag:#name), which is the tag
+	// filter, as in Obsidian. Nothing else is syntax: any other character is
 	// searched for, or ignored as punctuation.
 	Text string
 	Mode Mode // all, any or phrase, case-insensitive; empty means all
