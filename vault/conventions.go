@@ -122,8 +122,10 @@ func (r Rules) noteOptions() note.Options {
 }
 
 // Fingerprint identifies the rules that decide each note's kind and
-// whether it is indexed at all. The index keeps the one it was built with:
-// a different one makes the next scan read every note again.
+// whether it is indexed at all, and the parser's reading of a note
+// (Version: 2 since broken headers are read in part). The index keeps the
+// one it was built with: a different one makes the next scan read every
+// note again.
 func (r Rules) Fingerprint() string {
 	folders := func(ff []string) []string {
 		out := make([]string, len(ff))
@@ -141,7 +143,7 @@ func (r Rules) Fingerprint() string {
 		Ignore                    []string
 		RespectGit                bool
 	}{
-		1, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(),
+		2, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(),
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
 		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
 	})

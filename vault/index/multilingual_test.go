@@ -143,6 +143,7 @@ func TestEveryScriptFindsWhatAScanFinds(t *testing.T) {
 		{"emoji field", "📅", true, 2},
 		{"tag", "finanzen", false, 1},
 		{"tag, Han", "作業", true, 1},
+		{"a header YAML refuses", "pares", false, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.script+" "+tt.word, func(t *testing.T) {
@@ -255,6 +256,10 @@ func TestPropertiesSearchable(t *testing.T) {
 		{"modal", []string{"Music/Kind of Blue.md"}}, // values are words too
 		{"coltrane", []string{"Music/Giant Steps.md"}},
 		{"http://example.com", nil}, // a URL is not a filter
+		// A header YAML refuses (title: a: b) is read key by key.
+		{"origen:pares", []string{"es/Caché de claves.md"}},
+		{"tag:redis", []string{"es/Caché de claves.md"}},
+		{`title:"clave vieja"`, []string{"es/Caché de claves.md"}},
 	}
 	for _, tt := range tests {
 		if got := searchPaths(t, ix, Query{Text: tt.query}); !slices.Equal(got, tt.want) {

@@ -511,12 +511,12 @@ func templateFrontmatter(text string, fm *Frontmatter, err error) (*Frontmatter,
 	changed := false
 	for i, line := range lines {
 		body := strings.TrimRight(line, "\r\n")
-		m := placeholderValue.FindStringSubmatchIndex(body)
+		m := anyValue.FindStringSubmatchIndex(body)
 		if m == nil {
 			continue
 		}
 		value := body[m[4]:m[5]]
-		if !strings.Contains(value, "{{") && !strings.Contains(value, "<%") {
+		if value[0] == '\'' || value[0] == '"' || !strings.Contains(value, "{{") && !strings.Contains(value, "<%") {
 			continue
 		}
 		lines[i] = body[:m[4]] + "'" + strings.ReplaceAll(value, "'", "''") + "'" + line[len(body):]
@@ -532,9 +532,72 @@ func templateFrontmatter(text string, fm *Frontmatter, err error) (*Frontmatter,
 	return &Frontmatter{Fields: fields}, nil
 }
 
-// placeholderValue finds the value of a `key: value` or `- value` line
-// that is not already quoted.
-var placeholderValue = regexp.MustCompile(`^(\s*(?:- |[^\s#'"][^:]*:\s+))([^'"\s].*?)\s*$`)
+// salvageFrontmatter reads what it can of a header that YAML refuses as a
+// whole, so that one bad line (`title: a: b`, `- @name`, a value after a
+// closing quote) does not hide the rest of its properties from search and
+// filters. Each top-level key is read with the lines under it on their own;
+// a key that still does not decode has its unquoted values read as the
+// text they are; a key that does not decode even then is left out. It
+// returns nil when no key could be read.
+func salvageFrontmatter(text string) *Frontmatter {
+	var fields []Field
+	read := func(block []string) {
+		if len(block) == 0 {
+			return
+		}
+		fs, err := yamlFields(strings.Join(block, ""))
+		if err != nil {
+			quoted := make([]string, len(block))
+			for i, line := range block {
+				quoted[i] = quoteValue(line)
+			}
+			if fs, err = yamlFields(strings.Join(quoted, "")); err != nil {
+				return
+			}
+		}
+		fields = append(fields, fs...)
+	}
+	var block []string
+	for _, line := range strings.SplitAfter(text, "\n") {
+		// A key at the margin starts a block; indented lines, list items
+		// (YAML lets `- a` under `tags:` sit at the margin), comments and
+		// blank lines belong to the block above.
+		if line != "" && !strings.ContainsRune(" \t\r\n-#", rune(line[0])) {
+			read(block)
+			block = block[:0:0]
+		}
+		block = append(block, line)
+	}
+	read(block)
+	if len(fields) == 0 {
+		return nil
+	}
+	return &Frontmatter{Fields: fields}
+}
+
+// quoteValue single-quotes the value of a `key: value` or `- value` line
+// when it is plain text YAML may refuse: unquoted, or quoted only at its
+// start (`"250 queued" is not delivery`). Flow lists and maps, block
+// scalars and values quoted whole are left as they are.
+func quoteValue(line string) string {
+	m := anyValue.FindStringSubmatchIndex(strings.TrimRight(line, "\r\n"))
+	if m == nil {
+		return line
+	}
+	v := line[m[4]:m[5]]
+	switch v[0] {
+	case '[', '{', '|', '>':
+		return line
+	case '"', '\'':
+		if len(v) > 1 && v[len(v)-1] == v[0] {
+			return line
+		}
+	}
+	return line[:m[4]] + "'" + strings.ReplaceAll(v, "'", "''") + "'" + line[m[5]:]
+}
+
+// anyValue finds the value of a `key: value` or `- value` line.
+var anyValue = regexp.MustCompile(`^(\s*(?:- |[^\s#'"][^:]*:\s+))(\S.*?)\s*$`)
 
 // ErrNoFrontmatter is DecodeFrontmatter's answer for a file without a YAML
 // header: no `---` first line, or none closing it.

@@ -39,9 +39,9 @@ func TestParseFrontmatter(t *testing.T) {
 			bodyOffset: 8, bodyLine: 3,
 		},
 		{
-			name:       "broken yaml keeps the body and reports the file line",
+			name:       "broken yaml keeps the body, the keys that read and reports the file line",
 			src:        "---\na: 1\nb: 2\nc 2\nd: 3\n---\n# Still parsed\n",
-			noHeader:   true,
+			fields:     []Field{{"a", 1}, {"b", 2}, {"d", 3}},
 			err:        "yaml: line 4: could not find expected ':'",
 			bodyOffset: 27, bodyLine: 7,
 			headings: []string{"Still parsed"},
@@ -227,5 +227,71 @@ func TestSimpleYAML(t *testing.T) {
 				t.Errorf("fast %#v\nslow %#v", fast, slow)
 			}
 		})
+	}
+}
+
+// Headers that YAML refuses as a whole, in the shapes real vaults have:
+// what can be read still makes the note's title, tags and properties.
+func TestSalvageFrontmatter(t *testing.T) {
+	tests := []struct {
+		name   string
+		header string
+		fields []Field // nil: nothing read
+	}{
+		{
+			name:   "a colon inside a plain value",
+			header: "title: caching: keep the old key\ndate: 2026-03-02\ntags: [cache, redis]\n",
+			fields: []Field{{"title", "caching: keep the old key"}, {"date", time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}, {"tags", []any{"cache", "redis"}}},
+		},
+		{
+			name:   "an @ that starts a list item",
+			header: "aliases:\n- @mira\ntags:\n- \npublish: true\n",
+			fields: []Field{{"aliases", []any{"@mira"}}, {"tags", []any{nil}}, {"publish", true}},
+		},
+		{
+			name:   "text after a closing quote, and a backtick",
+			header: "title: \"202 accepted\" is not done\nsummary: `make` writes the file first\nsource: session\n",
+			fields: []Field{{"title", `"202 accepted" is not done`}, {"summary", "`make` writes the file first"}, {"source", "session"}},
+		},
+		{
+			name:   "a value quoted whole is kept as YAML reads it",
+			header: "title: 'it''s fine'\nnote: a: b\n",
+			fields: []Field{{"title", "it's fine"}, {"note", "a: b"}},
+		},
+		{
+			name:   "a key that cannot be read is left out",
+			header: "aliases: Mira\n- \ntags:\n  - plans\n",
+			fields: []Field{{"tags", []any{"plans"}}},
+		},
+		{
+			name:   "a block scalar is left to YAML",
+			header: "body: |\n  line: one\n  line two\nbad: [x\n",
+			fields: []Field{{"body", "line: one\nline two\n"}},
+		},
+		{name: "not a mapping", header: "- a\n- b\n"},
+		{name: "nothing readable", header: "[oops\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := yamlFields(tt.header); err == nil {
+				t.Fatalf("the header decodes as a whole; the case tests nothing")
+			}
+			fm := salvageFrontmatter(tt.header)
+			if tt.fields == nil {
+				if fm != nil {
+					t.Fatalf("got %#v, want nil", fm.Fields)
+				}
+				return
+			}
+			if fm == nil || !reflect.DeepEqual(fm.Fields, tt.fields) {
+				t.Fatalf("got %#v, want %#v", fm, tt.fields)
+			}
+		})
+	}
+	// Through Parse: the error stays, for the user to fix; the title and
+	// tags come from what was read.
+	n := Parse("Learnings/x.md", []byte("---\ntitle: caching: keep the old key\ntags: [cache, redis]\n---\nbody\n"), Options{})
+	if n.FrontmatterError == "" || n.Title != "caching: keep the old key" || !reflect.DeepEqual(n.Tags, []string{"cache", "redis"}) {
+		t.Errorf("error %q, title %q, tags %q", n.FrontmatterError, n.Title, n.Tags)
 	}
 }

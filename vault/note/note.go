@@ -38,7 +38,9 @@ type Note struct {
 	Title string // frontmatter title, else the file stem
 
 	// Frontmatter is nil when the note has none. When its YAML is broken,
-	// Frontmatter is nil and FrontmatterError says why; the body still parses.
+	// FrontmatterError says why, Frontmatter holds the keys that could be
+	// read on their own (see salvageFrontmatter), if any, and the body
+	// still parses.
 	Frontmatter      *Frontmatter
 	FrontmatterError string
 	BodyOffset       int // byte offset of the first byte after the frontmatter block

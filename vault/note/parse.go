@@ -74,6 +74,7 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 			}
 			if err != nil {
 				n.FrontmatterError = err.Error()
+				fm = salvageFrontmatter(s[ys:ye])
 			}
 			n.Frontmatter = fm
 		}
