@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -243,5 +244,23 @@ func TestSearchPrintsNoEmptySnippet(t *testing.T) {
 	out, stderr, code := runMargin(t, nil, "search", "--vault", vault, "rating:7")
 	if code != 0 || !strings.HasPrefix(out, "Blue.md:") || strings.Contains(out, "\n    \n") || strings.HasSuffix(out, "    \n") {
 		t.Errorf("search: exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
+
+// TestDoctorNamesAFewFailedFiles: a vault with many notes indexed only in
+// part gets a readable finding, not a line of every file.
+func TestDoctorNamesAFewFailedFiles(t *testing.T) {
+	vault := editortest.SampleVault(t)
+	for i := range 7 { // and the sample vault's own broken note
+		name := filepath.Join(vault, "Inbox", fmt.Sprintf("learning %d.md", i))
+		if err := os.WriteFile(name, []byte("---\ntitle: cache: a key\n- x\n---\nbody\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+	out, _, _ := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
+	if !strings.Contains(out, "FAIL  notes          8 of ") || !strings.Contains(out, "files are indexed only in part: ") ||
+		!strings.Contains(out, "; and 3 more (margin status lists them)") || strings.Count(out, "(broken frontmatter: ") != failedShown {
+		t.Errorf("doctor output:\n%s", out)
 	}
 }

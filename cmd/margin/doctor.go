@@ -143,15 +143,22 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 		if err != nil {
 			return append(out, finding{check: "notes", detail: err.Error()}), models
 		}
+		// A few name the problem; status lists them all.
 		var names []string
-		for _, f := range failed {
+		for _, f := range failed[:min(len(failed), failedShown)] {
 			names = append(names, f.Path+" ("+f.Reason+")")
 		}
-		out = append(out, finding{check: "notes", detail: fmt.Sprintf("%d of %d files could not be indexed: %s", st.Failed, res.Files, strings.Join(names, "; ")),
+		if more := len(failed) - failedShown; more > 0 {
+			names = append(names, fmt.Sprintf("and %d more (margin status lists them)", more))
+		}
+		out = append(out, finding{check: "notes", detail: fmt.Sprintf("%d of %d files are indexed only in part: %s", st.Failed, res.Files, strings.Join(names, "; ")),
 			fix: "fix each file's frontmatter (it must be valid YAML between --- lines); margin re-reads it on save"})
 	}
 	return out, models
 }
+
+// failedShown is how many of the files indexed only in part doctor names.
+const failedShown = 5
 
 // checkWatchLimit compares the inotify watch limit with the folders margin
 // must watch: past the limit, changes in some folders go unseen.
