@@ -519,7 +519,7 @@ func templateFrontmatter(text string, fm *Frontmatter, err error) (*Frontmatter,
 		if value[0] == '\'' || value[0] == '"' || !strings.Contains(value, "{{") && !strings.Contains(value, "<%") {
 			continue
 		}
-		lines[i] = body[:m[4]] + "'" + strings.ReplaceAll(value, "'", "''") + "'" + line[len(body):]
+		lines[i] = body[:m[4]] + singleQuoted(value) + line[len(body):]
 		changed = true
 	}
 	if !changed {
@@ -564,7 +564,7 @@ func salvageFrontmatter(text string) *Frontmatter {
 		// blank lines belong to the block above.
 		if line != "" && !strings.ContainsRune(" \t\r\n-#", rune(line[0])) {
 			read(block)
-			block = block[:0:0]
+			block = nil
 		}
 		block = append(block, line)
 	}
@@ -593,8 +593,11 @@ func quoteValue(line string) string {
 			return line
 		}
 	}
-	return line[:m[4]] + "'" + strings.ReplaceAll(v, "'", "''") + "'" + line[m[5]:]
+	return line[:m[4]] + singleQuoted(v) + line[m[5]:]
 }
+
+// singleQuoted is s as a single-quoted YAML scalar.
+func singleQuoted(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // anyValue finds the value of a `key: value` or `- value` line.
 var anyValue = regexp.MustCompile(`^(\s*(?:- |[^\s#'"][^:]*:\s+))(\S.*?)\s*$`)
