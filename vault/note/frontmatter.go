@@ -215,7 +215,7 @@ func yamlFields(text string) (fields []Field, err error) {
 		if err := root.Content[i+1].Decode(&v); err != nil {
 			return nil, valueError(root.Content[i], root.Content[i+1])
 		}
-		fields = append(fields, Field{Key: root.Content[i].Value, Value: v})
+		fields = append(fields, Field{Key: root.Content[i].Value, Value: v, Line: root.Content[i].Line})
 	}
 	return fields, nil
 }
@@ -272,7 +272,7 @@ func simpleYAML(text string) (fields []Field, ok bool) {
 		}
 		list, listIndent, open = nil, -1, -1
 	}
-	for len(text) > 0 {
+	for n := 1; len(text) > 0; n++ {
 		line := text
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
 			line, text = text[:i], text[i+1:]
@@ -307,7 +307,7 @@ func simpleYAML(text string) (fields []Field, ok bool) {
 		}
 		key, value := rest[:colon], rest[colon+1:]
 		if value == "" {
-			fields = append(fields, Field{Key: key})
+			fields = append(fields, Field{Key: key, Line: n})
 			open = len(fields) - 1
 			continue
 		}
@@ -318,7 +318,7 @@ func simpleYAML(text string) (fields []Field, ok bool) {
 		if !ok {
 			return nil, false
 		}
-		fields = append(fields, Field{Key: key, Value: v})
+		fields = append(fields, Field{Key: key, Value: v, Line: n})
 	}
 	closeList()
 	return fields, true
@@ -541,10 +541,12 @@ func templateFrontmatter(text string, fm *Frontmatter, err error) (*Frontmatter,
 // returns nil when no key could be read.
 func salvageFrontmatter(text string) *Frontmatter {
 	var fields []Field
+	line := 1 // of the block's first line in text
 	read := func(block []string) {
 		if len(block) == 0 {
 			return
 		}
+		defer func() { line += len(block) }()
 		fs, err := yamlFields(strings.Join(block, ""))
 		if err != nil {
 			quoted := make([]string, len(block))
@@ -555,7 +557,10 @@ func salvageFrontmatter(text string) *Frontmatter {
 				return
 			}
 		}
-		fields = append(fields, fs...)
+		for _, f := range fs {
+			f.Line += line - 1
+			fields = append(fields, f)
+		}
 	}
 	var block []string
 	for _, line := range strings.SplitAfter(text, "\n") {

@@ -76,6 +76,7 @@ type Frontmatter struct {
 type Field struct {
 	Key   string // as written
 	Value any
+	Line  int // of the key: in the file, once Parse has the field; in the YAML text before
 }
 
 // Heading is an ATX or setext heading.

@@ -76,6 +76,12 @@ func Parse(notePath string, src []byte, opts Options) *Note {
 				n.FrontmatterError = err.Error()
 				fm = salvageFrontmatter(s[ys:ye])
 			}
+			if fm != nil {
+				first := p.lineOf(ys)
+				for i := range fm.Fields {
+					fm.Fields[i].Line += first - 1
+				}
+			}
 			n.Frontmatter = fm
 		}
 	}
