@@ -367,11 +367,15 @@ func (r *Retriever) entries(ctx context.Context, hits []index.Hit) ([]Entry, err
 			}
 			notes[h.Path] = nt
 		}
-		if t := sectionText(nt.Sections, h.SectionLine); t != "" {
-			en.Text = t
-		}
 		if len(nt.Sections) > 0 && nt.Sections[0].Line == h.SectionLine {
 			en.Properties = nt.Properties
+		}
+		// The section's text; the snippet only for a note gone from the
+		// index, or a section of neither text nor properties. (A match in
+		// the properties has them in its snippet: quoted twice, they would
+		// cost the prompt twice.)
+		if t := sectionText(nt.Sections, h.SectionLine); t != "" || en.Properties != "" {
+			en.Text = t
 		}
 		out = append(out, en)
 	}

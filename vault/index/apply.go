@@ -321,7 +321,7 @@ func newWriter(ctx context.Context, wc *writeConn, tx *sql.Tx, batch []Update) (
 	w.files = buf("INSERT INTO files", "id", "path", "path_key", "stem_key", "size", "mtime_ns", "hash", "state", "reason", "kind")
 	w.notes = buf("INSERT INTO notes", "file_id", "title", "kind", "date", "margin_kind", "frontmatter_error",
 		"status", "priority", "due", "scheduled", "estimate", "language", "labels", "headings", "first_section", "last_section",
-		"props", "meta", "properties")
+		"props", "meta", "properties", "property_lines")
 	w.sections = buf("INSERT INTO sections", "id", "file_id", "line", "body_line", "title", "heading", "body",
 		"date", "listed", "time", "correction", "start_offset", "end_offset")
 	w.checklist = buf("INSERT INTO checklist_items", "file_id", "ord", "line", "state", "text",
@@ -514,10 +514,11 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 	}
 	secs := sectionsOf(n, content)
 	props, meta := propsOf(n), metaTokens(n)
+	properties, propertyLines := propertiesOf(n)
 	first := w.nextSection
 	if err := w.notes.add(ctx, w.wc, id, n.Title, string(n.Kind), date, n.MarginKind, n.FrontmatterError,
 		status, priority, due, scheduled, estimate, language, labels, string(headings), first, first+int64(len(secs))-1,
-		props, meta, propertiesOf(n)); err != nil {
+		props, meta, properties, propertyLines); err != nil {
 		return err
 	}
 	w.ftsRows = append(w.ftsRows, noteRow(id, n.Path, noteTitle(n), props, meta, secs))

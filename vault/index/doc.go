@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -144,28 +145,47 @@ func (m *metaText) addProp(key, word string) {
 
 // propsOf is the text of n's frontmatter values, one field a line, so that
 // they are found as words.
-func propsOf(n *note.Note) string { return fieldLines(n, false) }
+func propsOf(n *note.Note) string { s, _ := fieldLines(n, false); return s }
 
-// propertiesOf is n's frontmatter as a reader quotes it: "key: value" a
-// line.
-func propertiesOf(n *note.Note) string { return strings.TrimSuffix(fieldLines(n, true), "\n") }
+// propertiesOf is n's frontmatter as a reader quotes it, "key: value" a
+// line, and the file line of each of its lines (the property_lines
+// column: nil without properties).
+func propertiesOf(n *note.Note) (string, any) {
+	s, lines := fieldLines(n, true)
+	if lines == nil {
+		return s, nil
+	}
+	return strings.TrimSuffix(s, "\n"), string(lines)
+}
 
 // fieldLines writes each frontmatter field of n on a line of its own, its
-// value as propValue writes it, after its key when keys.
-func fieldLines(n *note.Note, keys bool) string {
-	if n.Frontmatter == nil {
-		return ""
+// value as propValue writes it, after its key when keys; and, space
+// separated, the file line of its key for each line written (a value may
+// take several).
+func fieldLines(n *note.Note, keys bool) (string, []byte) {
+	if n.Frontmatter == nil || len(n.Frontmatter.Fields) == 0 {
+		return "", nil
 	}
 	var b strings.Builder
+	var lines []byte
 	for _, f := range n.Frontmatter.Fields {
 		if keys {
 			b.WriteString(f.Key)
 			b.WriteString(": ")
 		}
-		b.WriteString(propValue(f.Value))
+		v := propValue(f.Value)
+		b.WriteString(v)
 		b.WriteByte('\n')
+		if keys {
+			for range strings.Count(v, "\n") + 1 {
+				if len(lines) > 0 {
+					lines = append(lines, ' ')
+				}
+				lines = strconv.AppendInt(lines, int64(f.Line), 10)
+			}
+		}
 	}
-	return b.String()
+	return b.String(), lines
 }
 
 // propValue writes a decoded YAML value as text: lists and maps as their

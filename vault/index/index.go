@@ -271,6 +271,16 @@ DELETE FROM files; DELETE FROM notes; DELETE FROM sections; DELETE FROM checklis
 DELETE FROM tags; DELETE FROM aliases; DELETE FROM links; DELETE FROM index_state WHERE key = 'fts_pending';
 INSERT INTO notes_fts (notes_fts) VALUES ('delete-all');
 INSERT INTO fields_fts (fields_fts) VALUES ('delete-all');
+`, `
+-- The file line of each line of properties ("2 3 3 5"; NULL without
+-- properties), so that a search hit in a note's properties has the line
+-- of the match. The old rows are dropped; the next walk indexes the vault
+-- again.
+ALTER TABLE notes ADD COLUMN property_lines TEXT;
+DELETE FROM files; DELETE FROM notes; DELETE FROM sections; DELETE FROM checklist_items;
+DELETE FROM tags; DELETE FROM aliases; DELETE FROM links; DELETE FROM index_state WHERE key = 'fts_pending';
+INSERT INTO notes_fts (notes_fts) VALUES ('delete-all');
+INSERT INTO fields_fts (fields_fts) VALUES ('delete-all');
 `}
 
 // searchTables are the index's FTS5 tables: notes_fts, every note's text,

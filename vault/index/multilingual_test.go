@@ -237,6 +237,31 @@ func TestAllTermsWithinANote(t *testing.T) {
 	}
 }
 
+// TestHitInProperties: a note found by a property value alone is hit at
+// that property's line, with the value in the snippet.
+func TestHitInProperties(t *testing.T) {
+	ix, files := loadMultilingual(t)
+	for _, tt := range []struct {
+		query, path string
+		line        int
+	}{
+		{"modal", "Music/Kind of Blue.md", 5},
+		{"1959", "Music/Kind of Blue.md", 6},
+		{"chambers", "Music/Kind of Blue.md", 2},
+		{"pares", "es/Caché de claves.md", 4}, // a header YAML refuses
+	} {
+		hits, err := ix.Search(context.Background(), Query{Text: tt.query, Glob: tt.path})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("%s: hits %v, %v", tt.query, hitKeys(hits), err)
+		}
+		h := hits[0]
+		line := strings.Split(files[h.Path], "\n")[h.Line-1]
+		if h.Line != tt.line || !strings.Contains(strings.ToLower(h.Snippet), "**"+tt.query+"**") {
+			t.Errorf("%s: hit at line %d (%q), snippet %q; want line %d, the value marked", tt.query, h.Line, line, h.Snippet, tt.line)
+		}
+	}
+}
+
 func TestPropertiesSearchable(t *testing.T) {
 	ix, _ := loadMultilingual(t)
 	tests := []struct {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -402,6 +403,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		return nil, fmt.Errorf("reading hits: %w", err)
 	}
 	out := make(map[int64]Hit, len(notes))
+	var inProperties []int64
 	for id, n := range notes {
 		slices.SortFunc(n.secs, func(a, b hitSection) int { return cmp.Compare(a.id, b.id) }) // in the note's order
 		best := 0
@@ -422,8 +424,47 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 			h.Snippet = snip
 		}
 		out[id] = h
+		if len(terms) > 0 && !slices.Contains(s.held, true) {
+			inProperties = append(inProperties, id)
+		}
+	}
+	if len(inProperties) > 0 {
+		if err := propertyHits(ctx, tx, inProperties, terms, out); err != nil {
+			return nil, fmt.Errorf("reading hits: %w", err)
+		}
 	}
 	return out, nil
+}
+
+// propertyHits moves the hits of the notes ids, whose sections hold none
+// of the terms, to the property that does: its line, and a snippet of the
+// properties around it.
+func propertyHits(ctx context.Context, tx readTx, ids []int64, terms []term, hits map[int64]Hit) error {
+	return collect(ctx, tx, `SELECT file_id, properties, property_lines FROM notes
+		WHERE file_id IN (`+placeholders(len(ids))+`) AND property_lines IS NOT NULL`, int64Args(ids), func(r *sql.Rows) error {
+		var id int64
+		var props, lines string
+		if err := r.Scan(&id, &props, &lines); err != nil {
+			return err
+		}
+		snip, at := snippet(props, terms)
+		if at < 0 {
+			return nil
+		}
+		fileLines := strings.Fields(lines)
+		i := strings.Count(props[:at], "\n")
+		if i >= len(fileLines) {
+			return nil
+		}
+		line, err := strconv.Atoi(fileLines[i])
+		if err != nil {
+			return fmt.Errorf("property lines %q: %w", lines, err)
+		}
+		h := hits[id]
+		h.Line, h.Snippet = line, snip
+		hits[id] = h
+		return nil
+	})
 }
 
 // A hitNote is a note bestSections looks into, its sections in order.
