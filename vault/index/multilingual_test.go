@@ -237,6 +237,27 @@ func TestAllTermsWithinANote(t *testing.T) {
 	}
 }
 
+// TestBestSectionHoldsTheMostTerms: when no section holds every term, the
+// hit is the section that holds the most, not a footer that holds the one
+// word the others lack.
+func TestBestSectionHoldsTheMostTerms(t *testing.T) {
+	ix, _ := openIndex(t)
+	src := "# Theme guide\nRun npm install first.\n## Setup\nInstall the plugin from the settings.\n" +
+		"## Usage\nThe plugin needs a restart: install it again.\n## Footer\nEdit this page on the community site.\n"
+	n := note.Parse("Guides/Theme guide.md", []byte(src), note.Options{})
+	apply(t, ix, Update{Path: n.Path, Note: n, Content: []byte(src)})
+	hits, err := ix.Search(context.Background(), Query{Text: "install community plugin"})
+	if err != nil || len(hits) != 1 || hits[0].Heading != "Setup" || hits[0].Line != 4 {
+		t.Errorf("hits %+v, %v; want the Setup section, line 4", hits, err)
+	}
+	// Among sections that hold as many, the one whose word fewer sections
+	// hold: here the footer's.
+	hits, err = ix.Search(context.Background(), Query{Text: "plugin community"})
+	if err != nil || len(hits) != 1 || hits[0].Heading != "Footer" {
+		t.Errorf("hits %+v, %v; want the Footer section", hits, err)
+	}
+}
+
 // TestHitInProperties: a note found by a property value alone is hit at
 // that property's line, with the value in the snippet.
 func TestHitInProperties(t *testing.T) {

@@ -521,8 +521,10 @@ func (n *hitNote) rest(ctx context.Context, tx readTx, p *probes) (int, error) {
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	// No section holds every probe: weigh each by how few of the
-	// note's sections hold it.
+	// No section holds every probe: the best holds the most of them (a
+	// page footer that holds one rare word is not the hit), and among
+	// those, each probe weighs more the fewer of the note's sections hold
+	// it.
 	df := make([]int, len(p.texts))
 	for _, s := range n.secs {
 		for i, h := range s.held {
@@ -531,16 +533,16 @@ func (n *hitNote) rest(ctx context.Context, tx readTx, p *probes) (int, error) {
 			}
 		}
 	}
-	best, bestScore := 0, 0.0
+	best, bestHeld, bestWeight := 0, 0, 0.0
 	for j, s := range n.secs {
-		score := 0.0
+		held, weight := 0, 0.0
 		for i, h := range s.held {
 			if h {
-				score += 1 / float64(df[i])
+				held, weight = held+1, weight+1/float64(df[i])
 			}
 		}
-		if score > bestScore+1e-9 {
-			best, bestScore = j, score
+		if held > bestHeld || held == bestHeld && weight > bestWeight+1e-9 {
+			best, bestHeld, bestWeight = j, held, weight
 		}
 	}
 	return best, nil
