@@ -99,8 +99,15 @@ func snippet(body string, terms []term) (string, int) {
 	if first < 0 {
 		return leadSnippet(body), -1
 	}
-	// Windows start a few words before a match, to show what leads up to
-	// it; the one with the most matches wins, the earliest among equals.
+	return window(body, spans, matched), first
+}
+
+// window cuts a snippet out of body, whose pieces are spans, matched
+// where a term matches: snippetTokens pieces, the matched ones between **
+// and **, from a few words before a match (to show what leads up to it),
+// where the most matches are, the earliest among equals. The text's own
+// bold is dropped, so that every ** is a match's.
+func window(body string, spans []span, matched []bool) string {
 	best, bestN := 0, 0
 	for i := range spans {
 		if !matched[i] {
@@ -123,7 +130,7 @@ func snippet(body string, terms []term) (string, int) {
 	}
 	pos := spans[best].start
 	for i := best; i < end; i++ {
-		b.WriteString(body[pos:spans[i].start])
+		writeUnbold(&b, body[pos:spans[i].start])
 		if matched[i] {
 			b.WriteString("**" + body[spans[i].start:spans[i].end] + "**")
 		} else {
@@ -134,9 +141,24 @@ func snippet(body string, terms []term) (string, int) {
 	if end < len(spans) { // a stop past the first match leaves spans after any window
 		b.WriteString("…")
 	} else {
-		b.WriteString(body[pos:])
+		writeUnbold(&b, body[pos:])
 	}
-	return strings.Join(strings.Fields(b.String()), " "), first
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// writeUnbold writes the text between two pieces without its runs of two
+// or more '*' (markdown's bold), which the match marks would run into:
+// "****Supabase** Vector Store**".
+func writeUnbold(b *strings.Builder, gap string) {
+	for {
+		i := strings.Index(gap, "**")
+		if i < 0 {
+			b.WriteString(gap)
+			return
+		}
+		b.WriteString(gap[:i])
+		gap = strings.TrimLeft(gap[i:], "*")
+	}
 }
 
 // leadSnippet is the first words of a section, for hits without matched

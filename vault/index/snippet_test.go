@@ -37,42 +37,11 @@ func snippetSlow(body string, terms []term) (string, int) {
 	if first < 0 {
 		return leadSnippet(body), -1
 	}
-	best, bestN := 0, 0
-	for i := range spans {
-		if !matched[i] {
-			continue
-		}
-		start, n := max(i-3, 0), 0
-		for j := start; j < min(start+snippetTokens, len(spans)); j++ {
-			if matched[j] {
-				n++
-			}
-		}
-		if n > bestN {
-			best, bestN = start, n
-		}
+	ss := make([]span, len(spans))
+	for i, p := range spans {
+		ss[i] = span{p.start, p.end}
 	}
-	end := min(best+snippetTokens, len(spans))
-	var b strings.Builder
-	if best > 0 {
-		b.WriteString("…")
-	}
-	pos := spans[best].start
-	for i := best; i < end; i++ {
-		b.WriteString(body[pos:spans[i].start])
-		if matched[i] {
-			b.WriteString("**" + body[spans[i].start:spans[i].end] + "**")
-		} else {
-			b.WriteString(body[spans[i].start:spans[i].end])
-		}
-		pos = spans[i].end
-	}
-	if end < len(spans) {
-		b.WriteString("…")
-	} else {
-		b.WriteString(body[pos:])
-	}
-	return strings.Join(strings.Fields(b.String()), " "), first
+	return window(body, ss, matched), first
 }
 
 // TestSnippetComparesInPlace: the snippet that folds only the pieces it
@@ -162,5 +131,22 @@ func TestSnippetMarksDecomposedText(t *testing.T) {
 	}
 	if !strings.Contains(norm.NFC.String(hits[0].Snippet), "**노트를**") {
 		t.Errorf("snippet %q does not mark the word", hits[0].Snippet)
+	}
+}
+
+// TestSnippetDropsTheTextsBold: a note's own **bold** would run into the
+// match marks ("****Supabase** Vector Store**"); in a snippet every ** is
+// a match's.
+func TestSnippetDropsTheTextsBold(t *testing.T) {
+	_, terms, _ := matchExpr("supabase", ModeAll, nil)
+	for body, want := range map[string]string{
+		"Connect through the **Supabase Vector Store** node.": "Connect through the **Supabase** Vector Store node.",
+		"***Supabase*** first":                                "**Supabase** first",
+		"a*b **c** supabase":                                  "a*b c **supabase**",
+		"supabase, then **end**":                              "**supabase**, then end",
+	} {
+		if got, _ := snippet(body, terms); got != want {
+			t.Errorf("snippet(%q) = %q, want %q", body, got, want)
+		}
 	}
 }
