@@ -145,7 +145,10 @@ func (m *metaText) addProp(key, word string) {
 
 // propsOf is the text of n's frontmatter values, one field a line, so that
 // they are found as words.
-func propsOf(n *note.Note) string { s, _ := fieldLines(n, false); return s }
+func propsOf(n *note.Note) string {
+	s, _ := fieldLines(n, false)
+	return s
+}
 
 // propertiesOf is n's frontmatter as a reader quotes it, "key: value" a
 // line, and the file line of each of its lines (the property_lines
