@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -242,8 +241,7 @@ func (b *Bulk) openScratch(ctx context.Context, t scratchTable) (*sql.DB, error)
 	q.Add("_pragma", "synchronous(OFF)")
 	q.Add("_pragma", "locking_mode(EXCLUSIVE)")
 	q.Add("_pragma", fmt.Sprintf("page_size(%d)", store.RebuildablePageSize))
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(b.scratchPath(t)), RawQuery: q.Encode()}
-	db, err := sql.Open("sqlite", u.String())
+	db, err := sql.Open("sqlite", store.FileURI(b.scratchPath(t), q))
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func OpenReaderNoWait(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Set("_busy_timeout", "0")
-	db, err := sql.Open("sqlite", fileURI(abs, q))
+	db, err := sql.Open("sqlite", FileURI(abs, q))
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
 	}
@@ -129,13 +129,14 @@ func dsn(abs, journal string, pageSize int) string {
 	if pageSize != 0 {
 		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageSize))
 	}
-	return fileURI(abs, q)
+	return FileURI(abs, q)
 }
 
-// fileURI is the file: URI of the database at abs with query q, so that
-// characters such as '?', '#' and '%' in a vault path are escaped instead
-// of being read as URI syntax.
-func fileURI(abs string, q url.Values) string {
+// FileURI is the file: URI of the database at abs with query q (the
+// driver's _pragma and other settings), so that characters such as '?',
+// '#' and '%' in a vault path are escaped instead of being read as URI
+// syntax.
+func FileURI(abs string, q url.Values) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}
 	return u.String()
 }
