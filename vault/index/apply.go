@@ -513,8 +513,8 @@ func (w *writer) insertContent(ctx context.Context, id int64, n *note.Note, cont
 		return fmt.Errorf("encoding headings: %w", err)
 	}
 	secs := sectionsOf(n, content)
-	props, meta := propsOf(n), metaTokens(n)
-	properties, propertyLines := propertiesOf(n)
+	props, properties, propertyLines := propertiesOf(n)
+	meta := metaTokens(n)
 	first := w.nextSection
 	if err := w.notes.add(ctx, w.wc, id, n.Title, string(n.Kind), date, n.MarginKind, n.FrontmatterError,
 		status, priority, due, scheduled, estimate, language, labels, string(headings), first, first+int64(len(secs))-1,

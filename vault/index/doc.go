@@ -143,52 +143,35 @@ func (m *metaText) addProp(key, word string) {
 	m.props = append(m.props, [2]int{start, len(m.b)})
 }
 
-// propsOf is the text of n's frontmatter values, one field a line, so that
-// they are found as words.
-func propsOf(n *note.Note) string {
-	s, _ := fieldLines(n, false)
-	return s
-}
-
-// propertiesOf is n's frontmatter as a reader quotes it, "key: value" a
-// line, and the file line of each of its lines (the property_lines
-// column: nil without properties).
-func propertiesOf(n *note.Note) (string, any) {
-	s, lines := fieldLines(n, true)
-	if lines == nil {
-		return s, nil
-	}
-	return strings.TrimSuffix(s, "\n"), string(lines)
-}
-
-// fieldLines writes each frontmatter field of n on a line of its own, its
-// value as propValue writes it, after its key when keys; and, space
-// separated, the file line of its key for each line written (a value may
-// take several).
-func fieldLines(n *note.Note, keys bool) (string, []byte) {
+// propertiesOf is n's frontmatter as text, one field a line: props, its
+// values, searched as words (the props column); properties, "key: value"
+// as a reader quotes it; and lines, space separated, the file line of
+// each line of properties (a value may take several; the property_lines
+// column, nil without properties).
+func propertiesOf(n *note.Note) (props, properties string, lines any) {
 	if n.Frontmatter == nil || len(n.Frontmatter.Fields) == 0 {
-		return "", nil
+		return "", "", nil
 	}
-	var b strings.Builder
-	var lines []byte
+	var vs, kvs strings.Builder
+	var ls []byte
 	for _, f := range n.Frontmatter.Fields {
-		if keys {
-			b.WriteString(f.Key)
-			b.WriteString(": ")
-		}
 		v := propValue(f.Value)
-		b.WriteString(v)
-		b.WriteByte('\n')
-		if keys {
-			for range strings.Count(v, "\n") + 1 {
-				if len(lines) > 0 {
-					lines = append(lines, ' ')
-				}
-				lines = strconv.AppendInt(lines, int64(f.Line), 10)
+		vs.WriteString(v)
+		vs.WriteByte('\n')
+		if kvs.Len() > 0 {
+			kvs.WriteByte('\n')
+		}
+		kvs.WriteString(f.Key)
+		kvs.WriteString(": ")
+		kvs.WriteString(v)
+		for range strings.Count(v, "\n") + 1 {
+			if len(ls) > 0 {
+				ls = append(ls, ' ')
 			}
+			ls = strconv.AppendInt(ls, int64(f.Line), 10)
 		}
 	}
-	return b.String(), lines
+	return vs.String(), kvs.String(), string(ls)
 }
 
 // propValue writes a decoded YAML value as text: lists and maps as their

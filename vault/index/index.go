@@ -231,7 +231,7 @@ ALTER TABLE sections ADD COLUMN body_line INTEGER NOT NULL DEFAULT 0; -- line of
 CREATE VIEW entries AS
 	SELECT id, file_id, date, time, correction, heading, line, start_offset, end_offset
 	FROM sections WHERE time IS NOT NULL;
-ALTER TABLE notes ADD COLUMN props TEXT NOT NULL DEFAULT ''; -- frontmatter values, one field a line (see propsOf)
+ALTER TABLE notes ADD COLUMN props TEXT NOT NULL DEFAULT ''; -- frontmatter values, one field a line (see propertiesOf)
 ALTER TABLE notes ADD COLUMN meta  TEXT NOT NULL DEFAULT ''; -- filter tokens, see metaTokens
 -- One row per note, rowid = file id; contentless (sections and notes hold
 -- the text), deleted by rowid.
