@@ -32,6 +32,13 @@ type Rules struct {
 	Ignore          []string // config globs
 	RespectGit      bool
 	Warnings        []string
+	// DailySettings is true when the vault's own settings place its daily
+	// notes; without them margin's config does, and `margin log` says
+	// where it writes.
+	DailySettings bool
+	// LocaleSource says where the daily format's locale came from (the
+	// locale itself is Daily.Format's), for doctor.
+	LocaleSource string
 }
 
 // readRules reads Obsidian's settings under dir/.obsidian and applies them
@@ -59,19 +66,28 @@ func readRules(dir string, opts Options) Rules {
 		return true
 	}
 
-	folder, format, source := opts.DailyFolder, opts.DailyFormat, "config"
-	var daily struct{ Folder, Format string }
-	if read("daily-notes.json", &daily) {
-		if f := strings.Trim(strings.TrimSpace(daily.Folder), "/"); f != "" {
-			folder, source = f, ".obsidian/daily-notes.json"
+	folder, format, source := opts.DailyFolder, opts.DailyFormat, "config: the vault has no .obsidian/daily-notes.json"
+	switch data, err := os.ReadFile(filepath.Join(dir, ".obsidian", "daily-notes.json")); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		warn(".obsidian/daily-notes.json: %v; its settings are not used", err)
+	default:
+		f, fm, err := note.ParseObsidianDailyNotes(data)
+		if err != nil {
+			warn(".obsidian/daily-notes.json: %v; its settings are not used", errors.Unwrap(err))
+			break
 		}
-		if f := strings.TrimSpace(daily.Format); f != "" {
-			m, err := note.ParseMoment(f)
-			if err == nil {
-				r.Daily.Format, source = m, ".obsidian/daily-notes.json"
-			} else {
-				warn("daily note format %q in .obsidian/daily-notes.json: %v; daily notes are found with vault.daily_format %q instead", f, err, format)
-			}
+		// Where the settings are silent, Obsidian's defaults hold, not
+		// margin's: the vault's root and YYYY-MM-DD.
+		folder, source, r.DailySettings = f, ".obsidian/daily-notes.json", true
+		if fm == "" {
+			fm = "YYYY-MM-DD"
+		}
+		m, err := note.ParseMoment(fm)
+		if err == nil {
+			r.Daily.Format = m
+		} else {
+			warn("daily note format %q in .obsidian/daily-notes.json: %v; daily notes are found with vault.daily_format %q instead", fm, err, format)
 		}
 	}
 	if r.Daily.Format.IsZero() {
@@ -106,6 +122,7 @@ func readRules(dir string, opts Options) Rules {
 			}
 		}
 	}
+	r.readLocale(dir, opts.Locale)
 	return r
 }
 
@@ -136,14 +153,14 @@ func (r Rules) Fingerprint() string {
 		return out
 	}
 	data, _ := json.Marshal(struct {
-		Version                   int
-		DailyFolder, DailyFormat  string
-		Tasks, Templates, Filters []string
-		Output                    string
-		Ignore                    []string
-		RespectGit                bool
+		Version                          int
+		DailyFolder, DailyFormat, Locale string
+		Tasks, Templates, Filters        []string
+		Output                           string
+		Ignore                           []string
+		RespectGit                       bool
 	}{
-		2, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(),
+		2, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
 		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
 	})
