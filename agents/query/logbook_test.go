@@ -205,6 +205,9 @@ func TestLogSaysWhereItWritesWithoutDailySettings(t *testing.T) {
 	if r.Logged == nil || r.Logged.Path != logNote || !strings.Contains(r.Logged.Note, "a new daily note in Daily/") || !strings.Contains(r.Logged.Note, "no .obsidian/daily-notes.json") {
 		t.Errorf("logged %+v, want a note saying where the daily note went and why", r.Logged)
 	}
+	if !strings.Contains(r.Answer, "Logged to "+logNote+" as ## 18:30. A new daily note in Daily/") {
+		t.Errorf("answer %q does not say where the daily note went", r.Answer)
+	}
 	// The note exists now: the next log adds to it and says nothing.
 	r, err = e.Log(context.Background(), "Bench 3x5", logAt.Add(time.Minute), nil)
 	if err != nil || r.Logged == nil || r.Logged.Note != "" {
