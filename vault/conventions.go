@@ -103,13 +103,13 @@ func readRules(dir string, opts Options) Rules {
 
 	var templates struct{ Folder string }
 	if read("templates.json", &templates) {
-		r.addTemplateFolder(templates.Folder)
+		r.addTemplateFolder(dir, templates.Folder, ".obsidian/templates.json")
 	}
 	var templater struct {
 		Folder string `json:"templates_folder"`
 	}
 	if read("plugins/templater-obsidian/data.json", &templater) {
-		r.addTemplateFolder(templater.Folder)
+		r.addTemplateFolder(dir, templater.Folder, "Templater's settings")
 	}
 
 	var app struct {
@@ -126,10 +126,20 @@ func readRules(dir string, opts Options) Rules {
 	return r
 }
 
-func (r *Rules) addTemplateFolder(folder string) {
+// addTemplateFolder adds the templates folder a plugin's settings name.
+// An empty one is none: Obsidian's Templates plugin then has no folder set,
+// and reading Templater's as the vault root would make every note a
+// template, hidden from tasks and agents. A folder
+// that is not there is kept (it may be made later) but reported, since
+// settings that point nowhere are usually left over from a rename.
+func (r *Rules) addTemplateFolder(dir, folder, source string) {
 	f := strings.Trim(path.Clean("/"+strings.TrimSpace(filepath.ToSlash(folder))), "/")
-	if f != "" && !slices.Contains(r.TemplateFolders, f) {
-		r.TemplateFolders = append(r.TemplateFolders, f)
+	if f == "" || slices.Contains(r.TemplateFolders, f) {
+		return
+	}
+	r.TemplateFolders = append(r.TemplateFolders, f)
+	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil || !fi.IsDir() {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("templates folder %q in %s is not a folder of the vault; set it to the folder that holds the templates", f, source))
 	}
 }
 
