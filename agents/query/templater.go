@@ -11,10 +11,17 @@ import (
 
 // newNote is what Templater knows about the note it is creating.
 type newNote struct {
-	at      time.Time // the moment the note is for: tp.date's "now"
-	created time.Time // when margin creates the file
-	title   string    // the file name without ".md"
-	locale  *note.Locale
+	at      time.Time    // the moment the note is for: tp.date's "now"
+	created time.Time    // when margin creates the file
+	title   string       // the file name without ".md"
+	locale  *note.Locale // nil: English
+}
+
+func (n newNote) lang() *note.Locale {
+	if n.locale == nil {
+		return note.English
+	}
+	return n.locale
 }
 
 var (
@@ -22,7 +29,7 @@ var (
 	// expression, `<%* … %>` runs code; `-` and `_` control whitespace.
 	templaterTagRE = regexp.MustCompile(`<%([*]?)[-_]?([\s\S]*?)[-_]?%>`)
 	// templaterCallRE is a call of a tp function margin evaluates.
-	templaterCallRE = regexp.MustCompile(`^tp\.(date\.now|date\.yesterday|date\.tomorrow|file\.creation_date)\s*\(([\s\S]*)\)$`)
+	templaterCallRE = regexp.MustCompile(`^tp\.(date\.now|date\.weekday|date\.yesterday|date\.tomorrow|file\.creation_date)\s*\(([\s\S]*)\)$`)
 	// isoDays is an ISO 8601 duration of whole days, weeks, months or
 	// years, as Templater's offsets are written ("P-1D", "P1W").
 	isoDays = regexp.MustCompile(`^(-?)P(-?\d+)([YMWD])$`)
@@ -38,8 +45,8 @@ const (
 
 // renderTemplater evaluates the Templater commands margin can without
 // running JavaScript (SPEC §3.1): tp.file.title, tp.file.creation_date,
-// tp.date.now with its format, offset and reference date, and
-// tp.date.yesterday / tomorrow. The rest is code margin does not run: a
+// tp.date.now with its format, offset and reference date, tp.date.weekday,
+// and tp.date.yesterday / tomorrow. The rest is code margin does not run: a
 // line that holds a command margin cannot evaluate is left out whole, so
 // the note has no empty property and no link to nowhere, and says nothing
 // false; a line of code alone goes with its line.
@@ -113,9 +120,10 @@ func (n newNote) eval(expr string) (string, bool) {
 		days := map[string]int{"date.yesterday": -1, "date.tomorrow": 1}[m[1]]
 		return n.format(format, n.at.AddDate(0, 0, days))
 	}
-	// tp.date.now(format, offset, reference, reference_format)
+	// tp.date.now(format, offset, reference, reference_format) and
+	// tp.date.weekday(format, weekday, reference, reference_format)
 	format, ok := str(0, "YYYY-MM-DD")
-	if !ok || len(args) > 4 {
+	if !ok || len(args) > 4 || m[1] == "date.weekday" && len(args) < 2 {
 		return "", false
 	}
 	day := n.at
@@ -126,11 +134,20 @@ func (n newNote) eval(expr string) (string, bool) {
 		if !ok1 || !ok2 || err != nil {
 			return "", false
 		}
-		if day, ok = refMoment.In(n.locale).Parse(ref); !ok {
+		if day, ok = refMoment.In(n.lang()).Parse(ref); !ok {
 			return "", false
 		}
 	}
-	if len(args) > 1 {
+	switch {
+	case m[1] == "date.weekday":
+		// moment's weekday(k): day k of the locale's week, 0 its first.
+		k, isInt := args[1].(int)
+		if !isInt {
+			return "", false
+		}
+		first := int(n.lang().FirstWeekday())
+		day = day.AddDate(0, 0, -((int(day.Weekday())-first+7)%7)+k)
+	case len(args) > 1:
 		if day, ok = offset(day, args[1]); !ok {
 			return "", false
 		}
@@ -216,9 +233,9 @@ func offset(day time.Time, by any) (time.Time, bool) {
 // only in English and so is refused for another language's names.
 func (n newNote) format(format string, t time.Time) (string, bool) {
 	if m, err := note.ParseMoment(format); err == nil {
-		return m.In(n.locale).Format(t), true
+		return m.In(n.lang()).Format(t), true
 	}
-	if n.locale != nil && n.locale != note.English && namesIn(format) {
+	if n.lang() != note.English && namesIn(format) {
 		return "", false
 	}
 	return formatMoment(format, t)

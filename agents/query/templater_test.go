@@ -23,6 +23,7 @@ tags: [daily]
 Week [[<% tp.date.now("gggg-[W]ww", "P1W") %>|next]] · yesterday <% tp.date.yesterday() %> · tomorrow <% tp.date.tomorrow("MMM D") %>
 Quote: <% tp.web.daily_quote() %>
 Written <% tp.date.now("HH:mm") %>.
+Week of [[<% tp.date.weekday("YYYY-MM-DD", 0) %>]] to [[<% tp.date.weekday("YYYY-MM-DD", 6, tp.file.title, "YYYY-MM-DD") %>]]
 `
 
 func TestRenderTemplater(t *testing.T) {
@@ -41,6 +42,7 @@ tags: [daily]
 # 2026-11-23, Monday
 Week [[2026-W49|next]] · yesterday 2026-11-22 · tomorrow Nov 24
 Written 18:30.
+Week of [[2026-11-22]] to [[2026-11-28]]
 `
 	if got := renderTemplater(dailyTemplater, n); got != want {
 		t.Errorf("rendered:\n%s\nwant:\n%s", got, want)
@@ -73,7 +75,8 @@ func TestRenderTemplaterLeavesOutWhatItCannotKnow(t *testing.T) {
 		`tp.date.now("YYYY-MM-DD" + x)`,
 		`tp.date.now("\"")`,
 		"tp.date.now(`${x}`)",
-		`tp.date.weekday("YYYY-MM-DD", 0)`,
+		`tp.date.weekday("YYYY-MM-DD")`,
+		`tp.date.weekday("YYYY-MM-DD", "1")`,
 		`tp.frontmatter.date`,
 		`tp.date.now("LL")`,
 		`tp.file.creation_date("YYYY", 1)`,
@@ -81,6 +84,19 @@ func TestRenderTemplaterLeavesOutWhatItCannotKnow(t *testing.T) {
 		src := "keep\nbroken: <% " + expr + " %>\nkeep too\n"
 		if got := renderTemplater(src, n); got != "keep\nkeep too\n" {
 			t.Errorf("%s: rendered %q", expr, got)
+		}
+	}
+}
+
+// tp.date.weekday counts from the first day of the locale's week: Sunday
+// in English, Monday in German.
+func TestRenderTemplaterWeekdayFollowsTheLocale(t *testing.T) {
+	de, _ := note.LookupLocale("de")
+	at := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC) // a Wednesday
+	for loc, want := range map[*note.Locale]string{note.English: "2026-11-22\n", de: "2026-11-23\n"} {
+		n := newNote{at: at, title: "x", locale: loc}
+		if got := renderTemplater(`<% tp.date.weekday("YYYY-MM-DD", 0) %>`+"\n", n); got != want {
+			t.Errorf("%s: first day of the week %q, want %q", loc.Name, got, want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package note
 import (
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Locale is how moment.js writes dates in one of the languages Obsidian
@@ -196,6 +197,9 @@ func LocaleNames() []string {
 
 // Locales are the locales margin knows, English first.
 func Locales() []*Locale { return locales }
+
+// FirstWeekday is the day the locale's weeks start on.
+func (l *Locale) FirstWeekday() time.Weekday { return time.Weekday(l.dow) }
 
 // monthsIn is MONTHS_IN_FORMAT of moment: a month written after a day
 // takes the declined form.
