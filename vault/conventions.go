@@ -32,6 +32,13 @@ type Rules struct {
 	Ignore          []string // config globs
 	RespectGit      bool
 	Warnings        []string
+	// DailySettings is true when the vault's own settings place its daily
+	// notes; without them margin's config does, and `margin log` says
+	// where it writes.
+	DailySettings bool
+	// LocaleSource says where the daily format's locale came from (the
+	// locale itself is Daily.Format's), for doctor.
+	LocaleSource string
 }
 
 // readRules reads Obsidian's settings under dir/.obsidian and applies them
@@ -59,19 +66,28 @@ func readRules(dir string, opts Options) Rules {
 		return true
 	}
 
-	folder, format, source := opts.DailyFolder, opts.DailyFormat, "config"
-	var daily struct{ Folder, Format string }
-	if read("daily-notes.json", &daily) {
-		if f := strings.Trim(strings.TrimSpace(daily.Folder), "/"); f != "" {
-			folder, source = f, ".obsidian/daily-notes.json"
+	folder, format, source := opts.DailyFolder, opts.DailyFormat, "config: the vault has no .obsidian/daily-notes.json"
+	switch data, err := os.ReadFile(filepath.Join(dir, ".obsidian", "daily-notes.json")); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		warn(".obsidian/daily-notes.json: %v; its settings are not used", err)
+	default:
+		f, fm, err := note.ParseObsidianDailyNotes(data)
+		if err != nil {
+			warn(".obsidian/daily-notes.json: %v; its settings are not used", errors.Unwrap(err))
+			break
 		}
-		if f := strings.TrimSpace(daily.Format); f != "" {
-			m, err := note.ParseMoment(f)
-			if err == nil {
-				r.Daily.Format, source = m, ".obsidian/daily-notes.json"
-			} else {
-				warn("daily note format %q in .obsidian/daily-notes.json: %v; daily notes are found with vault.daily_format %q instead", f, err, format)
-			}
+		// Where the settings are silent, Obsidian's defaults hold, not
+		// margin's: the vault's root and YYYY-MM-DD.
+		folder, source, r.DailySettings = f, ".obsidian/daily-notes.json", true
+		if fm == "" {
+			fm = "YYYY-MM-DD"
+		}
+		m, err := note.ParseMoment(fm)
+		if err == nil {
+			r.Daily.Format = m
+		} else {
+			warn("daily note format %q in .obsidian/daily-notes.json: %v; daily notes are found with vault.daily_format %q instead", fm, err, format)
 		}
 	}
 	if r.Daily.Format.IsZero() {
@@ -87,13 +103,13 @@ func readRules(dir string, opts Options) Rules {
 
 	var templates struct{ Folder string }
 	if read("templates.json", &templates) {
-		r.addTemplateFolder(templates.Folder)
+		r.addTemplateFolder(dir, templates.Folder, ".obsidian/templates.json")
 	}
 	var templater struct {
 		Folder string `json:"templates_folder"`
 	}
 	if read("plugins/templater-obsidian/data.json", &templater) {
-		r.addTemplateFolder(templater.Folder)
+		r.addTemplateFolder(dir, templater.Folder, "Templater's settings")
 	}
 
 	var app struct {
@@ -106,13 +122,24 @@ func readRules(dir string, opts Options) Rules {
 			}
 		}
 	}
+	r.readLocale(dir, opts.Locale)
 	return r
 }
 
-func (r *Rules) addTemplateFolder(folder string) {
+// addTemplateFolder adds the templates folder a plugin's settings name.
+// An empty one is none: Obsidian's Templates plugin then has no folder set,
+// and reading Templater's as the vault root would make every note a
+// template, hidden from tasks and agents. A folder
+// that is not there is kept (it may be made later) but reported, since
+// settings that point nowhere are usually left over from a rename.
+func (r *Rules) addTemplateFolder(dir, folder, source string) {
 	f := strings.Trim(path.Clean("/"+strings.TrimSpace(filepath.ToSlash(folder))), "/")
-	if f != "" && !slices.Contains(r.TemplateFolders, f) {
-		r.TemplateFolders = append(r.TemplateFolders, f)
+	if f == "" || slices.Contains(r.TemplateFolders, f) {
+		return
+	}
+	r.TemplateFolders = append(r.TemplateFolders, f)
+	if fi, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil || !fi.IsDir() {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("templates folder %q in %s is not a folder of the vault; set it to the folder that holds the templates", f, source))
 	}
 }
 
@@ -136,14 +163,14 @@ func (r Rules) Fingerprint() string {
 		return out
 	}
 	data, _ := json.Marshal(struct {
-		Version                   int
-		DailyFolder, DailyFormat  string
-		Tasks, Templates, Filters []string
-		Output                    string
-		Ignore                    []string
-		RespectGit                bool
+		Version                          int
+		DailyFolder, DailyFormat, Locale string
+		Tasks, Templates, Filters        []string
+		Output                           string
+		Ignore                           []string
+		RespectGit                       bool
 	}{
-		2, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(),
+		2, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
 		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
 	})

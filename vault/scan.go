@@ -439,6 +439,9 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reparse bo
 	if !isMarkdown(rel) {
 		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped, Reason: "not markdown"}, nil
 	}
+	if isDrawing(rel) {
+		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped, Reason: drawingReason}, nil
+	}
 	if info.Size() > v.opts.MaxFileSize {
 		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped,
 			Reason: fmt.Sprintf("over the size cap (%d bytes > %d): indexed by name only", info.Size(), v.opts.MaxFileSize)}, nil
@@ -466,6 +469,9 @@ func (v *Vault) examineFrom(o opener, rel string, was index.FileStat, reparse bo
 		return index.Update{Path: rel, Stat: stat, State: index.StateIndexed, TouchOnly: true}, nil
 	}
 	n := note.Parse(rel, data, v.parse)
+	if _, ok := n.Frontmatter.Get("excalidraw-plugin"); ok {
+		return index.Update{Path: rel, Stat: stat, State: index.StateSkipped, Reason: drawingReason}, nil
+	}
 	u := index.Update{Path: rel, Stat: stat, Note: n, Content: data, State: index.StateIndexed}
 	var why []string
 	// A template's placeholders ({{date}}, <% … %>) are not YAML, and
@@ -509,6 +515,15 @@ func readAll(f *os.File, size int64) ([]byte, error) {
 // scan and the watcher's batches must agree on this.
 func (v *Vault) isContent(rel string) bool {
 	return !isEditorTemp(rel) && !v.excluded(rel, false)
+}
+
+// Excalidraw keeps each drawing in a markdown file of its own, mostly
+// compressed JSON, named *.excalidraw.md and marked by its
+// excalidraw-plugin property: the plugin's file, not a note.
+const drawingReason = "an Excalidraw drawing: the Excalidraw plugin's file, not a note"
+
+func isDrawing(rel string) bool {
+	return strings.HasSuffix(strings.ToLower(rel), ".excalidraw.md")
 }
 
 func isMarkdown(rel string) bool {

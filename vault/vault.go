@@ -35,6 +35,9 @@ type Options struct {
 	Dir         string
 	DailyFolder string // used when .obsidian/daily-notes.json is absent
 	DailyFormat string // moment.js format, likewise
+	// Locale is the language daily notes are named in (moment.js's name:
+	// ko, zh-cn, …); "" infers it from the daily notes already there.
+	Locale      string
 	TaskFolders []string
 	Ignore      []string // globs relative to the vault
 	// NoGitignore indexes what git ignores too (config

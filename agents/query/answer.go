@@ -37,12 +37,12 @@ func (e *Engine) result(s *Session) Result {
 		return r
 	case s.Degraded != "" && s.Logged != nil:
 		r.Status = StatusLogged
-		r.Answer = fmt.Sprintf("Logged to %s as ## %s, unparsed: %s.", s.Logged.Path, s.Logged.Heading, s.Degraded)
+		r.Answer = fmt.Sprintf("Logged to %s as ## %s, unparsed: %s.", s.Logged.Path, s.Logged.Heading, s.Degraded) + appendNote(s)
 		return r
 	case s.Draft == nil:
 		r.Status = StatusLogged
 		if s.Logged != nil {
-			r.Answer = fmt.Sprintf("Logged to %s as ## %s.", s.Logged.Path, s.Logged.Heading)
+			r.Answer = fmt.Sprintf("Logged to %s as ## %s.", s.Logged.Path, s.Logged.Heading) + appendNote(s)
 		}
 		return r
 	}
@@ -68,6 +68,16 @@ func (e *Engine) result(s *Session) Result {
 		r.Confidence = "low"
 	}
 	return r
+}
+
+// appendNote is what the write of a log said (a new daily note, where it
+// went and why), as a sentence after the answer.
+func appendNote(s *Session) string {
+	if s.Appended == nil || s.Appended.Note == "" {
+		return ""
+	}
+	n := s.Appended.Note
+	return " " + strings.ToUpper(n[:1]) + n[1:] + "."
 }
 
 func confidence(c string) string {

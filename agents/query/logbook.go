@@ -299,6 +299,11 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 		if !exists {
 			base, note = e.newDailyNote(at)
 			fromTemplate = len(base) > 0
+			if r := e.v.Rules(); !r.DailySettings {
+				// margin's default, not the vault's: say where it went,
+				// so a new folder of daily notes is no surprise.
+				note = joinNotes(note, fmt.Sprintf("a new daily note in %s, where vault.daily_folder and vault.daily_format put daily notes: the vault has no .obsidian/daily-notes.json", dailyFolder(r.Daily.Folder)))
+			}
 		}
 		key = heading
 		n := bytes.Count(append([]byte("\n"), base...), []byte("\n## "+heading+"\n"))
@@ -320,6 +325,13 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 	return path, heading, key, note, nil
 }
 
+func dailyFolder(folder string) string {
+	if folder == "" {
+		return "the vault root"
+	}
+	return folder + "/"
+}
+
 // newDailyNote is the content of a new daily note: the vault's daily
 // template rendered as Obsidian would, or nothing. A template margin
 // cannot read (missing, outside the vault, a broken settings file) does
@@ -333,7 +345,8 @@ func (e *Engine) newDailyNote(at time.Time) (content []byte, note string) {
 			if i := strings.LastIndex(title, "/"); i >= 0 {
 				title = title[i+1:]
 			}
-			return []byte(renderTemplate(string(src), at, title)), ""
+			n := newNote{at: at, created: e.opts.Now(), title: title, locale: e.v.DailyFormat().Format.Locale()}
+			return []byte(renderTemplate(renderTemplater(string(src), n), at, title)), ""
 		}
 	}
 	if err == nil {
@@ -343,26 +356,12 @@ func (e *Engine) newDailyNote(at time.Time) (content []byte, note string) {
 	return nil, "the daily note was made without its template: " + err.Error()
 }
 
-var (
-	templateVarRE = regexp.MustCompile(`\{\{\s*(date|time|title)(?::([^}]*))?\s*\}\}`)
-	// Templater's commands, `<% … %>` and `<%* … %>` (any whitespace
-	// control), alone on their lines or inside one.
-	templaterLineRE = regexp.MustCompile(`(?m)^[ \t]*<%[\s\S]*?%>[ \t]*(?:\r?\n|\z)`)
-	templaterRE     = regexp.MustCompile(`<%[\s\S]*?%>`)
-	// The one Templater value margin knows without running code.
-	templaterTitleRE = regexp.MustCompile(`<%[-_]?\s*tp\.file\.title\s*[-_]?%>`)
-)
+var templateVarRE = regexp.MustCompile(`\{\{\s*(date|time|title)(?::([^}]*))?\s*\}\}`)
 
 // renderTemplate fills Obsidian's core template variables: {{date}},
 // {{time}}, {{title}} and {{date:FORMAT}} / {{time:FORMAT}} in moment.js
-// tokens. A format margin cannot read is left as written. Templater's
-// code is JavaScript margin does not run: it is left out (SPEC §3.1), a
-// line that holds only code with its line; only tp.file.title, which
-// needs no code, is filled in.
+// tokens. A format margin cannot read is left as written.
 func renderTemplate(src string, at time.Time, title string) string {
-	src = templaterTitleRE.ReplaceAllLiteralString(src, title)
-	src = templaterLineRE.ReplaceAllString(src, "")
-	src = templaterRE.ReplaceAllString(src, "")
 	return templateVarRE.ReplaceAllStringFunc(src, func(m string) string {
 		sub := templateVarRE.FindStringSubmatch(m)
 		name, format := sub[1], strings.TrimSpace(sub[2])

@@ -156,10 +156,14 @@ func TestLogWithATemplateOutsideTheVault(t *testing.T) {
 	}
 }
 
-// A Templater template gives a new daily note its text, not its code.
+// A Templater template gives a new daily note its text and the values
+// margin can know, not its code; a line margin cannot fill is left out,
+// so no property is empty and no link points nowhere.
 func TestTemplaterCodeIsNotCopied(t *testing.T) {
 	v := querytest.SampleVault(t)
-	tpl := "---\ncreated: <% tp.date.now(\"YYYY-MM-DD\") %>\n---\n<%* const mood = await tp.system.prompt(\"Mood?\") %>\n# <% tp.file.title %> {{date}}\n<%*\n  tR += \"multi-line\"\n-%>\nPlan:\n"
+	tpl := "---\ncreated: <% tp.date.now(\"YYYY-MM-DD\") %>\nmood: <% tp.system.prompt(\"Mood?\") %>\n---\n<%* const mood = await tp.system.prompt(\"Mood?\") %>\n" +
+		"[[<% tp.date.now(\"YYYY-MM-DD\", -1, tp.file.title, \"YYYY-MM-DD\") %>|↶ Previous Day]]\n[[<% tp.user.next() %>|Next Day ↷]]\n" +
+		"# <% tp.file.title %> {{date}}\n<%*\n  tR += \"multi-line\"\n-%>\nPlan:\n"
 	if err := os.WriteFile(filepath.Join(v.Dir(), "Templates", "Templater daily.md"), []byte(tpl), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +176,41 @@ func TestTemplaterCodeIsNotCopied(t *testing.T) {
 	if _, err := e.Log(context.Background(), "Squat 5x5", logAt, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := "---\ncreated: \n---\n# 2026-11-23 2026-11-23\nPlan:\n\n## 18:30\nSquat 5x5\n"
+	want := "---\ncreated: 2026-11-23\n---\n[[2026-11-22|↶ Previous Day]]\n# 2026-11-23 2026-11-23\nPlan:\n\n## 18:30\nSquat 5x5\n"
 	if got := readNote(t, v.Dir(), logNote); got != want {
 		t.Errorf("daily note:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// Without daily-note settings in the vault, margin's config places the
+// daily note, and the log says where, so a new folder is no surprise;
+// with them, nothing needs saying.
+func TestLogSaysWhereItWritesWithoutDailySettings(t *testing.T) {
+	v0 := querytest.SampleVault(t)
+	dir := v0.Dir()
+	v0.Close()
+	if err := os.Remove(filepath.Join(dir, ".obsidian", "daily-notes.json")); err != nil {
+		t.Fatal(err)
+	}
+	v := querytest.IndexedVault(t, dir)
+	_, _, client := fakeModel(t, querytest.Replies{
+		"router": {querytest.Route("log", "Strength training")},
+		"parser": {querytest.Parse("Strength training", map[string]any{}, false)},
+	})
+	e := engine(t, v, client, querytest.Now)
+	r, err := e.Log(context.Background(), "Squat 5x5", logAt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Logged == nil || r.Logged.Path != logNote || !strings.Contains(r.Logged.Note, "a new daily note in Daily/") || !strings.Contains(r.Logged.Note, "no .obsidian/daily-notes.json") {
+		t.Errorf("logged %+v, want a note saying where the daily note went and why", r.Logged)
+	}
+	if !strings.Contains(r.Answer, "Logged to "+logNote+" as ## 18:30. A new daily note in Daily/") {
+		t.Errorf("answer %q does not say where the daily note went", r.Answer)
+	}
+	// The note exists now: the next log adds to it and says nothing.
+	r, err = e.Log(context.Background(), "Bench 3x5", logAt.Add(time.Minute), nil)
+	if err != nil || r.Logged == nil || r.Logged.Note != "" {
+		t.Errorf("second log: %+v, %v; want no note", r.Logged, err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // Config is margin's whole configuration, read once at startup. config.yaml
@@ -36,6 +37,7 @@ type VaultConfig struct {
 	Path         string   `mapstructure:"path"`
 	DailyFolder  string   `mapstructure:"daily_folder"`
 	DailyFormat  string   `mapstructure:"daily_format"`
+	Locale       string   `mapstructure:"locale"`
 	TaskFolders  []string `mapstructure:"task_folders"`
 	Ignore       []string `mapstructure:"ignore"`
 	RespectGit   bool     `mapstructure:"respect_gitignore"`
@@ -258,6 +260,9 @@ func (c Config) validate() error {
 	if c.Vault.DailyFormat == "" {
 		bad("vault.daily_format", "must not be empty")
 	}
+	if _, ok := note.LookupLocale(c.Vault.Locale); !ok {
+		bad("vault.locale", "must be empty (inferred) or one of %s, got %q", strings.Join(note.LocaleNames(), ", "), c.Vault.Locale)
+	}
 	if c.Vault.OutputFolder == "" || filepath.IsAbs(c.Vault.OutputFolder) || strings.HasPrefix(filepath.Clean(c.Vault.OutputFolder), "..") {
 		bad("vault.output_folder", "must be a folder inside the vault, got %q", c.Vault.OutputFolder)
 	}
@@ -326,6 +331,7 @@ func (c Config) vaultOptions() vault.Options {
 		Dir:          c.Vault.Path,
 		DailyFolder:  c.Vault.DailyFolder,
 		DailyFormat:  c.Vault.DailyFormat,
+		Locale:       c.Vault.Locale,
 		TaskFolders:  c.Vault.TaskFolders,
 		Ignore:       c.Vault.Ignore,
 		NoGitignore:  !c.Vault.RespectGit,

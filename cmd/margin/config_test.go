@@ -125,6 +125,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"no query deadline", "query:\n  deadline: 0s\n", "query.deadline"},
 		{"negative wake deadline", "agents:\n  wake_deadline: -1m\n", "agents.wake_deadline"},
 		{"negative token budget", "agents:\n  daily_token_budget: -5\n", "agents.daily_token_budget"},
+		{"unknown locale", "vault:\n  locale: tlh\n", "vault.locale"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			isolate(t)

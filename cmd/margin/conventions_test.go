@@ -53,3 +53,51 @@ func TestUnreadableDailyFormatIsAWarning(t *testing.T) {
 		t.Errorf("doctor: exit %d\n%s", code, out)
 	}
 }
+
+// A vault whose daily notes Obsidian named in Korean: doctor names the
+// language margin reads them in and the note it cannot read, and log
+// writes beside the others.
+func TestDoctorNamesTheDailyLocale(t *testing.T) {
+	vault := t.TempDir()
+	for p, s := range map[string]string{
+		".obsidian/daily-notes.json": `{"format": "YYYY/MMM/YYYY-MM-DD"}`,
+		"2025/10월/2025-10-01.md":     "## 07:30\n달리기\n",
+		"2025/11월/2025-11-28.md":     "## 08:00\n산책\n",
+		"2025/Nov/2025-11-03.md":     "## 08:00\nwalk\n",
+	} {
+		full := filepath.Join(vault, filepath.FromSlash(p))
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, []byte(s), 0o644)
+	}
+	ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
+	out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
+	for _, want := range []string{
+		"daily notes YYYY/MMM/YYYY-MM-DD in the vault root (from .obsidian/daily-notes.json), named in ko (inferred: 2 of 3 notes in the daily folder are named in it)",
+		"warn  settings", "1 notes in the vault root look dated but are not daily notes in the format YYYY/MMM/YYYY-MM-DD (locale ko), e.g. 2025/Nov/2025-11-03.md",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor (exit %d) lacks %q:\n%s", code, want, out)
+		}
+	}
+	offline := []string{"OLLAMA_HOST=http://127.0.0.1:1", "MARGIN_LLM_RETRY_LLM_RETRY=0"}
+	out, stderr, code := runMargin(t, offline, "log", "--vault", vault, "--time", "2026-11-22T07:05", "Slept 8h.")
+	if code != 0 || !strings.Contains(out, "Logged to 2026/11월/2026-11-22.md") {
+		t.Errorf("log: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// Without daily-note settings, log and doctor say where daily notes go.
+func TestLogSaysWhereDailyNotesGo(t *testing.T) {
+	vault := t.TempDir()
+	os.MkdirAll(filepath.Join(vault, ".obsidian"), 0o755)
+	os.WriteFile(filepath.Join(vault, "Note.md"), []byte("# a note\n"), 0o644)
+	offline := []string{"OLLAMA_HOST=http://127.0.0.1:1", "MARGIN_LLM_RETRY_LLM_RETRY=0"}
+	out, stderr, code := runMargin(t, offline, "log", "--vault", vault, "--time", "2026-11-22T07:05", "Slept 8h.")
+	if code != 0 || !strings.Contains(out, "A new daily note in Daily/, where vault.daily_folder and vault.daily_format put daily notes: the vault has no .obsidian/daily-notes.json") {
+		t.Errorf("log: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, _, _ = runMargin(t, offline, "doctor", "--vault", vault)
+	if !strings.Contains(out, "daily notes YYYY-MM-DD in Daily (from config: the vault has no .obsidian/daily-notes.json), named in en (the default)") {
+		t.Errorf("doctor does not say where daily notes go:\n%s", out)
+	}
+}

@@ -243,7 +243,8 @@ func rulesFinding(r vault.Rules) finding {
 	if folder == "" {
 		folder = "the vault root"
 	}
-	detail := fmt.Sprintf("daily notes %s in %s (from %s); tasks in %s", r.Daily.Format, folder, r.DailySource, listOr(r.TaskFolders, "no folder"))
+	detail := fmt.Sprintf("daily notes %s in %s (from %s), named in %s (%s); tasks in %s",
+		r.Daily.Format, folder, r.DailySource, r.Daily.Format.Locale().Name, r.LocaleSource, listOr(r.TaskFolders, "no folder"))
 	if len(r.TemplateFolders) > 0 {
 		detail += "; templates in " + strings.Join(r.TemplateFolders, ", ")
 	}

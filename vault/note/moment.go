@@ -12,13 +12,14 @@ import (
 // settings hold it: the tokens of SPEC §3.1 (YYYY YY gggg GGGG Q M MM MMM
 // MMMM D DD Do DDD DDDD d dd ddd dddd w ww W WW, and the ordinal "o" after
 // any number), literal text in [brackets] or after a backslash, and any
-// other character as written ('/' makes sub-folders). Names are English, as
-// Obsidian writes them by default; weeks are moment's English locale weeks
-// (Sunday first, week 1 holds January 1) for w and gggg, ISO weeks for W and
-// GGGG. The zero Moment formats nothing and parses nothing.
+// other character as written ('/' makes sub-folders). Names, ordinals and
+// the weeks of w and gggg are its locale's (English unless In says
+// otherwise: Sunday first, week 1 holds January 1); W and GGGG are ISO
+// weeks. The zero Moment formats nothing and parses nothing.
 type Moment struct {
 	src    string
 	pieces []momentPiece
+	loc    *Locale // nil: English
 }
 
 // momentPiece is a token (tok) or literal text (lit).
@@ -105,11 +106,39 @@ func MustMoment(format string) Moment {
 // String is the format as written.
 func (m Moment) String() string { return m.src }
 
+// In is m writing and reading dates in the locale l.
+func (m Moment) In(l *Locale) Moment {
+	m.loc = l
+	return m
+}
+
+// Locale is the locale m writes dates in.
+func (m Moment) Locale() *Locale {
+	if m.loc == nil {
+		return English
+	}
+	return m.loc
+}
+
+// Localized reports whether m writes anything its locale decides: a name,
+// an ordinal or a locale week.
+func (m Moment) Localized() bool {
+	for _, p := range m.pieces {
+		switch {
+		case strings.HasSuffix(p.tok, "o"), strings.HasPrefix(p.tok, "MMM"), strings.HasPrefix(p.tok, "dd"),
+			p.tok == "w", p.tok == "ww", p.tok == "gggg":
+			return true
+		}
+	}
+	return false
+}
+
 // IsZero reports whether m is the zero Moment.
 func (m Moment) IsZero() bool { return len(m.pieces) == 0 }
 
 // Format writes day as moment.js would.
 func (m Moment) Format(day time.Time) string {
+	loc := m.Locale()
 	var b strings.Builder
 	for _, p := range m.pieces {
 		if p.tok == "" {
@@ -123,30 +152,24 @@ func (m Moment) Format(day time.Time) string {
 		case "YY":
 			fmt.Fprintf(&b, "%02d", day.Year()%100)
 		case "gggg":
-			y, _ := localeWeek(day)
+			y, _ := loc.week(day)
 			fmt.Fprintf(&b, "%04d", y)
 		case "GGGG":
 			y, _ := day.ISOWeek()
 			fmt.Fprintf(&b, "%04d", y)
-		case "MMMM":
-			b.WriteString(day.Month().String())
-		case "MMM":
-			b.WriteString(day.Month().String()[:3])
-		case "dddd":
-			b.WriteString(day.Weekday().String())
-		case "ddd":
-			b.WriteString(day.Weekday().String()[:3])
-		case "dd":
-			b.WriteString(day.Weekday().String()[:2])
+		case "MMMM", "MMM":
+			b.WriteString(loc.names(tok, m.src)[day.Month()-1])
+		case "dddd", "ddd", "dd":
+			b.WriteString(loc.names(tok, m.src)[day.Weekday()])
 		default:
-			n, width := m.number(tok, day)
+			n, width := number(loc, tok, day)
 			s := strconv.Itoa(n)
 			for len(s) < width {
 				s = "0" + s
 			}
 			b.WriteString(s)
 			if ord {
-				b.WriteString(ordinalSuffix(n))
+				b.WriteString(loc.ordinal(n, tok))
 			}
 		}
 	}
@@ -154,8 +177,8 @@ func (m Moment) Format(day time.Time) string {
 }
 
 // number is the value of a numeric token for day and its zero-padded width.
-func (Moment) number(tok string, day time.Time) (n, width int) {
-	_, lw := localeWeek(day)
+func number(loc *Locale, tok string, day time.Time) (n, width int) {
+	_, lw := loc.week(day)
 	_, iw := day.ISOWeek()
 	switch tok {
 	case "Q":
@@ -201,12 +224,19 @@ func ordinalSuffix(n int) string {
 	return "th"
 }
 
-// localeWeek is moment's English week of day: weeks run Sunday to Saturday
-// and week 1 is the one that holds January 1, so its year is the year of
-// its Saturday.
-func localeWeek(day time.Time) (year, week int) {
-	sat := day.AddDate(0, 0, 6-int(day.Weekday()))
-	return sat.Year(), (sat.YearDay()-1)/7 + 1
+// week is moment's locale week of day: weeks start on l.dow, and week 1
+// holds January 7+dow-doy, so a week's year is the year of its day
+// doy-dow after its first (English: Saturday; ISO: Thursday).
+func (l *Locale) week(day time.Time) (year, week int) {
+	anchor := day.AddDate(0, 0, -((int(day.Weekday())-l.dow+7)%7)+l.doy-l.dow)
+	return anchor.Year(), (anchor.YearDay()-1)/7 + 1
+}
+
+// firstWeek is the first day of week 1 of the locale week-year y.
+func (l *Locale) firstWeek(y int) time.Time {
+	// The week whose anchor day (see week) is among January 1–7.
+	start := time.Date(y, time.January, 1-(l.doy-l.dow), 0, 0, 0, 0, time.UTC)
+	return start.AddDate(0, 0, (l.dow-int(start.Weekday())+7)%7)
 }
 
 // Parse reads s as a date in this format. Like Obsidian's strict moment
@@ -218,7 +248,7 @@ func (m Moment) Parse(s string) (time.Time, bool) {
 	if m.IsZero() {
 		return time.Time{}, false
 	}
-	f := fields{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+	f := fields{loc: m.Locale(), src: m.src, year: -1, weekYear: -1, isoYear: -1, quarter: -1, month: -1, day: -1, yearDay: -1, weekday: -1, week: -1, isoWeek: -1}
 	rest := s
 	for _, p := range m.pieces {
 		if p.tok == "" {
@@ -243,24 +273,30 @@ func (m Moment) Parse(s string) (time.Time, bool) {
 	return day, true
 }
 
-// fields are what a parse read; -1 is unset.
+// fields are what a parse read, in the locale loc of the format src; -1
+// is unset.
 type fields struct {
+	loc                                                                           *Locale
+	src                                                                           string
 	year, weekYear, isoYear, quarter, month, day, yearDay, weekday, week, isoWeek int
 }
-
-var weekdays = [...]string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
 
 // read consumes one token's text from s.
 func (f *fields) read(tok, s string) (string, bool) {
 	tok, ord := strings.CutSuffix(tok, "o")
-	name := func(n int, text func(int) string) (int, string, bool) {
-		for i := range n {
-			t := text(i)
-			if len(s) >= len(t) && strings.EqualFold(s[:len(t)], t) {
-				return i, s[len(t):], true
+	// The longest name that s starts with: one name may begin another
+	// ("1월", "10월" do not, but a locale's names are not known here).
+	name := func(names []string) (int, string, bool) {
+		best := -1
+		for i, t := range names {
+			if len(s) >= len(t) && strings.EqualFold(s[:len(t)], t) && (best < 0 || len(t) > len(names[best])) {
+				best = i
 			}
 		}
-		return 0, s, false
+		if best < 0 {
+			return 0, s, false
+		}
+		return best, s[len(names[best]):], true
 	}
 	var (
 		v  int
@@ -268,18 +304,11 @@ func (f *fields) read(tok, s string) (string, bool) {
 	)
 	switch tok {
 	case "MMMM", "MMM":
-		v, s, ok = name(12, func(i int) string {
-			if tok == "MMM" {
-				return time.Month(i + 1).String()[:3]
-			}
-			return time.Month(i + 1).String()
-		})
+		v, s, ok = name(f.loc.names(tok, f.src))
 		f.month = v + 1
 		return s, ok
 	case "dddd", "ddd", "dd":
-		v, s, ok = name(7, func(i int) string {
-			return weekdays[i][:map[string]int{"dddd": len(weekdays[i]), "ddd": 3, "dd": 2}[tok]]
-		})
+		v, s, ok = name(f.loc.names(tok, f.src))
 		f.weekday = v
 		return s, ok
 	}
@@ -297,11 +326,11 @@ func (f *fields) read(tok, s string) (string, bool) {
 	v, _ = strconv.Atoi(s[:n])
 	s = s[n:]
 	if ord {
-		suffix := ordinalSuffix(v)
-		if len(s) < 2 || !strings.EqualFold(s[:2], suffix) {
+		suffix := f.loc.ordinal(v, tok)
+		if len(s) < len(suffix) || !strings.EqualFold(s[:len(suffix)], suffix) {
 			return s, false
 		}
-		s = s[2:]
+		s = s[len(suffix):]
 	}
 	switch tok {
 	case "YYYY":
@@ -363,9 +392,10 @@ func (f *fields) date() (time.Time, bool) {
 		if y < 0 {
 			return time.Time{}, false
 		}
-		jan1 := time.Date(y, time.January, 1, 0, 0, 0, 0, time.UTC)
-		sunday := jan1.AddDate(0, 0, -int(jan1.Weekday()))
-		day := sunday.AddDate(0, 0, 7*(f.week-1)+max(f.weekday, 0))
+		day := f.loc.firstWeek(y).AddDate(0, 0, 7*(f.week-1))
+		if f.weekday >= 0 {
+			day = day.AddDate(0, 0, (f.weekday-f.loc.dow+7)%7)
+		}
 		return day, true
 	}
 	y := year(f.year, f.weekYear, f.isoYear)

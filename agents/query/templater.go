@@ -1,0 +1,248 @@
+package query
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/margin-md/margin/vault/note"
+)
+
+// newNote is what Templater knows about the note it is creating.
+type newNote struct {
+	at      time.Time    // the moment the note is for: tp.date's "now"
+	created time.Time    // when margin creates the file
+	title   string       // the file name without ".md"
+	locale  *note.Locale // nil: English
+}
+
+func (n newNote) lang() *note.Locale {
+	if n.locale == nil {
+		return note.English
+	}
+	return n.locale
+}
+
+var (
+	// templaterTagRE is one Templater command: `<% … %>` outputs an
+	// expression, `<%* … %>` runs code; `-` and `_` control whitespace.
+	templaterTagRE = regexp.MustCompile(`<%([*]?)[-_]?([\s\S]*?)[-_]?%>`)
+	// templaterCallRE is a call of a tp function margin evaluates.
+	templaterCallRE = regexp.MustCompile(`^tp\.(date\.now|date\.weekday|date\.yesterday|date\.tomorrow|file\.creation_date)\s*\(([\s\S]*)\)$`)
+	// isoDays is an ISO 8601 duration of whole days, weeks, months or
+	// years, as Templater's offsets are written ("P-1D", "P1W").
+	isoDays = regexp.MustCompile(`^(-?)P(-?\d+)([YMWD])$`)
+	// bracketed is a moment format's literal text.
+	bracketed = regexp.MustCompile(`\[[^\]]*\]`)
+)
+
+// Sentinels mark where a command was, until whole lines are judged.
+const (
+	codeMark   = "\x00code\x00"
+	unknownRun = "\x00unknown\x00"
+)
+
+// renderTemplater evaluates the Templater commands margin can without
+// running JavaScript (SPEC §3.1): tp.file.title, tp.file.creation_date,
+// tp.date.now with its format, offset and reference date, tp.date.weekday,
+// and tp.date.yesterday / tomorrow. The rest is code margin does not run: a
+// line that holds a command margin cannot evaluate is left out whole, so
+// the note has no empty property and no link to nowhere, and says nothing
+// false; a line of code alone goes with its line.
+func renderTemplater(src string, n newNote) string {
+	if !strings.Contains(src, "<%") {
+		return src
+	}
+	out := templaterTagRE.ReplaceAllStringFunc(src, func(tag string) string {
+		m := templaterTagRE.FindStringSubmatch(tag)
+		if m[1] == "*" {
+			return codeMark
+		}
+		v, ok := n.eval(m[2])
+		if !ok {
+			return unknownRun
+		}
+		return v
+	})
+	lines := strings.SplitAfter(out, "\n")
+	var b strings.Builder
+	for _, line := range lines {
+		if strings.Contains(line, unknownRun) {
+			continue
+		}
+		if strings.Contains(line, codeMark) {
+			line = strings.ReplaceAll(line, codeMark, "")
+			if strings.TrimSpace(line) == "" {
+				continue
+			}
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// eval is the value of one output command, or false when margin cannot
+// know it.
+func (n newNote) eval(expr string) (string, bool) {
+	expr = strings.TrimSuffix(strings.TrimSpace(expr), ";")
+	expr = strings.TrimSpace(expr)
+	if expr == "tp.file.title" {
+		return n.title, true
+	}
+	m := templaterCallRE.FindStringSubmatch(expr)
+	if m == nil {
+		return "", false
+	}
+	args, ok := n.args(m[2])
+	if !ok {
+		return "", false
+	}
+	str := func(i int, def string) (string, bool) {
+		if i >= len(args) {
+			return def, true
+		}
+		s, ok := args[i].(string)
+		return s, ok
+	}
+	switch m[1] {
+	case "file.creation_date":
+		format, ok := str(0, "YYYY-MM-DD HH:mm")
+		if !ok || len(args) > 1 {
+			return "", false
+		}
+		return n.format(format, n.created)
+	case "date.yesterday", "date.tomorrow":
+		format, ok := str(0, "YYYY-MM-DD")
+		if !ok || len(args) > 1 {
+			return "", false
+		}
+		days := map[string]int{"date.yesterday": -1, "date.tomorrow": 1}[m[1]]
+		return n.format(format, n.at.AddDate(0, 0, days))
+	}
+	// tp.date.now(format, offset, reference, reference_format) and
+	// tp.date.weekday(format, weekday, reference, reference_format)
+	format, ok := str(0, "YYYY-MM-DD")
+	if !ok || len(args) > 4 || m[1] == "date.weekday" && len(args) < 2 {
+		return "", false
+	}
+	day := n.at
+	if len(args) > 2 {
+		ref, ok1 := str(2, "")
+		refFormat, ok2 := str(3, "YYYY-MM-DD")
+		refMoment, err := note.ParseMoment(refFormat)
+		if !ok1 || !ok2 || err != nil {
+			return "", false
+		}
+		if day, ok = refMoment.In(n.lang()).Parse(ref); !ok {
+			return "", false
+		}
+	}
+	switch {
+	case m[1] == "date.weekday":
+		// moment's weekday(k): day k of the locale's week, 0 its first.
+		k, isInt := args[1].(int)
+		if !isInt {
+			return "", false
+		}
+		first := int(n.lang().FirstWeekday())
+		day = day.AddDate(0, 0, -((int(day.Weekday())-first+7)%7)+k)
+	case len(args) > 1:
+		if day, ok = offset(day, args[1]); !ok {
+			return "", false
+		}
+	}
+	return n.format(format, day)
+}
+
+// args reads a call's arguments: string literals, whole numbers and
+// tp.file.title. Anything else (a variable, an expression) is false.
+func (n newNote) args(s string) ([]any, bool) {
+	var out []any
+	s = strings.TrimSpace(s)
+	for s != "" {
+		var arg any
+		switch q := s[0]; {
+		case q == '"' || q == '\'' || q == '`':
+			end := strings.IndexByte(s[1:], q)
+			if end < 0 {
+				return nil, false
+			}
+			lit := s[1 : 1+end]
+			if strings.Contains(lit, `\`) || q == '`' && strings.Contains(lit, "${") {
+				return nil, false
+			}
+			arg, s = lit, s[end+2:]
+		case strings.HasPrefix(s, "tp.file.title"):
+			arg, s = n.title, s[len("tp.file.title"):]
+		default:
+			end := strings.IndexByte(s, ',')
+			if end < 0 {
+				end = len(s)
+			}
+			v, err := strconv.Atoi(strings.TrimSpace(s[:end]))
+			if err != nil {
+				return nil, false
+			}
+			arg, s = v, s[end:]
+		}
+		out = append(out, arg)
+		s = strings.TrimSpace(s)
+		if s == "" {
+			break
+		}
+		if s[0] != ',' {
+			return nil, false
+		}
+		s = strings.TrimSpace(s[1:])
+	}
+	return out, true
+}
+
+// offset moves day by Templater's offset: days as a number, or an ISO
+// 8601 duration string.
+func offset(day time.Time, by any) (time.Time, bool) {
+	switch v := by.(type) {
+	case int:
+		return day.AddDate(0, 0, v), true
+	case string:
+		m := isoDays.FindStringSubmatch(strings.ToUpper(strings.TrimSpace(v)))
+		if m == nil {
+			return day, false
+		}
+		k, _ := strconv.Atoi(m[2])
+		if m[1] == "-" {
+			k = -k
+		}
+		switch m[3] {
+		case "Y":
+			return day.AddDate(k, 0, 0), true
+		case "M":
+			return day.AddDate(0, k, 0), true
+		case "W":
+			return day.AddDate(0, 0, 7*k), true
+		}
+		return day.AddDate(0, 0, k), true
+	}
+	return day, false
+}
+
+// format writes t in a moment.js format in the vault's language. A date
+// format goes through note.Moment, which knows every date token in every
+// locale; one with a time goes through formatMoment, which writes names
+// only in English and so is refused for another language's names.
+func (n newNote) format(format string, t time.Time) (string, bool) {
+	if m, err := note.ParseMoment(format); err == nil {
+		return m.In(n.lang()).Format(t), true
+	}
+	if n.lang() != note.English && namesIn(format) {
+		return "", false
+	}
+	return formatMoment(format, t)
+}
+
+// namesIn reports whether a moment format writes a month or weekday name.
+func namesIn(format string) bool {
+	unbracketed := bracketed.ReplaceAllString(format, "")
+	return strings.Contains(unbracketed, "MMM") || strings.Contains(unbracketed, "ddd")
+}
