@@ -1,0 +1,92 @@
+package changes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
+)
+
+// FollowTask follows a rename of the agent's task note: its change sets
+// and its decisions name the task by its new path, in the database and in
+// the `task:` of the sets' files, so that listings and decisions/list
+// find them there. The files keep their names (the agent's output name).
+func (c *Changes) FollowTask(ctx context.Context, agent, from, to string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids, err := c.store.moveTask(ctx, agent, from, to)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		cs, err := c.store.ChangeSet(ctx, id)
+		if err != nil {
+			return err
+		}
+		c.relinkSetFile(edit.WithCause(ctx, c.cause(ctx, cs, to)), cs, from)
+	}
+	return nil
+}
+
+// relinkSetFile points the `task:` of a set's file at the set's task,
+// when it still names the task at from: a link the person changed, or a
+// file they damaged or deleted, is left as they made it.
+func (c *Changes) relinkSetFile(ctx context.Context, cs ChangeSet, from string) {
+	res, err := c.v.Root().Change(ctx, c.opts.Editor, cs.Path, func(cur edit.Current) ([]byte, error) {
+		if !cur.Exists {
+			return nil, nil
+		}
+		n := note.Parse(cs.Path, cur.Content, note.Options{})
+		if n.FrontmatterError != "" || n.Frontmatter == nil || n.Frontmatter.String("task") != kit.TaskLink(from) {
+			return nil, nil
+		}
+		return edit.SetFrontmatter(cur.Content, "task", kit.TaskLink(cs.Task))
+	})
+	switch {
+	case errors.Is(err, edit.ErrConflict):
+		c.log.Info("the change set file kept changing while margin named the renamed task in it; left as it is", "path", cs.Path)
+	case err != nil:
+		c.log.Warn("naming the renamed task in a change set file", "path", cs.Path, "err", err)
+	case res.Written && !res.InEditor:
+		if err := c.store.setFileFingerprint(ctx, cs.ID, string(res.Fingerprint)); err != nil {
+			c.log.Warn("recording a change set file", "path", cs.Path, "err", err)
+		}
+	}
+}
+
+// moveTask names the task at to in the agent's change sets and decisions
+// that name it at from, in one transaction; it returns the ids of the sets.
+func (s *Store) moveTask(ctx context.Context, agent, from, to string) ([]string, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `UPDATE change_sets SET task = ? WHERE agent_id = ? AND task = ? RETURNING id`, to, agent, from)
+	if err != nil {
+		return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE decisions SET task = ? WHERE agent_id = ? AND task = ?`, to, agent, from); err != nil {
+		return nil, fmt.Errorf("moving the decisions on %s to %s: %w", from, to, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
+	}
+	return ids, nil
+}
