@@ -134,6 +134,9 @@ func TestApplyItem(t *testing.T) {
 	}{
 		{name: "estimate is a frontmatter splice", item: cs.Items[0], wantDiff: []string{"estimate: 2h"}},
 		{name: "new checklist item joins the list", item: cs.Items[1], wantDiff: []string{"- [ ] Announce the export to Acme"}},
+		{name: "new checklist item joins the task's checklist under its own heading", item: cs.Items[1],
+			edit:     func(s string) string { return strings.Replace(s, "## Checklist\n", "## Steps\n", 1) },
+			wantDiff: []string{"## Steps", "- [ ] Announce the export to Acme"}},
 		{name: "checkbox flip", item: cs.Items[2], wantDiff: []string{"- [x] Support docs page [due:: 2026-11-30]"}},
 		{name: "estimate edited since: stale", item: cs.Items[0],
 			edit:      func(s string) string { return strings.Replace(s, "estimate: 1d", "estimate: 3h", 1) },

@@ -242,7 +242,7 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string)
 	case "add_checklist_item":
 		var a newItem
 		json.Unmarshal(it.Args, &a)
-		out, err := edit.AppendUnderSection(src, "Checklist", "- [ ] "+kit.OneLine(a.Title))
+		out, err := edit.AppendChecklistItem(src, kit.OneLine(a.Title))
 		return out, "", err
 	case "update_checklist_item":
 		var a itemUpdate
