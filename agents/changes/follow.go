@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
@@ -27,6 +28,33 @@ func (c *Changes) FollowTask(ctx context.Context, agent, from, to string) error 
 			return err
 		}
 		c.relinkSetFile(edit.WithCause(ctx, c.cause(ctx, cs, to)), cs, from)
+	}
+	return nil
+}
+
+// MoveSets moves the agent's change set files into the folder of its
+// output name, after its task was renamed: each file moves as it is
+// (edit.Root.MoveContext) and its row follows. A file that cannot move
+// stays where it is, with its row, and is still decided there.
+func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sets, err := c.store.ChangeSets(ctx, ChangeSetFilter{Agent: agent, Status: "all"})
+	if err != nil {
+		return err
+	}
+	for _, cs := range sets {
+		to := path.Join(c.outputFolder(), "Changes", outputName, path.Base(cs.Path))
+		if to == cs.Path {
+			continue
+		}
+		if _, err := c.v.Root().MoveContext(edit.WithCause(ctx, c.cause(ctx, cs, cs.Task)), cs.Path, to); err != nil {
+			c.log.Warn("a change set file keeps its place", "path", cs.Path, "err", err)
+			continue
+		}
+		if err := c.store.setPath(ctx, cs.ID, to); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -55,6 +83,14 @@ func (c *Changes) relinkSetFile(ctx context.Context, cs ChangeSet, from string) 
 			c.log.Warn("recording a change set file", "path", cs.Path, "err", err)
 		}
 	}
+}
+
+// setPath records that the file of set id is at p now.
+func (s *Store) setPath(ctx context.Context, id, p string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE change_sets SET path = ? WHERE id = ?`, p, id); err != nil {
+		return fmt.Errorf("moving change set %s to %s: %w", id, p, err)
+	}
+	return nil
 }
 
 // moveTask names the task at to in the agent's change sets and decisions

@@ -3,6 +3,9 @@ package task
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/margin-md/margin/agents/internal/kit"
@@ -67,4 +70,99 @@ func (r *Runtime) relink(ctx context.Context, p, from, to, title string) (res ed
 		r.log.Warn("naming the renamed task in an output", "path", p, "err", err)
 	}
 	return res, err == nil && res.Written
+}
+
+// namedAfter reports whether an output name is the one the task at task
+// would be given: its stem, or its stem and what sets it apart ("Plan
+// (Work)", "Plan (2)").
+func namedAfter(name, task string) bool {
+	k, s := nameKey(name), nameKey(stem(task))
+	return k == s || strings.HasPrefix(k, s+" (")
+}
+
+// renameOutputs gives the outputs of a renamed task the name of its new
+// stem (SPEC §3.3 names them by it): the report and the journal move to
+// it, and the change set files into its folder. It runs as the agent's
+// wake starts, when no other wake of the agent can be writing them. A
+// move never replaces a file (a name some file has already is not taken)
+// and never loses a save a person made meanwhile (edit.Root.MoveContext):
+// then the outputs keep their name, and the next wake tries again.
+func (r *Runtime) renameOutputs(ctx context.Context, a *Agent) error {
+	if namedAfter(a.OutputName, a.Task) {
+		return nil
+	}
+	old, folder := a.OutputName, r.outputFolder()
+	// A name that any file has already, a person's or an earlier
+	// agent's, is passed over, as if it were another task's report.
+	taken := func(name string) string {
+		for _, p := range []string{ReportPath(folder, name), JournalPath(folder, name), path.Join(folder, "Changes", name)} {
+			if _, err := r.v.Root().Stat(p); !errors.Is(err, fs.ErrNotExist) {
+				return p
+			}
+		}
+		return ""
+	}
+	name, err := r.store.claimOutputName(ctx, a.ID, a.Task, taken)
+	if err != nil {
+		return err
+	}
+	ctx = edit.WithCause(ctx, edit.Cause{Actor: a.ID, Task: a.Task})
+	var moved [][2]string
+	for _, m := range [][2]string{
+		{ReportPath(folder, old), ReportPath(folder, name)},
+		{JournalPath(folder, old), JournalPath(folder, name)},
+	} {
+		ok, err := r.v.Root().MoveContext(ctx, m[0], m[1])
+		if err == nil {
+			if ok {
+				moved = append(moved, m)
+			}
+			continue
+		}
+		r.log.Warn("the renamed task's outputs keep their name", "agent", a.ID, "name", old, "err", err)
+		for i := len(moved) - 1; i >= 0; i-- {
+			if _, err := r.v.Root().MoveContext(ctx, moved[i][1], moved[i][0]); err != nil {
+				r.log.Warn("moving an output back", "from", moved[i][1], "to", moved[i][0], "err", err)
+				return nil // both names hold outputs now: keep the new one
+			}
+		}
+		return r.store.setOutputName(ctx, a.ID, old)
+	}
+	a.OutputName = name
+	r.log.Info("the renamed task's outputs follow its name", "agent", a.ID, "from", old, "to", name)
+	if len(moved) > 0 {
+		// The report moved as it was: still the agent's own.
+		if snap, err := r.v.Root().Read(ReportPath(folder, name)); err == nil {
+			if err := r.store.setReport(ctx, a.ID, string(snap.Fingerprint), a.reportGenerator); err != nil {
+				return err
+			}
+		}
+	}
+	return r.changes.MoveSets(ctx, a.ID, name)
+}
+
+// claimOutputName gives agent id the output name a new agent of the task
+// at task would get (newOutputName), in one transaction, and returns it.
+func (s *Store) claimOutputName(ctx context.Context, id, task string, reportTask func(string) string) (string, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return "", fmt.Errorf("renaming the outputs of agent %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	name, err := newOutputName(ctx, tx, task, reportTask)
+	if err != nil {
+		return "", fmt.Errorf("renaming the outputs of agent %s: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE agents SET output_name = ?, output_key = ? WHERE id = ?`, name, nameKey(name), id); err != nil {
+		return "", fmt.Errorf("renaming the outputs of agent %s: %w", id, err)
+	}
+	return name, tx.Commit()
+}
+
+// setOutputName gives agent id back an output name it had.
+func (s *Store) setOutputName(ctx context.Context, id, name string) error {
+	if _, err := s.db.ExecContext(ctx, `UPDATE agents SET output_name = ?, output_key = ? WHERE id = ?`, name, nameKey(name), id); err != nil {
+		return fmt.Errorf("naming the outputs of agent %s %q again: %w", id, name, err)
+	}
+	return nil
 }

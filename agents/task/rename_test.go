@@ -2,6 +2,7 @@ package task
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,7 +91,51 @@ func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
 		t.Errorf("decisions on %s: %+v, %v; want the rejection made before the rename", renamed, ds, err)
 	}
 
-	if _, err := c.rt.changes.Decide(ctx, cs.ID, []changes.ItemDecision{{Item: "c1", Verdict: changes.Confirmed}}); err != nil {
+	// The next wake gives the outputs the task's new name.
+	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
+	})
+	if run := c.wake(t); run.Status != RunCompleted {
+		t.Fatalf("wake after the rename %s (%s)", run.Status, run.Detail)
+	}
+	if a, err = c.rt.store.Agent(ctx, c.id); err != nil || a.OutputName != "Invoice CSV export" {
+		t.Fatalf("agent after the wake: %+v, %v; want the output name Invoice CSV export", a, err)
+	}
+	setPath := "Margin/Changes/Invoice CSV export/" + path.Base(cs.Path)
+	for old, moved := range map[string]string{
+		"Margin/Reports/Ship invoice export.md": "Margin/Reports/Invoice CSV export.md",
+		"Margin/Journal/Ship invoice export.md": "Margin/Journal/Invoice CSV export.md",
+		cs.Path:                                 setPath,
+	} {
+		if _, err := os.Stat(filepath.Join(dir, old)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there after the wake: %v", old, err)
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, moved)); err != nil || !strings.Contains(string(got), link+"\n") {
+			t.Errorf("%s after the wake (%v):\n%s", moved, err, got)
+		}
+	}
+	if j, _ := os.ReadFile(filepath.Join(dir, "Margin/Journal/Invoice CSV export.md")); !strings.Contains(string(j), "— QA waits for the Acme sample\n") {
+		t.Errorf("the moved journal lost its entries:\n%s", j)
+	}
+	sets, err = c.rt.changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: renamed})
+	if err != nil || len(sets) != 1 || sets[0].Path != setPath {
+		t.Fatalf("change sets of %s: %+v, %v; want the one at %s", renamed, sets, err, setPath)
+	}
+
+	// Ticking c1 in the moved file applies it to the renamed note.
+	file, err := os.ReadFile(filepath.Join(dir, setPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := sets[0].Items[0].Summary + " ^c1"
+	if !strings.Contains(string(file), "- [ ] "+line) {
+		t.Fatalf("the moved set file has no open line %q:\n%s", line, file)
+	}
+	ticked := strings.Replace(string(file), "- [ ] "+line, "- [x] "+line, 1)
+	if err := os.WriteFile(filepath.Join(dir, setPath), []byte(ticked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.rt.changes.DecideFile(ctx, setPath); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, renamed))
@@ -106,5 +151,37 @@ func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
 	ds, err = c.rt.changes.Store().Decisions(ctx, changes.DecisionFilter{Task: renamed})
 	if err != nil || len(ds) != 2 {
 		t.Errorf("decisions on %s after approving: %+v, %v; want both", renamed, ds, err)
+	}
+}
+
+// A renamed task's outputs never take a name a file has already: the
+// person's note at the new stem's report path stays as it is, and the
+// outputs take the stem and the task's folder.
+func TestRenamedTasksOutputsPassOverAFileOfThatName(t *testing.T) {
+	v := twoPlansVault(t)
+	rig := newPlanRig(t, v)
+	a := rig.create("Tasks/Home/Plan.md")
+	rig.wake(a)
+	dir := v.Dir()
+	mine := "# Garden\n\nMy own notes on the garden.\n"
+	if err := os.WriteFile(filepath.Join(dir, "Margin/Reports/Garden.md"), []byte(mine), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, "Tasks/Home/Plan.md"), filepath.Join(dir, "Tasks/Home/Garden.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := rig.rt.store.moveTask(t.Context(), a.ID, "Tasks/Home/Garden.md", ""); err != nil {
+		t.Fatal(err)
+	}
+	rig.wake(a)
+	moved, err := rig.rt.store.Agent(t.Context(), a.ID)
+	if err != nil || moved.OutputName != "Garden (Home)" {
+		t.Fatalf("agent after the rename: %+v, %v; want the output name Garden (Home)", moved, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "Margin/Reports/Garden.md")); err != nil || string(got) != mine {
+		t.Errorf("the person's note at the new stem (%v):\n%s", err, got)
+	}
+	if rep, err := ReadReport(v, moved); err != nil || rep.Path != "Margin/Reports/Garden (Home).md" || rep.Wake != 2 {
+		t.Errorf("report after the rename: %+v, %v", rep, err)
 	}
 }
