@@ -14,10 +14,9 @@ import (
 )
 
 // followRename moves agent a to its task's new path, and with it every
-// output that names the task: the report, the journal, the change sets
-// and the decisions. The outputs keep their file names, the agent's
-// output name: a person's links to them and their place in the vault stay
-// good, and margin never moves a file it might clobber.
+// output that names the task: the report, the journal, the change sets,
+// the decisions and margin's history of its writes. The files take the
+// new stem's name at the agent's next wake (renameOutputs).
 func (r *Runtime) followRename(ctx context.Context, a *Agent, to, fingerprint string) error {
 	from := a.Task
 	if err := r.store.moveTask(ctx, a.ID, to, fingerprint); err != nil {
@@ -26,6 +25,11 @@ func (r *Runtime) followRename(ctx context.Context, a *Agent, to, fingerprint st
 	a.Task = to
 	if err := r.changes.FollowTask(ctx, a.ID, from, to); err != nil {
 		return err
+	}
+	if r.opts.History != nil {
+		if err := r.opts.History.MoveTask(ctx, from, to); err != nil {
+			return err
+		}
 	}
 	ctx = edit.WithCause(ctx, edit.Cause{Actor: a.ID, Task: to})
 	if res, ok := r.relink(ctx, ReportPath(r.outputFolder(), a.OutputName), from, to, ""); ok && !res.InEditor {

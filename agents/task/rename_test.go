@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/history/historytest"
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -19,8 +22,10 @@ import (
 // the decisions made before the rename are listed under the new path, and
 // a pending item approved after it edits the renamed note.
 func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
-	c := newChaosRig(t, hangTimeout)
+	var h *history.History
+	c := newChaosRig(t, hangTimeout, func(o *Options) { o.History = &lateHistory{&h} })
 	ctx := t.Context()
+	h = historytest.Record(t, c.v.DB(), c.v.Root(), history.Options{})
 	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
 			call("record_observations", map[string]any{"observations": []string{"QA waits for the Acme sample"}}),
@@ -85,6 +90,11 @@ func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
 	sets, err = c.rt.changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: renamed})
 	if err != nil || len(sets) != 1 || sets[0].Task != renamed {
 		t.Errorf("change sets of %s: %+v, %v; want the pending one, on the new path", renamed, sets, err)
+	}
+	if ws, err := h.List(ctx, history.Filter{Task: renamed}); err != nil || len(ws) < 4 {
+		// The report, the journal, the set file and its update, written
+		// before the rename.
+		t.Errorf("margin's history of %s: %+v, %v; want the writes made before the rename", renamed, ws, err)
 	}
 	ds, err := c.rt.changes.Store().Decisions(ctx, changes.DecisionFilter{Task: renamed})
 	if err != nil || len(ds) != 1 || ds[0].Item != "c2" {
@@ -184,4 +194,12 @@ func TestRenamedTasksOutputsPassOverAFileOfThatName(t *testing.T) {
 	if rep, err := ReadReport(v, moved); err != nil || rep.Path != "Margin/Reports/Garden (Home).md" || rep.Wake != 2 {
 		t.Errorf("report after the rename: %+v, %v", rep, err)
 	}
+}
+
+// lateHistory is the history the rig's runtime is given before the test
+// opens it on the rig's vault.
+type lateHistory struct{ h **history.History }
+
+func (l *lateHistory) MoveTask(ctx context.Context, from, to string) error {
+	return (*l.h).MoveTask(ctx, from, to)
 }
