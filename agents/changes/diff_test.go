@@ -3,6 +3,8 @@ package changes
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +75,55 @@ func TestAgentSetShowsEachItemsDiff(t *testing.T) {
 	got, err := c.store.ChangeSet(ctx, cs.ID)
 	if err != nil || got.Items[0].Status != ItemConfirmed || got.Items[1].Status != ItemPending {
 		t.Errorf("items after ticking c1: %+v, %v", got.Items, err)
+	}
+}
+
+// A renamed task's change sets follow it: the agent's, and a client's
+// change of a task field, in the database, the ledger and the files; a
+// client's edit of the note's text stays on the path it was proposed on.
+func TestFollowTaskMovesTheTasksSets(t *testing.T) {
+	c, dir, _ := clientRig(t)
+	c.agents = oneAgent{noAgents{&[]string{}}}
+	ctx := t.Context()
+	const task, renamed = "Tasks/Renew passport.md", "Tasks/Passport.md"
+	field, err := c.ProposeTaskChange(ctx, "Cursor", task, "priority", "P1", "it is due")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := c.ProposeEdit(ctx, "Cursor", EditArgs{Path: task, Kind: EditAppend, Text: "- [ ] Sign", Reason: "missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Decide(ctx, field.ID, []ItemDecision{{Item: "c1", Verdict: Deferred}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Decide(ctx, text.ID, []ItemDecision{{Item: "c1", Verdict: Rejected}}); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, renamed, clientTask)
+	if err := os.Remove(filepath.Join(dir, task)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FollowTask(ctx, "a1", task, renamed); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{field.ID: renamed, text.ID: task} {
+		cs, err := c.store.ChangeSet(ctx, id)
+		if err != nil || cs.Task != want {
+			t.Errorf("set %s on %q (%v), want %s", id, cs.Task, err, want)
+		}
+		if f := readFile(t, dir, cs.Path); !strings.Contains(f, "task: \"[["+strings.TrimSuffix(want, ".md")+"]]\"\n") {
+			t.Errorf("the file of set %s:\n%s", id, f)
+		}
+	}
+	ds, err := c.store.Decisions(ctx, DecisionFilter{Task: renamed})
+	if err != nil || len(ds) != 1 || ds[0].ChangeSet != field.ID {
+		t.Errorf("decisions on %s: %+v, %v; want the one on the field change", renamed, ds, err)
+	}
+	if _, err := c.Decide(ctx, field.ID, []ItemDecision{{Item: "c1", Verdict: Confirmed}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, dir, renamed); got != strings.Replace(clientTask, "priority: P2", "priority: P1", 1) {
+		t.Errorf("the renamed task after confirming the client's change:\n%s", got)
 	}
 }

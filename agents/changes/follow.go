@@ -12,9 +12,10 @@ import (
 )
 
 // FollowTask follows a rename of the agent's task note: its change sets
-// and its decisions name the task by its new path, in the database and in
-// the `task:` of the sets' files, so that listings and decisions/list
-// find them there. The files keep their names (the agent's output name).
+// and decisions, and those of clients' changes of the task's fields, name
+// it by its new path, in the database and in the `task:` of the sets'
+// files, so that listings and decisions/list find them there. The files
+// move with the agent's output name (MoveSets).
 func (c *Changes) FollowTask(ctx context.Context, agent, from, to string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -93,15 +94,20 @@ func (s *Store) setPath(ctx context.Context, id, p string) error {
 	return nil
 }
 
-// moveTask names the task at to in the agent's change sets and decisions
-// that name it at from, in one transaction; it returns the ids of the sets.
+// moveTask names the task at to in the change sets and decisions that
+// name it at from, the agent's and clients' changes of its fields, in one
+// transaction; it returns the ids of the sets.
 func (s *Store) moveTask(ctx context.Context, agent, from, to string) ([]string, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
 	}
 	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, `UPDATE change_sets SET task = ? WHERE agent_id = ? AND task = ? RETURNING id`, to, agent, from)
+	// A client's change of a task field follows too; its edits of the
+	// note's text (propose_edit, which may create a note at that path)
+	// stay on the path they were proposed on, and turn stale there.
+	rows, err := tx.QueryContext(ctx, `UPDATE change_sets SET task = ? WHERE task = ? AND (agent_id = ? OR (agent_id LIKE ? || '%'
+		AND NOT EXISTS (SELECT 1 FROM change_items WHERE set_id = change_sets.id AND tool = ?))) RETURNING id`, to, from, agent, ClientPrefix, EditTool)
 	if err != nil {
 		return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
 	}
@@ -118,7 +124,8 @@ func (s *Store) moveTask(ctx context.Context, agent, from, to string) ([]string,
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("moving the change sets of %s to %s: %w", from, to, err)
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE decisions SET task = ? WHERE agent_id = ? AND task = ?`, to, agent, from); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE decisions SET task = ? WHERE task = ? AND (agent_id = ? OR set_id IN
+		(SELECT id FROM change_sets WHERE task = ? AND agent_id LIKE ? || '%'))`, to, from, agent, to, ClientPrefix); err != nil {
 		return nil, fmt.Errorf("moving the decisions on %s to %s: %w", from, to, err)
 	}
 	if err := tx.Commit(); err != nil {
