@@ -32,9 +32,11 @@ func (r *Runtime) followRename(ctx context.Context, a *Agent, to, fingerprint st
 		}
 	}
 	ctx = edit.WithCause(ctx, edit.Cause{Actor: a.ID, Task: to})
-	if res, ok := r.relink(ctx, ReportPath(r.outputFolder(), a.OutputName), from, to, ""); ok && !res.InEditor {
-		// The report is still the agent's own, not one the person edited.
-		if err := r.store.setReport(ctx, a.ID, string(res.Fingerprint), a.reportGenerator); err != nil {
+	if a.Lifecycle != Active {
+		// An active agent's report is its next wake's to relink (the
+		// rename brings one): a wake running now would find its report
+		// changed under it and fail.
+		if err := r.relinkReport(ctx, a, from); err != nil {
 			return err
 		}
 	}
@@ -42,9 +44,21 @@ func (r *Runtime) followRename(ctx context.Context, a *Agent, to, fingerprint st
 	return nil
 }
 
+// relinkReport points the report's `task:` at a's task when it names the
+// task at from ("": any other task), and records the report as the
+// agent's own still.
+func (r *Runtime) relinkReport(ctx context.Context, a *Agent, from string) error {
+	res, ok := r.relink(ctx, ReportPath(r.outputFolder(), a.OutputName), from, a.Task, "")
+	if !ok || res.InEditor {
+		return nil
+	}
+	return r.store.setReport(ctx, a.ID, string(res.Fingerprint), a.reportGenerator)
+}
+
 // relink points the `task:` of the output at p at the task's new path
-// when it still names the task at from, and retitles the heading that
-// starts with title and names the old stem (title "" for none). Anything
+// when it still names the task at from (from "": when it names another),
+// and retitles the heading that starts with title and names the old stem
+// (title "" for none). Anything
 // else in the file stays as it is; a file the person damaged, relinked or
 // deleted is left alone. ok says it was written.
 func (r *Runtime) relink(ctx context.Context, p, from, to, title string) (res edit.Changed, ok bool) {
@@ -53,7 +67,10 @@ func (r *Runtime) relink(ctx context.Context, p, from, to, title string) (res ed
 			return nil, nil
 		}
 		n := note.Parse(p, cur.Content, note.Options{})
-		if n.FrontmatterError != "" || n.Frontmatter == nil || n.Frontmatter.String("task") != kit.TaskLink(from) {
+		if n.FrontmatterError != "" || n.Frontmatter == nil {
+			return nil, nil
+		}
+		if link := n.Frontmatter.String("task"); from != "" && link != kit.TaskLink(from) || link == "" || link == kit.TaskLink(to) {
 			return nil, nil
 		}
 		out, err := edit.SetFrontmatter(cur.Content, "task", kit.TaskLink(to))
@@ -84,17 +101,27 @@ func namedAfter(name, task string) bool {
 	return k == s || strings.HasPrefix(k, s+" (")
 }
 
-// renameOutputs gives the outputs of a renamed task the name of its new
-// stem (SPEC §3.3 names them by it): the report and the journal move to
-// it, and the change set files into its folder. It runs as the agent's
-// wake starts, when no other wake of the agent can be writing them. A
-// move never replaces a file (a name some file has already is not taken)
+// renameOutputs brings the outputs of a renamed task in line with it as
+// the agent's wake starts, when no other wake of the agent can be writing
+// them: their files take the name of its new stem (SPEC §3.3 names them
+// by it; see moveOutputs), and the report names its new path even when
+// this wake writes none.
+func (r *Runtime) renameOutputs(ctx context.Context, a *Agent) error {
+	ctx = edit.WithCause(ctx, edit.Cause{Actor: a.ID, Task: a.Task})
+	if !namedAfter(a.OutputName, a.Task) {
+		if err := r.moveOutputs(ctx, a); err != nil {
+			return err
+		}
+	}
+	return r.relinkReport(ctx, a, "")
+}
+
+// moveOutputs moves the report and the journal to the name a new agent of
+// the task would get, and the change set files into its folder. A move
+// never replaces a file (a name some file has already is passed over)
 // and never loses a save a person made meanwhile (edit.Root.MoveContext):
 // then the outputs keep their name, and the next wake tries again.
-func (r *Runtime) renameOutputs(ctx context.Context, a *Agent) error {
-	if namedAfter(a.OutputName, a.Task) {
-		return nil
-	}
+func (r *Runtime) moveOutputs(ctx context.Context, a *Agent) error {
 	old, folder := a.OutputName, r.outputFolder()
 	// A name that any file has already, a person's or an earlier
 	// agent's, is passed over, as if it were another task's report.
@@ -110,7 +137,6 @@ func (r *Runtime) renameOutputs(ctx context.Context, a *Agent) error {
 	if err != nil {
 		return err
 	}
-	ctx = edit.WithCause(ctx, edit.Cause{Actor: a.ID, Task: a.Task})
 	var moved [][2]string
 	for _, m := range [][2]string{
 		{ReportPath(folder, old), ReportPath(folder, name)},
@@ -126,22 +152,17 @@ func (r *Runtime) renameOutputs(ctx context.Context, a *Agent) error {
 		r.log.Warn("the renamed task's outputs keep their name", "agent", a.ID, "name", old, "err", err)
 		for i := len(moved) - 1; i >= 0; i-- {
 			if _, err := r.v.Root().MoveContext(ctx, moved[i][1], moved[i][0]); err != nil {
+				// Both names hold outputs now: the new one stands, and
+				// what is left under the old one stays for the person.
 				r.log.Warn("moving an output back", "from", moved[i][1], "to", moved[i][0], "err", err)
-				return nil // both names hold outputs now: keep the new one
+				a.OutputName = name
+				return nil
 			}
 		}
 		return r.store.setOutputName(ctx, a.ID, old)
 	}
 	a.OutputName = name
 	r.log.Info("the renamed task's outputs follow its name", "agent", a.ID, "from", old, "to", name)
-	if len(moved) > 0 {
-		// The report moved as it was: still the agent's own.
-		if snap, err := r.v.Root().Read(ReportPath(folder, name)); err == nil {
-			if err := r.store.setReport(ctx, a.ID, string(snap.Fingerprint), a.reportGenerator); err != nil {
-				return err
-			}
-		}
-	}
 	return r.changes.MoveSets(ctx, a.ID, name)
 }
 

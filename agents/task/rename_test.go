@@ -71,7 +71,9 @@ func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
 		t.Fatalf("agent after the rename: %+v, %v", a, err)
 	}
 	link := `task: "[[Tasks/Billing/Invoice CSV export]]"`
-	for _, p := range []string{ReportPath("Margin", a.OutputName), JournalPath("Margin", a.OutputName), cs.Path} {
+	// The report is the next wake's to relink and move (a wake running
+	// now must not find it changed under it).
+	for _, p := range []string{JournalPath("Margin", a.OutputName), cs.Path} {
 		got, err := os.ReadFile(filepath.Join(dir, p))
 		if err != nil {
 			t.Fatal(err)
@@ -83,9 +85,6 @@ func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
 	if j, _ := os.ReadFile(filepath.Join(dir, JournalPath("Margin", a.OutputName))); !strings.Contains(string(j), "\n# Journal: Invoice CSV export\n") ||
 		!strings.Contains(string(j), "— QA waits for the Acme sample\n") {
 		t.Errorf("the journal after the rename:\n%s", j)
-	}
-	if rep, err := c.report(t); err != nil || rep.Task != "Tasks/Billing/Invoice CSV export" || rep.TLDR != "Export works; QA and docs left." {
-		t.Errorf("report after the rename: %+v, %v", rep, err)
 	}
 	sets, err = c.rt.changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: renamed})
 	if err != nil || len(sets) != 1 || sets[0].Task != renamed {
@@ -101,12 +100,15 @@ func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
 		t.Errorf("decisions on %s: %+v, %v; want the rejection made before the rename", renamed, ds, err)
 	}
 
-	// The next wake gives the outputs the task's new name.
-	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
-	})
-	if run := c.wake(t); run.Status != RunCompleted {
-		t.Fatalf("wake after the rename %s (%s)", run.Status, run.Detail)
+	// The next wake gives the outputs the task's new name, even one that
+	// writes no report: the previous report stands, under the new name.
+	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{Content: "Nothing to add."} })
+	if run := c.wake(t); run.Status == RunCompleted {
+		t.Fatalf("wake after the rename %s, want one that writes no report", run.Status)
+	}
+	if rep, err := c.report(t); err != nil || rep.Path != "Margin/Reports/Invoice CSV export.md" || rep.Task != "Tasks/Billing/Invoice CSV export" ||
+		rep.TLDR != "Export works; QA and docs left." || rep.Wake != 1 {
+		t.Errorf("report after the wake: %+v, %v; want the first wake's, under the new name, on the new path", rep, err)
 	}
 	if a, err = c.rt.store.Agent(ctx, c.id); err != nil || a.OutputName != "Invoice CSV export" {
 		t.Fatalf("agent after the wake: %+v, %v; want the output name Invoice CSV export", a, err)
@@ -202,4 +204,39 @@ type lateHistory struct{ h **history.History }
 
 func (l *lateHistory) MoveTask(ctx context.Context, from, to string) error {
 	return (*l.h).MoveTask(ctx, from, to)
+}
+
+// A paused agent has no wake coming to relink its report: the rename
+// does, and the report stays where it is until the agent wakes again.
+func TestPausedAgentsReportFollowsTheRename(t *testing.T) {
+	c := newChaosRig(t, hangTimeout)
+	ctx := t.Context()
+	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
+	})
+	if run := c.wake(t); run.Status != RunCompleted {
+		t.Fatalf("wake %s (%s)", run.Status, run.Detail)
+	}
+	if err := c.rt.store.setLifecycle(ctx, c.id, Dormant, reasonPaused); err != nil {
+		t.Fatal(err)
+	}
+	const renamed = "Tasks/Invoice CSV export.md"
+	dir := c.v.Dir()
+	src, err := os.ReadFile(filepath.Join(dir, chaosTask))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, chaosTask), filepath.Join(dir, renamed)); err != nil {
+		t.Fatal(err)
+	}
+	fp := edit.FingerprintOf(src)
+	if err := c.rt.onChanges(ctx, []vault.Change{
+		{Path: chaosTask, Kind: note.KindTask, Old: fp},
+		{Path: renamed, Kind: note.KindTask, New: fp},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := c.report(t); err != nil || rep.Path != "Margin/Reports/Ship invoice export.md" || rep.Task != "Tasks/Invoice CSV export" {
+		t.Errorf("the paused agent's report after the rename: %+v, %v; want it in place, on the new path", rep, err)
+	}
 }
