@@ -44,6 +44,7 @@ func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error 
 	if err != nil {
 		return err
 	}
+	left := map[string]bool{} // the folders the files moved out of
 	for _, cs := range sets {
 		to := path.Join(c.outputFolder(), "Changes", outputName, path.Base(cs.Path))
 		if to == cs.Path {
@@ -55,6 +56,13 @@ func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error 
 		}
 		if err := c.store.setPath(ctx, cs.ID, to); err != nil {
 			return err
+		}
+		left[path.Dir(cs.Path)] = true
+	}
+	for dir := range left {
+		// An empty folder of the old name would read as the task's still.
+		if _, err := c.v.Root().RemoveEmptyFolder(dir); err != nil {
+			c.log.Warn("removing the emptied change set folder", "path", dir, "err", err)
 		}
 	}
 	return nil

@@ -129,6 +129,9 @@ func TestRenamedTaskTakesEveryOutputAlong(t *testing.T) {
 	if j, _ := os.ReadFile(filepath.Join(dir, "Margin/Journal/Invoice CSV export.md")); !strings.Contains(string(j), "— QA waits for the Acme sample\n") {
 		t.Errorf("the moved journal lost its entries:\n%s", j)
 	}
+	if _, err := os.Stat(filepath.Join(dir, path.Dir(cs.Path))); !os.IsNotExist(err) {
+		t.Errorf("the emptied folder %s is still there: %v", path.Dir(cs.Path), err)
+	}
 	sets, err = c.rt.changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: renamed})
 	if err != nil || len(sets) != 1 || sets[0].Path != setPath {
 		t.Fatalf("change sets of %s: %+v, %v; want the one at %s", renamed, sets, err, setPath)

@@ -34,3 +34,31 @@ func (r *Root) MoveContext(ctx context.Context, from, to string) (moved bool, er
 	}
 	return true, nil
 }
+
+// RemoveEmptyFolder removes the folder at name if it is empty, as a move
+// of the last file out of it leaves it; removed is false for a folder
+// that holds anything, or none at all.
+func (r *Root) RemoveEmptyFolder(name string) (removed bool, err error) {
+	p, err := Clean(name)
+	if err != nil {
+		return false, fmt.Errorf("removing the folder %s: %w", name, err)
+	}
+	info, err := r.root.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, r.classify(err)
+	case !info.IsDir():
+		return false, fmt.Errorf("removing the folder %s: not a folder", p)
+	}
+	entries, err := fs.ReadDir(r.root.FS(), p)
+	if err != nil || len(entries) > 0 {
+		return false, r.classify(err)
+	}
+	// rmdir: a file created in it meanwhile makes this fail, and stays.
+	if err := r.root.Remove(p); err != nil {
+		return false, nil
+	}
+	return true, nil
+}

@@ -90,3 +90,32 @@ func TestMoveContext(t *testing.T) {
 		noTempFiles(t, vault)
 	})
 }
+
+func TestRemoveEmptyFolder(t *testing.T) {
+	r, vault, _ := testVault(t)
+	mustWrite(t, filepath.Join(vault, "Margin/Changes/Plan/2026-11-22-0930-3f9a1c2e.md"), "- [ ] a ^c1\n")
+	if err := os.MkdirAll(filepath.Join(vault, "Margin/Changes/Old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		removed bool
+	}{
+		{"Margin/Changes/Old", true},
+		{"Margin/Changes/Plan", false},
+		{"Margin/Changes/None", false},
+	} {
+		if removed, err := r.RemoveEmptyFolder(tc.name); err != nil || removed != tc.removed {
+			t.Errorf("RemoveEmptyFolder(%s) = %v, %v; want %v", tc.name, removed, err, tc.removed)
+		}
+		if _, err := os.Stat(filepath.Join(vault, tc.name)); tc.name != "Margin/Changes/None" && os.IsNotExist(err) != tc.removed {
+			t.Errorf("%s after RemoveEmptyFolder: %v", tc.name, err)
+		}
+	}
+	if got := readString(t, filepath.Join(vault, "Margin/Changes/Plan/2026-11-22-0930-3f9a1c2e.md")); got != "- [ ] a ^c1\n" {
+		t.Errorf("the file in the folder became %q", got)
+	}
+	if _, err := r.RemoveEmptyFolder("Tasks/Ship.md"); err == nil {
+		t.Error("a note was taken for a folder")
+	}
+}
