@@ -35,8 +35,9 @@ func (c *Changes) FollowTask(ctx context.Context, agent, from, to string) error 
 
 // MoveSets moves the agent's change set files into the folder of its
 // output name, after its task was renamed: each file moves as it is
-// (edit.Root.MoveContext) and its row follows. A file that cannot move
-// stays where it is, with its row, and is still decided there.
+// (edit.Root.MoveContext) and its row follows. A file that cannot move,
+// or is open in the editor, stays where it is, with its row, and is still
+// decided there.
 func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -49,6 +50,13 @@ func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error 
 		to := path.Join(c.outputFolder(), "Changes", outputName, path.Base(cs.Path))
 		if to == cs.Path {
 			continue
+		}
+		if c.opts.Editor != nil {
+			if _, _, open := c.opts.Editor.Open(cs.Path); open {
+				// A save of the buffer would bring it back where no
+				// set is: it is decided where it is.
+				continue
+			}
 		}
 		if _, err := c.v.Root().MoveContext(edit.WithCause(ctx, c.cause(ctx, cs, cs.Task)), cs.Path, to); err != nil {
 			c.log.Warn("a change set file keeps its place", "path", cs.Path, "err", err)

@@ -119,10 +119,20 @@ func (r *Runtime) renameOutputs(ctx context.Context, a *Agent) error {
 // moveOutputs moves the report and the journal to the name a new agent of
 // the task would get, and the change set files into its folder. A move
 // never replaces a file (a name some file has already is passed over)
-// and never loses a save a person made meanwhile (edit.Root.MoveContext):
-// then the outputs keep their name, and the next wake tries again.
+// and never loses a save a person made meanwhile (edit.Root.MoveContext),
+// nor moves a file open in the editor: then the outputs keep their name,
+// and the next wake tries again.
 func (r *Runtime) moveOutputs(ctx context.Context, a *Agent) error {
 	old, folder := a.OutputName, r.outputFolder()
+	if ed := r.opts.Editor; ed != nil {
+		for _, p := range []string{ReportPath(folder, old), JournalPath(folder, old)} {
+			if _, _, open := ed.Open(p); open {
+				// Moved from under the editor, the file would come
+				// back at its old name with the person's next save.
+				return nil
+			}
+		}
+	}
 	// A name that any file has already, a person's or an earlier
 	// agent's, is passed over, as if it were another task's report.
 	taken := func(name string) string {

@@ -243,3 +243,77 @@ func TestPausedAgentsReportFollowsTheRename(t *testing.T) {
 		t.Errorf("the paused agent's report after the rename: %+v, %v; want it in place, on the new path", rep, err)
 	}
 }
+
+// Files open in the editor stay where they are: moved from under it, they
+// would come back at the old name with the person's next save. The
+// outputs take the new name at a wake after the report is closed; a
+// change set open then stays in its folder and is decided there.
+func TestRenamedTasksOpenOutputsStayUntilClosed(t *testing.T) {
+	ed := &bufferEditor{buffers: map[string]string{}, version: map[string]int{}}
+	c := newChaosRig(t, hangTimeout, func(o *Options) { o.Editor = ed })
+	ctx := t.Context()
+	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
+			call("update_task_priority", map[string]any{"priority": "P0"}),
+			goodReport,
+		}}
+	})
+	if run := c.wake(t); run.Status != RunCompleted {
+		t.Fatalf("wake %s (%s)", run.Status, run.Detail)
+	}
+	sets, err := c.rt.changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: chaosTask})
+	if err != nil || len(sets) != 1 {
+		t.Fatalf("sets %+v, %v", sets, err)
+	}
+	dir := c.v.Dir()
+	open := func(p string) {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ed.mu.Lock()
+		ed.buffers[p], ed.version[p] = string(b), 1
+		ed.mu.Unlock()
+	}
+	const report = "Margin/Reports/Ship invoice export.md"
+	open(report)
+	open(sets[0].Path)
+
+	const renamed = "Tasks/Invoice CSV export.md"
+	src, err := os.ReadFile(filepath.Join(dir, chaosTask))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, chaosTask), filepath.Join(dir, renamed)); err != nil {
+		t.Fatal(err)
+	}
+	fp := edit.FingerprintOf(src)
+	if err := c.rt.onChanges(ctx, []vault.Change{{Path: chaosTask, Kind: note.KindTask, Old: fp}, {Path: renamed, Kind: note.KindTask, New: fp}}); err != nil {
+		t.Fatal(err)
+	}
+	c.wake(t)
+	if a, err := c.rt.store.Agent(ctx, c.id); err != nil || a.OutputName != "Ship invoice export" {
+		t.Errorf("agent with its report open: %+v, %v; want the old output name", a, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, report)); err != nil {
+		t.Errorf("the open report moved: %v", err)
+	}
+
+	ed.mu.Lock()
+	delete(ed.buffers, report)
+	ed.mu.Unlock()
+	c.wake(t)
+	if a, err := c.rt.store.Agent(ctx, c.id); err != nil || a.OutputName != "Invoice CSV export" {
+		t.Errorf("agent with its report closed: %+v, %v; want the new output name", a, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Margin/Reports/Invoice CSV export.md")); err != nil {
+		t.Errorf("the closed report did not move: %v", err)
+	}
+	cs, err := c.rt.changes.Store().ChangeSet(ctx, sets[0].ID)
+	if err != nil || cs.Path != sets[0].Path {
+		t.Errorf("the open set: %+v, %v; want it at %s still", cs, err, sets[0].Path)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sets[0].Path)); err != nil {
+		t.Errorf("the open set's file: %v", err)
+	}
+}
