@@ -32,33 +32,36 @@ func AppendChecklistItem(src []byte, text string) ([]byte, error) {
 	lines := splitLines(src, 0)
 	top := -1 // the least indentation of a checkbox: its top-level items
 	for _, it := range n.Checklist {
+		if it.Line < 1 || it.Line > len(lines) {
+			return nil, fmt.Errorf("adding a checklist item: the note's item on line %d is not among its %d lines", it.Line, len(lines))
+		}
 		if d := readListLine(src, lines[it.Line-1]).indent; top < 0 || d < top {
 			top = d
 		}
 	}
+	// The items come in the order of their lines, so each list is found
+	// once, from its first top-level item.
 	var (
-		last     checklistRun
-		lastOpen checklistRun
-		end      = -1 // the last line of the run found so far
+		cur, last, open checklistRun
+		hasOpen         bool
 	)
+	cur.end = -1
 	for _, it := range n.Checklist {
-		first := it.Line - 1
-		if first <= end || readListLine(src, lines[first]).indent != top {
+		i := it.Line - 1
+		if readListLine(src, lines[i]).indent != top {
 			continue
 		}
-		run := runFrom(src, lines, first)
-		end = run.end
-		last = run
-		for _, c := range n.Checklist {
-			if c.Line-1 >= first && c.Line-1 <= run.end && c.State == ' ' && readListLine(src, lines[c.Line-1]).indent == top {
-				lastOpen = run
-				break
-			}
+		if i > cur.end {
+			cur = runFrom(src, lines, i)
+			last = cur
+		}
+		if it.State == ' ' {
+			open, hasOpen = cur, true
 		}
 	}
 	run := last
-	if lastOpen.marker != "" {
-		run = lastOpen
+	if hasOpen {
+		run = open
 	}
 	eol := lineEnding(src)
 	l := lines[run.end]
