@@ -264,9 +264,9 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 // lowest free number from 2, "Plan (2)". The migration that added output
 // names backfills by the same rule. Names compare as file names do on macOS
 // and Windows: without regard to case, in any language, or to how an
-// accented letter is encoded (see nameKey). A name is given once: a
-// renamed task keeps it (see moveTask). A name whose report reportTask
-// (when set) says is another task's is taken too.
+// accented letter is encoded (see nameKey). A renamed task's agent gets a
+// new name by the same rule at its next wake (renameOutputs). A name whose
+// report reportTask (when set) says is another task's is taken too.
 func newOutputName(ctx context.Context, tx *sql.Tx, task string, reportTask func(string) string) (string, error) {
 	s := stem(task)
 	link := strings.TrimSuffix(task, path.Ext(task))
@@ -332,8 +332,8 @@ func (s *Store) resume(ctx context.Context, id string) error {
 	return nil
 }
 
-// moveTask follows a rename of the agent's task. The output name stays, so
-// the report, journal and change sets stay where the person finds them.
+// moveTask follows a rename of the agent's task. The output name follows
+// at the agent's next wake, when no wake writes the outputs (renameOutputs).
 func (s *Store) moveTask(ctx context.Context, id, task, fingerprint string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE agents SET task = ?, task_fingerprint = ? WHERE id = ?`, task, fingerprint, id)
 	if err != nil {

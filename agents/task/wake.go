@@ -372,6 +372,9 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 	if a.Lifecycle == Destroyed || a.Lifecycle == Dormant && !req.force {
 		return time.Time{}, nil
 	}
+	if err := r.renameOutputs(ctx, &a); err != nil {
+		return time.Time{}, fmt.Errorf("wake of %s: %w", a.Task, err)
+	}
 	w := &waking{rt: r, agent: a}
 	found, err := w.gather(ctx)
 	if err != nil {
