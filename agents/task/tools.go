@@ -14,8 +14,6 @@ import (
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/llm"
-	"github.com/margin-md/margin/vault/edit"
-	"github.com/margin-md/margin/vault/note"
 )
 
 // Argument types of the tools. Field order is the order the model sees.
@@ -70,7 +68,7 @@ func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
 			}), Do: wt.recordObservations},
 	}
 	withheld := map[string]string{}
-	if err := languageUnset(task); err != nil {
+	if err := languageUnset(wt.w.language()); err != nil {
 		withheld["set_task_language"] = err.Error()
 	} else {
 		tools = append(tools, &kit.Tool{ToolName: "set_task_language", About: "Set the language of the task's notes when it is clear and not set yet.",
@@ -242,11 +240,9 @@ func observationTexts(obs []string) []string {
 	return out
 }
 
-// setLanguage is the one direct write to a person's task note (SPEC §1.3):
-// a frontmatter splice. A note open in the editor is spliced there, into
-// the buffer as it is now (workspace/applyEdit with its version); a closed
-// one on disk, only if it is still the note the wake read, so an edit made
-// meanwhile is never overwritten and is the next wake's to see.
+// setLanguage keeps the language of the task's notes in margin's state
+// and the report, never in the task note: nothing outside the output
+// folder changes without a person's approval (SPEC §1.3, §4.1).
 func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (string, error) {
 	var a languageArgs
 	if err := json.Unmarshal(args, &a); err != nil {
@@ -254,35 +250,24 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 	}
 	w := wt.w
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []changes.Proposal, error) {
-		res, err := w.rt.v.Root().Change(w.cause(ctx), w.rt.opts.Editor, w.agent.Task, func(cur edit.Current) ([]byte, error) {
-			if !cur.InEditor && cur.Fingerprint() != w.taskSnap.Fingerprint {
-				return nil, &edit.ConflictError{Path: w.agent.Task, Base: w.taskSnap.Fingerprint, Current: cur.Fingerprint()}
-			}
-			// The buffer may have been given a language since the wake read the note.
-			if err := languageUnset(note.Parse(w.agent.Task, cur.Content, note.Options{TaskFolders: w.rt.v.Options().TaskFolders})); err != nil {
-				return nil, err
-			}
-			return edit.SetFrontmatter(cur.Content, "language", a.Language)
-		})
-		if err != nil {
-			return "", "", nil, fmt.Errorf("setting the language: %w", err)
+		if err := languageUnset(w.language()); err != nil {
+			return "", "", nil, err
 		}
-		// Saved as it is, a buffer is what the agent has seen.
-		w.taskWritten(res.Content, res.Fingerprint)
-		if res.InEditor {
-			return "applied", "language set to " + a.Language + " in the note open in the editor", nil, nil
+		if err := w.rt.store.setLanguage(ctx, w.agent.ID, a.Language); err != nil {
+			return "", "", nil, err
 		}
-		return "applied", "language set to " + a.Language, nil, nil
+		w.agent.Language = a.Language
+		return "applied", "language set to " + a.Language + " (margin keeps it with the report; the task note is not changed)", nil, nil
 	}, nil)
 }
 
 // languageUnset refuses set_task_language on a task whose language is
-// set (the wake does not offer it then, and a buffer may have been given
-// one since): the tool only fills in a language the person has not
-// chosen, and changing their choice is theirs to make.
-func languageUnset(n *note.Note) error {
-	if n.Task != nil && n.Task.Language != "" {
-		return fmt.Errorf("the task's language is already %s; set_task_language only sets a language that is not set yet", n.Task.Language)
+// known (the wake does not offer it then): the tool only fills in a
+// language, and changing the person's choice, or the one found before,
+// is not the model's to make.
+func languageUnset(language string) error {
+	if language != "" {
+		return fmt.Errorf("the task's language is already %s; set_task_language only sets a language that is not set yet", language)
 	}
 	return nil
 }
