@@ -46,6 +46,10 @@ type Report struct {
 	Template    string    `json:"template"`
 	Wake        int       `json:"wake"`
 	Language    string    `json:"language,omitempty"`
+	// FailedRun is the latest wake whose model published no usable
+	// report, 0 when the report is that wake's own; FailedWhy says why.
+	FailedRun int64  `json:"failedRun,omitempty"`
+	FailedWhy string `json:"failedWhy,omitempty"`
 
 	fingerprint edit.Fingerprint
 }
@@ -74,6 +78,12 @@ func ParseReport(p string, content []byte) Report {
 		r.GeneratedBy = fm.String("generated_by")
 		r.Template = fm.String("template")
 		r.Language = fm.String("language")
+		r.FailedWhy = fm.String(keyFailedWhy)
+		if v, ok := fm.Get(keyFailedRun); ok {
+			if n, ok := v.(int); ok {
+				r.FailedRun = int64(n)
+			}
+		}
 		r.Task = strings.TrimSuffix(strings.TrimPrefix(fm.String("task"), "[["), "]]")
 		if v, ok := fm.Get("updated"); ok {
 			switch v := v.(type) {

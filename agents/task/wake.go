@@ -137,7 +137,7 @@ func (w *waking) writeReport(ctx context.Context, tldr, content, generator strin
 	case err != nil:
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	w.reportBase = res.Fingerprint
+	w.reportBase, w.hasReport = res.Fingerprint, true
 	if err := w.rt.store.setReport(ctx, w.agent.ID, string(res.Fingerprint), generator); err != nil {
 		return err
 	}
@@ -247,6 +247,12 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		}
 		off, oerr := w.writeOffline(ctx, err.Error(), status)
 		off.turns, off.promptTokens, off.completions = end.turns, end.promptTokens, end.completions
+		if oerr == nil && status == RunFailed {
+			// A model that answered, but not usably: the report says so.
+			if err := w.markFailed(ctx, fmt.Sprintf("run %d %s: %s", w.run, off.status, off.detail)); err != nil {
+				off.detail += "; " + err.Error()
+			}
+		}
 		return off, oerr
 	case err != nil:
 		end.status, end.detail = RunFailed, err.Error()
@@ -254,6 +260,12 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		end.status, end.detail = RunIncomplete, fmt.Sprintf("ended (%s after %d turns) without update_report; the previous report stands", res.Stop, res.Turns)
 	default:
 		end.status = RunCompleted
+	}
+	if end.status != RunCompleted {
+		// The model published nothing usable: the report stands, and says so.
+		if err := w.markFailed(ctx, fmt.Sprintf("run %d %s: %s", w.run, end.status, end.detail)); err != nil {
+			end.detail += "; " + err.Error()
+		}
 	}
 	return end, nil
 }
