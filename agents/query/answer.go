@@ -65,7 +65,7 @@ func (e *Engine) result(s *Session) Result {
 			r.Gaps = append(r.Gaps, g)
 		}
 	}
-	if s.NoData {
+	if s.NoData || s.EmptyDraft {
 		r.Confidence = "low"
 	}
 	return r

@@ -166,11 +166,11 @@ func withOffline(s *Session, answer string, cites []Citation) (string, []Citatio
 	}
 	var b strings.Builder
 	switch {
-	case s.Empty != "":
-		fmt.Fprintf(&b, "The model's answer said nothing (%q), so this is what a plain search of your notes for the question's words found:", firstLine(s.Empty))
+	case s.EmptyDraft:
+		fmt.Fprintf(&b, "The model's answer said nothing (%q), so this is what a plain search of your notes for the question's words found:", firstLine(s.Draft.Response))
 		if len(best) == 0 {
 			b.Reset()
-			fmt.Fprintf(&b, "The model's answer said nothing (%q), and a plain search of your notes for the question's words found nothing.", firstLine(s.Empty))
+			fmt.Fprintf(&b, "The model's answer said nothing (%q), and a plain search of your notes for the question's words found nothing.", firstLine(s.Draft.Response))
 		}
 		cites = nil
 		missing = best
@@ -185,7 +185,7 @@ func withOffline(s *Session, answer string, cites []Citation) (string, []Citatio
 		cites = append(cites, Citation{Path: en.Path, Heading: en.Heading, Line: en.Line, Link: en.Link()})
 	}
 	if s.Fallback {
-		b.WriteString("\n\nThe search the model planned found nothing, so this rests on a plain search of your notes for the question's words.")
+		b.WriteString("\n\nThe search the model planned came up empty, so this rests on a plain search of your notes for the question's words.")
 	}
 	if cites == nil {
 		cites = []Citation{}

@@ -652,7 +652,7 @@ func (e *Engine) stepSynthesize(ctx context.Context, s *Session) (State, string,
 	if emptyOfContent(d.Response) {
 		// Nothing for the Evaluator to judge: the answer is the offline
 		// one, and says why.
-		s.Empty, s.Partial = d.Response, true
+		s.EmptyDraft, s.Partial = true, true
 		return StateObserve, "the draft says nothing: answered with the plain search", nil
 	}
 	return StateEvaluate, "draft written", nil
@@ -687,14 +687,18 @@ func (e *Engine) stepObserve(ctx context.Context, s *Session) (State, string, er
 	if e.client == nil || s.Degraded != "" || s.Cut != "" {
 		return StateComplete, "no model for the observer", nil
 	}
-	n, err := e.updateContext(ctx, s, trigger)
+	n, dropped, err := e.updateContext(ctx, s, trigger)
 	if err != nil {
 		// The answer or the log is done; a context update that fails must
-		// not take it away.
+		// not take it away, and the context stays as it was.
 		e.log.Warn("global context not updated", "err", err)
-		return StateComplete, "observer failed: " + err.Error(), nil
+		return StateComplete, "observer failed, the global context is unchanged: " + err.Error(), nil
 	}
-	return StateComplete, fmt.Sprintf("observer (%s): %d update(s)", trigger, n), nil
+	why := fmt.Sprintf("observer (%s): %d update(s)", trigger, n)
+	if dropped > 0 {
+		why += fmt.Sprintf("; dropped %d empty of content", dropped)
+	}
+	return StateComplete, why, nil
 }
 
 // Observer triggers (seed 003 §11.10).

@@ -79,11 +79,11 @@ type Session struct {
 	// Offline is what the plain search of the question's words found (see
 	// Engine.searchOffline), once OfflineSearched; Fallback says the
 	// answer's evidence is that search because the plan found nothing;
-	// Empty is a model answer empty of content, set aside.
+	// EmptyDraft says the Draft is empty of content, set aside for it.
 	Offline         []Entry `json:"offline,omitempty"`
 	OfflineSearched bool    `json:"offlineSearched,omitempty"`
 	Fallback        bool    `json:"fallback,omitempty"`
-	Empty           string  `json:"empty,omitempty"`
+	EmptyDraft      bool    `json:"emptyDraft,omitempty"`
 
 	Degraded string `json:"degraded,omitempty"`
 	// Cut says the deadline passed and the flow finished without the
