@@ -67,6 +67,16 @@ func (b *bench) measureWeak(tb *testing.B) error {
 			agents: 4, rounds: 1 + cfg.Retry.LoopMax,
 		},
 		{
+			// An AI application's question: the router is weak too.
+			name: "MCP ask",
+			run: func(ctx context.Context, e *query.Engine) (query.Result, error) {
+				return e.Question(ctx, insight.Input, nil)
+			},
+			cooperative: insight.Replies,
+			scripted:    querytest.Replies{},
+			agents:      4, rounds: 1 + cfg.Retry.LoopMax,
+		},
+		{
 			name: "log",
 			run: func(ctx context.Context, e *query.Engine) (query.Result, error) {
 				return e.Log(ctx, "Bench 3x5 @ 200, a new best", time.Date(2026, 11, 22, 18, 0, 0, 0, time.Local), nil)
