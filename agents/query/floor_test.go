@@ -102,3 +102,29 @@ func TestJunkPlanFallsBackToOfflineCitations(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyPlanIsRelaxedStepByStep: tags, a glob and a day that all exist
+// but together match nothing are relaxed — tags first, then the glob —
+// until the day and keyword find the evening, without asking the planner
+// again.
+func TestEmptyPlanIsRelaxedStepByStep(t *testing.T) {
+	in := querytest.Instr("the heavy session", "2026-11-13", "2026-11-13", "bench")
+	in["tags"], in["glob"] = []string{"sleep"}, "Reference/**"
+	_, m, client := fakeModel(t, querytest.Replies{
+		"router":      {querytest.Route("query", "Strength training")},
+		"planner":     {querytest.Plan("simple", in)},
+		"analyzer":    {querytest.Analysis(true, []map[string]any{querytest.Finding("Bench felt heavy on Friday", heavyBench)}, nil)},
+		"synthesizer": {querytest.Draft("Friday's bench felt heavy "+heavyBench+".", "medium", heavyBench)},
+		"evaluator":   {querytest.Eval(true)},
+	})
+	r, err := engine(t, querytest.SampleVault(t), client, querytest.Now).Ask(context.Background(), "What happened on the bench on the 13th?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !transitionsSay(r, "its instructions without a glob did") || m.Calls()["planner"] != 1 {
+		t.Errorf("path %s, planner calls %d: want the plan relaxed down to its day and keyword", states(r), m.Calls()["planner"])
+	}
+	if !slices.Contains(cited(r), heavyBench) || strings.Contains(r.Answer, "came up empty") {
+		t.Errorf("answer %q: want the evening cited, from the relaxed plan", r.Answer)
+	}
+}
