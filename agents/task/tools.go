@@ -8,8 +8,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"golang.org/x/text/language"
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
@@ -190,6 +192,13 @@ func (wt *wakeTools) updateReport(ctx context.Context, args json.RawMessage) (st
 	if strings.TrimSpace(a.TLDR) == "" || strings.TrimSpace(a.Content) == "" {
 		return "", errors.New("tldr and content must not be blank")
 	}
+	// A small model fills free fields with "ok" or a bare heading: such a
+	// report would replace one that says something (issue 33).
+	a.TLDR = headingMark.ReplaceAllString(a.TLDR, "")
+	if saysNothing(a.TLDR) || saysNothing(headingLine.ReplaceAllString(a.Content, "")) {
+		return "", fmt.Errorf("the report says nothing (tldr %q, content %q): say where the task stands, in the tldr in a sentence, in the content under its sections",
+			kit.OneLine(a.TLDR), kit.OneLine(a.Content))
+	}
 	out, err := wt.effect(ctx, "update_report", args, false, func() (string, string, []changes.Proposal, error) {
 		if err := wt.w.writeReport(ctx, a.TLDR, a.Content, wt.w.modelID()); err != nil {
 			return "", "", nil, err
@@ -217,7 +226,7 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 			lines = append(lines, journalLine(now, o))
 		}
 		if len(lines) == 0 {
-			return "", "", nil, errors.New("every observation is blank")
+			return "", "", nil, errors.New("every observation is blank or says nothing")
 		}
 		if err := appendJournal(w.cause(ctx), w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
@@ -229,15 +238,46 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 	})
 }
 
-// observationTexts are the observations as journal lines carry them.
+// observationTexts are the observations as journal lines carry them, each
+// once (two that differ only in case, spacing or punctuation are one),
+// without those that say nothing.
 func observationTexts(obs []string) []string {
 	out := make([]string, 0, len(obs))
+	seen := map[string]bool{}
 	for _, o := range obs {
-		if o = kit.OneLine(o); o != "" {
+		key := strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, o)
+		if o = kit.OneLine(o); !saysNothing(o) && !seen[key] {
+			seen[key] = true
 			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// headingMark is a markdown heading's marker at the start of a line: a
+// tldr is one sentence, not a section. headingLine is the whole line.
+var (
+	headingMark = regexp.MustCompile(`(?m)^[ \t]*#{1,6}[ \t]+`)
+	headingLine = regexp.MustCompile(`(?m)^[ \t]*#{1,6}([ \t].*)?$`)
+)
+
+// fillers are the words a small model fills a field with when it has
+// nothing to say.
+var fillers = []string{"ok", "okay", "fine", "yes", "no", "none", "null", "nil", "n", "a", "na", "tbd", "todo", "nothing"}
+
+// saysNothing reports whether text has no word but fillers.
+func saysNothing(text string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if !slices.Contains(fillers, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // setLanguage keeps the language of the task's notes in margin's state
@@ -247,6 +287,10 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 	var a languageArgs
 	if err := json.Unmarshal(args, &a); err != nil {
 		return "", err
+	}
+	// The schema's pattern lets "ok" through: a small model's filler.
+	if _, err := language.Parse(a.Language); err != nil {
+		return "", fmt.Errorf("%q is not a language: give the BCP 47 code of the notes' language, e.g. en, de, pt-BR", a.Language)
 	}
 	w := wt.w
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []changes.Proposal, error) {
