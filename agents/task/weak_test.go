@@ -79,7 +79,9 @@ func TestWakeOverAWeakModel(t *testing.T) {
 			c := newChaosRig(t, hangTimeout, func(o *Options) {
 				o.Now = func() time.Time { return querytest.Now.Add(time.Duration(minutes.Load()) * time.Minute) }
 			})
-			c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}} })
+			c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+				return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
+			})
 			minutes.Add(1)
 			c.wake(t)
 			good, err := c.report(t)
