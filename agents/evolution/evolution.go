@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -303,6 +304,12 @@ func (e *Evolution) run(ctx context.Context, s *Session, target templates.Templa
 		return Turn{}, fmt.Errorf("evolution agent: %w", err)
 	}
 	msg := strings.TrimSpace(res.Last.Message.Content)
+	switch {
+	case res.Last.DoneReason == "length" && proposed == nil:
+		msg = "The evolution agent's reply was cut off (it ran out of tokens) before it proposed anything; send it a message to go on."
+	case kit.SaysNothing(withoutHeadings(msg)):
+		msg = "" // "ok" is no message to show a person
+	}
 	if msg == "" && proposed != nil {
 		msg = proposed.Rationale
 	}
@@ -386,6 +393,10 @@ func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 				return "", errors.New("report_directive is empty: give the complete directive, unchanged text included")
 			case a.Rationale == "":
 				return "", errors.New("rationale is empty: say why, citing the evidence")
+			case kit.SaysNothing(withoutHeadings(general)) || kit.SaysNothing(withoutHeadings(report)):
+				return "", errors.New("a directive says nothing (only words such as ok or n/a): give the complete directive, unchanged text included")
+			case kit.SaysNothing(a.Rationale):
+				return "", errors.New("the rationale says nothing: say why, citing the evidence")
 			case generalProblem != "":
 				return "", fmt.Errorf("general_directive cannot be saved in the template file: %s", generalProblem)
 			case reportProblem != "":
@@ -408,6 +419,12 @@ func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 		},
 	}
 }
+
+// headingLine is a markdown heading's line: a directive of headings and
+// fillers has nothing to direct.
+var headingLine = regexp.MustCompile(`(?m)^[ \t]*#{1,6}([ \t].*)?$`)
+
+func withoutHeadings(d string) string { return headingLine.ReplaceAllString(d, "") }
 
 func quoted(ss []string) []string {
 	out := make([]string, len(ss))

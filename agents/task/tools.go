@@ -195,7 +195,7 @@ func (wt *wakeTools) updateReport(ctx context.Context, args json.RawMessage) (st
 	// A small model fills free fields with "ok" or a bare heading: such a
 	// report would replace one that says something (issue 33).
 	a.TLDR = headingMark.ReplaceAllString(a.TLDR, "")
-	if saysNothing(a.TLDR) || saysNothing(headingLine.ReplaceAllString(a.Content, "")) {
+	if kit.SaysNothing(a.TLDR) || kit.SaysNothing(headingLine.ReplaceAllString(a.Content, "")) {
 		return "", fmt.Errorf("the report says nothing (tldr %q, content %q): say where the task stands, in the tldr in a sentence, in the content under its sections",
 			kit.OneLine(a.TLDR), kit.OneLine(a.Content))
 	}
@@ -251,7 +251,7 @@ func observationTexts(obs []string) []string {
 			}
 			return -1
 		}, o)
-		if o = kit.OneLine(o); !saysNothing(o) && !seen[key] {
+		if o = kit.OneLine(o); !kit.SaysNothing(o) && !seen[key] {
 			seen[key] = true
 			out = append(out, o)
 		}
@@ -265,20 +265,6 @@ var (
 	headingMark = regexp.MustCompile(`(?m)^[ \t]*#{1,6}[ \t]+`)
 	headingLine = regexp.MustCompile(`(?m)^[ \t]*#{1,6}([ \t].*)?$`)
 )
-
-// fillers are the words a small model fills a field with when it has
-// nothing to say.
-var fillers = []string{"ok", "okay", "fine", "yes", "no", "none", "null", "nil", "n", "a", "na", "tbd", "todo", "nothing"}
-
-// saysNothing reports whether text has no word but fillers.
-func saysNothing(text string) bool {
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if !slices.Contains(fillers, w) {
-			return false
-		}
-	}
-	return true
-}
 
 // setLanguage keeps the language of the task's notes in margin's state
 // and the report, never in the task note: nothing outside the output
