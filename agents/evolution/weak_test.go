@@ -57,6 +57,7 @@ func TestEvolutionOverAWeakModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			reqs := fake.Requests()
+			t.Logf("%s: %d model calls", tc.ends, len(reqs))
 			if n := len(reqs); n == 0 || n > evolutionTurns*(1+cfg.Retry.LLMRetry) {
 				t.Errorf("%d model requests, the session allows %d turns", n, evolutionTurns)
 			}

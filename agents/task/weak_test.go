@@ -100,6 +100,7 @@ func TestWakeOverAWeakModel(t *testing.T) {
 			run := c.wake(t)
 
 			requests := c.fake.Requests()[calls:]
+			t.Logf("%s: %d model calls, %d turns, run %s", tc.ends, len(requests), run.Turns, run.Status)
 			if n := len(requests); n == 0 || n > chaosMaxTurns*(1+c.cfg.Retry.LLMRetry) || run.Turns > chaosMaxTurns {
 				t.Errorf("%d model requests in %d turns, max_turns is %d", n, run.Turns, chaosMaxTurns)
 			}
