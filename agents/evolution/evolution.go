@@ -35,8 +35,8 @@ import (
 	"github.com/margin-md/margin/vault/store"
 )
 
-// evolutionTurns bounds the model calls of one start or send.
-const evolutionTurns = 3
+// Turns bounds the model turns of one start or send.
+const Turns = 3
 
 // Errors of evolution sessions.
 var (
@@ -287,7 +287,7 @@ func (e *Evolution) run(ctx context.Context, s *Session, target templates.Templa
 	req := llm.Request{Role: templates.EvolutionRole, Tier: improver.Tier, Model: improver.Model,
 		System: evolutionSystemPrompt(improver), Messages: s.Messages}
 	res, err := llm.RunTools(ledger.WithScope(ctx, "evolution:"+s.ID), e.model, req, box,
-		llm.Loop{MaxTurns: evolutionTurns, StopAfter: []string{"propose_directives"}})
+		llm.Loop{MaxTurns: Turns, StopAfter: []string{"propose_directives"}})
 	if len(res.Messages) > 0 {
 		s.Messages = res.Messages
 	}

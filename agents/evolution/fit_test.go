@@ -86,8 +86,8 @@ func TestProposalThatCannotBeSavedIsNeverShown(t *testing.T) {
 			if told := second[len(second)-1].Content; !strings.Contains(told, "report_directive cannot be saved in the template file") || !strings.Contains(told, "code fence is left open") {
 				t.Errorf("the model was told %q", told)
 			}
-			if n := len(f.model.requests); n > evolutionTurns {
-				t.Errorf("%d model calls, the session allows %d", n, evolutionTurns)
+			if n := len(f.model.requests); n > Turns {
+				t.Errorf("%d model calls, the session allows %d", n, Turns)
 			}
 			if !tc.proposed {
 				if turn.Proposal != nil {

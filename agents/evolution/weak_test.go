@@ -58,8 +58,8 @@ func TestEvolutionOverAWeakModel(t *testing.T) {
 			}
 			reqs := fake.Requests()
 			t.Logf("%s: %d model calls", tc.ends, len(reqs))
-			if n := len(reqs); n == 0 || n > evolutionTurns*(1+cfg.Retry.LLMRetry) {
-				t.Errorf("%d model requests, the session allows %d turns", n, evolutionTurns)
+			if n := len(reqs); n == 0 || n > Turns*(1+cfg.Retry.LLMRetry) {
+				t.Errorf("%d model requests, the session allows %d turns", n, Turns)
 			}
 			if !strings.Contains(turn.Message, tc.says) {
 				t.Errorf("the person is told %q, want it to say %q", turn.Message, tc.says)

@@ -58,6 +58,11 @@ func main() {
 		if err := b.weakCalls(); err != nil {
 			log.Fatalf("weak model calls: %v", err)
 		}
+		if *sample != "" {
+			if err := b.weakAgentCalls(*sample); err != nil {
+				log.Fatalf("weak model calls of the agents: %v", err)
+			}
+		}
 		b.print(os.Stdout)
 		return
 	}
@@ -114,6 +119,9 @@ func main() {
 		}
 		if err := b.modelBackFigure(*sample); err != nil {
 			log.Fatalf("model back: %v", err)
+		}
+		if err := b.weakAgentCalls(*sample); err != nil {
+			log.Fatalf("weak model calls of the agents: %v", err)
 		}
 	}
 	b.print(os.Stdout)
