@@ -430,3 +430,28 @@ func TestUndoAReportWriteThroughTheBinary(t *testing.T) {
 		t.Errorf("undo of a write and a change set at once: %v, want -32602", err)
 	}
 }
+
+// An applied change item's write is undone through its change set, which
+// records the undo as a decision: changes/undo {write} refuses it with
+// -33007, naming the undo to run, and writes nothing.
+func TestUndoByWriteOfAnItemIsRefused(t *testing.T) {
+	e, _, dir, _, cs := proposed(t)
+	e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, nil)
+	applied := readFile(t, dir, shipTask)
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var write int64
+	if err := db.QueryRow(`SELECT id FROM history WHERE path = ? AND change_set = ? ORDER BY id DESC LIMIT 1`, shipTask, cs.ID).Scan(&write); err != nil {
+		t.Fatal(err)
+	}
+	rpcErr := e.Call("changes/undo", map[string]any{"write": write}, nil)
+	if rpcErr == nil || rpcErr.Code != -33007 || !strings.Contains(rpcErr.Message, "margin undo "+cs.ID+" c1") {
+		t.Errorf("undo of an item's write by its id: %v, want -33007 naming the item's undo", rpcErr)
+	}
+	if readFile(t, dir, shipTask) != applied {
+		t.Error("the refused undo wrote the task")
+	}
+}
