@@ -415,6 +415,15 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 	if err != nil {
 		return "", "", err
 	}
+	planned := len(p.RetrievalInstructions)
+	dropped, err := e.checkPlan(ctx, &p)
+	if err != nil {
+		return "", "", err
+	}
+	var floor string
+	if len(dropped) > 0 {
+		floor = "; dropped: " + strings.Join(dropped, "; ")
+	}
 	s.Plan = &p
 	s.QueryType = p.QueryType
 	if s.Parts == nil {
@@ -439,9 +448,13 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		// A plan without instructions would retrieve nothing; RETRIEVE
 		// searches the question's own words instead, which keeps "search
 		// before asking" true.
+		if planned > 0 {
+			s.Fallback = true
+			return StateRetrieve, "planner's instructions held nothing to search for; searching the question's words" + floor, nil
+		}
 		return StateRetrieve, "planner gave no instructions; searching the question's words", nil
 	}
-	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s", len(p.RetrievalInstructions), s.QueryType), nil
+	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s%s", len(p.RetrievalInstructions), s.QueryType, floor), nil
 }
 
 // dependentParts are the parts of a question p decomposed as dependent,
@@ -489,6 +502,12 @@ func (e *Engine) stepRetrieve(ctx context.Context, s *Session) (State, string, e
 		return "", "", fmt.Errorf("retrieving: %w", err)
 	}
 	s.Attempts = append(s.Attempts, r.Attempts...)
+	var relaxed string
+	if len(r.Entries) == 0 && len(s.Plan.RetrievalInstructions) > 0 {
+		if r, relaxed, err = e.relax(ctx, s); err != nil {
+			return "", "", err
+		}
+	}
 	s.Truncated = s.Truncated || r.Truncated
 	before := len(s.Entries)
 	s.addEntries(r.Entries)
@@ -507,11 +526,43 @@ func (e *Engine) stepRetrieve(ctx context.Context, s *Session) (State, string, e
 		s.Partial = true
 		return StateSynthesize, "nothing found after every round: no data", nil
 	}
-	why := fmt.Sprintf("%d new entries (%d in all)", added, len(s.Entries))
+	why := fmt.Sprintf("%d new entries (%d in all)%s", added, len(s.Entries), relaxed)
 	if r.Truncated {
 		why += fmt.Sprintf("; truncated to %d", e.opts.MaxEntries)
 	}
 	return StateAnalyze, why, nil
+}
+
+// relax widens a plan that found nothing, step by step (see relaxations),
+// and in the last round searches the question's own words, before any
+// "found nothing"; it returns the first retrieval that found something
+// and says how.
+func (e *Engine) relax(ctx context.Context, s *Session) (Retrieval, string, error) {
+	vocab := s.active().Vocabulary
+	for _, st := range relaxations(s.Plan.RetrievalInstructions) {
+		r, err := e.retriever.Retrieve(ctx, st.ins, vocab, len(s.Attempts)+1)
+		if err != nil {
+			return Retrieval{}, "", fmt.Errorf("retrieving: %w", err)
+		}
+		s.Attempts = append(s.Attempts, r.Attempts...)
+		if len(r.Entries) > 0 {
+			return r, "; the plan found nothing, its instructions " + st.what + " did", nil
+		}
+	}
+	if s.Loops < e.opts.LoopMax {
+		// The planner gets its rounds to look elsewhere first.
+		return Retrieval{}, "", nil
+	}
+	r, err := e.retriever.Question(ctx, s.Query, vocab, len(s.Attempts)+1)
+	if err != nil {
+		return Retrieval{}, "", fmt.Errorf("retrieving: %w", err)
+	}
+	s.Attempts = append(s.Attempts, r.Attempts...)
+	if len(r.Entries) == 0 {
+		return r, "", nil
+	}
+	s.Fallback = true
+	return r, "; the plan found nothing, even relaxed: searched the question's words", nil
 }
 
 func (e *Engine) stepAnalyze(ctx context.Context, s *Session) (State, string, error) {
@@ -588,11 +639,22 @@ func (e *Engine) stepSynthesize(ctx context.Context, s *Session) (State, string,
 		s.NoData = true
 		return StateObserve, "no data: answered without a model", nil
 	}
+	if !s.OfflineSearched {
+		if err := e.searchOffline(ctx, s); err != nil {
+			return "", "", err
+		}
+	}
 	d, err := e.synthesize(ctx, s, s.active(), s.openGaps())
 	if err != nil {
 		return "", "", err
 	}
 	s.Draft = &d
+	if emptyOfContent(d.Response) {
+		// Nothing for the Evaluator to judge: the answer is the offline
+		// one, and says why.
+		s.EmptyDraft, s.Partial = true, true
+		return StateObserve, "the draft says nothing: answered with the plain search", nil
+	}
 	return StateEvaluate, "draft written", nil
 }
 
@@ -625,14 +687,18 @@ func (e *Engine) stepObserve(ctx context.Context, s *Session) (State, string, er
 	if e.client == nil || s.Degraded != "" || s.Cut != "" {
 		return StateComplete, "no model for the observer", nil
 	}
-	n, err := e.updateContext(ctx, s, trigger)
+	n, dropped, err := e.updateContext(ctx, s, trigger)
 	if err != nil {
 		// The answer or the log is done; a context update that fails must
-		// not take it away.
+		// not take it away, and the context stays as it was.
 		e.log.Warn("global context not updated", "err", err)
-		return StateComplete, "observer failed: " + err.Error(), nil
+		return StateComplete, "observer failed, the global context is unchanged: " + err.Error(), nil
 	}
-	return StateComplete, fmt.Sprintf("observer (%s): %d update(s)", trigger, n), nil
+	why := fmt.Sprintf("observer (%s): %d update(s)", trigger, n)
+	if dropped > 0 {
+		why += fmt.Sprintf("; dropped %d empty of content", dropped)
+	}
+	return StateComplete, why, nil
 }
 
 // Observer triggers (seed 003 §11.10).

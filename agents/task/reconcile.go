@@ -73,7 +73,7 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 				}
 				continue
 			case c.Own:
-				// margin's own write (set_task_language): remember the
+				// margin's own write (an approved change item): remember the
 				// content for rename detection, but do not wake.
 				if err := r.store.setTaskFingerprint(ctx, a.ID, string(c.New)); err != nil {
 					return err

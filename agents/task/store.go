@@ -56,6 +56,10 @@ type Agent struct {
 	Wakes          int       `json:"wakes"`
 	Template       string    `json:"template"`
 	PendingChanges int       `json:"pendingChanges"`
+	// Language is the language of the task's notes as the agent found it
+	// (set_task_language), "" when it has not; the task note is not
+	// changed for it.
+	Language string `json:"language,omitempty"`
 
 	taskFingerprint   string
 	reportFingerprint string
@@ -129,13 +133,13 @@ func newAgentID() string {
 }
 
 const agentColumns = `a.id, a.task, a.output_name, a.task_fingerprint, a.lifecycle, a.dormant_reason, a.created_at, a.last_wake, a.next_wake,
-	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator`
+	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator, a.language`
 
 func scanAgent(row interface{ Scan(...any) error }) (Agent, error) {
 	var a Agent
 	var created, last, next string
 	err := row.Scan(&a.ID, &a.Task, &a.OutputName, &a.taskFingerprint, &a.Lifecycle, &a.DormantReason, &created, &last, &next,
-		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator)
+		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator, &a.Language)
 	a.Created, a.LastWake, a.NextWake = kit.Unstamp(created), kit.Unstamp(last), kit.Unstamp(next)
 	return a, err
 }
@@ -354,6 +358,14 @@ func (s *Store) setTaskFingerprint(ctx context.Context, id, fingerprint string) 
 	_, err := s.db.ExecContext(ctx, `UPDATE agents SET task_fingerprint = ? WHERE id = ?`, fingerprint, id)
 	if err != nil {
 		return fmt.Errorf("recording the task of agent %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) setLanguage(ctx context.Context, id, language string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE agents SET language = ? WHERE id = ?`, language, id)
+	if err != nil {
+		return fmt.Errorf("recording the task language of agent %s: %w", id, err)
 	}
 	return nil
 }

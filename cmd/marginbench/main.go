@@ -42,7 +42,7 @@ func main() {
 	runs := flag.Int("runs", 5, "runs per process-level figure; the median is reported")
 	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
 	real := flag.String("real", "", "a copy of a real vault (the Obsidian help vault) to measure search on, in many scripts; empty skips it")
-	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp")
+	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp; weak: only the model calls of a weak model")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -50,10 +50,22 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *only != "" && *only != "mcp" {
-		log.Fatalf("-only %q: the one figure measured alone is mcp", *only)
+	if *only != "" && *only != "mcp" && *only != "weak" {
+		log.Fatalf("-only %q: the figures measured alone are mcp and weak", *only)
 	}
 	b := &bench{bin: abs, runs: *runs}
+	if *only == "weak" {
+		if err := b.weakCalls(); err != nil {
+			log.Fatalf("weak model calls: %v", err)
+		}
+		if *sample != "" {
+			if err := b.weakAgentCalls(*sample); err != nil {
+				log.Fatalf("weak model calls of the agents: %v", err)
+			}
+		}
+		b.print(os.Stdout)
+		return
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		if strings.TrimSpace(s) == "" { // -sizes '' measures -real only
 			continue
@@ -98,12 +110,18 @@ func main() {
 	if err := b.queryCalls(); err != nil {
 		log.Fatalf("query calls: %v", err)
 	}
+	if err := b.weakCalls(); err != nil {
+		log.Fatalf("weak model calls: %v", err)
+	}
 	if *sample != "" {
 		if err := b.agentFigures(*sample); err != nil {
 			log.Fatalf("task agent: %v", err)
 		}
 		if err := b.modelBackFigure(*sample); err != nil {
 			log.Fatalf("model back: %v", err)
+		}
+		if err := b.weakAgentCalls(*sample); err != nil {
+			log.Fatalf("weak model calls of the agents: %v", err)
 		}
 	}
 	b.print(os.Stdout)

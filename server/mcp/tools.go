@@ -405,7 +405,8 @@ func answerText(r query.Result) string {
 		}
 		return b.String()
 	case query.StatusDegraded:
-		b.WriteString("Degraded answer: no model was reachable, so this is retrieval only (the best-ranked notes), not an answer a model wrote.\n\n")
+		// Unreachable or unusable, the answer says which.
+		b.WriteString("Degraded answer: no model's answer could be used, so this is retrieval only (the best-ranked notes), not an answer a model wrote.\n\n")
 	case query.StatusPartial:
 		b.WriteString("Partial answer: margin could not answer all of it.\n\n")
 	}
