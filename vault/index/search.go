@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -15,7 +16,11 @@ import (
 type Mode string
 
 const (
-	ModeAll    Mode = "all"    // every word (the default)
+	// ModeAuto, the default, is all for a keyword query and, for a
+	// question, any word but its stop words, ranked by how many of them a
+	// note holds (see asQuestion).
+	ModeAuto   Mode = "auto"
+	ModeAll    Mode = "all"    // every word
 	ModeAny    Mode = "any"    // at least one word
 	ModePhrase Mode = "phrase" // the words in order, adjacent
 )
@@ -34,7 +39,7 @@ type Query struct {
 	// filter, as in Obsidian. Nothing else is syntax: any other character is
 	// searched for, or ignored as punctuation.
 	Text string
-	Mode Mode // all, any or phrase, case-insensitive; empty means all
+	Mode Mode // auto, all, any or phrase, case-insensitive; empty means auto
 	// Expand maps a word (or, in phrase mode, the whole phrase) to the words
 	// or phrases it also matches, e.g. the vocabulary of a domain. Keys are
 	// matched case-insensitively.
@@ -137,10 +142,16 @@ type queryPlan struct {
 	// fields, tags, properties); each "" when the query has none.
 	words, filters string
 
-	named   string // the query text as a link key: the note of that name ranks first
-	nothing bool   // the query can match nothing (text without a searchable word)
-	chunked bool   // some note has several search rows
+	named   []string // the query text (and a question's phrase) as link keys: the notes of those names rank first
+	nothing bool     // the query can match nothing (text without a searchable word)
+	chunked bool     // some note has several search rows
 	limit   int
+
+	// A question's words, each an FTS5 expression, and its phrase: the
+	// notes holding the phrase rank first, then by how many of the words
+	// they hold (see coverTier). Both empty for other queries.
+	cover  []string
+	phrase string
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
@@ -161,10 +172,10 @@ func plan(q Query) (*queryPlan, error) {
 	mode := Mode(strings.ToLower(strings.TrimSpace(string(q.Mode))))
 	switch mode {
 	case "":
-		mode = ModeAll
-	case ModeAll, ModeAny, ModePhrase:
+		mode = ModeAuto
+	case ModeAuto, ModeAll, ModeAny, ModePhrase:
 	default:
-		return nil, fmt.Errorf("unknown mode %q (want all, any or phrase)", q.Mode)
+		return nil, fmt.Errorf("unknown mode %q (want auto, all, any or phrase)", q.Mode)
 	}
 	for _, d := range []struct{ name, v string }{{"from", q.From}, {"to", q.To}, {"due from", q.Fields.DueFrom}, {"due to", q.Fields.DueTo}} {
 		if d.v != "" && !dateRE.MatchString(d.v) {
@@ -202,8 +213,28 @@ func plan(q Query) (*queryPlan, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return p, nil
 	}
-	user, terms, props := matchExpr(q.Text, mode, q.Expand)
-	p.terms, p.named = terms, namedKey(q.Text)
+	var user string
+	var terms []term
+	var props []string
+	if k := namedKey(q.Text); k != "" {
+		p.named = append(p.named, k)
+	}
+	qn := (*question)(nil)
+	if mode == ModeAuto {
+		qn = asQuestion(q.Text)
+	}
+	if qn != nil {
+		user, terms, props, p.cover, p.phrase = qn.matchExpr(q.Expand)
+		if k := namedKey(qn.phrase); k != "" && !slices.Contains(p.named, k) {
+			p.named = append(p.named, k)
+		}
+	} else {
+		if mode == ModeAuto {
+			mode = ModeAll
+		}
+		user, terms, props = matchExpr(q.Text, mode, q.Expand)
+	}
+	p.terms = terms
 	if user == "" && len(props) == 0 {
 		p.nothing = true
 		return p, nil
