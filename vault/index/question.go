@@ -39,6 +39,9 @@ type unit struct {
 // a question mark). Quoted phrases, prefixes (word*) and key:value filters
 // are never stop words.
 func asQuestion(text string) *question {
+	trimmed := strings.TrimRightFunc(text, unicode.IsSpace)
+	asked := strings.HasSuffix(trimmed, "?") || strings.HasSuffix(trimmed, "？")
+	text = strings.TrimRight(trimmed, "?？")
 	var us []unit
 	var plain [][]folded // the pieces of each plain word, nil for others
 	at := 0
@@ -104,8 +107,6 @@ func asQuestion(text string) *question {
 		}
 		last = i
 	}
-	asked := strings.HasSuffix(strings.TrimRightFunc(text, unicode.IsSpace), "?") ||
-		strings.HasSuffix(strings.TrimRightFunc(text, unicode.IsSpace), "？")
 	if content == 0 || !(asked || len(out) >= 4 || len(out) >= 3 && stopped > 0) {
 		return nil
 	}
@@ -296,7 +297,7 @@ var stopWords = sync.OnceValue(func() map[string]map[string]bool {
 // purpose: a word left out costs a little ranking, a word put in wrongly
 // is never required.
 var stopLists = map[string]string{
-	"en": `a an the and or but if of to in on at by for with about from into over as is are was were be been
+	"en": `a an the and or but if of to in on at by for with about from into over between as is are was were be been
 		am do does did have has had i me my we our you your he she it its they them their this that these those
 		what which who whom whose when where why how can could should would will shall may might must there
 		here not no so than then too very just any some s t ll re ve d m don doesn isn aren didn`,
