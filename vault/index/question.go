@@ -113,7 +113,7 @@ func asQuestion(text string) *question {
 	q := &question{}
 	for _, u := range out {
 		if !u.stop {
-			q.words = append(q.words, u.text)
+			q.words = append(q.words, hanWords(u.text)...)
 		}
 	}
 	if last > first {
@@ -138,6 +138,31 @@ func (qn *question) matchExpr(expand map[string][]string) (expr string, terms []
 		phr, terms = e, append(terms, ts...)
 	}
 	return strings.Join(cover, " OR "), terms, props, cover, phr
+}
+
+// hanWords is a word of a question as the words to rank by: a run of
+// three or more Han characters is its overlapping pairs, since nothing
+// shows where its words end (同步冲突 holds 同步 and 冲突, which a note
+// may hold apart); any other word is itself.
+func hanWords(w string) []string {
+	rs := []rune(w)
+	if len(rs) < 3 || !allHan(rs) {
+		return []string{w}
+	}
+	var out []string
+	for i := 0; i+1 < len(rs); i++ {
+		out = append(out, string(rs[i:i+2]))
+	}
+	return out
+}
+
+func allHan(rs []rune) bool {
+	for _, r := range rs {
+		if !unicode.Is(unicode.Han, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // splitUnspaced splits a piece at the particles of Japanese and Chinese
@@ -299,7 +324,7 @@ var stopWords = sync.OnceValue(func() map[string]map[string]bool {
 var stopLists = map[string]string{
 	"en": `a an the and or but if of to in on at by for with about from into over between as is are was were be been
 		am do does did have has had i me my we our you your he she it its they them their this that these those
-		what which who whom whose when where why how can could should would will shall may might must there
+		what which who whom whose when where why how much many can could should would will shall may might must there
 		here not no so than then too very just any some s t ll re ve d m don doesn isn aren didn`,
 	"es": `el la los las lo un una unos unas y o de del al a en con por para sin sobre que qué cómo como cuál
 		cuáles cuándo dónde quién es son está están ser estar fue hay mi mis tu tus su sus se me te le les nos
