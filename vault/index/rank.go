@@ -30,8 +30,8 @@ const (
 // SQLite compiled it again each time it was bound to another query.
 const matchArg = "(? || '')"
 
-// scored is a matching note, its tier (higher is better, see coverTier)
-// and its bm25 score, lower is better.
+// scored is a matching note and its bm25 score, lower is better; for a
+// question, its tier too (see rankQuestion).
 type scored struct {
 	id    int64
 	tier  int
@@ -119,11 +119,6 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	// counts the rest without ranking them. The '+' keeps SQLite from
 	// looking the listed notes up in FTS5 one by one.
 	namedArgs := int64Args(slices.Collect(maps.Keys(named)))
-	ctes, tier, withArgs := p.coverTier(id)
-	byTier := "" // a constant tier does not order
-	if ctes != "" {
-		byTier = "3 DESC, "
-	}
 	// rank returns the notes whose rows in table match, in order, scored
 	// by score, at most limit (0: all); with rowids (lo, hi), only those
 	// of rows lo to hi. tx is the search's or one beside it.
@@ -140,20 +135,17 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		}
 		if p.chunked {
 			// Materialized: bm25 cannot run inside the aggregate.
-			q = `WITH ` + ctes + `m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, ` + tier + ` AS tier, ` + score + ` AS score` + q +
-				`) SELECT note, path, max(tier), min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(named)) + `) DESC, ` + byTier + `4, note` + lim
+			q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, ` + score + ` AS score` + q +
+				`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(named)) + `) DESC, 3, note` + lim
 		} else {
-			q = `SELECT ` + id + `, ` + pathCol + `, ` + tier + `, ` + score + q + ` ORDER BY +` + id + ` IN (` + placeholders(len(named)) + `) DESC, ` + byTier + `4, ` + id + lim
-			if ctes != "" {
-				q = `WITH ` + strings.TrimSuffix(ctes, ", ") + " " + q
-			}
+			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY +` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id + lim
 		}
 		var out []scored
-		qargs := slices.Concat(withArgs, []any{match}, args[1:], within, namedArgs)
+		qargs := slices.Concat([]any{match}, args[1:], within, namedArgs)
 		err := collect(ctx, tx, q, qargs, func(rows *sql.Rows) error {
 			var c scored
 			var path string
-			if err := rows.Scan(&c.id, &path, &c.tier, &c.score); err != nil {
+			if err := rows.Scan(&c.id, &path, &c.score); err != nil {
 				return err
 			}
 			if p.globRE == nil || p.globRE.MatchString(path) {
@@ -190,14 +182,59 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			return Result{}, err
 		}
 		complete = limit == 0 || len(cands) < limit
-	} else {
-		// A question's notes rank by how many of its words they hold
-		// before where they hold them: one tier, in notes_fts.
-		if !p.tiered() {
-			cands, err = rank(tx, "fields_fts", `bm25(fields_fts, `+fieldWeights+`)`, limit)
-			if err != nil {
-				return Result{}, err
+	} else if p.tiered() {
+		notesOf := func(expr string) ([]int64, error) {
+			a := slices.Clone(args)
+			a[0] = p.withFilters(expr)
+			var ids []int64
+			if p.globRE == nil {
+				// In one row: a row crossing to Go costs more than
+				// finding it.
+				var list sql.NullString
+				if err := tx.QueryRowContext(ctx, `SELECT group_concat(DISTINCT `+id+`)`+from("notes_fts"), a...).Scan(&list); err != nil {
+					return nil, fmt.Errorf("matching: %w", err)
+				}
+				for f := range strings.SplitSeq(list.String, ",") {
+					if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+						ids = append(ids, n)
+					}
+				}
+				return ids, nil
 			}
+			err := collect(ctx, tx, `SELECT DISTINCT `+id+`, `+pathCol+from("notes_fts"), a, func(rows *sql.Rows) error {
+				var n int64
+				var path string
+				if err := rows.Scan(&n, &path); err != nil {
+					return err
+				}
+				if p.globRE.MatchString(path) {
+					ids = append(ids, n)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("matching: %w", err)
+			}
+			return ids, nil
+		}
+		rankBy := func(all bool, ids []int64) ([]scored, error) {
+			if all { // FTS5 skips the rows without every word
+				match = p.withFilters(strings.Join(p.cover, " AND "))
+			}
+			// Only the notes ids: bm25 reads no other match. The '+'
+			// keeps SQLite from looking each up in FTS5.
+			where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
+			args = append(args, jsonIDs(ids))
+			return rank(tx, "notes_fts", `bm25(notes_fts, `+rankWeights+`)`, 0)
+		}
+		cands, total, err = p.rankQuestion(named, notesOf, rankBy)
+		if err != nil {
+			return Result{}, err
+		}
+	} else {
+		cands, err = rank(tx, "fields_fts", `bm25(fields_fts, `+fieldWeights+`)`, limit)
+		if err != nil {
+			return Result{}, err
 		}
 		complete = false // the second tier is not read
 		if limit == 0 || len(cands) < p.limit {
@@ -333,39 +370,9 @@ func rankHalves(ctx context.Context, tx readTx, named map[int64]bool, limit int,
 			}
 			return 1
 		}
-		return cmp.Or(cmp.Compare(b.tier, a.tier), cmp.Compare(a.score, b.score), cmp.Compare(a.id, b.id))
+		return cmp.Or(cmp.Compare(a.score, b.score), cmp.Compare(a.id, b.id))
 	})
 	return hits[:min(len(hits), limit)], nil
-}
-
-// tiered reports whether the notes rank by coverTier first.
-func (p *queryPlan) tiered() bool { return len(p.cover) > 1 || p.phrase != "" }
-
-// coverTier returns the SQL of a question's tier of the note id: the
-// common table expressions of the notes matching its phrase and each of
-// its words (each followed by ", "; "" for other queries), the tier, and
-// their arguments. The tier counts the words a note holds, and the
-// phrase as more than all of them; it is 0 for other queries. Each set is
-// read once: a word's matches cost a scan of its list, not its bm25.
-func (p *queryPlan) coverTier(id string) (ctes, tier string, args []any) {
-	tier = "0"
-	if !p.tiered() {
-		return "", tier, nil
-	}
-	var sum []string
-	add := func(expr string, weight int) {
-		name := fmt.Sprintf("c%d", len(args))
-		ctes += name + ` AS (SELECT ` + noteOfRow("rowid") + ` FROM notes_fts WHERE notes_fts MATCH ` + matchArg + `), `
-		sum = append(sum, fmt.Sprintf("(%s IN %s)*%d", id, name, weight))
-		args = append(args, expr)
-	}
-	for _, w := range p.cover {
-		add(w, 1)
-	}
-	if p.phrase != "" {
-		add(p.phrase, len(p.cover)+1)
-	}
-	return ctes, "(" + strings.Join(sum, " + ") + ")", args
 }
 
 // namedKey is query text as a note's name or alias would be keyed, "" for
