@@ -116,8 +116,10 @@ func asQuestion(text string) *question {
 			q.words = append(q.words, hanWords(u.text)...)
 		}
 	}
-	if last > first {
-		q.phrase = text[out[first].start:out[last].end]
+	// The range is of the text as typed; should folding have changed a
+	// piece's length, there is no phrase.
+	if start, end := out[first].start, out[last].end; last > first && start < end && end <= len(text) {
+		q.phrase = strings.ToValidUTF8(text[start:end], "")
 	}
 	return q
 }
@@ -194,7 +196,7 @@ func splitUnspaced(p folded) []unit {
 	word := 0 // start, in runes, of the word being read
 	offset := func(i int) int { return p.start + len(string(rs[:i])) }
 	for i := 0; i < len(rs); {
-		n := cjkParticleAt(rs, i)
+		n := cjkParticleAt(rs, i, i == word)
 		if n == 0 {
 			i++
 			continue
@@ -216,31 +218,21 @@ func splitUnspaced(p folded) []unit {
 }
 
 // cjkParticleAt returns the length in runes of the particle at rs[i:], 0
-// when there is none.
-func cjkParticleAt(rs []rune, i int) int {
+// when there is none; after says that rs[i] starts the run or follows a
+// particle.
+func cjkParticleAt(rs []rune, i int, after bool) int {
 	for n := min(cjkLongest, len(rs)-i); n > 0; n-- {
 		if !cjkParticles[string(rs[i:i+n])] {
 			continue
 		}
-		// Hiragana inside a run of hiragana is part of a word (ください).
-		if isHiragana(rs[i]) && (i > 0 && isHiragana(rs[i-1]) && !endsParticle(rs[:i]) ||
-			i+n < len(rs) && isHiragana(rs[i+n]) && cjkParticleAt(rs, i+n) == 0) {
+		// Hiragana after hiragana is part of a word (たべもの), unless
+		// a particle precedes it (には, をください).
+		if isHiragana(rs[i]) && !after && isHiragana(rs[i-1]) {
 			continue
 		}
 		return n
 	}
 	return 0
-}
-
-// endsParticle reports whether rs ends with a particle, so that one
-// particle may follow another (には, ですか).
-func endsParticle(rs []rune) bool {
-	for n := 1; n <= min(cjkLongest, len(rs)); n++ {
-		if cjkParticles[string(rs[len(rs)-n:])] {
-			return true
-		}
-	}
-	return false
 }
 
 func isHiragana(r rune) bool { return 0x3041 <= r && r <= 0x309F }

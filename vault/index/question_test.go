@@ -41,6 +41,9 @@ func TestAsQuestion(t *testing.T) {
 		{"怎么同步我的笔记", []string{"同步", "笔记"}, "同步我的笔记"},
 		{"同步冲突怎么办", []string{"同步", "步冲", "冲突", "办"}, "同步冲突怎么办"},
 		{"サーバーの移行はいつ", []string{"サーバー", "移行"}, "サーバーの移行"},
+		{"会議にはメモを", []string{"会議", "メモ"}, "会議にはメモ"},    // には, the longest particle
+		{"会議のたべもの", []string{"会議", "たべもの"}, "会議のたべもの"}, // の inside a word of hiragana stays
+		{"メモをください", []string{"メモ"}, ""},
 		{"플러그인을 어떻게 설치하나요", []string{"플러그인", "설치"}, "플러그인을 어떻게 설치"},
 	}
 	for _, tc := range tests {
@@ -159,4 +162,25 @@ func TestQuestionNamesANote(t *testing.T) {
 			t.Errorf("auto: %v, want Weekly review.md first", hitKeys(r.Hits))
 		}
 	}
+}
+
+// FuzzAsQuestion: any text reads as a keyword query or as a question
+// whose phrase is a part of the text, and searching it fails on nothing.
+func FuzzAsQuestion(f *testing.F) {
+	for _, s := range []string{"how to create internal links between notes", "会議のメモはどこ", "플러그인을 어떻게 설치하나요",
+		`what's "a b"* c:d?`, "l'index de la note ?", "\xff\xfe bad ? utf8", "の の の", "?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		q := asQuestion(text)
+		if q == nil {
+			return
+		}
+		if len(q.words) == 0 || !strings.Contains(strings.ToValidUTF8(text, ""), q.phrase) {
+			t.Fatalf("asQuestion(%q) = %+v", text, *q)
+		}
+		if _, err := plan(Query{Text: text}); err != nil {
+			t.Fatalf("plan(%q): %v", text, err)
+		}
+	})
 }
