@@ -145,21 +145,28 @@ func TestQuestionNamesANote(t *testing.T) {
 	us := []Update{
 		fixture{path: "Weekly review.md", kind: note.KindNote, content: "Friday: look back, plan ahead, and write it all down before the weekend starts.\n"}.update(),
 		fixture{path: "Weekly review notes.md", kind: note.KindNote, content: "# Weekly review\n\nThe weekly review, my weekly review, a weekly review.\n"}.update(),
+		fixture{path: "Archive/Old reading notes from the library/Zettelkasten.md", kind: note.KindNote, content: "Slips, one idea each, linked by number, and filed in the box on the desk.\n"}.update(),
+		fixture{path: "Zettelkasten method.md", kind: note.KindNote, content: "# Zettelkasten\n\n## Zettelkasten\n\nZettelkasten, zettelkasten.\n"}.update(),
 	}
 	for i := range 8 { // so that the words are rare and bm25 weighs them
 		us = append(us, fixture{path: fmt.Sprintf("n%d.md", i), kind: note.KindNote, content: "Something else entirely.\n"}.update())
 	}
 	apply(t, ix, us...)
-	for _, mode := range []Mode{ModeAll, ModeAuto} {
-		r, err := ix.Find(context.Background(), Query{Text: "how do I do the weekly review", Mode: mode})
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case mode == ModeAll && r.Total != 0:
-			t.Fatalf("all finds %v, want nothing for this test to mean something", hitKeys(r.Hits))
-		case mode == ModeAuto && (len(r.Hits) != 2 || r.Hits[0].Path != "Weekly review.md"):
-			t.Errorf("auto: %v, want Weekly review.md first", hitKeys(r.Hits))
+	for _, c := range []struct{ question, named string }{
+		{"how do I do the weekly review", "Weekly review.md"},
+		{"what is a zettelkasten?", "Archive/Old reading notes from the library/Zettelkasten.md"}, // one word
+	} {
+		for _, mode := range []Mode{ModeAll, ModeAuto} {
+			r, err := ix.Find(context.Background(), Query{Text: c.question, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case mode == ModeAll && r.Total != 0:
+				t.Fatalf("%q: all finds %v, want nothing for this test to mean something", c.question, hitKeys(r.Hits))
+			case mode == ModeAuto && (len(r.Hits) != 2 || r.Hits[0].Path != c.named):
+				t.Errorf("%q: auto finds %v, want %s first", c.question, hitKeys(r.Hits), c.named)
+			}
 		}
 	}
 }

@@ -149,7 +149,7 @@ type queryPlan struct {
 
 	// A question's words, each an FTS5 expression, and its phrase: the
 	// notes holding the phrase rank first, then by how many of the words
-	// they hold (see coverTier). Both empty for other queries.
+	// they hold (see rankQuestion). Both empty for other queries.
 	cover  []string
 	phrase string
 
@@ -219,13 +219,18 @@ func plan(q Query) (*queryPlan, error) {
 	if k := namedKey(q.Text); k != "" {
 		p.named = append(p.named, k)
 	}
-	qn := (*question)(nil)
+	var qn *question
 	if mode == ModeAuto {
 		qn = asQuestion(q.Text)
 	}
 	if qn != nil {
 		user, terms, props, p.cover, p.phrase = qn.matchExpr(q.Expand)
-		if k := namedKey(qn.phrase); k != "" && !slices.Contains(p.named, k) {
+		// "how do I plan a trip" names the note Plan a trip.
+		name := qn.phrase
+		if name == "" && len(qn.words) == 1 {
+			name = qn.words[0]
+		}
+		if k := namedKey(name); k != "" && !slices.Contains(p.named, k) {
 			p.named = append(p.named, k)
 		}
 	} else {
