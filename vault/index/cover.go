@@ -37,6 +37,19 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(expr string)
 	rankBy func(all bool, ids []int64) ([]scored, error)) ([]scored, int, error) {
 	n := len(p.cover)
 	held := map[int64]int{} // words held, by note
+	lowest := 1             // the fewest a matching note holds
+	if len(p.required) > 0 {
+		// Every note that holds the quoted phrases matches, even one
+		// without any other word.
+		lowest = 0
+		ids, err := notesOf(p.required[0])
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, id := range ids {
+			held[id] = 0
+		}
+	}
 	for _, w := range p.cover {
 		ids, err := notesOf(w)
 		if err != nil {
@@ -63,7 +76,7 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(expr string)
 	// The fewest words a ranked note holds: enough notes to fill the
 	// page, and one more to tell a cut list.
 	k, ranked := n, notes[n]
-	for k > 1 && ranked <= p.limit {
+	for k > lowest && ranked <= p.limit {
 		k--
 		ranked += notes[k]
 	}

@@ -124,22 +124,46 @@ func asQuestion(text string) *question {
 	return q
 }
 
-// matchExpr is matchExpr of a question: the OR of its words, its terms and
-// filters, each word's expression, and its phrase's ("" without one).
-func (qn *question) matchExpr(expand map[string][]string) (expr string, terms []term, props, cover []string, phr string) {
+// questionExpr is a question as plan reads it.
+type questionExpr struct {
+	terms []term   // to mark in snippets
+	props []string // the meta tokens of its key:value filters
+	cover []string // the words to rank by, each an FTS5 expression
+	// required are its quoted phrases when other words are there to rank
+	// by: as in all mode, a note must hold them.
+	required []string
+	phrase   string // the expression of its phrase, "" without one
+}
+
+// expr reads the question's words as matchExpr reads a query's.
+func (qn *question) expr(expand map[string][]string) questionExpr {
+	var x questionExpr
+	quoted := 0
+	for _, w := range qn.words {
+		if strings.HasPrefix(w, `"`) {
+			quoted++
+		}
+	}
 	for _, w := range qn.words {
 		e, ts, ps := matchExpr(w, ModeAll, expand)
-		terms, props = append(terms, ts...), append(props, ps...)
-		if e != "" && !slices.Contains(cover, e) {
-			cover = append(cover, e)
+		x.terms, x.props = append(x.terms, ts...), append(x.props, ps...)
+		switch {
+		case e == "" || slices.Contains(x.cover, e) || slices.Contains(x.required, e):
+		case strings.HasPrefix(w, `"`) && quoted < len(qn.words):
+			x.required = append(x.required, e)
+		default:
+			x.cover = append(x.cover, e)
 		}
+	}
+	if len(x.cover) == 0 { // the other words were filters
+		x.cover, x.required = x.required, nil
 	}
 	if qn.phrase != "" {
 		// Quoted, so its words (filters too) are one phrase.
 		e, ts, _ := matchExpr(`"`+strings.ReplaceAll(qn.phrase, `"`, " ")+`"`, ModeAll, nil)
-		phr, terms = e, append(terms, ts...)
+		x.phrase, x.terms = e, append(x.terms, ts...)
 	}
-	return strings.Join(cover, " OR "), terms, props, cover, phr
+	return x
 }
 
 // hanWords is a word of a question as the words to rank by: a run of

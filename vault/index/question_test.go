@@ -74,7 +74,7 @@ func TestQuestionRanking(t *testing.T) {
 		{path: "phrase.md", kind: note.KindNote, content: "# Merging\n\nTo resolve a sync conflict, keep both files.\n"},
 		{path: "three.md", kind: note.KindNote, content: "# Phone\n\nA conflict after sync: resolve it by hand.\n"},
 		{path: "two.md", kind: note.KindNote, content: "# Desk\n\nThe sync left a conflict behind.\n"},
-		{path: "Sync.md", kind: note.KindNote, content: "# Sync\n\nSync sync sync, every hour.\n"},
+		{path: "Sync.md", kind: note.KindNote, content: "# Sync\n\nSync sync sync, every hour, and back.\n"},
 		{path: "other.md", kind: note.KindNote, content: "# Other\n\nNothing to see here.\n"},
 	}
 	const question = "how do I resolve a sync conflict?"
@@ -127,6 +127,26 @@ func TestQuestionRanking(t *testing.T) {
 			r = find(Query{Text: question, Glob: "[pt]*.md"})
 			if got := hitKeys(r.Hits); len(got) != 3 || !strings.HasPrefix(got[0], "phrase.md") || !strings.HasPrefix(got[1], "three.md") || !strings.HasPrefix(got[2], "two.md") {
 				t.Errorf("with a glob: %v, want phrase, three, two", got)
+			}
+			// A quoted phrase must be there, as in all mode; the other
+			// words rank the notes that hold it.
+			for _, c := range []struct {
+				q    string
+				want []string // the first hits
+				n    int      // of how many
+			}{
+				{`why is the "sync conflict" back?`, []string{"phrase.md"}, 1},
+				{`why is the "sync conflict" status:open?`, nil, 0}, // no other word to rank by: the phrase is one
+				{`why is "sync" back?`, []string{"Sync.md"}, len(want)},
+			} {
+				r := find(Query{Text: c.q})
+				var got []string
+				for _, h := range r.Hits[:min(len(c.want), len(r.Hits))] {
+					got = append(got, h.Path)
+				}
+				if !slices.Equal(got, c.want) || r.Total != c.n {
+					t.Errorf("%s: %v first of %d, want %v of %d", c.q, got, r.Total, c.want, c.n)
+				}
 			}
 			// Keywords need every word, in the default mode too.
 			for _, mode := range []Mode{"", ModeAll} {

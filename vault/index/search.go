@@ -150,8 +150,9 @@ type queryPlan struct {
 	// A question's words, each an FTS5 expression, and its phrase: the
 	// notes holding the phrase rank first, then by how many of the words
 	// they hold (see rankQuestion). Both empty for other queries.
-	cover  []string
-	phrase string
+	cover    []string
+	required []string // a question's quoted phrases, which every note holds (they are filters)
+	phrase   string
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
@@ -215,7 +216,7 @@ func plan(q Query) (*queryPlan, error) {
 	}
 	var user string
 	var terms []term
-	var props []string
+	var props, required []string
 	if k := namedKey(q.Text); k != "" {
 		p.named = append(p.named, k)
 	}
@@ -224,7 +225,11 @@ func plan(q Query) (*queryPlan, error) {
 		qn = asQuestion(q.Text)
 	}
 	if qn != nil {
-		user, terms, props, p.cover, p.phrase = qn.matchExpr(q.Expand)
+		x := qn.expr(q.Expand)
+		// With the quoted phrases among the words, a note that holds
+		// them and no other word matches too.
+		user, terms, props, required = strings.Join(slices.Concat(x.cover, x.required), " OR "), x.terms, x.props, x.required
+		p.cover, p.required, p.phrase = x.cover, x.required, x.phrase
 		// "how do I plan a trip" names the note Plan a trip.
 		name := qn.phrase
 		if name == "" && len(qn.words) == 1 {
@@ -244,7 +249,7 @@ func plan(q Query) (*queryPlan, error) {
 		p.nothing = true
 		return p, nil
 	}
-	var filters []string
+	filters := required // a question's quoted phrases hold for the whole note, as filters do
 	for _, t := range props {
 		filters = append(filters, metaExpr(t))
 	}
