@@ -111,7 +111,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 		Use:   "search [flags] [words...]",
 		Short: "Search the vault's notes and daily entries",
 		Example: `  margin search bench press
-  margin search why did my bench press feel heavy?
+  margin search "why did my bench press feel heavy?"
   margin search --mode phrase "felt heavy"
   margin search --from 2026-11-09 --to 2026-11-15 sleep
   margin search --glob 'Tasks/**' --tag work
