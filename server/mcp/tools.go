@@ -163,7 +163,7 @@ func writing(name, title, desc string) *sdk.Tool {
 }
 
 func (s *Server) addTools() {
-	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
+	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words or a question in plain words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
 	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase"}})
 	add(s, t, s.searchNotes)
 
