@@ -56,7 +56,7 @@ func (b *bench) printRelevance(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.3f\t%.3f\n", name, r.Vault, s.Questions, s.NDCG5, s.MRR, s.Hit1)
 	}
 	for _, tier := range []string{"semantic", "hybrid"} {
-		fmt.Fprintf(tw, "%s\tall\t—\tno embedding model\t\t\n", tier)
+		fmt.Fprintf(tw, "%s\tall\t—\t—\t—\t— (no embedding model)\n", tier)
 	}
 	tw.Flush()
 }
