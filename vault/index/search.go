@@ -102,8 +102,11 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 // headings or properties hold it come first, then those that hold it only
 // in their text, by BM25 within each (title and aliases weighing most, then
 // path, headings, properties, body; Rank is the BM25 score); each hit is
-// the note's best section. Without text, hits are entries and notes
-// ordered by date, then path and line, and Rank is 0.
+// the note's best section. A question in auto mode matches the notes that
+// hold any of its words but stop words, and ranks them by the note it
+// names, its phrase, then how many of its words they hold, then BM25 (see
+// asQuestion). Without text, hits are entries and notes ordered by date,
+// then path and line, and Rank is 0.
 func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 	p, err := plan(q)
 	if err != nil {
