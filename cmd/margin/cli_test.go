@@ -97,6 +97,24 @@ func TestSearchCommand(t *testing.T) {
 	}
 }
 
+// TestSearchQuestion: by default a question finds the entry its words
+// point to, where --mode all needs "why", "did" and "my" too.
+func TestSearchQuestion(t *testing.T) {
+	vault := editortest.SampleVault(t)
+	const question = "why did my bench press feel so heavy?"
+	_, stderr, code := runMargin(t, nil, "search", "--vault", vault, "--mode", "all", question)
+	if code != 0 || !strings.Contains(stderr, "no matches") {
+		t.Fatalf("--mode all: exit %d, stderr %q; want no matches for this test to mean something", code, stderr)
+	}
+	for _, mode := range [][]string{nil, {"--mode", "auto"}} {
+		args := append(append([]string{"search", "--vault", vault, "--limit", "3"}, mode...), question)
+		out, stderr, code := runMargin(t, nil, args...)
+		if code != 0 || !regexp.MustCompile(`(?m)^Daily/2026-11-13\.md:\d+  #18:15$`).MatchString(out) {
+			t.Errorf("search %v: exit %d, stderr %q; want 2026-11-13 18:15 in the first three:\n%s", mode, code, stderr, out)
+		}
+	}
+}
+
 func TestUsageErrorsExitTwo(t *testing.T) {
 	vault := editortest.SampleVault(t)
 	for _, args := range [][]string{

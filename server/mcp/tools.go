@@ -28,7 +28,7 @@ import (
 type (
 	SearchArgs struct {
 		Query string   `json:"query" jsonschema:"words to find; \"quoted words\" are a phrase, word* a prefix, key:value a property, tag:name a tag"`
-		Mode  string   `json:"mode,omitempty" jsonschema:"all (default): every word in the note; any: one of them; phrase: the words in order"`
+		Mode  string   `json:"mode,omitempty" jsonschema:"auto (default): every word of keywords; for a question, the notes holding most of its words (stop words need not match); all: every word in the note; any: one of them; phrase: the words in order"`
 		From  string   `json:"from,omitempty" jsonschema:"YYYY-MM-DD: only daily notes from this day"`
 		To    string   `json:"to,omitempty" jsonschema:"YYYY-MM-DD: only daily notes up to this day"`
 		Glob  string   `json:"glob,omitempty" jsonschema:"vault path glob: * and ? stay within a folder, ** crosses folders"`
@@ -163,8 +163,8 @@ func writing(name, title, desc string) *sdk.Tool {
 }
 
 func (s *Server) addTools() {
-	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
-	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"all", "any", "phrase"}})
+	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words or a question in plain words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
+	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase"}})
 	add(s, t, s.searchNotes)
 
 	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)

@@ -52,7 +52,7 @@ type FileState = index.FileState
 // to, glob or tags narrow the search.
 type SearchParams struct {
 	Query string   `json:"query,omitempty"`
-	Mode  string   `json:"mode,omitempty"` // all | any | phrase
+	Mode  string   `json:"mode,omitempty"` // auto (default) | all | any | phrase
 	From  string   `json:"from,omitempty"` // YYYY-MM-DD
 	To    string   `json:"to,omitempty"`   // YYYY-MM-DD
 	Glob  string   `json:"glob,omitempty"`

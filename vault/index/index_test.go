@@ -282,8 +282,10 @@ func TestSearchHostile(t *testing.T) {
 		`^deploy`, `deploy^`, `(deploy`, `deploy)`, `()`, `+deploy`, `deploy + latency`, `'deploy'`, `\"deploy\"`,
 		`deploy;DROP TABLE files;--`, "tab\tand\nnewline", "\x00nul", "\xff\xfe bad utf8", `C++`, `node.js`, `50%`, `v2.1`,
 		`#ops`, `[[Ship v2]]`, `deploy"latency`, `"deploy" "`, strings.Repeat("deploy ", 300), `🚀 launch`, `日本語`,
+		`how do I deploy the latency fix?`, `what is status:done about?`, `why "release team" kube* broke?`, `会議のメモはどこ`,
+		strings.Repeat("why deploy latency ", 100) + "?",
 	}
-	for _, mode := range []Mode{ModeAll, ModeAny, ModePhrase} {
+	for _, mode := range []Mode{ModeAuto, ModeAll, ModeAny, ModePhrase} {
 		for _, in := range inputs {
 			t.Run(fmt.Sprintf("%s/%.20q", mode, in), func(t *testing.T) {
 				q := Query{Text: in, Mode: mode, Expand: map[string][]string{in: {in, `"`, "x*"}}}

@@ -30,9 +30,11 @@ const (
 // SQLite compiled it again each time it was bound to another query.
 const matchArg = "(? || '')"
 
-// scored is a matching note and its bm25 score, lower is better.
+// scored is a matching note and its bm25 score, lower is better; for a
+// question, its tier too (see rankQuestion).
 type scored struct {
 	id    int64
+	tier  int
 	score float64
 }
 
@@ -180,6 +182,55 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			return Result{}, err
 		}
 		complete = limit == 0 || len(cands) < limit
+	} else if p.tiered() {
+		notesOf := func(expr string) ([]int64, error) {
+			a := slices.Clone(args)
+			a[0] = p.withFilters(expr)
+			var ids []int64
+			if p.globRE == nil {
+				// In one row: a row crossing to Go costs more than
+				// finding it.
+				var list sql.NullString
+				if err := tx.QueryRowContext(ctx, `SELECT group_concat(DISTINCT `+id+`)`+from("notes_fts"), a...).Scan(&list); err != nil {
+					return nil, fmt.Errorf("matching: %w", err)
+				}
+				for f := range strings.SplitSeq(list.String, ",") {
+					if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+						ids = append(ids, n)
+					}
+				}
+				return ids, nil
+			}
+			err := collect(ctx, tx, `SELECT DISTINCT `+id+`, `+pathCol+from("notes_fts"), a, func(rows *sql.Rows) error {
+				var n int64
+				var path string
+				if err := rows.Scan(&n, &path); err != nil {
+					return err
+				}
+				if p.globRE.MatchString(path) {
+					ids = append(ids, n)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("matching: %w", err)
+			}
+			return ids, nil
+		}
+		rankBy := func(all bool, ids []int64) ([]scored, error) {
+			if all { // FTS5 skips the rows without every word
+				match = p.withFilters(strings.Join(p.cover, " AND "))
+			}
+			// Only the notes ids: bm25 reads no other match. The '+'
+			// keeps SQLite from looking each up in FTS5.
+			where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
+			args = append(args, jsonIDs(ids))
+			return rank(tx, "notes_fts", `bm25(notes_fts, `+rankWeights+`)`, 0)
+		}
+		cands, total, err = p.rankQuestion(named, notesOf, rankBy)
+		if err != nil {
+			return Result{}, err
+		}
 	} else {
 		cands, err = rank(tx, "fields_fts", `bm25(fields_fts, `+fieldWeights+`)`, limit)
 		if err != nil {
@@ -337,19 +388,21 @@ func namedKey(text string) string {
 // namedNotes returns the ids of the notes whose file name or alias is the
 // query text: the note a person names ranks first.
 func (p *queryPlan) namedNotes(ctx context.Context, tx readTx) (map[int64]bool, error) {
-	if p.named == "" {
+	if len(p.named) == 0 {
 		return nil, nil
 	}
 	out := map[int64]bool{}
-	err := collect(ctx, tx, `SELECT id FROM files WHERE stem_key = ?1 UNION SELECT file_id FROM aliases WHERE alias_key = ?1`,
-		[]any{p.named}, func(r *sql.Rows) error {
-			var id int64
-			err := r.Scan(&id)
-			out[id] = true
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("finding the named note: %w", err)
+	for _, k := range p.named {
+		err := collect(ctx, tx, `SELECT id FROM files WHERE stem_key = ?1 UNION SELECT file_id FROM aliases WHERE alias_key = ?1`,
+			[]any{k}, func(r *sql.Rows) error {
+				var id int64
+				err := r.Scan(&id)
+				out[id] = true
+				return err
+			})
+		if err != nil {
+			return nil, fmt.Errorf("finding the named note: %w", err)
+		}
 	}
 	return out, nil
 }

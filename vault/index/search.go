@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -15,7 +16,11 @@ import (
 type Mode string
 
 const (
-	ModeAll    Mode = "all"    // every word (the default)
+	// ModeAuto, the default, is all for a keyword query and, for a
+	// question, any word but its stop words, ranked by how many of them a
+	// note holds (see asQuestion).
+	ModeAuto   Mode = "auto"
+	ModeAll    Mode = "all"    // every word
 	ModeAny    Mode = "any"    // at least one word
 	ModePhrase Mode = "phrase" // the words in order, adjacent
 )
@@ -34,7 +39,7 @@ type Query struct {
 	// filter, as in Obsidian. Nothing else is syntax: any other character is
 	// searched for, or ignored as punctuation.
 	Text string
-	Mode Mode // all, any or phrase, case-insensitive; empty means all
+	Mode Mode // auto, all, any or phrase, case-insensitive; empty means auto
 	// Expand maps a word (or, in phrase mode, the whole phrase) to the words
 	// or phrases it also matches, e.g. the vocabulary of a domain. Keys are
 	// matched case-insensitively.
@@ -97,8 +102,11 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 // headings or properties hold it come first, then those that hold it only
 // in their text, by BM25 within each (title and aliases weighing most, then
 // path, headings, properties, body; Rank is the BM25 score); each hit is
-// the note's best section. Without text, hits are entries and notes
-// ordered by date, then path and line, and Rank is 0.
+// the note's best section. A question in auto mode matches the notes that
+// hold any of its words but stop words, and ranks them by the note it
+// names, its phrase, then how many of its words they hold, then BM25 (see
+// asQuestion). Without text, hits are entries and notes ordered by date,
+// then path and line, and Rank is 0.
 func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 	p, err := plan(q)
 	if err != nil {
@@ -137,10 +145,17 @@ type queryPlan struct {
 	// fields, tags, properties); each "" when the query has none.
 	words, filters string
 
-	named   string // the query text as a link key: the note of that name ranks first
-	nothing bool   // the query can match nothing (text without a searchable word)
-	chunked bool   // some note has several search rows
+	named   []string // the query text (and a question's phrase) as link keys: the notes of those names rank first
+	nothing bool     // the query can match nothing (text without a searchable word)
+	chunked bool     // some note has several search rows
 	limit   int
+
+	// A question's words, each an FTS5 expression, and its phrase: the
+	// notes holding the phrase rank first, then by how many of the words
+	// they hold (see rankQuestion). Both empty for other queries.
+	cover    []string
+	required []string // a question's quoted phrases, which every note holds (they are filters)
+	phrase   string
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
@@ -161,10 +176,10 @@ func plan(q Query) (*queryPlan, error) {
 	mode := Mode(strings.ToLower(strings.TrimSpace(string(q.Mode))))
 	switch mode {
 	case "":
-		mode = ModeAll
-	case ModeAll, ModeAny, ModePhrase:
+		mode = ModeAuto
+	case ModeAuto, ModeAll, ModeAny, ModePhrase:
 	default:
-		return nil, fmt.Errorf("unknown mode %q (want all, any or phrase)", q.Mode)
+		return nil, fmt.Errorf("unknown mode %q (want auto, all, any or phrase)", q.Mode)
 	}
 	for _, d := range []struct{ name, v string }{{"from", q.From}, {"to", q.To}, {"due from", q.Fields.DueFrom}, {"due to", q.Fields.DueTo}} {
 		if d.v != "" && !dateRE.MatchString(d.v) {
@@ -202,13 +217,42 @@ func plan(q Query) (*queryPlan, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return p, nil
 	}
-	user, terms, props := matchExpr(q.Text, mode, q.Expand)
-	p.terms, p.named = terms, namedKey(q.Text)
+	var user string
+	var terms []term
+	var props, required []string
+	if k := namedKey(q.Text); k != "" {
+		p.named = append(p.named, k)
+	}
+	var qn *question
+	if mode == ModeAuto {
+		qn = asQuestion(q.Text)
+	}
+	if qn != nil {
+		x := qn.expr(q.Expand)
+		// With the quoted phrases among the words, a note that holds
+		// them and no other word matches too.
+		user, terms, props, required = strings.Join(slices.Concat(x.cover, x.required), " OR "), x.terms, x.props, x.required
+		p.cover, p.required, p.phrase = x.cover, x.required, x.phrase
+		// "how do I plan a trip" names the note Plan a trip.
+		name := qn.phrase
+		if name == "" && len(qn.words) == 1 {
+			name = qn.words[0]
+		}
+		if k := namedKey(name); k != "" && !slices.Contains(p.named, k) {
+			p.named = append(p.named, k)
+		}
+	} else {
+		if mode == ModeAuto {
+			mode = ModeAll
+		}
+		user, terms, props = matchExpr(q.Text, mode, q.Expand)
+	}
+	p.terms = terms
 	if user == "" && len(props) == 0 {
 		p.nothing = true
 		return p, nil
 	}
-	var filters []string
+	filters := required // a question's quoted phrases hold for the whole note, as filters do
 	for _, t := range props {
 		filters = append(filters, metaExpr(t))
 	}
