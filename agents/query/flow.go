@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -402,6 +403,12 @@ func (e *Engine) stepRoute(ctx context.Context, s *Session) (State, string, erro
 		s.Type = InputLog
 		why = "router took it for a question, but the user asked to log it"
 	}
+	if !s.ForceLog && (s.Type == InputLog || s.Type == InputCorrection) && oneQuestion(s.Input) {
+		// Logged, a question would be written into the person's daily
+		// note on a model's word: margin without a model answers it.
+		why = fmt.Sprintf("router took it for %s, but it is one question: answered, nothing logged", s.Type)
+		s.Type, s.CorrectionTarget = InputQuery, ""
+	}
 	if s.QuestionOnly && s.Type != InputQuery {
 		why = fmt.Sprintf("router took it for %s, but it may only be answered: nothing is logged", s.Type)
 		s.Type, s.CorrectionTarget = InputQuery, ""
@@ -455,6 +462,14 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		return StateRetrieve, "planner gave no instructions; searching the question's words", nil
 	}
 	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s%s", len(p.RetrievalInstructions), s.QueryType, floor), nil
+}
+
+// oneQuestion says the input is a single line that ends in a question
+// mark: nothing in it to log.
+func oneQuestion(text string) bool {
+	text = strings.TrimSpace(text)
+	r, _ := utf8.DecodeLastRuneInString(text)
+	return !strings.Contains(text, "\n") && strings.ContainsRune("?？؟", r)
 }
 
 // dependentParts are the parts of a question p decomposed as dependent,
