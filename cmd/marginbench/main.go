@@ -42,7 +42,7 @@ func main() {
 	runs := flag.Int("runs", 5, "runs per process-level figure; the median is reported")
 	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
 	real := flag.String("real", "", "a copy of a real vault (the Obsidian help vault) to measure search on, in many scripts; empty skips it")
-	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp; weak: only the model calls of a weak model")
+	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -51,7 +51,7 @@ func main() {
 		log.Fatal(err)
 	}
 	if *only != "" && *only != "mcp" && *only != "weak" {
-		log.Fatalf("-only %q: the figures measured alone are mcp and weak", *only)
+		log.Fatalf("-only %q: the figures measured alone are mcp and weak (a weak model's calls)", *only)
 	}
 	b := &bench{bin: abs, runs: *runs}
 	if *only == "weak" {
