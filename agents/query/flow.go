@@ -442,7 +442,7 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		return StateExpandDomain, "planner asked for domains " + strings.Join(pending, ", "), nil
 	}
 	switch {
-	case action == actionClarify && len(p.ClarifyQuestions) > 0:
+	case action == actionClarify && slices.ContainsFunc(p.ClarifyQuestions, func(q string) bool { return !emptyOfContent(q) }):
 		return StateClarify, "planner: gaps only the user can fill", nil
 	case action == actionSynthesize && len(s.Entries) > 0 && len(s.Parts) > 0 && s.Analysis == nil:
 		// A later part whose evidence is already retrieved still needs
@@ -482,7 +482,7 @@ func dependentParts(p Plan) []SubQuery {
 	}
 	var parts []SubQuery
 	for _, q := range p.SubQueries {
-		if strings.TrimSpace(q.Question) != "" {
+		if !emptyOfContent(q.Question) {
 			parts = append(parts, q)
 		}
 	}
@@ -631,7 +631,8 @@ func (e *Engine) stepClarify(ctx context.Context, s *Session) (State, string, er
 	}
 	s.Questions = nil
 	for i, q := range c.Questions {
-		if strings.TrimSpace(q.Question) == "" {
+		if emptyOfContent(q.Question) {
+			// "ok" is no question to put to the person.
 			continue
 		}
 		s.Questions = append(s.Questions, Question{ID: fmt.Sprintf("q%d", i+1), Question: q.Question, Options: nonNil(q.Options), Gap: q.GapAddressed})
