@@ -159,3 +159,43 @@ func TestStructuredHoldsTaggedConstraints(t *testing.T) {
 		t.Errorf("a model that writes dates in words: err %v, want a parse error", err)
 	}
 }
+
+// Ollama's tool parameters keep a property's type, description and enum
+// only: its pattern and length bounds are said in its description, nested
+// properties' too, in the schema's property order.
+func TestOllamaToolsSayWhatTheirTypeCannotCarry(t *testing.T) {
+	fake := llmtest.NewOllama(t, ollamaModel)
+	fake.Script(llmtest.Reply{Content: "done"})
+	c := newClient(t, testConfig("ollama", "", map[string]string{"ollama": fake.URL}))
+	schema, err := llm.SchemaFor[plan]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := userAsks("plan it")
+	req.Tools = []llm.ToolSpec{{Name: "plan", Description: "Plan.", Schema: schema}}
+	if _, err := c.Chat(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	params := fake.Requests()[0].Tools[0].Function.Parameters
+	first, ok := params.Properties.Get("first")
+	if !ok {
+		t.Fatalf("no property first: %v", params)
+	}
+	var names []string
+	for name, p := range first.Properties.All() {
+		names = append(names, name)
+		var want string
+		switch name {
+		case "from":
+			want = "(matching " + llm.DayPattern + ")"
+		case "purpose":
+			want = "at most 300 characters)"
+		}
+		if !strings.Contains(p.Description, want) {
+			t.Errorf("first.%s description %q does not say %q", name, p.Description, want)
+		}
+	}
+	if !slices.Equal(names, []string{"from", "purpose", "keywords", "score", "free"}) {
+		t.Errorf("property order %v", names)
+	}
+}

@@ -96,14 +96,17 @@ func (e *Engine) matchesAny(ctx context.Context, q index.Query) (bool, error) {
 	return slices.ContainsFunc(hits, func(h index.Hit) bool { return !e.retriever.excluded(h.Path) }), nil
 }
 
+// relaxation is a plan's instructions made wider, and how.
+type relaxation struct {
+	what string
+	ins  []Instruction
+}
+
 // relaxations are the plan's instructions made wider step by step — without
 // tags, then without a glob, then without dates — each step only when it
 // changes something; an instruction left with nothing to search for is
 // left out.
-func relaxations(ins []Instruction) []struct {
-	what string
-	ins  []Instruction
-} {
+func relaxations(ins []Instruction) []relaxation {
 	steps := []struct {
 		what  string
 		widen func(*Instruction) bool
@@ -112,10 +115,7 @@ func relaxations(ins []Instruction) []struct {
 		{"without a glob", func(in *Instruction) bool { ch := in.Glob != ""; in.Glob = ""; return ch }},
 		{"without dates", func(in *Instruction) bool { ch := in.From != "" || in.To != ""; in.From, in.To = "", ""; return ch }},
 	}
-	var out []struct {
-		what string
-		ins  []Instruction
-	}
+	var out []relaxation
 	cur := slices.Clone(ins)
 	for _, st := range steps {
 		changed := false
@@ -130,10 +130,7 @@ func relaxations(ins []Instruction) []struct {
 		}
 		cur = next
 		if changed && len(cur) > 0 {
-			out = append(out, struct {
-				what string
-				ins  []Instruction
-			}{st.what, slices.Clone(cur)})
+			out = append(out, relaxation{st.what, slices.Clone(cur)})
 		}
 	}
 	return out

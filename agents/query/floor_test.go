@@ -128,3 +128,34 @@ func TestEmptyPlanIsRelaxedStepByStep(t *testing.T) {
 		t.Errorf("answer %q: want the evening cited, from the relaxed plan", r.Answer)
 	}
 }
+
+// TestFillerNeverReachesThePersonAsAQuestion: a plan that would clarify
+// with "ok" is not a clarification, and a clarifier's "ok" is no question
+// to put to the person; either way the question is answered.
+func TestFillerNeverReachesThePersonAsAQuestion(t *testing.T) {
+	for _, tc := range []struct {
+		name, planned, asked string
+		clarifierCalls       int
+	}{
+		{"the planner's", "ok", "How stressed were you?", 0},
+		{"the clarifier's", "How stressed were you on Friday?", "ok", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, m, client := fakeModel(t, querytest.Replies{
+				"router":      {querytest.Route("query", "Strength training")},
+				"planner":     {querytest.PlanClarify("insight", tc.planned)},
+				"clarifier":   {querytest.Clarify(tc.asked)},
+				"analyzer":    {querytest.Analysis(true, []map[string]any{querytest.Finding("Bench felt heavy on Friday", heavyBench)}, nil)},
+				"synthesizer": {querytest.Draft("Friday's bench felt heavy "+heavyBench+".", "medium", heavyBench)},
+				"evaluator":   {querytest.Eval(true)},
+			})
+			r, err := engine(t, querytest.SampleVault(t), client, querytest.Now).Ask(context.Background(), benchQuestion, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status == query.StatusClarification || len(r.Questions) > 0 || m.Calls()["clarifier"] != tc.clarifierCalls {
+				t.Errorf("status %s, questions %+v, clarifier calls %d: want the question answered", r.Status, r.Questions, m.Calls()["clarifier"])
+			}
+		})
+	}
+}

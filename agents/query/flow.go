@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -402,6 +403,12 @@ func (e *Engine) stepRoute(ctx context.Context, s *Session) (State, string, erro
 		s.Type = InputLog
 		why = "router took it for a question, but the user asked to log it"
 	}
+	if !s.ForceLog && (s.Type == InputLog || s.Type == InputCorrection) && oneQuestion(s.Input) {
+		// Logged, a question would be written into the person's daily
+		// note on a model's word: margin without a model answers it.
+		why = fmt.Sprintf("router took it for %s, but it is one question: answered, nothing logged", s.Type)
+		s.Type, s.CorrectionTarget = InputQuery, ""
+	}
 	if s.QuestionOnly && s.Type != InputQuery {
 		why = fmt.Sprintf("router took it for %s, but it may only be answered: nothing is logged", s.Type)
 		s.Type, s.CorrectionTarget = InputQuery, ""
@@ -435,7 +442,7 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		return StateExpandDomain, "planner asked for domains " + strings.Join(pending, ", "), nil
 	}
 	switch {
-	case action == actionClarify && len(p.ClarifyQuestions) > 0:
+	case action == actionClarify && slices.ContainsFunc(p.ClarifyQuestions, func(q string) bool { return !emptyOfContent(q) }):
 		return StateClarify, "planner: gaps only the user can fill", nil
 	case action == actionSynthesize && len(s.Entries) > 0 && len(s.Parts) > 0 && s.Analysis == nil:
 		// A later part whose evidence is already retrieved still needs
@@ -457,6 +464,14 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s%s", len(p.RetrievalInstructions), s.QueryType, floor), nil
 }
 
+// oneQuestion says the input is a single line that ends in a question
+// mark: nothing in it to log.
+func oneQuestion(text string) bool {
+	text = strings.TrimSpace(text)
+	r, _ := utf8.DecodeLastRuneInString(text)
+	return !strings.Contains(text, "\n") && strings.ContainsRune("?？؟", r)
+}
+
 // dependentParts are the parts of a question p decomposed as dependent,
 // nil for a question of one part or whose parts do not build on each
 // other: independent parts are retrieved together (the retriever runs
@@ -467,7 +482,7 @@ func dependentParts(p Plan) []SubQuery {
 	}
 	var parts []SubQuery
 	for _, q := range p.SubQueries {
-		if strings.TrimSpace(q.Question) != "" {
+		if !emptyOfContent(q.Question) {
 			parts = append(parts, q)
 		}
 	}
@@ -616,7 +631,8 @@ func (e *Engine) stepClarify(ctx context.Context, s *Session) (State, string, er
 	}
 	s.Questions = nil
 	for i, q := range c.Questions {
-		if strings.TrimSpace(q.Question) == "" {
+		if emptyOfContent(q.Question) {
+			// "ok" is no question to put to the person.
 			continue
 		}
 		s.Questions = append(s.Questions, Question{ID: fmt.Sprintf("q%d", i+1), Question: q.Question, Options: nonNil(q.Options), Gap: q.GapAddressed})

@@ -325,3 +325,29 @@ func TestWeakModelParser(t *testing.T) {
 		})
 	}
 }
+
+// TestWeakRouterNeverLogsAQuestion: a weak router takes every input for
+// a log (its schema's first word); a question is still answered, never
+// written into the person's daily note.
+func TestWeakRouterNeverLogsAQuestion(t *testing.T) {
+	offline := offlineCitations(t, benchQuestion)
+	for _, fault := range llmtest.Faults {
+		t.Run(string(fault), func(t *testing.T) {
+			v := querytest.SampleVault(t)
+			_, client := weakModel(t, fault, nil)
+			r, err := engine(t, v, client, querytest.Now).Ask(context.Background(), benchQuestion, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Logged != nil || r.Status == query.StatusLogged {
+				t.Errorf("the question was logged: %+v", r.Logged)
+			}
+			if _, err := os.Stat(filepath.Join(v.Dir(), "Daily/2026-11-22.md")); !os.IsNotExist(err) {
+				t.Errorf("today's daily note was written: %v", err)
+			}
+			if miss := missingCites(r, offline); len(miss) > 0 {
+				t.Errorf("lacks the offline citations %v: %q", miss, r.Answer)
+			}
+		})
+	}
+}

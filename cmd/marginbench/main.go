@@ -53,7 +53,7 @@ func main() {
 		log.Fatal(err)
 	}
 	if *only != "" && *only != "mcp" && *only != "weak" {
-		log.Fatalf("-only %q: the figures measured alone are mcp and weak", *only)
+		log.Fatalf("-only %q: the figures measured alone are mcp and weak (a weak model's calls)", *only)
 	}
 	b := &bench{bin: abs, runs: *runs}
 	if *only == "weak" {
