@@ -59,6 +59,12 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		}
 	}
 	args[0] = match
+	if !p.outputs {
+		// Margin's outputs are few: the list of them is read once, by
+		// notes_kind, and each match looked up in it.
+		where = append(where, `+`+id+` NOT IN (SELECT file_id FROM notes WHERE kind = ?)`)
+		args = append(args, string(note.KindMargin))
+	}
 	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
 		joins = append(joins, "notes n ON n.file_id = "+id)
 	}

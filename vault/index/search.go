@@ -45,6 +45,10 @@ type Query struct {
 	Tags     []string // every tag must be on the note ('#' optional, case-insensitive; "a" also matches "a/b")
 	Fields   TaskFilter
 	Limit    int // at most this many hits; 0 means DefaultLimit
+	// Outputs keeps margin's own outputs (notes of kind margin: reports,
+	// journals, change sets), which a search leaves out otherwise: they
+	// restate the notes they were written from and crowded them out.
+	Outputs bool
 }
 
 // TaskFilter restricts a query to task notes with these fields. The zero
@@ -149,12 +153,13 @@ type queryPlan struct {
 	exact    bool   // glob has no wildcard
 	tags     []string
 	fields   TaskFilter
+	outputs  bool // margin's own outputs are not left out
 }
 
 var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 func plan(q Query) (*queryPlan, error) {
-	p := &queryPlan{limit: q.Limit, fields: q.Fields}
+	p := &queryPlan{limit: q.Limit, fields: q.Fields, outputs: q.Outputs}
 	if p.limit <= 0 {
 		p.limit = DefaultLimit
 	}
@@ -297,6 +302,10 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 	// for every query instead of using the id range.
 	where := []string{"+s.listed = 1"}
 	var args []any
+	if !p.outputs {
+		where = append(where, "n.kind <> ?")
+		args = append(args, string(note.KindMargin))
+	}
 	if p.from != "" {
 		where = append(where, "n.date BETWEEN ? AND ?")
 		args = append(args, p.from, p.to)
