@@ -395,6 +395,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s.held = probes.held(title, s.heading)
 		if first {
+			s.title = title
 			s.read(probes, body.String, date.String, int(bodyLine.Int64))
 		}
 		n := notes[id]
@@ -420,14 +421,21 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s := n.secs[best]
 		h := Hit{Path: n.path, Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
-		if !s.inBody && probes.exact(s.body) {
-			// The match is in the title or heading: the body need not be
-			// split to find none in it.
-			h.Snippet = leadSnippet(s.body)
-		} else if snip, at := snippet(s.body, terms); at >= 0 {
-			h.Snippet, h.Line = snip, s.bodyLine+strings.Count(s.body[:at], "\n")
+		at := -1
+		if s.inBody || !probes.exact(s.body) {
+			// Else the match is in the title or heading: the body need
+			// not be split to find none in it.
+			h.Snippet, at = snippet(s.body, terms)
+		}
+		if at >= 0 {
+			h.Line = s.bodyLine + strings.Count(s.body[:at], "\n")
 		} else {
-			h.Snippet = snip
+			h.Snippet = titledSnippet(s.title, leadSnippet(s.body), terms)
+			if s.heading == "" && s.body == "" {
+				// Nothing follows the frontmatter: the line after it may
+				// be past the end of the file.
+				h.Line = 1
+			}
 		}
 		out[id] = h
 		if len(terms) > 0 && !slices.Contains(s.held, true) {
@@ -440,6 +448,21 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 	}
 	return out, nil
+}
+
+// titledSnippet is the snippet of a note found by its title (or an
+// alias): the one that holds a term, marked, then lead, the start of the
+// text; lead alone when no title holds a term.
+func titledSnippet(titles, lead string, terms []term) string {
+	for t := range strings.SplitSeq(titles, "\n") {
+		if snip, at := snippet(t, terms); at >= 0 {
+			if lead == "" {
+				return snip
+			}
+			return snip + " — " + lead
+		}
+	}
+	return lead
 }
 
 // propertyHits moves the hits of the notes ids, whose sections hold none
@@ -483,6 +506,7 @@ type hitNote struct {
 // what its title and heading hold.
 type hitSection struct {
 	id                  int64
+	title               string // title and aliases, a line each; the first section's only
 	heading, body, date string
 	line, bodyLine      int
 	held                []bool // by probe

@@ -72,7 +72,7 @@ const DefaultLimit = 50
 type Hit struct {
 	Path    string `json:"path"`
 	Heading string `json:"heading"` // the section's heading as written; "" for text before the first heading
-	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body)
+	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body; 1 when nothing follows the frontmatter)
 	// SectionLine is the line of the section's heading (or of the note body
 	// for text before the first heading): where the section starts.
 	SectionLine int     `json:"section_line"`
@@ -398,6 +398,9 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 			return r, fmt.Errorf("reading hits: %w", err)
 		}
 		h.SectionLine = h.Line
+		if h.Heading == "" && body == "" {
+			h.Line = 1 // past the frontmatter may be past the end of the file
+		}
 		h.Snippet = leadSnippet(body)
 		hits[id] = h
 	}
