@@ -117,6 +117,25 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		}
 		return f + " WHERE " + strings.Join(append([]string{table + " MATCH " + matchArg}, where...), " AND ")
 	}
+	if p.literals != nil {
+		// Of the notes that hold the letters of a word with symbols,
+		// those that hold it as written.
+		var cands []int64
+		err := collect(ctx, tx, `SELECT DISTINCT `+id+from("notes_fts"), args, func(r *sql.Rows) error {
+			var c int64
+			cands = append(cands, c)
+			return r.Scan(&cands[len(cands)-1])
+		})
+		if err != nil {
+			return Result{}, fmt.Errorf("matching: %w", err)
+		}
+		held, err := p.literals.holding(ctx, tx, id, cands)
+		if err != nil || len(held) == 0 {
+			return Result{}, err
+		}
+		where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
+		args = append(args, jsonIDs(held))
+	}
 	// Within a tier, the named note first, then by score; ties in the
 	// index's order. Without a glob to check in Go, SQLite keeps the best
 	// rows itself (a bounded sort, no row crossing to Go but those), and
@@ -602,18 +621,46 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			terms = append(terms, term{text: pieceKey(ps), phrase: true})
 		}
 	}
-	withSynonyms := func(expr string, ps []folded) string {
-		alts := []string{expr}
+	synonyms := func(ps []folded) []string {
+		var alts []string
 		for _, s := range syn[pieceKey(ps)] {
 			if sp := foldedPieces(s); len(sp) > 0 {
 				alts = append(alts, phrase(sp, false))
 				add(sp, false)
 			}
 		}
-		if len(alts) == 1 {
+		return alts
+	}
+	withSynonyms := func(expr string, ps []folded) string {
+		alts := synonyms(ps)
+		if len(alts) == 0 {
 			return expr
 		}
-		return "(" + strings.Join(alts, " OR ") + ")"
+		return "(" + expr + " OR " + strings.Join(alts, " OR ") + ")"
+	}
+	// A word with symbols is matched as written (see literal): the
+	// expression finds the notes that hold its letters, and its term
+	// keeps those that hold it.
+	addWord := func(text string, ps []folded, prefix, quoted bool) string {
+		expr := phrase(ps, prefix)
+		l := literalOf(text, prefix)
+		if l == nil {
+			add(ps, prefix)
+			if quoted {
+				return expr
+			}
+			return withSynonyms(expr, ps)
+		}
+		terms = append(terms, term{text: string(l.runes), lit: l})
+		if quoted {
+			return expr
+		}
+		alts := synonyms(ps)
+		if len(alts) == 0 {
+			return expr
+		}
+		l.alts = strings.Join(alts, " OR ")
+		return "(" + expr + " OR " + l.alts + ")"
 	}
 	if mode == ModePhrase {
 		ps := foldedPieces(text)
@@ -621,8 +668,7 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			return "", nil, nil
 		}
 		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
-		add(ps, prefix)
-		return withSynonyms(phrase(ps, prefix), ps), terms, nil
+		return addWord(text, ps, prefix, false), terms, nil
 	}
 	var exprs, props []string
 	for _, w := range words(text) {
@@ -647,12 +693,7 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 		if len(ps) == 0 {
 			continue
 		}
-		add(ps, w.prefix)
-		expr := phrase(ps, w.prefix)
-		if !w.quoted {
-			expr = withSynonyms(expr, ps)
-		}
-		exprs = append(exprs, expr)
+		exprs = append(exprs, addWord(w.text, ps, w.prefix, w.quoted))
 	}
 	op := " AND "
 	if mode == ModeAny {

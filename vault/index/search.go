@@ -154,6 +154,8 @@ type queryPlan struct {
 	tags     []string
 	fields   TaskFilter
 	outputs  bool // margin's own outputs are not left out
+
+	literals *literals // what the query's words with symbols ask of the matches; nil without any
 }
 
 var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -209,6 +211,7 @@ func plan(q Query) (*queryPlan, error) {
 	}
 	user, terms, props := matchExpr(q.Text, mode, q.Expand)
 	p.terms, p.named = terms, namedKey(q.Text)
+	p.literals = literalsOf(q.Text, mode, q.Expand, terms)
 	if user == "" && len(props) == 0 {
 		p.nothing = true
 		return p, nil
