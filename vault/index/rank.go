@@ -53,17 +53,14 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		if p.words != "" && p.filters != "" {
 			// A filter holds for the whole note, wherever its tokens
 			// sit, while the words must meet in one row.
-			match = p.words
+			match = p.leaveOutputs(p.words)
 			where = append(where, `+`+id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`)
 			args = append(args, p.filters)
 		}
 	}
 	args[0] = match
-	if !p.outputs {
-		// Margin's outputs are few: the list of them is read once, by
-		// notes_kind, and each match looked up in it.
-		where = append(where, `+`+id+` NOT IN (SELECT file_id FROM notes WHERE kind = ?)`)
-		args = append(args, string(note.KindMargin))
+	if !p.outputs && p.chunked {
+		where = append(where, `+`+id+` NOT IN (`+longOutputsSQL+`)`)
 	}
 	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
 		joins = append(joins, "notes n ON n.file_id = "+id)
