@@ -311,9 +311,17 @@ func (ls *literals) holding(ctx context.Context, tx readTx, idCol string, cands 
 	if err != nil {
 		return nil, err
 	}
+	// Only the sections that hold a literal's anchor cross to Go: a
+	// symbol has no case to fold.
+	var anchored []string
+	args := []any{ids}
+	for _, l := range ls.lits {
+		anchored = append(anchored, `instr(s.body, ?) OR instr(s.heading, ?) OR instr(s.title, ?)`)
+		args = append(args, l.anchor, l.anchor, l.anchor)
+	}
 	err = collect(ctx, tx, `SELECT n.file_id, s.title, s.heading, s.body
 		FROM notes n JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
-		WHERE n.file_id IN (SELECT value FROM json_each(?))`, []any{ids}, func(r *sql.Rows) error {
+		WHERE n.file_id IN (SELECT value FROM json_each(?)) AND (`+strings.Join(anchored, " OR ")+`)`, args, func(r *sql.Rows) error {
 		var id int64
 		var title, heading, body string
 		if err := r.Scan(&id, &title, &heading, &body); err != nil {
