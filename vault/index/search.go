@@ -32,7 +32,8 @@ type Query struct {
 	// key:"a value" for several words) keeps the notes whose property key
 	// holds those words, except tag:name (or tag:#name), which is the tag
 	// filter, as in Obsidian. Nothing else is syntax: any other character is
-	// searched for, or ignored as punctuation.
+	// searched for, or ignored as punctuation; a word with symbols (c++,
+	// .net, node.js) matches as written (see literal).
 	Text string
 	Mode Mode // all, any or phrase, case-insensitive; empty means all
 	// Expand maps a word (or, in phrase mode, the whole phrase) to the words
