@@ -189,3 +189,33 @@ func TestLiteralOf(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLiteralSnippet: a literal found in a text is found by the snippet
+// at its first occurrence, marked, whatever runs of other scripts,
+// marks and symbols surround it.
+func FuzzLiteralSnippet(f *testing.F) {
+	f.Add("c++", "Templates in C++ are powerful.")
+	f.Add("node.j*", "Read node.json now")
+	f.Add("c++개발", "C++개발자 모집")
+	f.Add(".net", "ASP.NET and .network")
+	f.Add("日本.語", "これは日本.語のテスト")
+	f.Add("e\u0301.x", "cafe\u0301.x e.x")
+	f.Fuzz(func(t *testing.T, word, text string) {
+		prefix := strings.HasSuffix(word, "*")
+		l := literalOf(word, prefix)
+		if l == nil {
+			return
+		}
+		start, end := l.find(text, 0)
+		snip, at := snippet(text, []term{{text: string(l.runes), lit: l}})
+		if start < 0 {
+			return
+		}
+		if end <= start || end > len(text) {
+			t.Fatalf("find(%q) in %q = %d, %d", word, text, start, end)
+		}
+		if at < 0 || at > start || !strings.Contains(snip, "**") {
+			t.Errorf("snippet of %q in %q: %q at %d; the literal is at %d", word, text, snip, at, start)
+		}
+	})
+}
