@@ -174,6 +174,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 	f.StringVar(&q.Glob, "glob", "", "only paths matching this glob (** crosses folders)")
 	f.StringSliceVar(&q.Tags, "tag", nil, "only notes with this tag (repeatable)")
 	f.IntVar(&q.Limit, "limit", 20, "at most this many hits")
+	f.BoolVar(&q.Outputs, "include-outputs", false, "also search margin's own outputs (reports, journals, change sets)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

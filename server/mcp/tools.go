@@ -34,6 +34,8 @@ type (
 		Glob  string   `json:"glob,omitempty" jsonschema:"vault path glob: * and ? stay within a folder, ** crosses folders"`
 		Tags  []string `json:"tags,omitempty" jsonschema:"every tag must be on the note"`
 		Limit int      `json:"limit,omitempty" jsonschema:"at most this many hits (default 20)"`
+
+		Outputs bool `json:"outputs,omitempty" jsonschema:"true: also search margin's own outputs (reports, journals, change sets), left out by default"`
 	}
 	ReadArgs struct {
 		Path    string `json:"path" jsonschema:"the note's path relative to the vault, e.g. Tasks/Renew passport.md"`
@@ -210,7 +212,7 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 	if err := s.fresh(ctx); err != nil {
 		return nil, index.Result{}, err
 	}
-	r, err := s.ws.Vault.Index().Find(ctx, index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit})
+	r, err := s.ws.Vault.Index().Find(ctx, index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit, Outputs: a.Outputs})
 	if err != nil {
 		return nil, index.Result{}, err
 	}

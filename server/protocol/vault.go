@@ -58,6 +58,9 @@ type SearchParams struct {
 	Glob  string   `json:"glob,omitempty"`
 	Tags  []string `json:"tags,omitempty"`
 	Limit int      `json:"limit,omitempty"`
+	// Outputs also searches margin's own outputs (reports, journals,
+	// change sets), which a search leaves out otherwise.
+	Outputs bool `json:"outputs,omitempty"`
 }
 
 // SearchResult is vault/search's result: hits, how many notes matched in

@@ -55,12 +55,15 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		if p.words != "" && p.filters != "" {
 			// A filter holds for the whole note, wherever its tokens
 			// sit, while the words must meet in one row.
-			match = p.words
+			match = p.leaveOutputs(p.words)
 			where = append(where, `+`+id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`)
 			args = append(args, p.filters)
 		}
 	}
 	args[0] = match
+	if !p.outputs && p.chunked {
+		where = append(where, `+`+id+` NOT IN (`+longOutputsSQL+`)`)
+	}
 	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
 		joins = append(joins, "notes n ON n.file_id = "+id)
 	}
@@ -112,6 +115,25 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			f += " CROSS JOIN " + j
 		}
 		return f + " WHERE " + strings.Join(append([]string{table + " MATCH " + matchArg}, where...), " AND ")
+	}
+	if p.literals != nil {
+		// Of the notes that hold the letters of a word with symbols,
+		// those that hold it as written.
+		var cands []int64
+		err := collect(ctx, tx, `SELECT DISTINCT `+id+from("notes_fts"), args, func(r *sql.Rows) error {
+			var c int64
+			cands = append(cands, c)
+			return r.Scan(&cands[len(cands)-1])
+		})
+		if err != nil {
+			return Result{}, fmt.Errorf("matching: %w", err)
+		}
+		held, err := p.literals.holding(ctx, tx, id, cands)
+		if err != nil || len(held) == 0 {
+			return Result{}, err
+		}
+		where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
+		args = append(args, jsonIDs(held))
 	}
 	// Within a tier, the named note first, then by score; ties in the
 	// index's order. Without a glob to check in Go, SQLite keeps the best
@@ -442,6 +464,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s.held = probes.held(title, s.heading)
 		if first {
+			s.title = title
 			s.read(probes, body.String, date.String, int(bodyLine.Int64))
 		}
 		n := notes[id]
@@ -467,14 +490,21 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s := n.secs[best]
 		h := Hit{Path: n.path, Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
-		if !s.inBody && probes.exact(s.body) {
-			// The match is in the title or heading: the body need not be
-			// split to find none in it.
-			h.Snippet = leadSnippet(s.body)
-		} else if snip, at := snippet(s.body, terms); at >= 0 {
-			h.Snippet, h.Line = snip, s.bodyLine+strings.Count(s.body[:at], "\n")
+		at := -1
+		if s.inBody || !probes.exact(s.body) {
+			// Else the match is in the title or heading: the body need
+			// not be split to find none in it.
+			h.Snippet, at = snippet(s.body, terms)
+		}
+		if at >= 0 {
+			h.Line = s.bodyLine + strings.Count(s.body[:at], "\n")
 		} else {
-			h.Snippet = snip
+			h.Snippet = titledSnippet(s.title, leadSnippet(s.body), terms)
+			if s.heading == "" && s.body == "" {
+				// Nothing follows the frontmatter: the line after it may
+				// be past the end of the file.
+				h.Line = 1
+			}
 		}
 		out[id] = h
 		if len(terms) > 0 && !slices.Contains(s.held, true) {
@@ -487,6 +517,21 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 	}
 	return out, nil
+}
+
+// titledSnippet is the snippet of a note found by its title (or an
+// alias): the one that holds a term, marked, then lead, the start of the
+// text; lead alone when no title holds a term.
+func titledSnippet(titles, lead string, terms []term) string {
+	for t := range strings.SplitSeq(titles, "\n") {
+		if snip, at := snippet(t, terms); at >= 0 {
+			if lead == "" {
+				return snip
+			}
+			return snip + " — " + lead
+		}
+	}
+	return lead
 }
 
 // propertyHits moves the hits of the notes ids, whose sections hold none
@@ -530,6 +575,7 @@ type hitNote struct {
 // what its title and heading hold.
 type hitSection struct {
 	id                  int64
+	title               string // title and aliases, a line each; the first section's only
 	heading, body, date string
 	line, bodyLine      int
 	held                []bool // by probe
@@ -625,18 +671,46 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			terms = append(terms, term{text: pieceKey(ps), phrase: true})
 		}
 	}
-	withSynonyms := func(expr string, ps []folded) string {
-		alts := []string{expr}
+	synonyms := func(ps []folded) []string {
+		var alts []string
 		for _, s := range syn[pieceKey(ps)] {
 			if sp := foldedPieces(s); len(sp) > 0 {
 				alts = append(alts, phrase(sp, false))
 				add(sp, false)
 			}
 		}
-		if len(alts) == 1 {
+		return alts
+	}
+	withSynonyms := func(expr string, ps []folded) string {
+		alts := synonyms(ps)
+		if len(alts) == 0 {
 			return expr
 		}
-		return "(" + strings.Join(alts, " OR ") + ")"
+		return "(" + expr + " OR " + strings.Join(alts, " OR ") + ")"
+	}
+	// A word with symbols is matched as written (see literal): the
+	// expression finds the notes that hold its letters, and its term
+	// keeps those that hold it.
+	addWord := func(text string, ps []folded, prefix, quoted bool) string {
+		expr := phrase(ps, prefix)
+		l := literalOf(text, prefix)
+		if l == nil {
+			add(ps, prefix)
+			if quoted {
+				return expr
+			}
+			return withSynonyms(expr, ps)
+		}
+		terms = append(terms, term{text: string(l.runes), lit: l})
+		if quoted {
+			return expr
+		}
+		alts := synonyms(ps)
+		if len(alts) == 0 {
+			return expr
+		}
+		l.alts = strings.Join(alts, " OR ")
+		return "(" + expr + " OR " + l.alts + ")"
 	}
 	if mode == ModePhrase {
 		ps := foldedPieces(text)
@@ -644,8 +718,7 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			return "", nil, nil
 		}
 		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
-		add(ps, prefix)
-		return withSynonyms(phrase(ps, prefix), ps), terms, nil
+		return addWord(text, ps, prefix, false), terms, nil
 	}
 	var exprs, props []string
 	for _, w := range words(text) {
@@ -670,12 +743,7 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 		if len(ps) == 0 {
 			continue
 		}
-		add(ps, w.prefix)
-		expr := phrase(ps, w.prefix)
-		if !w.quoted {
-			expr = withSynonyms(expr, ps)
-		}
-		exprs = append(exprs, expr)
+		exprs = append(exprs, addWord(w.text, ps, w.prefix, w.quoted))
 	}
 	op := " AND "
 	if mode == ModeAny {

@@ -37,7 +37,8 @@ type Query struct {
 	// key:"a value" for several words) keeps the notes whose property key
 	// holds those words, except tag:name (or tag:#name), which is the tag
 	// filter, as in Obsidian. Nothing else is syntax: any other character is
-	// searched for, or ignored as punctuation.
+	// searched for, or ignored as punctuation; a word with symbols (c++,
+	// .net, node.js) matches as written (see literal).
 	Text string
 	Mode Mode // auto, all, any or phrase, case-insensitive; empty means auto
 	// Expand maps a word (or, in phrase mode, the whole phrase) to the words
@@ -50,6 +51,10 @@ type Query struct {
 	Tags     []string // every tag must be on the note ('#' optional, case-insensitive; "a" also matches "a/b")
 	Fields   TaskFilter
 	Limit    int // at most this many hits; 0 means DefaultLimit
+	// Outputs keeps margin's own outputs (notes of kind margin: reports,
+	// journals, change sets), which a search leaves out otherwise: they
+	// restate the notes they were written from and crowded them out.
+	Outputs bool
 }
 
 // TaskFilter restricts a query to task notes with these fields. The zero
@@ -73,7 +78,7 @@ const DefaultLimit = 50
 type Hit struct {
 	Path    string `json:"path"`
 	Heading string `json:"heading"` // the section's heading as written; "" for text before the first heading
-	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body)
+	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body; 1 when nothing follows the frontmatter)
 	// SectionLine is the line of the section's heading (or of the note body
 	// for text before the first heading): where the section starts.
 	SectionLine int     `json:"section_line"`
@@ -164,12 +169,15 @@ type queryPlan struct {
 	exact    bool   // glob has no wildcard
 	tags     []string
 	fields   TaskFilter
+	outputs  bool // margin's own outputs are not left out
+
+	literals *literals // what the query's words with symbols ask of the matches; nil without any
 }
 
 var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 func plan(q Query) (*queryPlan, error) {
-	p := &queryPlan{limit: q.Limit, fields: q.Fields}
+	p := &queryPlan{limit: q.Limit, fields: q.Fields, outputs: q.Outputs}
 	if p.limit <= 0 {
 		p.limit = DefaultLimit
 	}
@@ -248,6 +256,7 @@ func plan(q Query) (*queryPlan, error) {
 		user, terms, props = matchExpr(q.Text, mode, q.Expand)
 	}
 	p.terms = terms
+	p.literals = literalsOf(q.Text, mode, q.Expand, terms)
 	if user == "" && len(props) == 0 {
 		p.nothing = true
 		return p, nil
@@ -271,17 +280,38 @@ func plan(q Query) (*queryPlan, error) {
 	p.filters = strings.Join(filters, " AND ")
 	if user == "" {
 		p.match = p.filters
-		return p, nil
+	} else {
+		// No column filter on the words: no word can match a filter
+		// token (see metaMark).
+		p.words = "(" + user + ")"
+		p.match = p.words
+		if p.filters != "" {
+			p.match += " AND " + p.filters
+		}
 	}
-	// No column filter on the words: no word can match a filter token
-	// (see metaMark).
-	p.words = "(" + user + ")"
-	p.match = p.words
-	if p.filters != "" {
-		p.match += " AND " + p.filters
-	}
+	p.match = p.leaveOutputs(p.match)
 	return p, nil
 }
+
+// outputsToken is the filter token of margin's outputs.
+const outputsToken = metaKind + string(note.KindMargin)
+
+// leaveOutputs returns the MATCH expression match without margin's
+// outputs unless the query keeps them. FTS5 drops the outputs' rows as it
+// merges its lists, where a condition on each match in SQL made counting
+// a common word 6 times slower. Only a note's first row holds the token
+// (see longOutputsSQL).
+func (p *queryPlan) leaveOutputs(match string) string {
+	if p.outputs {
+		return match
+	}
+	return "(" + match + ") NOT " + metaExpr(outputsToken)
+}
+
+// longOutputsSQL selects margin's outputs that have search rows past
+// their first, which lack the filter token: few, most often none.
+const longOutputsSQL = `SELECT id & ` + chunkMaskSQL + ` FROM notes_fts_docsize WHERE id > ` + chunkMaskSQL + `
+	AND (id & ` + chunkMaskSQL + `) IN (SELECT file_id FROM notes WHERE kind = '` + string(note.KindMargin) + `')`
 
 func tokensOf(prefix string, values []string) []string {
 	out := make([]string, len(values))
@@ -341,6 +371,10 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 	// for every query instead of using the id range.
 	where := []string{"+s.listed = 1"}
 	var args []any
+	if !p.outputs {
+		where = append(where, "n.kind <> ?")
+		args = append(args, string(note.KindMargin))
+	}
 	if p.from != "" {
 		where = append(where, "n.date BETWEEN ? AND ?")
 		args = append(args, p.from, p.to)
@@ -433,6 +467,9 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 			return r, fmt.Errorf("reading hits: %w", err)
 		}
 		h.SectionLine = h.Line
+		if h.Heading == "" && body == "" {
+			h.Line = 1 // past the frontmatter may be past the end of the file
+		}
 		h.Snippet = leadSnippet(body)
 		hits[id] = h
 	}
