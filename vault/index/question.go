@@ -347,11 +347,11 @@ var stopLists = map[string]string{
 		yo tú él ella este esta estos estas ese esa eso muy más pero si no ya puedo puede hago hacer`,
 	"de": `der die das den dem des ein eine einen einem einer und oder aber in im an am auf aus bei mit nach
 		von vom zu zum zur für über ist sind war wird werden kann können wie was wo wann warum wer welche
-		welcher welches ich du er sie es wir ihr mein meine meinen dein nicht kein keine auch noch nur so man
+		welcher welches ich mich mir du dich dir er ihn ihm sie es wir uns ihr euch ihnen mein meine meinen dein sein seine nicht kein keine auch noch nur so man
 		sich wenn dass ob habe hat haben gibt`,
 	"fr": `le la les l un une des du de d et ou mais à au aux en dans sur sous par pour avec sans que qu qui
 		quoi quel quelle quels quelles comment où quand pourquoi est sont être ai as a avons ont je j tu il elle
-		nous vous ils elles mon ma mes ton ta tes son sa ses ce cet cette ces c ne n pas plus se s y puis peut
+		nous vous ils elles me m moi te t toi lui leur mon ma mes ton ta tes son sa ses ce cet cette ces c ne n pas plus se s y puis peut
 		faire fait`,
 	"pt": `o a os as um uma uns umas e ou de do da dos das em no na nos nas por para com sem sobre que como
 		qual quais quando onde quem porque é são está estão ser foi há meu minha meus minhas seu sua eu você

@@ -33,6 +33,8 @@ func TestAsQuestion(t *testing.T) {
 		{"what is status:done about", []string{"status:done"}, ""},
 		{"cómo sincronizo mis notas con el móvil", []string{"sincronizo", "notas", "móvil"}, "sincronizo mis notas con el móvil"},
 		{"wie synchronisiere ich die Notizen", []string{"synchronisiere", "Notizen"}, "synchronisiere ich die Notizen"},
+		{"wie kann ich mich auf die Prüfung vorbereiten?", []string{"Prüfung", "vorbereiten"}, "Prüfung vorbereiten"}, // object pronouns are stop words too
+		{"comment je me prépare pour l'examen", []string{"prépare", "examen"}, "prépare pour l'examen"},
 		{"comment exporter l'index en PDF", []string{"exporter", "index", "PDF"}, "exporter l'index en PDF"},
 		{"como faço backup das notas", []string{"backup", "notas"}, "backup das notas"},
 		{"come posso cercare nelle note", []string{"cercare", "nelle", "note"}, "cercare nelle note"},
