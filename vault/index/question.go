@@ -36,8 +36,8 @@ type unit struct {
 // asQuestion reads text as a question, or returns nil for a keyword query:
 // one holding no stop word of its language and fewer than four words, or
 // too short to be a question (fewer than three words, unless it ends with
-// a question mark). Quoted phrases, prefixes (word*) and key:value filters
-// are never stop words.
+// a question mark). Quoted phrases, prefixes (word*), words with symbols
+// and key:value filters are never stop words.
 func asQuestion(text string) *question {
 	trimmed := strings.TrimRightFunc(text, unicode.IsSpace)
 	asked := strings.HasSuffix(trimmed, "?") || strings.HasSuffix(trimmed, "？")
@@ -49,7 +49,9 @@ func asQuestion(text string) *question {
 		start := at + max(strings.Index(text[at:], w.text), 0)
 		end := start + len(w.text)
 		at = end
-		if w.quoted || w.prefix || propTerm.MatchString(w.text) {
+		// A word with symbols (c++, .net) is a word as written: its
+		// letters alone may be a stop word (c, as in c'est).
+		if w.quoted || w.prefix || propTerm.MatchString(w.text) || literalOf(w.text, w.prefix) != nil {
 			t := w.text
 			if w.quoted {
 				t = `"` + t + `"`
@@ -161,7 +163,14 @@ func (qn *question) expr(expand map[string][]string) questionExpr {
 	if qn.phrase != "" {
 		// Quoted, so its words (filters too) are one phrase.
 		e, ts, _ := matchExpr(`"`+strings.ReplaceAll(qn.phrase, `"`, " ")+`"`, ModeAll, nil)
-		x.phrase, x.terms = e, append(x.terms, ts...)
+		x.phrase = e
+		// The phrase ranks; it is never required, so a phrase with
+		// symbols (in c++) is no literal every note must hold.
+		for _, t := range ts {
+			if t.lit == nil {
+				x.terms = append(x.terms, t)
+			}
+		}
 	}
 	return x
 }

@@ -213,3 +213,32 @@ func FuzzAsQuestion(f *testing.F) {
 		}
 	})
 }
+
+// A word with symbols in a question is matched as written, as in a keyword
+// query: its letters alone are no stop word (c, as in c'est), and the
+// question's phrase, which holds it, ranks without being required.
+func TestQuestionWithASymbolWord(t *testing.T) {
+	ix, _ := openIndex(t)
+	apply(t, ix,
+		fixture{path: "cpp.md", kind: note.KindNote, content: "A linked list in C++ uses pointers.\n"}.update(),
+		fixture{path: "c.md", kind: note.KindNote, content: "A linked list in C uses pointers.\n"}.update(),
+		fixture{path: "templates.md", kind: note.KindNote, content: "C++ templates.\n"}.update(),
+	)
+	tests := []struct {
+		query string
+		want  []string
+	}{
+		{"c++ linked list", []string{"cpp.md#"}},
+		{"linked list in c++?", []string{"cpp.md#", "templates.md#"}},
+		{"how do I make a linked list in c++?", []string{"cpp.md#", "templates.md#"}},
+	}
+	for _, tc := range tests {
+		r, err := ix.Find(context.Background(), Query{Text: tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hitKeys(r.Hits); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %v, want %v", tc.query, got, tc.want)
+		}
+	}
+}
