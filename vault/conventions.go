@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,6 +37,10 @@ type Rules struct {
 	// LocaleSource says where the daily format's locale came from (the
 	// locale itself is Daily.Format's), for doctor.
 	LocaleSource string
+	// DailyUnseen says why the vault's daily notes may all be going
+	// unseen: no note is a daily note under the rules, yet some are named
+	// like one. "" when nothing points to that.
+	DailyUnseen string
 }
 
 // readRules reads Obsidian's settings under dir/.obsidian and applies them
@@ -52,34 +54,25 @@ func readRules(dir string, opts Options) Rules {
 	}
 	warn := func(format string, args ...any) { r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...)) }
 	read := func(name string, into any) bool {
-		data, err := os.ReadFile(filepath.Join(dir, ".obsidian", filepath.FromSlash(name)))
-		if errors.Is(err, fs.ErrNotExist) || err == nil && strings.TrimSpace(string(data)) == "" {
-			return false
-		}
-		if err == nil {
-			err = json.Unmarshal(data, into)
-		}
+		ok, err := readSettings(dir, ".obsidian/"+name, into)
 		if err != nil {
-			warn(".obsidian/%s: %v; its settings are not used", name, err)
-			return false
+			warn("%v; its settings are not used", err)
 		}
-		return true
+		return ok
 	}
 
-	folder, format, source := opts.DailyFolder, opts.DailyFormat, "config: the vault has no .obsidian/daily-notes.json"
-	switch data, err := os.ReadFile(filepath.Join(dir, ".obsidian", "daily-notes.json")); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		warn(".obsidian/daily-notes.json: %v; its settings are not used", err)
-	default:
-		f, fm, err := note.ParseObsidianDailyNotes(data)
-		if err != nil {
-			warn(".obsidian/daily-notes.json: %v; its settings are not used", errors.Unwrap(err))
-			break
-		}
+	daily := readDailySettings(dir)
+	r.Warnings = append(r.Warnings, daily.Warnings...)
+	if daily.Unread != nil {
+		warn("%v; its settings are not used", daily.Unread)
+	}
+	folder, format := opts.DailyFolder, opts.DailyFormat
+	switch {
+	case daily.Source != "":
 		// Where the settings are silent, Obsidian's defaults hold, not
 		// margin's: the vault's root and YYYY-MM-DD.
-		folder, source, r.DailySettings = f, ".obsidian/daily-notes.json", true
+		folder, r.DailySource, r.DailySettings = daily.Folder, daily.Source, true
+		fm := daily.Format
 		if fm == "" {
 			fm = "YYYY-MM-DD"
 		}
@@ -87,8 +80,14 @@ func readRules(dir string, opts Options) Rules {
 		if err == nil {
 			r.Daily.Format = m
 		} else {
-			warn("daily note format %q in .obsidian/daily-notes.json: %v; daily notes are found with vault.daily_format %q instead", fm, err, format)
+			warn("daily note format %q in %s: %v; daily notes are found with vault.daily_format %q instead", fm, daily.Source, err, format)
 		}
+	case daily.Unread != nil:
+		r.DailySource = "config: the daily-note settings could not be read"
+	case daily.Stale != nil:
+		r.DailySource = "config: the core Daily notes plugin is off in " + corePluginsSettings + ", so " + coreDailySettings + " is left over"
+	default:
+		r.DailySource = "config: the vault has no " + coreDailySettings
 	}
 	if r.Daily.Format.IsZero() {
 		m, err := note.ParseMoment(format)
@@ -99,7 +98,6 @@ func readRules(dir string, opts Options) Rules {
 		r.Daily.Format = m
 	}
 	r.Daily.Folder = strings.Trim(path.Clean("/"+folder), "/")
-	r.DailySource = source
 
 	var templates struct{ Folder string }
 	if read("templates.json", &templates) {
@@ -122,7 +120,10 @@ func readRules(dir string, opts Options) Rules {
 			}
 		}
 	}
-	r.readLocale(dir, opts.Locale)
+	found := r.readLocale(dir, opts.Locale)
+	if daily.Stale != nil {
+		r.staleDaily(dir, *daily.Stale, found)
+	}
 	return r
 }
 
