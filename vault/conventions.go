@@ -41,13 +41,18 @@ type Rules struct {
 	// unseen: no note is a daily note under the rules, yet some are named
 	// like one. "" when nothing points to that.
 	DailyUnseen string
+	// TaskTags and TaskProperty mark task notes as the TaskNotes plugin
+	// does, whose settings (TaskSource) may also add a task folder.
+	TaskTags     []string
+	TaskProperty note.TaskProperty
+	TaskSource   string
 }
 
 // readRules reads Obsidian's settings under dir/.obsidian and applies them
 // over opts.
 func readRules(dir string, opts Options) Rules {
 	r := Rules{
-		TaskFolders:  opts.TaskFolders,
+		TaskFolders:  slices.Clone(opts.TaskFolders),
 		OutputFolder: strings.Trim(path.Clean("/"+filepath.ToSlash(opts.OutputFolder)), "/"),
 		Ignore:       opts.Ignore,
 		RespectGit:   !opts.NoGitignore,
@@ -124,7 +129,30 @@ func readRules(dir string, opts Options) Rules {
 	if daily.Stale != nil {
 		r.staleDaily(dir, *daily.Stale, found)
 	}
+	r.readTaskNotes(dir)
 	return r
+}
+
+// readTaskNotes adds the TaskNotes plugin's way of marking tasks, while
+// the plugin is on, to the configured one: its task folder (unless it is
+// the vault root, which would make every note a task), and its task tag
+// or property.
+func (r *Rules) readTaskNotes(dir string) {
+	tn, on, err := readTaskNotes(dir)
+	if err != nil {
+		r.Warnings = append(r.Warnings, err.Error()+"; its settings are not used")
+	}
+	if !on {
+		return
+	}
+	r.TaskSource = taskNotesSettings
+	if tn.Folder != "" && !slices.ContainsFunc(r.TaskFolders, func(f string) bool { return strings.EqualFold(trimFolder(f), tn.Folder) }) {
+		r.TaskFolders = append(r.TaskFolders, tn.Folder)
+	}
+	if tn.Tag != "" {
+		r.TaskTags = []string{tn.Tag}
+	}
+	r.TaskProperty = tn.Property
 }
 
 // addTemplateFolder adds the templates folder a plugin's settings name.
@@ -146,7 +174,15 @@ func (r *Rules) addTemplateFolder(dir, folder, source string) {
 
 // noteOptions are the rules as the parser takes them.
 func (r Rules) noteOptions() note.Options {
-	return note.Options{Daily: r.Daily, TaskFolders: r.TaskFolders, TemplateFolders: r.TemplateFolders, OutputFolder: r.OutputFolder}
+	o := r.TaskOptions()
+	o.Daily, o.TemplateFolders, o.OutputFolder = r.Daily, r.TemplateFolders, r.OutputFolder
+	return o
+}
+
+// TaskOptions are the rules that make a note a task, for a caller that
+// parses a task note by itself.
+func (r Rules) TaskOptions() note.Options {
+	return note.Options{TaskFolders: r.TaskFolders, TaskTags: r.TaskTags, TaskProperty: r.TaskProperty}
 }
 
 // Fingerprint identifies the rules that decide each note's kind and
@@ -163,6 +199,10 @@ func (r Rules) Fingerprint() string {
 		slices.Sort(out)
 		return out
 	}
+	var property *note.TaskProperty
+	if r.TaskProperty != (note.TaskProperty{}) {
+		property = &r.TaskProperty
+	}
 	data, _ := json.Marshal(struct {
 		Version                          int
 		DailyFolder, DailyFormat, Locale string
@@ -170,10 +210,14 @@ func (r Rules) Fingerprint() string {
 		Output                           string
 		Ignore                           []string
 		RespectGit                       bool
+		// Left out when unset, so a vault without them keeps its index.
+		TaskTags     []string           `json:",omitempty"`
+		TaskProperty *note.TaskProperty `json:",omitempty"`
 	}{
 		2, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
 		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
+		folders(r.TaskTags), property,
 	})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:12])

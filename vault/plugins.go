@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/margin-md/margin/vault/note"
 )
 
 // Where Obsidian keeps the settings margin follows. A plugin's settings
@@ -19,6 +21,7 @@ const (
 	corePluginsSettings   = ".obsidian/core-plugins.json"
 	communityPlugins      = ".obsidian/community-plugins.json"
 	periodicNotesSettings = ".obsidian/plugins/periodic-notes/data.json"
+	taskNotesSettings     = ".obsidian/plugins/tasknotes/data.json"
 )
 
 // readSettings reads the JSON file at the vault path name into into. It
@@ -172,3 +175,43 @@ func readPeriodicDaily(dir string) (dailySettings, bool, error) {
 }
 
 func trimFolder(f string) string { return strings.Trim(strings.TrimSpace(filepath.ToSlash(f)), "/") }
+
+// taskNotes are the TaskNotes plugin's settings that say which notes
+// are tasks.
+type taskNotes struct {
+	Folder   string
+	Tag      string
+	Property note.TaskProperty
+}
+
+// readTaskNotes reads the TaskNotes plugin's settings when it is on.
+// Settings it leaves out have TaskNotes' defaults: tasks in
+// TaskNotes/Tasks, marked by the tag `task`.
+func readTaskNotes(dir string) (taskNotes, bool, error) {
+	on, err := communityPluginOn(dir, "tasknotes")
+	if !on {
+		return taskNotes{}, false, err
+	}
+	s := struct {
+		TasksFolder              *string
+		TaskTag                  *string
+		TaskIdentificationMethod string
+		TaskPropertyName         string
+		TaskPropertyValue        string
+	}{}
+	if _, err := readSettings(dir, taskNotesSettings, &s); err != nil {
+		return taskNotes{}, false, err
+	}
+	tn := taskNotes{Folder: "TaskNotes/Tasks", Tag: "task"}
+	if s.TasksFolder != nil {
+		tn.Folder = trimFolder(*s.TasksFolder)
+	}
+	if s.TaskTag != nil {
+		tn.Tag = strings.TrimLeft(strings.TrimSpace(*s.TaskTag), "#")
+	}
+	if s.TaskIdentificationMethod == "property" {
+		tn.Tag = ""
+		tn.Property = note.TaskProperty{Name: strings.TrimSpace(s.TaskPropertyName), Value: strings.TrimSpace(s.TaskPropertyValue)}
+	}
+	return tn, true, nil
+}

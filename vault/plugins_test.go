@@ -2,6 +2,9 @@ package vault
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +178,100 @@ func TestBrokenPluginSettingsAreWarnings(t *testing.T) {
 	}
 	if tpl, err := v.DailyTemplate(); tpl != "Templates/Day.md" || err != nil {
 		t.Errorf("DailyTemplate = %q, %v", tpl, err)
+	}
+}
+
+// The TaskNotes plugin's task folder and marks add to the configured
+// task folders while the plugin is on.
+func TestTaskNotesFindTasks(t *testing.T) {
+	notes := map[string]string{
+		"Tasks/Ship.md":                   "# Ship\n",
+		"TaskNotes/Tasks/Call plumber.md": "---\nstatus: open\n---\n",
+		"Work/Tasks/Renew passport.md":    "---\nstatus: open\n---\n",
+		"Notes/Errand.md":                 "---\ntags: [todo/errand]\n---\n",
+		"Notes/Chore.md":                  "---\ncategory: \"[[Task]]\"\n---\n",
+		"Notes/Idea.md":                   "---\ntags: [idea]\n---\n",
+	}
+	tests := []struct {
+		name     string
+		settings map[string]string
+		tasks    []string
+		folders  string
+	}{
+		{name: "plugin off", settings: map[string]string{
+			".obsidian/plugins/tasknotes/data.json": `{"tasksFolder": "Work/Tasks", "taskTag": "todo"}`,
+		}, tasks: []string{"Tasks/Ship.md"}, folders: "Tasks"},
+		{name: "defaults", settings: map[string]string{
+			".obsidian/community-plugins.json": `["tasknotes"]`,
+		}, tasks: []string{"TaskNotes/Tasks/Call plumber.md", "Tasks/Ship.md"}, folders: "Tasks TaskNotes/Tasks"},
+		{name: "folder and tag", settings: map[string]string{
+			".obsidian/community-plugins.json":      `["tasknotes"]`,
+			".obsidian/plugins/tasknotes/data.json": `{"tasksFolder": "/Work/Tasks/", "taskTag": "#todo", "taskIdentificationMethod": "tag"}`,
+		}, tasks: []string{"Notes/Errand.md", "Tasks/Ship.md", "Work/Tasks/Renew passport.md"}, folders: "Tasks Work/Tasks"},
+		{name: "property, folder the vault root", settings: map[string]string{
+			".obsidian/community-plugins.json":      `["tasknotes"]`,
+			".obsidian/plugins/tasknotes/data.json": `{"tasksFolder": "", "taskIdentificationMethod": "property", "taskPropertyName": "category", "taskPropertyValue": "[[Task]]"}`,
+		}, tasks: []string{"Notes/Chore.md", "Tasks/Ship.md"}, folders: "Tasks"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := map[string]string{}
+			for p, s := range notes {
+				files[p] = s
+			}
+			for p, s := range tt.settings {
+				files[p] = s
+			}
+			v := scanned(t, Options{Dir: writeVault(t, files)})
+			tasks, err := v.Index().Tasks(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, task := range tasks {
+				got = append(got, task.Path)
+			}
+			slices.Sort(got)
+			if strings.Join(got, ", ") != strings.Join(tt.tasks, ", ") {
+				t.Errorf("tasks %q, want %q", got, tt.tasks)
+			}
+			if r := v.Rules(); strings.Join(r.TaskFolders, " ") != tt.folders {
+				t.Errorf("task folders %q, want %s", r.TaskFolders, tt.folders)
+			}
+		})
+	}
+}
+
+// Turning TaskNotes on changes which notes are tasks: the next start
+// reads every note again.
+func TestTaskNotesSettingsReclassify(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		"Notes/Errand.md":                       "---\ntags: [todo]\n---\n",
+		".obsidian/plugins/tasknotes/data.json": `{"taskTag": "todo", "tasksFolder": "Tasks"}`, // only the tag adds to the rules
+	})
+	v := scanned(t, Options{Dir: dir})
+	before := v.Rules().Fingerprint()
+	if k := kindOf(t, v, "Notes/Errand.md"); k != note.KindNote {
+		t.Fatalf("before: %s", k)
+	}
+	v.Close()
+	if err := os.WriteFile(filepath.Join(dir, ".obsidian", "community-plugins.json"), []byte(`["tasknotes"]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v = scanned(t, Options{Dir: dir})
+	if k := kindOf(t, v, "Notes/Errand.md"); k != note.KindTask || v.Rules().Fingerprint() == before {
+		t.Errorf("after TaskNotes was turned on: %s; want a task, read again", k)
+	}
+}
+
+func TestFingerprintCoversTaskMarks(t *testing.T) {
+	base := Rules{TaskFolders: []string{"Tasks"}}
+	for name, r := range map[string]Rules{
+		"tag":      {TaskFolders: []string{"Tasks"}, TaskTags: []string{"todo"}},
+		"property": {TaskFolders: []string{"Tasks"}, TaskProperty: note.TaskProperty{Name: "isTask", Value: "true"}},
+	} {
+		if r.Fingerprint() == base.Fingerprint() {
+			t.Errorf("%s: the fingerprint does not change with TaskNotes' %s", name, name)
+		}
 	}
 }

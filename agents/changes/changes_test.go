@@ -158,7 +158,7 @@ func TestApplyItem(t *testing.T) {
 			if tc.edit != nil {
 				cur = tc.edit(cur)
 			}
-			out, stale, err := applyItem(shipPath, []byte(cur), tc.item, nil)
+			out, stale, err := applyItem(shipPath, []byte(cur), tc.item, note.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

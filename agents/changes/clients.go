@@ -142,7 +142,7 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	if err != nil {
 		return ChangeSet{}, err
 	}
-	n := note.Parse(p, snap.Content, note.Options{TaskFolders: c.v.Options().TaskFolders})
+	n := note.Parse(p, snap.Content, c.v.Rules().TaskOptions())
 	if n.Task == nil {
 		return ChangeSet{}, fmt.Errorf("%s: %w", p, ErrNotATask)
 	}
@@ -178,7 +178,7 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	// A client's newer value for a field supersedes its older one on the
 	// same task, not on every task it proposed to.
 	it.field = p + "\x00" + it.field
-	out, stale, err := applyItem(p, snap.Content, it, c.v.Options().TaskFolders)
+	out, stale, err := applyItem(p, snap.Content, it, c.v.Rules().TaskOptions())
 	if err != nil {
 		return ChangeSet{}, err
 	}

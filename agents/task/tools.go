@@ -259,7 +259,7 @@ func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (str
 				return nil, &edit.ConflictError{Path: w.agent.Task, Base: w.taskSnap.Fingerprint, Current: cur.Fingerprint()}
 			}
 			// The buffer may have been given a language since the wake read the note.
-			if err := languageUnset(note.Parse(w.agent.Task, cur.Content, note.Options{TaskFolders: w.rt.v.Options().TaskFolders})); err != nil {
+			if err := languageUnset(note.Parse(w.agent.Task, cur.Content, w.rt.v.Rules().TaskOptions())); err != nil {
 				return nil, err
 			}
 			return edit.SetFrontmatter(cur.Content, "language", a.Language)
