@@ -94,11 +94,11 @@ func (r *Rules) staleDaily(dir string, stale dailySettings, found int) {
 	if len(named) == 0 {
 		return
 	}
-	msg := fmt.Sprintf("%d notes in %s are named as %s names daily notes (%s), but the core Daily notes plugin is off in %s, so Obsidian does not make them and margin reads daily notes as vault.daily_folder and vault.daily_format say (%s in %s), e.g. %s",
-		len(named), folderName(stale.Folder), coreDailySettings, format, corePluginsSettings, r.Daily.Format, folderName(r.Daily.Folder), strings.Join(named[:min(3, len(named))], ", "))
+	msg := fmt.Sprintf("%d notes in %s are named in the format of the left-over %s (%s), e.g. %s; the core Daily notes plugin is off in %s, so Obsidian does not take them for daily notes, and margin looks for daily notes where vault.daily_folder and vault.daily_format say (%s in %s)",
+		len(named), folderName(stale.Folder), coreDailySettings, format, strings.Join(named[:min(3, len(named))], ", "), corePluginsSettings, r.Daily.Format, folderName(r.Daily.Folder))
 	r.Warnings = append(r.Warnings, msg+"; turn the Daily notes plugin back on, or set vault.daily_folder and vault.daily_format to match them")
 	if found == 0 {
-		r.DailyUnseen = fmt.Sprintf("%d notes in %s are named as the left-over %s says", len(named), folderName(stale.Folder), coreDailySettings)
+		r.DailyUnseen = fmt.Sprintf("%d notes in %s are named in the format of the left-over %s", len(named), folderName(stale.Folder), coreDailySettings)
 	}
 }
 
