@@ -23,7 +23,7 @@ func (v *Vault) ParseOptions() note.Options { return v.parse }
 func (v *Vault) DailyTemplate() (string, error) {
 	s := readDailySettings(v.dir)
 	t := strings.Trim(s.Template, "/")
-	if t == "" || s.Source == "" {
+	if t == "" {
 		return "", s.Unread
 	}
 	if !strings.EqualFold(path.Ext(t), ".md") {

@@ -188,9 +188,9 @@ type taskNotes struct {
 // Settings it leaves out have TaskNotes' defaults: tasks in
 // TaskNotes/Tasks, marked by the tag `task`.
 func readTaskNotes(dir string) (taskNotes, bool, error) {
-	on, err := communityPluginOn(dir, "tasknotes")
-	if !on {
-		return taskNotes{}, false, err
+	// A list margin cannot read is reported once, with the daily settings.
+	if on, _ := communityPluginOn(dir, "tasknotes"); !on {
+		return taskNotes{}, false, nil
 	}
 	s := struct {
 		TasksFolder              *string

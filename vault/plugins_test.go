@@ -274,3 +274,14 @@ func TestFingerprintCoversTaskMarks(t *testing.T) {
 		}
 	}
 }
+
+func TestBrokenPluginListIsOneWarning(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		".obsidian/community-plugins.json":      `{"tasknotes": true}`,
+		".obsidian/plugins/tasknotes/data.json": `{"tasksFolder": "Work"}`,
+	})
+	v := scanned(t, Options{Dir: dir})
+	if w := v.Rules().Warnings; len(w) != 1 || !strings.HasPrefix(w[0], ".obsidian/community-plugins.json: json: cannot unmarshal object") {
+		t.Errorf("warnings %q: want the list named once", w)
+	}
+}
