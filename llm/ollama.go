@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/ollama/ollama/api"
 )
 
@@ -140,6 +141,7 @@ func ollamaRequest(model string, req Request, numCtx int) (*api.ChatRequest, err
 		if err := json.Unmarshal(b, &params); err != nil {
 			return nil, fmt.Errorf("converting schema of tool %s: %w", t.Name, err)
 		}
+		sayConstraints(params.Properties, t.Schema)
 		creq.Tools = append(creq.Tools, api.Tool{Type: "function", Function: api.ToolFunction{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
 	if req.Schema != nil {
@@ -212,4 +214,49 @@ func withTag(name string) string {
 		return name
 	}
 	return name + ":latest"
+}
+
+// sayConstraints writes the constraints of each property that Ollama's
+// tool parameters cannot carry (a property keeps its type, description and
+// enum; a list's items keep all) into its description, so the model still
+// reads them: "YYYY-MM-DD" as a pattern, "one line" as a maxLength. The
+// tool loop validates a call against the whole schema either way.
+func sayConstraints(props *api.ToolPropertiesMap, s *jsonschema.Schema) {
+	if props == nil || s == nil {
+		return
+	}
+	said := map[string]api.ToolProperty{}
+	for name, p := range props.All() {
+		ps := s.Properties[name]
+		if ps == nil {
+			continue
+		}
+		sayConstraints(p.Properties, ps)
+		if notes := constraintNotes(ps); notes != "" {
+			p.Description = strings.TrimSpace(p.Description + " (" + notes + ")")
+			said[name] = p
+		}
+	}
+	for name, p := range said {
+		props.Set(name, p)
+	}
+}
+
+func constraintNotes(s *jsonschema.Schema) string {
+	var notes []string
+	if s.Pattern != "" {
+		notes = append(notes, "matching "+s.Pattern)
+	}
+	for _, c := range []struct {
+		n          *int
+		bound, per string
+	}{{s.MinLength, "at least", "character"}, {s.MaxLength, "at most", "character"}, {s.MinItems, "at least", "item"}, {s.MaxItems, "at most", "item"}} {
+		if c.n != nil {
+			notes = append(notes, fmt.Sprintf("%s %d %s", c.bound, *c.n, c.per))
+			if *c.n != 1 {
+				notes[len(notes)-1] += "s"
+			}
+		}
+	}
+	return strings.Join(notes, "; ")
 }

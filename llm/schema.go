@@ -1,7 +1,9 @@
 package llm
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -18,12 +20,95 @@ var enumType = reflect.TypeFor[Enum]()
 
 // SchemaFor is the JSON schema of T, as jsonschema.For makes it (properties
 // in struct field order, descriptions from jsonschema tags), with every
-// [Enum] type it contains given its enum.
+// [Enum] type it contains given its enum and every field tagged llm:"kind"
+// given that kind's constraints (on a list, its items'):
+//
+//	day   a calendar day, YYYY-MM-DD, or empty
+//	line  one line of text, at most LineMax characters
+//	word  a word or short phrase, at most WordMax characters, on one line
+//	unit  a number from 0 to 1
+//
+// They are what constrained decoding holds a model to (Ollama's format),
+// and what a reply is validated against: a free string leaves a small
+// model free to write "ok" for a date.
 func SchemaFor[T any]() (*jsonschema.Schema, error) {
 	enums := map[reflect.Type]*jsonschema.Schema{}
 	collectEnums(reflect.TypeFor[T](), enums, map[reflect.Type]bool{})
-	return jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: enums})
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: enums})
+	if err != nil {
+		return nil, err
+	}
+	if err := constrain(reflect.TypeFor[T](), s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
+
+// The longest values of the llm:"line" and llm:"word" kinds.
+const (
+	LineMax = 300
+	WordMax = 80
+)
+
+// DayPattern is the pattern of the llm:"day" kind: a day of a real month,
+// or empty.
+const DayPattern = `^(\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01]))?$`
+
+// constrain applies the llm tags of t's fields to s, the schema generated
+// for t.
+func constrain(t reflect.Type, s *jsonschema.Schema) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if s.Items != nil {
+			return constrain(t.Elem(), s.Items)
+		}
+	case reflect.Struct:
+		for _, f := range reflect.VisibleFields(t) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" {
+				name = f.Name
+			}
+			p := s.Properties[name]
+			if p == nil || !f.IsExported() {
+				continue
+			}
+			if kind := f.Tag.Get("llm"); kind != "" {
+				target := p
+				if k := f.Type.Kind(); (k == reflect.Slice || k == reflect.Array) && p.Items != nil {
+					target = p.Items
+				}
+				if err := applyKind(target, kind); err != nil {
+					return fmt.Errorf("field %s.%s: %w", t.Name(), f.Name, err)
+				}
+			}
+			if err := constrain(f.Type, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func applyKind(s *jsonschema.Schema, kind string) error {
+	switch kind {
+	case "day":
+		s.Pattern = DayPattern
+	case "line":
+		s.MaxLength, s.Pattern = ptr(LineMax), fmt.Sprintf(`^[^\n]{0,%d}$`, LineMax)
+	case "word":
+		s.MaxLength, s.Pattern = ptr(WordMax), fmt.Sprintf(`^[^\n]{0,%d}$`, WordMax)
+	case "unit":
+		s.Minimum, s.Maximum = ptr(0.0), ptr(1.0)
+	default:
+		return fmt.Errorf("unknown llm tag %q", kind)
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 func collectEnums(t reflect.Type, enums map[reflect.Type]*jsonschema.Schema, seen map[reflect.Type]bool) {
 	if seen[t] {

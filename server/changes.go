@@ -143,20 +143,33 @@ func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfi
 	return ws.Changes.ConfirmAll(ctx, p.ID)
 }
 
-func (s *Server) changesUndo(ctx context.Context, p *protocol.ChangesUndoParams) (changes.ChangeSet, error) {
-	if p.ID == "" {
-		return changes.ChangeSet{}, invalidParams("id", "is required")
+func (s *Server) changesUndo(ctx context.Context, p *protocol.ChangesUndoParams) (protocol.ChangesUndoResult, error) {
+	switch {
+	case p.Write < 0:
+		return protocol.ChangesUndoResult{}, invalidParams("write", fmt.Sprintf("must be a write id from margin's history, got %d", p.Write))
+	case p.Write > 0 && (p.ID != "" || p.Item != "" || len(p.Items) > 0):
+		return protocol.ChangesUndoResult{}, invalidParams("write", "undoes one write: give it without id or items")
+	case p.Write == 0 && p.ID == "":
+		return protocol.ChangesUndoResult{}, invalidParams("id", "is required (or write)")
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return changes.ChangeSet{}, err
+		return protocol.ChangesUndoResult{}, err
+	}
+	ctx = edit.WithCause(ctx, edit.Cause{Actor: "person via " + s.clientName()})
+	if p.Write > 0 {
+		u, err := ws.Changes.UndoWrite(ctx, ws.History, p.Write)
+		if err != nil {
+			return protocol.ChangesUndoResult{}, err
+		}
+		return protocol.ChangesUndoResult{Write: &protocol.UndoneWrite{Write: u.Write, Path: u.Path}}, nil
 	}
 	items := p.Items
 	if p.Item != "" {
 		items = append([]string{p.Item}, items...)
 	}
-	ctx = edit.WithCause(ctx, edit.Cause{Actor: "person via " + s.clientName()})
-	return ws.Changes.Undo(ctx, ws.History, p.ID, items)
+	cs, err := ws.Changes.Undo(ctx, ws.History, p.ID, items)
+	return protocol.ChangesUndoResult{ChangeSet: &cs}, err
 }
 
 func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListParams) (protocol.DecisionsListResult, error) {

@@ -122,6 +122,26 @@ func TestSearchFindsEntriesWithHeadings(t *testing.T) {
 	}
 }
 
+// TestSearchQuestion: a question in the default mode (none, or auto)
+// ranks the notes holding most of its words, stop words aside; mode all
+// still needs every word.
+func TestSearchQuestion(t *testing.T) {
+	e, _ := start(t)
+	const question = "how much did I sleep before the failed bench?"
+	var all protocol.SearchResult
+	e.MustCall("vault/search", map[string]any{"query": question, "mode": "all"}, &all)
+	if all.Total != 0 {
+		t.Fatalf("mode all finds %d notes; want none for this test to mean something", all.Total)
+	}
+	for _, params := range []map[string]any{{"query": question}, {"query": question, "mode": "auto"}} {
+		var res protocol.SearchResult
+		e.MustCall("vault/search", params, &res)
+		if len(res.Hits) == 0 || res.Hits[0].Path != "Daily/2026-11-13.md" || res.Hits[0].Heading != "18:15" {
+			t.Errorf("%v: %+v; want Daily/2026-11-13.md#18:15 first", params, res.Hits)
+		}
+	}
+}
+
 func TestWatcherIndexesNewNote(t *testing.T) {
 	e, dir := start(t)
 	os.MkdirAll(filepath.Join(dir, "Fresh", "Deep"), 0o755)

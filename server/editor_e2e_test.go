@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -10,57 +9,42 @@ import (
 	"github.com/margin-md/margin/server/protocol"
 )
 
-// languageModel sets the task's language on the first wake.
-func languageModel(o *llmtest.Ollama) {
-	firstWakeProposes(o, "QA left.", llmtest.ToolCall{Name: "set_task_language", Args: map[string]any{"language": "en"}})
-}
+// set_task_language on a task note open in the editor edits neither the
+// buffer nor the file: margin keeps the language (SPEC §4.1), shown in
+// the agent's record and its report.
+func TestSetTaskLanguageLeavesAnOpenNoteAlone(t *testing.T) {
+	fake := llmtest.NewOllama(t, taskModel)
+	firstWakeProposes(fake, "QA left.", llmtest.ToolCall{Name: "set_task_language", Args: map[string]any{"language": "en"}})
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, agentEnv(fake.URL))
+	e.Initialize(dir)
+	edits := editorAnswering(e, true)
+	disk := readFile(t, dir, shipTask)
+	openNote(e, dir, shipTask, 7, disk+"\nUnsaved: ask Dana about 🚀 launch.\n")
+	a := createAgent(t, e, shipTask)
+	waitWakes(t, e, a.ID, 1)
 
-func TestSetTaskLanguageOnAnOpenNoteGoesThroughTheEditor(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		applied bool
-	}{
-		{"editor applies", true},
-		{"editor refuses", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fake := llmtest.NewOllama(t, taskModel)
-			languageModel(fake)
-			dir := editortest.SampleVault(t)
-			e := editortest.Start(t, agentEnv(fake.URL))
-			e.Initialize(dir)
-			edits := editorAnswering(e, tc.applied)
-			disk := readFile(t, dir, shipTask)
-			// An unsaved line in the buffer must survive the edit.
-			buffer := disk + "\nUnsaved: ask Dana about 🚀 launch.\n"
-			openNote(e, dir, shipTask, 7, buffer)
-			a := createAgent(t, e, shipTask)
-			waitWakes(t, e, a.ID, 1)
-
-			if readFile(t, dir, shipTask) != disk {
-				t.Error("the open task note was written on disk")
-			}
-			reqs := edits()
-			if len(reqs) != 1 || reqs[0].Edit.DocumentChanges[0].TextDocument.Version != 7 {
-				t.Fatalf("applyEdit requests = %+v, want one edit of version 7", reqs)
-			}
-			added, removed := changedLines(buffer, applyLineEdits(t, buffer, reqs[0]))
-			if !slices.Equal(added, []string{"language: en"}) || len(removed) != 0 {
-				t.Errorf("the editor's edit: +%q -%q, want only the language line", added, removed)
-			}
-			var act protocol.Activity
-			e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
-			var result string
-			for _, m := range act.Messages {
-				if m.Role == "tool" && m.ToolName == "set_task_language" {
-					result = m.Content
-				}
-			}
-			if tc.applied && !strings.Contains(result, "language set to en") ||
-				!tc.applied && !(strings.Contains(result, "refused") && strings.Contains(result, "nothing was written")) {
-				t.Errorf("the model was told %q", result)
-			}
-		})
+	if readFile(t, dir, shipTask) != disk {
+		t.Error("the task note was written on disk")
+	}
+	if reqs := edits(); len(reqs) != 0 {
+		t.Errorf("applyEdit requests %+v, want none", reqs)
+	}
+	var act protocol.Activity
+	e.MustCall("agents/activity", map[string]any{"id": a.ID}, &act)
+	var result string
+	for _, m := range act.Messages {
+		if m.Role == "tool" && m.ToolName == "set_task_language" {
+			result = m.Content
+		}
+	}
+	if !strings.Contains(result, "language set to en") || !strings.Contains(result, "the task note is not changed") {
+		t.Errorf("the model was told %q", result)
+	}
+	var rep protocol.Report
+	e.MustCall("reports/get", map[string]any{"id": a.ID}, &rep)
+	if rep.Language != "en" {
+		t.Errorf("report language %q, want en", rep.Language)
 	}
 }
 

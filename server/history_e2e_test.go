@@ -361,3 +361,97 @@ func TestTwoMarginsCommitEachWriteOnce(t *testing.T) {
 		t.Errorf("%d writes recorded, %d uncommitted, %d commits", writes, uncommitted, len(ids))
 	}
 }
+
+// TestUndoAReportWriteThroughTheBinary: changes/undo {write} undoes a
+// write that is no change item's (the agent's report) by its history id,
+// and refuses, with -33001 and the three versions, to undo one whose text
+// the person has edited since.
+func TestUndoAReportWriteThroughTheBinary(t *testing.T) {
+	fake := llmtest.NewOllama(t, taskModel)
+	firstWakeProposes(fake, "QA left.")
+	dir := editortest.SampleVault(t)
+	e := editortest.Start(t, agentEnv(fake.URL))
+	e.Initialize(dir)
+	a := createAgent(t, e, shipTask)
+	waitWakes(t, e, a.ID, 1)
+	var rep protocol.Report
+	e.MustCall("reports/get", map[string]any{"id": a.ID}, &rep)
+	first := readFile(t, dir, rep.Path)
+	e.MustCall("agents/control", map[string]any{"id": a.ID, "action": "wake"}, nil)
+	waitWakes(t, e, a.ID, 2)
+	if readFile(t, dir, rep.Path) == first {
+		t.Fatal("the second wake did not rewrite the report")
+	}
+
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var writes []int64
+	rows, err := db.Query(`SELECT id FROM history WHERE path = ? AND state = 'written' ORDER BY id`, rep.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		rows.Scan(&id)
+		writes = append(writes, id)
+	}
+	rows.Close()
+	if len(writes) != 2 {
+		t.Fatalf("writes of the report %v, want 2", writes)
+	}
+
+	var got protocol.ChangesUndoResult
+	e.MustCall("changes/undo", map[string]any{"write": writes[1]}, &got)
+	if got.Write == nil || got.Write.Write != writes[1] || got.Write.Path != rep.Path || got.ChangeSet != nil {
+		t.Errorf("changes/undo {write} = %+v", got)
+	}
+	if now := readFile(t, dir, rep.Path); now != first {
+		t.Errorf("after the undo the report is\n%s\nwant the first wake's\n%s", now, first)
+	}
+
+	// The person edits the report: the undo of its creation is refused.
+	edited := first + "\nMy own line.\n"
+	writeFile(t, dir, rep.Path, edited)
+	rpcErr := e.Call("changes/undo", map[string]any{"write": writes[0]}, nil)
+	if rpcErr == nil || rpcErr.Code != -33001 {
+		t.Fatalf("undo of a report the person edited: %v, want -33001", rpcErr)
+	}
+	var data struct{ Path, Margin, Current string }
+	if json.Unmarshal(rpcErr.Data, &data) != nil || data.Path != rep.Path || data.Margin != first || data.Current != edited {
+		t.Errorf("the refusal's data = %s", rpcErr.Data)
+	}
+	if readFile(t, dir, rep.Path) != edited {
+		t.Error("a refused undo wrote the report")
+	}
+	if err := e.Call("changes/undo", map[string]any{"write": writes[0], "id": "abc"}, nil); err == nil || err.Code != -32602 {
+		t.Errorf("undo of a write and a change set at once: %v, want -32602", err)
+	}
+}
+
+// An applied change item's write is undone through its change set, which
+// records the undo as a decision: changes/undo {write} refuses it with
+// -33007, naming the undo to run, and writes nothing.
+func TestUndoByWriteOfAnItemIsRefused(t *testing.T) {
+	e, _, dir, _, cs := proposed(t)
+	e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, nil)
+	applied := readFile(t, dir, shipTask)
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".margin/state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var write int64
+	if err := db.QueryRow(`SELECT id FROM history WHERE path = ? AND change_set = ? ORDER BY id DESC LIMIT 1`, shipTask, cs.ID).Scan(&write); err != nil {
+		t.Fatal(err)
+	}
+	rpcErr := e.Call("changes/undo", map[string]any{"write": write}, nil)
+	if rpcErr == nil || rpcErr.Code != -33007 || !strings.Contains(rpcErr.Message, "margin undo "+cs.ID+" c1") {
+		t.Errorf("undo of an item's write by its id: %v, want -33007 naming the item's undo", rpcErr)
+	}
+	if readFile(t, dir, shipTask) != applied {
+		t.Error("the refused undo wrote the task")
+	}
+}

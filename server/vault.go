@@ -75,11 +75,11 @@ func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (pro
 
 // searchQuery validates search params, naming the bad field.
 func searchQuery(p *protocol.SearchParams) (index.Query, error) {
-	q := index.Query{Text: p.Query, Mode: index.Mode(p.Mode), From: p.From, To: p.To, Glob: p.Glob, Tags: p.Tags, Limit: p.Limit}
+	q := index.Query{Text: p.Query, Mode: index.Mode(p.Mode), From: p.From, To: p.To, Glob: p.Glob, Tags: p.Tags, Limit: p.Limit, Outputs: p.Outputs}
 	switch q.Mode {
-	case "", index.ModeAll, index.ModeAny, index.ModePhrase:
+	case "", index.ModeAuto, index.ModeAll, index.ModeAny, index.ModePhrase:
 	default:
-		return q, invalidParams("mode", fmt.Sprintf("must be all, any or phrase, got %q", p.Mode))
+		return q, invalidParams("mode", fmt.Sprintf("must be auto, all, any or phrase, got %q", p.Mode))
 	}
 	for field, d := range map[string]string{"from": p.From, "to": p.To} {
 		if d != "" && !isoDate.MatchString(d) {

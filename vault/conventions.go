@@ -187,7 +187,8 @@ func (r Rules) TaskOptions() note.Options {
 
 // Fingerprint identifies the rules that decide each note's kind and
 // whether it is indexed at all, and the parser's reading of a note
-// (Version: 2 since broken headers are read in part). The index keeps the
+// (Version: 2 since broken headers are read in part; 3 since margin's
+// outputs carry a filter token). The index keeps the
 // one it was built with: a different one makes the next scan read every
 // note again.
 func (r Rules) Fingerprint() string {
@@ -214,7 +215,7 @@ func (r Rules) Fingerprint() string {
 		TaskTags     []string           `json:",omitempty"`
 		TaskProperty *note.TaskProperty `json:",omitempty"`
 	}{
-		2, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
+		3, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
 		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
 		folders(r.TaskTags), property,

@@ -46,7 +46,7 @@ func TestChangeSetFileGolden(t *testing.T) {
 	if cs.Path != "Margin/Changes/Ship invoice export/2026-11-22-0930-3f9a1c2e.md" {
 		t.Errorf("path = %s", cs.Path)
 	}
-	before, err := renderChangeSet(cs, nil)
+	before, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(t), cs.Items, note.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestChangeSetFileGolden(t *testing.T) {
 
 func TestFileDecisions(t *testing.T) {
 	cs := sampleSet(t)
-	src, err := renderChangeSet(cs, nil)
+	src, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(t), cs.Items, note.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,6 +134,9 @@ func TestApplyItem(t *testing.T) {
 	}{
 		{name: "estimate is a frontmatter splice", item: cs.Items[0], wantDiff: []string{"estimate: 2h"}},
 		{name: "new checklist item joins the list", item: cs.Items[1], wantDiff: []string{"- [ ] Announce the export to Acme"}},
+		{name: "new checklist item joins the task's checklist under its own heading", item: cs.Items[1],
+			edit:     func(s string) string { return strings.Replace(s, "## Checklist\n", "## Steps\n", 1) },
+			wantDiff: []string{"## Steps", "- [ ] Announce the export to Acme"}},
 		{name: "checkbox flip", item: cs.Items[2], wantDiff: []string{"- [x] Support docs page [due:: 2026-11-30]"}},
 		{name: "estimate edited since: stale", item: cs.Items[0],
 			edit:      func(s string) string { return strings.Replace(s, "estimate: 1d", "estimate: 3h", 1) },
@@ -231,7 +234,7 @@ func TestSetStatus(t *testing.T) {
 // with a known verdict, and never decide an item twice.
 func FuzzChangeSetFile(f *testing.F) {
 	cs := sampleSet(f)
-	src, err := renderChangeSet(cs, nil)
+	src, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(f), cs.Items, note.Options{}))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -242,7 +242,7 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskRules note.Option
 	case "add_checklist_item":
 		var a newItem
 		json.Unmarshal(it.Args, &a)
-		out, err := edit.AppendUnderSection(src, "Checklist", "- [ ] "+kit.OneLine(a.Title))
+		out, err := edit.AppendChecklistItem(src, kit.OneLine(a.Title))
 		return out, "", err
 	case "update_checklist_item":
 		var a itemUpdate
@@ -398,8 +398,8 @@ func itemLine(it ChangeItem) string {
 	return fmt.Sprintf("- [ ] %s ^%s", summary, it.ID)
 }
 
-// renderChangeSet renders a new change set file, with the diffs of a
-// client's items (by item id) below the lines.
+// renderChangeSet renders a new change set file, with the diffs of its
+// items (by item id) below the lines.
 func renderChangeSet(cs ChangeSet, diffs map[string]string) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("---\nmargin: changeset\n")

@@ -453,6 +453,30 @@ func unifiedDiff(p string, before, after []byte) string {
 	return d.String()
 }
 
+// itemDiffs is what each of an agent's items would change in the task
+// note at p as src has it, each on its own, by item id: the same diff a
+// client's proposal shows. An item that would not apply to src (it is
+// stale already) has none.
+func itemDiffs(p string, src []byte, items []ChangeItem, taskRules note.Options) map[string]string {
+	diffs := map[string]string{}
+	for _, it := range items {
+		if out, stale, err := applyItem(p, src, it, taskRules); err == nil && stale == "" {
+			diffs[it.ID] = unifiedDiff(p, src, out)
+		}
+	}
+	return diffs
+}
+
+// diffs is what each of items would change in the task note at task as
+// it is now; none when the note cannot be read.
+func (c *Changes) diffs(task string, items []ChangeItem) map[string]string {
+	snap, err := c.v.Root().Read(task)
+	if err != nil {
+		return nil
+	}
+	return itemDiffs(task, snap.Content, items, c.v.Rules().TaskOptions())
+}
+
 // hunkRange is a hunk's start and length as a unified diff writes them:
 // 1-based, and the line before the hunk when it is empty.
 func hunkRange(from, n int) string {
@@ -477,7 +501,7 @@ func diffLines(src []byte) []string {
 	return lines
 }
 
-// diffSection renders the diffs of a client's items below their lines, in
+// diffSection renders the diffs of a set's items below their lines, in
 // a fence longer than any run of backticks in them, so that nothing in a
 // diff reads as a checkbox line of the set.
 func diffSection(items []ChangeItem, diffs map[string]string) string {

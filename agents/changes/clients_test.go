@@ -415,6 +415,10 @@ func TestClientTaskChangeInTaskNotesFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The diff an agent's change-set file shows for the same item.
+	if d := c.diffs(p, cs.Items); !strings.Contains(d[cs.Items[0].ID], "+status: done") {
+		t.Errorf("diffs %q, want the item's", d)
+	}
 	if it := confirm(t, c, cs); it.Status != ItemConfirmed {
 		t.Fatalf("item = %+v", it)
 	}

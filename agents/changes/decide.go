@@ -61,7 +61,7 @@ func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, t
 		return err
 	}
 	for _, cs := range sets {
-		data, err := renderChangeSet(cs, nil)
+		data, err := renderChangeSet(cs, c.diffs(o.Task, cs.Items))
 		if err != nil {
 			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 		}
@@ -105,7 +105,7 @@ func (c *Changes) Restore(ctx context.Context) error {
 		if snap, err := c.v.Root().Read(cs.Path); err == nil {
 			fp = snap.Fingerprint
 		} else if errors.Is(err, fs.ErrNotExist) {
-			data, err := renderChangeSet(cs, nil)
+			data, err := renderChangeSet(cs, c.diffs(cs.Task, cs.Items))
 			if err != nil {
 				return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 			}

@@ -95,3 +95,11 @@ func (c *Changes) undo(ctx context.Context, h *history.History, id string, items
 	}
 	return cs, true, undoErr
 }
+
+// UndoWrite undoes margin's write id that applied no change item (a
+// report, a journal entry, a log entry, a template, a change set file)
+// through margin's history, through the editor when the file is open
+// there: history.History.UndoWrite.
+func (c *Changes) UndoWrite(ctx context.Context, h *history.History, id int64) (history.Undone, error) {
+	return h.UndoWrite(ctx, c.opts.Editor, id)
+}

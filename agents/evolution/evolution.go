@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -33,8 +35,8 @@ import (
 	"github.com/margin-md/margin/vault/store"
 )
 
-// evolutionTurns bounds the model calls of one start or send.
-const evolutionTurns = 3
+// Turns bounds the model turns of one start or send.
+const Turns = 3
 
 // Errors of evolution sessions.
 var (
@@ -285,7 +287,7 @@ func (e *Evolution) run(ctx context.Context, s *Session, target templates.Templa
 	req := llm.Request{Role: templates.EvolutionRole, Tier: improver.Tier, Model: improver.Model,
 		System: evolutionSystemPrompt(improver), Messages: s.Messages}
 	res, err := llm.RunTools(ledger.WithScope(ctx, "evolution:"+s.ID), e.model, req, box,
-		llm.Loop{MaxTurns: evolutionTurns, StopAfter: []string{"propose_directives"}})
+		llm.Loop{MaxTurns: Turns, StopAfter: []string{"propose_directives"}})
 	if len(res.Messages) > 0 {
 		s.Messages = res.Messages
 	}
@@ -302,6 +304,12 @@ func (e *Evolution) run(ctx context.Context, s *Session, target templates.Templa
 		return Turn{}, fmt.Errorf("evolution agent: %w", err)
 	}
 	msg := strings.TrimSpace(res.Last.Message.Content)
+	switch {
+	case res.Last.DoneReason == "length" && proposed == nil:
+		msg = "The evolution agent's reply was cut off (it ran out of tokens) before it proposed anything; send it a message to go on."
+	case kit.SaysNothing(withoutHeadings(msg)):
+		msg = "" // "ok" is no message to show a person
+	}
 	if msg == "" && proposed != nil {
 		msg = proposed.Rationale
 	}
@@ -354,8 +362,12 @@ type proposeArgs struct {
 	Rationale string `json:"rationale" jsonschema:"why these changes, citing the evidence"`
 }
 
-// proposeTool records a proposal against target; it refuses one that is
-// empty or changes nothing, so the model can correct itself.
+// proposeTool records a proposal against target, checked as approving it
+// would check it (templates.FitDirective), so the person is never shown a
+// proposal that cannot be saved: what is mechanical is repaired (a ##
+// heading demoted to ###, which the diff shows), and a proposal that is
+// empty, changes nothing, or still would not fit the template file is
+// refused with the reason, so the model can correct itself.
 func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 	return &kit.Tool{
 		ToolName:  "propose_directives",
@@ -371,6 +383,9 @@ func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 			if target.IsLegacy() {
 				oldGeneral = target.Legacy
 			}
+			general, generalDemoted, generalProblem := templates.FitDirective(a.General)
+			report, reportDemoted, reportProblem := templates.FitDirective(a.Report)
+			general, report = strings.TrimSpace(general), strings.TrimSpace(report)
 			switch {
 			case a.General == "":
 				return "", errors.New("general_directive is empty: give the complete directive, unchanged text included")
@@ -378,17 +393,45 @@ func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 				return "", errors.New("report_directive is empty: give the complete directive, unchanged text included")
 			case a.Rationale == "":
 				return "", errors.New("rationale is empty: say why, citing the evidence")
-			case a.General == oldGeneral && a.Report == oldReport:
+			case kit.SaysNothing(withoutHeadings(general)) || kit.SaysNothing(withoutHeadings(report)):
+				return "", errors.New("a directive says nothing (only words such as ok or n/a): give the complete directive, unchanged text included")
+			case kit.SaysNothing(a.Rationale):
+				return "", errors.New("the rationale says nothing: say why, citing the evidence")
+			case generalProblem != "":
+				return "", fmt.Errorf("general_directive cannot be saved in the template file: %s", generalProblem)
+			case reportProblem != "":
+				return "", fmt.Errorf("report_directive cannot be saved in the template file: %s", reportProblem)
+			case general == oldGeneral && report == oldReport:
 				return "", errors.New("the proposal changes nothing: both directives are as they are now")
 			}
 			record(Proposal{
-				General: a.General, Report: a.Report, Rationale: a.Rationale, BaseVersion: target.Version,
-				GeneralDiff: directiveDiff("general directive", target.Version, oldGeneral, a.General),
-				ReportDiff:  directiveDiff("report directive", target.Version, oldReport, a.Report),
+				General: general, Report: report, Rationale: a.Rationale, BaseVersion: target.Version,
+				GeneralDiff: directiveDiff("general directive", target.Version, oldGeneral, general),
+				ReportDiff:  directiveDiff("report directive", target.Version, oldReport, report),
 			})
-			return "Proposal recorded. The person sees a diff of each directive and approves or rejects it.", nil
+			result := "Proposal recorded. The person sees a diff of each directive and approves or rejects it."
+			if demoted := slices.Concat(generalDemoted, reportDemoted); len(demoted) > 0 {
+				// Told, so the model writes ### in its next proposal of this session.
+				result += fmt.Sprintf(" margin made %s ### headings: a heading of level 1 or 2 would start a new section of the template file.",
+					strings.Join(quoted(demoted), ", "))
+			}
+			return result, nil
 		},
 	}
+}
+
+// headingLine is a markdown heading's line: a directive of headings and
+// fillers has nothing to direct.
+var headingLine = regexp.MustCompile(`(?m)^[ \t]*#{1,6}([ \t].*)?$`)
+
+func withoutHeadings(d string) string { return headingLine.ReplaceAllString(d, "") }
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
 }
 
 // directiveDiff is a unified diff of one directive, "" when unchanged.

@@ -30,29 +30,29 @@ const (
 // Routing is the Router's output (seed 003 §11.2).
 type Routing struct {
 	InputType                InputType `json:"input_type"`
-	Confidence               float64   `json:"confidence" jsonschema:"0 to 1"`
-	SelectedDomains          []string  `json:"selected_domains" jsonschema:"names of the relevant domains, exactly as listed"`
+	Confidence               float64   `json:"confidence" jsonschema:"0 to 1" llm:"unit"`
+	SelectedDomains          []string  `json:"selected_domains" jsonschema:"names of the relevant domains, exactly as listed" llm:"word"`
 	DomainSelectionReasoning string    `json:"domain_selection_reasoning"`
 	LogPortion               string    `json:"log_portion" jsonschema:"for both: the part that logs something; else empty"`
 	QueryPortion             string    `json:"query_portion" jsonschema:"for both: the question; else empty"`
-	CorrectionTarget         string    `json:"correction_target" jsonschema:"for correction: what is being corrected; else empty"`
+	CorrectionTarget         string    `json:"correction_target" jsonschema:"for correction: what is being corrected; else empty" llm:"line"`
 	Reasoning                string    `json:"reasoning"`
 }
 
 // Instruction is one retrieval the Retriever executes without a model.
 type Instruction struct {
-	Purpose  string   `json:"purpose" jsonschema:"what evidence this looks for"`
-	From     string   `json:"from" jsonschema:"first day YYYY-MM-DD, or empty"`
-	To       string   `json:"to" jsonschema:"last day YYYY-MM-DD, or empty"`
-	Keywords []string `json:"keywords" jsonschema:"words or short phrases, each searched on its own; empty lists every entry in the date range"`
-	Glob     string   `json:"glob" jsonschema:"vault path glob such as Reference/**, or empty"`
-	Tags     []string `json:"tags" jsonschema:"tags the notes must carry, or empty"`
+	Purpose  string   `json:"purpose" jsonschema:"what evidence this looks for" llm:"line"`
+	From     string   `json:"from" jsonschema:"first day YYYY-MM-DD, or empty" llm:"day"`
+	To       string   `json:"to" jsonschema:"last day YYYY-MM-DD, or empty" llm:"day"`
+	Keywords []string `json:"keywords" jsonschema:"words or short phrases, each searched on its own; empty lists every entry in the date range" llm:"word"`
+	Glob     string   `json:"glob" jsonschema:"vault path glob such as Reference/**, or empty" llm:"word"`
+	Tags     []string `json:"tags" jsonschema:"tags the notes must carry, or empty" llm:"word"`
 }
 
 // SubQuery is one part of a decomposed question.
 type SubQuery struct {
 	ID       int    `json:"id"`
-	Question string `json:"question"`
+	Question string `json:"question" llm:"line"`
 }
 
 // Plan is the Planner's output (seed 003 §11.3).
@@ -61,26 +61,26 @@ type Plan struct {
 	SubQueries             []SubQuery    `json:"sub_queries"`
 	ExecutionStrategy      Strategy      `json:"execution_strategy"`
 	RetrievalInstructions  []Instruction `json:"retrieval_instructions"`
-	DomainExpansionRequest []string      `json:"domain_expansion_request" jsonschema:"available domains to load, or empty"`
-	ClarifyQuestions       []string      `json:"clarify_questions" jsonschema:"only for clarify"`
+	DomainExpansionRequest []string      `json:"domain_expansion_request" jsonschema:"available domains to load, or empty" llm:"word"`
+	ClarifyQuestions       []string      `json:"clarify_questions" jsonschema:"only for clarify" llm:"line"`
 	Reasoning              string        `json:"reasoning"`
 	NextAction             NextAction    `json:"next_action"`
 }
 
 // Finding is one claim of the analysis with the entries it rests on.
 type Finding struct {
-	Claim      string     `json:"claim"`
-	Evidence   []string   `json:"evidence" jsonschema:"entry links exactly as given"`
+	Claim      string     `json:"claim" llm:"line"`
+	Evidence   []string   `json:"evidence" jsonschema:"entry links exactly as given" llm:"line"`
 	Confidence Confidence `json:"confidence"`
 }
 
 // Gap is missing information (seed 003 §11.1).
 type Gap struct {
-	Description             string   `json:"description"`
+	Description             string   `json:"description" llm:"line"`
 	GapType                 GapType  `json:"gap_type"`
 	Severity                Severity `json:"severity"`
 	OutsideCurrentExpertise bool     `json:"outside_current_expertise"`
-	SuspectedDomain         string   `json:"suspected_domain"`
+	SuspectedDomain         string   `json:"suspected_domain" llm:"word"`
 }
 
 func (g Gap) critical() bool { return g.Severity == severityCritical }
@@ -88,9 +88,9 @@ func (g Gap) critical() bool { return g.Severity == severityCritical }
 // Analysis is the Analyzer's output (seed 003 §11.5). Verdict is the last
 // field, so the model writes it after the evidence and gaps.
 type Analysis struct {
-	QueryIntent        string      `json:"query_intent"`
+	QueryIntent        string      `json:"query_intent" llm:"line"`
 	Findings           []Finding   `json:"findings"`
-	PatternsIdentified []string    `json:"patterns_identified"`
+	PatternsIdentified []string    `json:"patterns_identified" llm:"line"`
 	GapsIdentified     []Gap       `json:"gaps_identified"`
 	VerdictReasoning   string      `json:"verdict_reasoning"`
 	Verdict            Sufficiency `json:"verdict"`
@@ -103,9 +103,9 @@ func (a Analysis) sufficient() bool {
 // Draft is the Synthesizer's output (seed 003 §11.6).
 type Draft struct {
 	Response      string     `json:"response"`
-	KeyPoints     []string   `json:"key_points"`
-	EvidenceCited []string   `json:"evidence_cited" jsonschema:"the entry links the response cites"`
-	GapsDisclosed []string   `json:"gaps_disclosed"`
+	KeyPoints     []string   `json:"key_points" llm:"line"`
+	EvidenceCited []string   `json:"evidence_cited" jsonschema:"the entry links the response cites" llm:"line"`
+	GapsDisclosed []string   `json:"gaps_disclosed" llm:"line"`
 	Confidence    Confidence `json:"confidence"`
 }
 
@@ -113,15 +113,15 @@ type Draft struct {
 type Dimension struct {
 	Dimension DimensionName `json:"dimension"`
 	Reasoning string        `json:"reasoning"`
-	Issues    []string      `json:"issues"`
+	Issues    []string      `json:"issues" llm:"line"`
 	Verdict   PassFail      `json:"verdict"`
 }
 
 // Feedback guides a retry after a failed evaluation.
 type Feedback struct {
-	Issue         string `json:"issue"`
-	Suggestion    string `json:"suggestion"`
-	AffectedClaim string `json:"affected_claim"`
+	Issue         string `json:"issue" llm:"line"`
+	Suggestion    string `json:"suggestion" llm:"line"`
+	AffectedClaim string `json:"affected_claim" llm:"line"`
 }
 
 // Evaluation is the Evaluator's output (seed 003 §11.7).
@@ -145,9 +145,9 @@ func (ev Evaluation) passed() bool {
 
 // ClarifyQuestion is one question the Clarifier asks.
 type ClarifyQuestion struct {
-	Question     string   `json:"question"`
-	GapAddressed string   `json:"gap_addressed"`
-	Options      []string `json:"options" jsonschema:"choices, or empty for a free answer"`
+	Question     string   `json:"question" llm:"line"`
+	GapAddressed string   `json:"gap_addressed" llm:"line"`
+	Options      []string `json:"options" jsonschema:"choices, or empty for a free answer" llm:"line"`
 }
 
 // Clarification is the Clarifier's output (seed 003 §11.8).
@@ -159,36 +159,36 @@ type Clarification struct {
 
 // DomainData is the data extracted for one domain.
 type DomainData struct {
-	Domain string         `json:"domain"`
+	Domain string         `json:"domain" llm:"word"`
 	Data   map[string]any `json:"data"`
 }
 
 // ParsedEntry is the Parser's output (seed 003 §11.9). The raw text is not
 // asked back: margin keeps it verbatim itself.
 type ParsedEntry struct {
-	Tags               []string     `json:"tags"`
+	Tags               []string     `json:"tags" llm:"word"`
 	DomainData         []DomainData `json:"domain_data"`
-	ExtractionNotes    []string     `json:"extraction_notes"`
-	UncertainFields    []string     `json:"uncertain_fields"`
-	Confidence         float64      `json:"confidence" jsonschema:"0 to 1"`
+	ExtractionNotes    []string     `json:"extraction_notes" llm:"line"`
+	UncertainFields    []string     `json:"uncertain_fields" llm:"word"`
+	Confidence         float64      `json:"confidence" jsonschema:"0 to 1" llm:"unit"`
 	Significant        bool         `json:"significant"`
-	SignificanceReason string       `json:"significance_reason"`
-	TargetEntry        string       `json:"target_entry" jsonschema:"correction mode: the corrected entry's link; else empty"`
+	SignificanceReason string       `json:"significance_reason" llm:"line"`
+	TargetEntry        string       `json:"target_entry" jsonschema:"correction mode: the corrected entry's link; else empty" llm:"line"`
 	CorrectionDelta    []DomainData `json:"correction_delta" jsonschema:"correction mode: the corrected fields only"`
 }
 
 // ContextUpdate is one change to the global context.
 type ContextUpdate struct {
 	Category   Category  `json:"category"`
-	Key        string    `json:"key"`
-	Value      string    `json:"value"`
+	Key        string    `json:"key" llm:"word"`
+	Value      string    `json:"value" llm:"line"`
 	Confidence Certainty `json:"confidence"`
-	Source     string    `json:"source"`
+	Source     string    `json:"source" llm:"line"`
 }
 
 // Observation is the Observer's output (seed 003 §11.10).
 type Observation struct {
-	InsightsCaptured []string        `json:"insights_captured"`
+	InsightsCaptured []string        `json:"insights_captured" llm:"line"`
 	Updates          []ContextUpdate `json:"updates"`
 	ShouldUpdate     bool            `json:"should_update"`
 }

@@ -47,6 +47,7 @@ func (e *Engine) result(s *Session) Result {
 		return r
 	}
 	r.Answer, r.Citations = validateCitations(s.Draft.Response, s.Draft.EvidenceCited, s.Entries)
+	r.Answer, r.Citations = withOffline(s, r.Answer, r.Citations)
 	r.Confidence = confidence(string(s.Draft.Confidence))
 	r.Status = StatusAnswered
 	if s.Partial {
@@ -64,7 +65,7 @@ func (e *Engine) result(s *Session) Result {
 			r.Gaps = append(r.Gaps, g)
 		}
 	}
-	if s.NoData {
+	if s.NoData || s.EmptyDraft {
 		r.Confidence = "low"
 	}
 	return r
@@ -166,27 +167,47 @@ func degradedAnswer(s *Session) (string, []Citation) {
 		fmt.Fprintf(&b, "No answer: %s, so no model read your notes. ", s.Degraded)
 	}
 	cites := []Citation{}
-	if len(s.Entries) == 0 {
+	list := func(es []Entry) {
+		for _, en := range bestEntries(es, offlineShown) {
+			fmt.Fprintf(&b, "\n- %s %s", en.Link(), quoteOf(en))
+			cites = append(cites, Citation{Path: en.Path, Heading: en.Heading, Line: en.Line, Link: en.Link()})
+		}
+	}
+	if len(s.Offline) == 0 {
 		b.WriteString("A plain search of your notes for the question's words found nothing.")
-		return b.String(), cites
-	}
-	const shown = 10
-	noun := "entries"
-	if len(s.Entries) == 1 {
-		noun = "entry"
-	}
-	fmt.Fprintf(&b, "A plain search of your notes for the question's words found %d %s", len(s.Entries), noun)
-	if len(s.Entries) > shown {
-		fmt.Fprintf(&b, "; the best %d:", shown)
 	} else {
-		b.WriteString(":")
+		fmt.Fprintf(&b, "A plain search of your notes for the question's words found %s", entriesFound(len(s.Offline)))
+		list(s.Offline)
 	}
-	for _, en := range bestEntries(s.Entries, shown) {
-		fmt.Fprintf(&b, "\n- %s %s", en.Link(), quoteOf(en))
-		cites = append(cites, Citation{Path: en.Path, Heading: en.Heading, Line: en.Line, Link: en.Link()})
+	// What the model's plan had retrieved before it failed is kept: a
+	// model only adds.
+	var planned []Entry
+	for _, en := range s.Entries {
+		logged := s.Logged != nil && en.Path == s.Logged.Path && en.Heading == s.Logged.Heading
+		if !logged && !slices.ContainsFunc(s.Offline, func(o Entry) bool { return o.key() == en.key() }) {
+			planned = append(planned, en)
+		}
+	}
+	if len(planned) > 0 {
+		fmt.Fprintf(&b, "\nThe search the model planned found %s", entriesFound(len(planned)))
+		list(planned)
 	}
 	return b.String(), cites
 }
+
+// entriesFound counts n entries for a degraded answer, before its list.
+func entriesFound(n int) string {
+	switch {
+	case n == 1:
+		return "1 entry:"
+	case n > offlineShown:
+		return fmt.Sprintf("%d entries; the best %d:", n, offlineShown)
+	}
+	return fmt.Sprintf("%d entries:", n)
+}
+
+// offlineShown is how many entries the offline answer lists and cites.
+const offlineShown = 10
 
 // bestEntries returns the n best-ranked entries, best first; entries of
 // equal rank (all of them, when none was ranked by a search) the latest
@@ -232,15 +253,13 @@ func (e *Engine) stepDegraded(ctx context.Context, s *Session) (State, string, e
 	if s.Query == "" {
 		s.Query = s.Input
 	}
-	if len(s.Entries) == 0 || s.Logged != nil && len(s.Entries) == 1 {
-		r, err := e.retriever.Question(ctx, s.Query, s.active().Vocabulary, len(s.Attempts)+1)
-		if err != nil {
-			return "", "", fmt.Errorf("retrieving: %w", err)
+	// The offline answer is the plain search of the question, whatever a
+	// model retrieved before it failed: the answer says so.
+	if !s.OfflineSearched {
+		if err := e.searchOffline(ctx, s); err != nil {
+			return "", "", err
 		}
-		s.Attempts = append(s.Attempts, r.Attempts...)
-		s.addEntries(r.Entries)
-		s.Truncated = s.Truncated || r.Truncated
 	}
 	s.Draft = nil
-	return StateComplete, fmt.Sprintf("%d entries found without a model", len(s.Entries)), nil
+	return StateComplete, fmt.Sprintf("%d entries found without a model", len(s.Offline)), nil
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
@@ -402,6 +403,12 @@ func (e *Engine) stepRoute(ctx context.Context, s *Session) (State, string, erro
 		s.Type = InputLog
 		why = "router took it for a question, but the user asked to log it"
 	}
+	if !s.ForceLog && (s.Type == InputLog || s.Type == InputCorrection) && oneQuestion(s.Input) {
+		// Logged, a question would be written into the person's daily
+		// note on a model's word: margin without a model answers it.
+		why = fmt.Sprintf("router took it for %s, but it is one question: answered, nothing logged", s.Type)
+		s.Type, s.CorrectionTarget = InputQuery, ""
+	}
 	if s.QuestionOnly && s.Type != InputQuery {
 		why = fmt.Sprintf("router took it for %s, but it may only be answered: nothing is logged", s.Type)
 		s.Type, s.CorrectionTarget = InputQuery, ""
@@ -415,6 +422,15 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 	if err != nil {
 		return "", "", err
 	}
+	planned := len(p.RetrievalInstructions)
+	dropped, err := e.checkPlan(ctx, &p)
+	if err != nil {
+		return "", "", err
+	}
+	var floor string
+	if len(dropped) > 0 {
+		floor = "; dropped: " + strings.Join(dropped, "; ")
+	}
 	s.Plan = &p
 	s.QueryType = p.QueryType
 	if s.Parts == nil {
@@ -426,7 +442,7 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		return StateExpandDomain, "planner asked for domains " + strings.Join(pending, ", "), nil
 	}
 	switch {
-	case action == actionClarify && len(p.ClarifyQuestions) > 0:
+	case action == actionClarify && slices.ContainsFunc(p.ClarifyQuestions, func(q string) bool { return !emptyOfContent(q) }):
 		return StateClarify, "planner: gaps only the user can fill", nil
 	case action == actionSynthesize && len(s.Entries) > 0 && len(s.Parts) > 0 && s.Analysis == nil:
 		// A later part whose evidence is already retrieved still needs
@@ -439,9 +455,21 @@ func (e *Engine) stepPlan(ctx context.Context, s *Session) (State, string, error
 		// A plan without instructions would retrieve nothing; RETRIEVE
 		// searches the question's own words instead, which keeps "search
 		// before asking" true.
+		if planned > 0 {
+			s.Fallback = true
+			return StateRetrieve, "planner's instructions held nothing to search for; searching the question's words" + floor, nil
+		}
 		return StateRetrieve, "planner gave no instructions; searching the question's words", nil
 	}
-	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s", len(p.RetrievalInstructions), s.QueryType), nil
+	return StateRetrieve, fmt.Sprintf("planner: %d instruction(s), %s%s", len(p.RetrievalInstructions), s.QueryType, floor), nil
+}
+
+// oneQuestion says the input is a single line that ends in a question
+// mark: nothing in it to log.
+func oneQuestion(text string) bool {
+	text = strings.TrimSpace(text)
+	r, _ := utf8.DecodeLastRuneInString(text)
+	return !strings.Contains(text, "\n") && strings.ContainsRune("?？؟", r)
 }
 
 // dependentParts are the parts of a question p decomposed as dependent,
@@ -454,7 +482,7 @@ func dependentParts(p Plan) []SubQuery {
 	}
 	var parts []SubQuery
 	for _, q := range p.SubQueries {
-		if strings.TrimSpace(q.Question) != "" {
+		if !emptyOfContent(q.Question) {
 			parts = append(parts, q)
 		}
 	}
@@ -489,6 +517,12 @@ func (e *Engine) stepRetrieve(ctx context.Context, s *Session) (State, string, e
 		return "", "", fmt.Errorf("retrieving: %w", err)
 	}
 	s.Attempts = append(s.Attempts, r.Attempts...)
+	var relaxed string
+	if len(r.Entries) == 0 && len(s.Plan.RetrievalInstructions) > 0 {
+		if r, relaxed, err = e.relax(ctx, s); err != nil {
+			return "", "", err
+		}
+	}
 	s.Truncated = s.Truncated || r.Truncated
 	before := len(s.Entries)
 	s.addEntries(r.Entries)
@@ -507,11 +541,43 @@ func (e *Engine) stepRetrieve(ctx context.Context, s *Session) (State, string, e
 		s.Partial = true
 		return StateSynthesize, "nothing found after every round: no data", nil
 	}
-	why := fmt.Sprintf("%d new entries (%d in all)", added, len(s.Entries))
+	why := fmt.Sprintf("%d new entries (%d in all)%s", added, len(s.Entries), relaxed)
 	if r.Truncated {
 		why += fmt.Sprintf("; truncated to %d", e.opts.MaxEntries)
 	}
 	return StateAnalyze, why, nil
+}
+
+// relax widens a plan that found nothing, step by step (see relaxations),
+// and in the last round searches the question's own words, before any
+// "found nothing"; it returns the first retrieval that found something
+// and says how.
+func (e *Engine) relax(ctx context.Context, s *Session) (Retrieval, string, error) {
+	vocab := s.active().Vocabulary
+	for _, st := range relaxations(s.Plan.RetrievalInstructions) {
+		r, err := e.retriever.Retrieve(ctx, st.ins, vocab, len(s.Attempts)+1)
+		if err != nil {
+			return Retrieval{}, "", fmt.Errorf("retrieving: %w", err)
+		}
+		s.Attempts = append(s.Attempts, r.Attempts...)
+		if len(r.Entries) > 0 {
+			return r, "; the plan found nothing, its instructions " + st.what + " did", nil
+		}
+	}
+	if s.Loops < e.opts.LoopMax {
+		// The planner gets its rounds to look elsewhere first.
+		return Retrieval{}, "", nil
+	}
+	r, err := e.retriever.Question(ctx, s.Query, vocab, len(s.Attempts)+1)
+	if err != nil {
+		return Retrieval{}, "", fmt.Errorf("retrieving: %w", err)
+	}
+	s.Attempts = append(s.Attempts, r.Attempts...)
+	if len(r.Entries) == 0 {
+		return r, "", nil
+	}
+	s.Fallback = true
+	return r, "; the plan found nothing, even relaxed: searched the question's words", nil
 }
 
 func (e *Engine) stepAnalyze(ctx context.Context, s *Session) (State, string, error) {
@@ -565,7 +631,8 @@ func (e *Engine) stepClarify(ctx context.Context, s *Session) (State, string, er
 	}
 	s.Questions = nil
 	for i, q := range c.Questions {
-		if strings.TrimSpace(q.Question) == "" {
+		if emptyOfContent(q.Question) {
+			// "ok" is no question to put to the person.
 			continue
 		}
 		s.Questions = append(s.Questions, Question{ID: fmt.Sprintf("q%d", i+1), Question: q.Question, Options: nonNil(q.Options), Gap: q.GapAddressed})
@@ -588,11 +655,22 @@ func (e *Engine) stepSynthesize(ctx context.Context, s *Session) (State, string,
 		s.NoData = true
 		return StateObserve, "no data: answered without a model", nil
 	}
+	if !s.OfflineSearched {
+		if err := e.searchOffline(ctx, s); err != nil {
+			return "", "", err
+		}
+	}
 	d, err := e.synthesize(ctx, s, s.active(), s.openGaps())
 	if err != nil {
 		return "", "", err
 	}
 	s.Draft = &d
+	if emptyOfContent(d.Response) {
+		// Nothing for the Evaluator to judge: the answer is the offline
+		// one, and says why.
+		s.EmptyDraft, s.Partial = true, true
+		return StateObserve, "the draft says nothing: answered with the plain search", nil
+	}
 	return StateEvaluate, "draft written", nil
 }
 
@@ -625,14 +703,18 @@ func (e *Engine) stepObserve(ctx context.Context, s *Session) (State, string, er
 	if e.client == nil || s.Degraded != "" || s.Cut != "" {
 		return StateComplete, "no model for the observer", nil
 	}
-	n, err := e.updateContext(ctx, s, trigger)
+	n, dropped, err := e.updateContext(ctx, s, trigger)
 	if err != nil {
 		// The answer or the log is done; a context update that fails must
-		// not take it away.
+		// not take it away, and the context stays as it was.
 		e.log.Warn("global context not updated", "err", err)
-		return StateComplete, "observer failed: " + err.Error(), nil
+		return StateComplete, "observer failed, the global context is unchanged: " + err.Error(), nil
 	}
-	return StateComplete, fmt.Sprintf("observer (%s): %d update(s)", trigger, n), nil
+	why := fmt.Sprintf("observer (%s): %d update(s)", trigger, n)
+	if dropped > 0 {
+		why += fmt.Sprintf("; dropped %d empty of content", dropped)
+	}
+	return StateComplete, why, nil
 }
 
 // Observer triggers (seed 003 §11.10).

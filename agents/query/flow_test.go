@@ -499,14 +499,14 @@ func TestDomainExpansion(t *testing.T) {
 			"router":      {querytest.Route("query", "Strength training")},
 			"planner":     {expand, querytest.Plan("insight", querytest.Instr("bench", "2026-11-13", "2026-11-13", "bench"))},
 			"analyzer":    {querytest.Analysis(true, nil, nil)},
-			"synthesizer": {querytest.Draft("ok", "medium")},
+			"synthesizer": {querytest.Draft("Friday's bench was heavy.", "medium")},
 			"evaluator":   {querytest.Eval(true)},
 		}, "BUILD_CONTEXT PLAN EXPAND_DOMAIN BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"},
 		{"analyzer gap outside expertise", querytest.Replies{
 			"router":      {querytest.Route("query", "Strength training")},
 			"planner":     {querytest.Plan("insight", querytest.Instr("bench", "2026-11-13", "2026-11-13", "bench"))},
 			"analyzer":    {querytest.Analysis(false, nil, nil, gapOutside), querytest.Analysis(true, nil, nil)},
-			"synthesizer": {querytest.Draft("ok", "medium")},
+			"synthesizer": {querytest.Draft("Friday's bench was heavy.", "medium")},
 			"evaluator":   {querytest.Eval(true)},
 		}, "BUILD_CONTEXT PLAN RETRIEVE ANALYZE EXPAND_DOMAIN BUILD_CONTEXT PLAN RETRIEVE ANALYZE SYNTHESIZE EVALUATE OBSERVE COMPLETE"},
 	} {

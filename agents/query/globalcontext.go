@@ -200,7 +200,8 @@ func contextKey(k string) string {
 		}
 		return -1
 	}, k)
-	return k
+	// "same_point." is "same_point": a near-duplicate key updates the item.
+	return strings.TrimRight(k, "._-")
 }
 
 // shrink moves items out until the rendered context fits maxTokens
@@ -232,14 +233,21 @@ func (gc *globalContext) shrink(maxTokens int, day string) []contextItem {
 	return moved
 }
 
-// updateContext runs the Observer and writes what it learnt.
-func (e *Engine) updateContext(ctx context.Context, s *Session, trigger string) (int, error) {
+// updateContext runs the Observer and writes what it learnt; it also says
+// how many updates it dropped as empty of content ("ok: ok"), which would
+// only take a line of the person's context.
+func (e *Engine) updateContext(ctx context.Context, s *Session, trigger string) (int, int, error) {
 	obs, err := e.observe(ctx, s, s.active(), trigger, s.context)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	n := len(obs.Updates)
+	obs.Updates = slices.DeleteFunc(obs.Updates, func(u ContextUpdate) bool {
+		return contextKey(u.Key) == "" || emptyOfContent(u.Key) || emptyOfContent(u.Value)
+	})
+	dropped := n - len(obs.Updates)
 	if !obs.ShouldUpdate || len(obs.Updates) == 0 {
-		return 0, nil
+		return 0, dropped, nil
 	}
 	if trigger == triggerCorrection {
 		// What a user states in a correction is certain (seed §12.10 rule 5).
@@ -247,7 +255,8 @@ func (e *Engine) updateContext(ctx context.Context, s *Session, trigger string) 
 			obs.Updates[i].Confidence = "certain"
 		}
 	}
-	return e.writeContext(s.cause(ctx, "global context", roleObserver), obs.Updates)
+	written, err := e.writeContext(s.cause(ctx, "global context", roleObserver), obs.Updates)
+	return written, dropped, err
 }
 
 // writeContext applies updates to Margin/Context.md, re-applying them to

@@ -192,7 +192,8 @@ func (e *Engine) markCorrection(ctx context.Context, s *Session) error {
 // removed is listed as uncertain, with what the Parser itself was unsure of.
 func checkParsed(p ParsedEntry, schemas map[string]json.RawMessage, raw string) (map[string]any, []string) {
 	data := map[string]any{}
-	uncertain := slices.Clone(p.UncertainFields)
+	// A field named "ok" tells the person nothing.
+	uncertain := slices.DeleteFunc(slices.Clone(p.UncertainFields), emptyOfContent)
 	numbers := numbersIn(raw)
 	for _, dd := range p.DomainData {
 		name := dd.Domain

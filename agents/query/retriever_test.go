@@ -208,7 +208,7 @@ func TestDegradedAnswerCitesTheBestHits(t *testing.T) {
 	if err != nil || len(got.Entries) < 2 {
 		t.Fatalf("Retrieve: %d entries, %v", len(got.Entries), err)
 	}
-	s := &Session{Degraded: "the model is offline", Entries: got.Entries}
+	s := &Session{Degraded: "the model is offline", Offline: got.Entries}
 	_, cites := degradedAnswer(s)
 	best := slices.MaxFunc(got.Entries, func(a, b Entry) int { return cmp.Compare(a.Rank, b.Rank) })
 	if len(cites) == 0 || cites[0].Path != best.Path || best.Rank <= 0 {
@@ -324,7 +324,7 @@ func TestDegradedAnswerCitesWhatAnswersTheQuestion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, cites := degradedAnswer(&Session{Degraded: "the model is offline", Entries: got.Entries})
+		_, cites := degradedAnswer(&Session{Degraded: "the model is offline", Offline: got.Entries})
 		if len(cites) == 0 || cites[0].Path != c.path || cites[0].Heading != c.heading {
 			t.Errorf("%s: citations %v, want %s#%s first", c.question, cites, c.path, c.heading)
 		}
@@ -412,7 +412,7 @@ func TestEntriesQuoteProperties(t *testing.T) {
 	if text := entriesText([]Entry{heat}); !strings.Contains(text, "rating: 9") {
 		t.Errorf("prompt text %q holds no rating", text)
 	}
-	answer, _ := degradedAnswer(&Session{Degraded: "the model is offline", Entries: []Entry{heat}})
+	answer, _ := degradedAnswer(&Session{Degraded: "the model is offline", Offline: []Entry{heat}})
 	if !strings.Contains(answer, "[[Movies/Heat]] categories: movies · rating: 9 · year: 1995") {
 		t.Errorf("offline answer %q does not quote Heat's properties", answer)
 	}

@@ -76,6 +76,15 @@ type Session struct {
 	Logged      *Logged   `json:"logged,omitempty"`
 	Significant bool      `json:"significant,omitempty"`
 
+	// Offline is what the plain search of the question's words found (see
+	// Engine.searchOffline), once OfflineSearched; Fallback says the
+	// answer's evidence is that search because the plan found nothing;
+	// EmptyDraft says the Draft is empty of content, set aside for it.
+	Offline         []Entry `json:"offline,omitempty"`
+	OfflineSearched bool    `json:"offlineSearched,omitempty"`
+	Fallback        bool    `json:"fallback,omitempty"`
+	EmptyDraft      bool    `json:"emptyDraft,omitempty"`
+
 	Degraded string `json:"degraded,omitempty"`
 	// Cut says the deadline passed and the flow finished without the
 	// model (Engine.cut); the answer names it as a gap.

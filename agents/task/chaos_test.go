@@ -383,6 +383,11 @@ func TestChaosWake(t *testing.T) {
 				if len(status) == 0 || !strings.Contains(status[len(status)-1], `"failures":1`) {
 					t.Errorf("the client was not told of the failure: %v", status)
 				}
+				// No report is blanked, and none is missing: the task's
+				// structure stands in, and says which run failed.
+				if r, err := c.report(t); err != nil || r.FailedRun != run.ID || r.Content == "" {
+					t.Errorf("report after the failed wake: failed run %d (want %d), %d bytes of content, %v; run %s", r.FailedRun, run.ID, len(r.Content), err, run.Detail)
+				}
 			}
 			if f.check != nil {
 				f.check(t, c)

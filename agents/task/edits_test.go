@@ -52,38 +52,6 @@ func (b *bufferEditor) ApplyEdit(_ context.Context, path string, version int, ne
 	return true, nil
 }
 
-// TestSetTaskLanguageRefusesANoteSavedDuringTheWake: the language is
-// spliced on disk only into the note the wake read; a save made while the
-// model thought is kept as it is, for the next wake to see.
-func TestSetTaskLanguageRefusesANoteSavedDuringTheWake(t *testing.T) {
-	c := newChaosRig(t, hangTimeout)
-	p := filepath.Join(c.v.Dir(), chaosTask)
-	var turns atomic.Int32
-	var saved string
-	c.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
-		if turns.Add(1) == 1 {
-			src, err := os.ReadFile(p)
-			if err != nil {
-				t.Error(err)
-			}
-			saved = string(src) + "\nSaved during the wake.\n"
-			if err := os.WriteFile(p, []byte(saved), 0o644); err != nil {
-				t.Error(err)
-			}
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{call("set_task_language", map[string]any{"language": "de"})}}
-		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
-	})
-	c.wake(t)
-	if got, _ := os.ReadFile(p); string(got) != saved {
-		t.Errorf("the task saved during the wake became:\n%s", got)
-	}
-	reqs := c.fake.Requests()
-	if len(reqs) < 2 || !strings.Contains(string(reqs[1].Raw), "changed since it was read") {
-		t.Errorf("the model was not told the task changed")
-	}
-}
-
 // TestReportEditedDuringTheWakeIsKept: a report the person edits while the
 // wake runs is not overwritten by the wake's new report.
 func TestReportEditedDuringTheWakeIsKept(t *testing.T) {

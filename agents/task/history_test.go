@@ -59,6 +59,10 @@ func TestHistoryNamesTheTemplateAndModelOfTheWake(t *testing.T) {
 	if err := c.Runtime().Changes().Restore(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if restored, err := os.ReadFile(filepath.Join(dir, sets[0].Path)); err != nil || !strings.Contains(string(restored), "## What c1 changes") ||
+		!strings.Contains(string(restored), "\n-priority: P1\n+priority: P0\n") {
+		t.Errorf("the restored set file has no diff of c1 (%v):\n%s", err, restored)
+	}
 	if _, err := c.Runtime().Changes().Decide(ctx, sets[0].ID, []changes.ItemDecision{{Item: "c1", Verdict: changes.Confirmed}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -19,6 +20,13 @@ type NotifyFunc func(method string, params any)
 
 // Notify implements Notifier.
 func (f NotifyFunc) Notify(method string, params any) { f(method, params) }
+
+// TaskHistory is what the agents need of margin's history of its writes
+// (history.History implements it).
+type TaskHistory interface {
+	// MoveTask lists the writes about the task at from under to.
+	MoveTask(ctx context.Context, from, to string) error
+}
 
 // DefaultRole is the llm role of task agents' calls unless Options.Role
 // names another.
@@ -58,6 +66,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; time.Now by default.
 	Now func() time.Time
+	// History is margin's history of its writes, which follows a renamed
+	// task; nil when it is not kept.
+	History TaskHistory
 
 	othersPoll time.Duration // see watchOthers; tests shorten it
 }

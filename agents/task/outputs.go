@@ -45,6 +45,11 @@ type Report struct {
 	GeneratedBy string    `json:"generatedBy"`
 	Template    string    `json:"template"`
 	Wake        int       `json:"wake"`
+	Language    string    `json:"language,omitempty"`
+	// FailedRun is the latest wake whose model published no usable
+	// report, 0 when the report is that wake's own; FailedWhy says why.
+	FailedRun int64  `json:"failedRun,omitempty"`
+	FailedWhy string `json:"failedWhy,omitempty"`
 
 	fingerprint edit.Fingerprint
 }
@@ -72,6 +77,13 @@ func ParseReport(p string, content []byte) Report {
 		r.TLDR = fm.String("tldr")
 		r.GeneratedBy = fm.String("generated_by")
 		r.Template = fm.String("template")
+		r.Language = fm.String("language")
+		r.FailedWhy = fm.String(keyFailedWhy)
+		if v, ok := fm.Get(keyFailedRun); ok {
+			if n, ok := v.(int); ok {
+				r.FailedRun = int64(n)
+			}
+		}
 		r.Task = strings.TrimSuffix(strings.TrimPrefix(fm.String("task"), "[["), "]]")
 		if v, ok := fm.Get("updated"); ok {
 			switch v := v.(type) {
@@ -101,8 +113,9 @@ func firstParagraph(s string) string {
 	return ""
 }
 
-// renderReport renders a report file (SPEC §3.3).
-func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, content string) []byte {
+// renderReport renders a report file (SPEC §3.3). language, when known,
+// is the task's: margin keeps it here, not in the task note.
+func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, language, content string) []byte {
 	var b strings.Builder
 	b.WriteString("---\nmargin: report\n")
 	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(taskPath)))
@@ -112,6 +125,9 @@ func renderReport(taskPath, agent, template string, updated time.Time, wake int,
 	fmt.Fprintf(&b, "wake: %d\n", wake)
 	fmt.Fprintf(&b, "tldr: %s\n", kit.YAMLString(kit.OneLine(tldr)))
 	fmt.Fprintf(&b, "generated_by: %s\n", kit.YAMLString(generatedBy))
+	if language != "" {
+		fmt.Fprintf(&b, "language: %s\n", kit.YAMLString(language))
+	}
 	b.WriteString("---\n")
 	b.WriteString(strings.TrimSpace(untask(content)))
 	b.WriteString("\n")

@@ -197,9 +197,10 @@ func equalFiles(a, b map[string]string) bool {
 	return true
 }
 
-// A renamed task keeps its agent's output name: the next wake updates the
-// report where it was, which names the task by its new path.
-func TestRenamedTaskKeepsItsOutputs(t *testing.T) {
+// A renamed task's outputs take its new name at the next wake (SPEC §3.3
+// names them by the task's stem): the report moves, and names the task
+// by its new path.
+func TestRenamedTaskGivesItsOutputsItsNewName(t *testing.T) {
 	v := twoPlansVault(t)
 	ctx := context.Background()
 	rig := newPlanRig(t, v)
@@ -221,9 +222,12 @@ func TestRenamedTaskKeepsItsOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if moved.OutputName != "Plan" || rep.Path != "Margin/Reports/Plan.md" || rep.Task != "Tasks/Home/Garden" || rep.Wake != 2 {
-		t.Errorf("after the rename: output name %q, report %s on %q at wake %d; want the report at Margin/Reports/Plan.md, "+
+	if moved.OutputName != "Garden" || rep.Path != "Margin/Reports/Garden.md" || rep.Task != "Tasks/Home/Garden" || rep.Wake != 2 {
+		t.Errorf("after the rename: output name %q, report %s on %q at wake %d; want the report at Margin/Reports/Garden.md, "+
 			"on Tasks/Home/Garden, at wake 2", moved.OutputName, rep.Path, rep.Task, rep.Wake)
+	}
+	if _, err := os.Stat(filepath.Join(v.Dir(), "Margin/Reports/Plan.md")); !os.IsNotExist(err) {
+		t.Errorf("the report under the old name is still there: %v", err)
 	}
 }
 

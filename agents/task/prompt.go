@@ -26,8 +26,8 @@ Rules:
   new report. The wake ends when you call it.
 - Use ` + "`record_observations`" + ` for things worth remembering on later wakes
   (patterns, slips, decisions); keep each observation one sentence.
-- ` + "`set_task_language`" + ` sets the task's language when the notes make it clear
-  and it is not set yet.
+- ` + "`set_task_language`" + ` records the task's language when the notes make it clear
+  and it is not set yet (margin keeps it; the task note is not changed).
 - The other tools only propose a change to the task note; the person approves
   or rejects it. Propose only what the notes support, with a short
   human_summary saying why (margin words the change itself). Do not
@@ -73,6 +73,9 @@ type wakeContext struct {
 	TLDR      string
 	Journal   []string // journal lines, oldest first
 	Decisions []string // recent decisions with reasons, oldest first
+	// Language is the language of the task's notes when the note does not
+	// say it (the one margin keeps, see waking.keptLanguage), else "".
+	Language string
 	// Budget is the token budget of the user message (agents.context_tokens
 	// minus the system prompt and tool schemas).
 	Budget int
@@ -146,6 +149,9 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 	}
 
 	b.WriteString("\n## Task\n\n")
+	if w.Language != "" {
+		fmt.Fprintf(&b, "Language of the task's notes (found on an earlier wake): %s.\n\n", w.Language)
+	}
 	if full {
 		b.WriteString(kit.Fenced("data: the task note "+w.Task.ID, w.Task.Content))
 	} else {

@@ -40,11 +40,10 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 				continue
 			}
 			r.log.Info("task renamed; the agent follows it", "agent", a.ID, "from", a.Task, "to", c.Path)
-			if err := r.store.moveTask(ctx, a.ID, c.Path, string(c.New)); err != nil {
+			delete(byTask, a.Task)
+			if err := r.followRename(ctx, a, c.Path, string(c.New)); err != nil {
 				return err
 			}
-			delete(byTask, a.Task)
-			a.Task = c.Path
 			byTask[c.Path] = a
 			if a.Lifecycle == Dormant && a.DormantReason == reasonTaskDeleted {
 				if err := r.store.resume(ctx, a.ID); err != nil {
@@ -74,7 +73,7 @@ func (r *Runtime) onChanges(ctx context.Context, changes []vault.Change) error {
 				}
 				continue
 			case c.Own:
-				// margin's own write (set_task_language): remember the
+				// margin's own write (an approved change item): remember the
 				// content for rename detection, but do not wake.
 				if err := r.store.setTaskFingerprint(ctx, a.ID, string(c.New)); err != nil {
 					return err
@@ -235,11 +234,10 @@ func (r *Runtime) reconcile(ctx context.Context) error {
 				continue
 			}
 			r.log.Info("task renamed while margin was not running; the agent follows it", "agent", a.ID, "from", a.Task, "to", t.Path)
-			if err := r.store.moveTask(ctx, a.ID, t.Path, m.Stat.Hash); err != nil {
+			if err := r.followRename(ctx, a, t.Path, m.Stat.Hash); err != nil {
 				return err
 			}
 			owned[t.Path], moved = true, true
-			a.Task = t.Path
 			break
 		}
 		if !moved {

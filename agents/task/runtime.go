@@ -15,8 +15,9 @@
 //
 // It must not import the server: it tells the client things through a
 // Notifier. It writes into the vault only through vault/edit's Root, and
-// into a person's task note only for set_task_language; every other
-// change to a task waits in a change set for a person.
+// never into a person's task note: every change to a task waits in a
+// change set for a person (the task's language, set_task_language, is
+// kept in the state database and the report).
 package task
 
 import (

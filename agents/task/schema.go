@@ -211,4 +211,10 @@ CREATE INDEX wake_runs_template ON wake_runs(template);
 -- applies later. Runs from before this step, and runs no model answered,
 -- stay ''.
 ALTER TABLE wake_runs ADD COLUMN model TEXT NOT NULL DEFAULT '';
+`, `
+-- The language of the task's notes as set_task_language found it: margin
+-- keeps it here (and in the report) and never writes it into the task
+-- note, which is the person's (SPEC §1.3, §4.1). A language in the note's
+-- frontmatter wins over it.
+ALTER TABLE agents ADD COLUMN language TEXT NOT NULL DEFAULT '';
 `}

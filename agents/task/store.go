@@ -56,6 +56,10 @@ type Agent struct {
 	Wakes          int       `json:"wakes"`
 	Template       string    `json:"template"`
 	PendingChanges int       `json:"pendingChanges"`
+	// Language is the language of the task's notes as the agent found it
+	// (set_task_language), "" when it has not; the task note is not
+	// changed for it.
+	Language string `json:"language,omitempty"`
 
 	taskFingerprint   string
 	reportFingerprint string
@@ -129,13 +133,13 @@ func newAgentID() string {
 }
 
 const agentColumns = `a.id, a.task, a.output_name, a.task_fingerprint, a.lifecycle, a.dormant_reason, a.created_at, a.last_wake, a.next_wake,
-	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator`
+	a.failures, a.wakes, a.template, a.report_fingerprint, a.report_generator, a.language`
 
 func scanAgent(row interface{ Scan(...any) error }) (Agent, error) {
 	var a Agent
 	var created, last, next string
 	err := row.Scan(&a.ID, &a.Task, &a.OutputName, &a.taskFingerprint, &a.Lifecycle, &a.DormantReason, &created, &last, &next,
-		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator)
+		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator, &a.Language)
 	a.Created, a.LastWake, a.NextWake = kit.Unstamp(created), kit.Unstamp(last), kit.Unstamp(next)
 	return a, err
 }
@@ -264,9 +268,9 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 // lowest free number from 2, "Plan (2)". The migration that added output
 // names backfills by the same rule. Names compare as file names do on macOS
 // and Windows: without regard to case, in any language, or to how an
-// accented letter is encoded (see nameKey). A name is given once: a
-// renamed task keeps it (see moveTask). A name whose report reportTask
-// (when set) says is another task's is taken too.
+// accented letter is encoded (see nameKey). A renamed task's agent gets a
+// new name by the same rule at its next wake (renameOutputs). A name whose
+// report reportTask (when set) says is another task's is taken too.
 func newOutputName(ctx context.Context, tx *sql.Tx, task string, reportTask func(string) string) (string, error) {
 	s := stem(task)
 	link := strings.TrimSuffix(task, path.Ext(task))
@@ -332,8 +336,8 @@ func (s *Store) resume(ctx context.Context, id string) error {
 	return nil
 }
 
-// moveTask follows a rename of the agent's task. The output name stays, so
-// the report, journal and change sets stay where the person finds them.
+// moveTask follows a rename of the agent's task. The output name follows
+// at the agent's next wake, when no wake writes the outputs (renameOutputs).
 func (s *Store) moveTask(ctx context.Context, id, task, fingerprint string) error {
 	_, err := s.db.ExecContext(ctx, `UPDATE agents SET task = ?, task_fingerprint = ? WHERE id = ?`, task, fingerprint, id)
 	if err != nil {
@@ -354,6 +358,14 @@ func (s *Store) setTaskFingerprint(ctx context.Context, id, fingerprint string) 
 	_, err := s.db.ExecContext(ctx, `UPDATE agents SET task_fingerprint = ? WHERE id = ?`, fingerprint, id)
 	if err != nil {
 		return fmt.Errorf("recording the task of agent %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) setLanguage(ctx context.Context, id, language string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE agents SET language = ? WHERE id = ?`, language, id)
+	if err != nil {
+		return fmt.Errorf("recording the task language of agent %s: %w", id, err)
 	}
 	return nil
 }

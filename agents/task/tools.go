@@ -8,14 +8,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"golang.org/x/text/language"
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/llm"
-	"github.com/margin-md/margin/vault/edit"
-	"github.com/margin-md/margin/vault/note"
 )
 
 // Argument types of the tools. Field order is the order the model sees.
@@ -70,7 +70,7 @@ func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
 			}), Do: wt.recordObservations},
 	}
 	withheld := map[string]string{}
-	if err := languageUnset(task); err != nil {
+	if err := languageUnset(wt.w.language()); err != nil {
 		withheld["set_task_language"] = err.Error()
 	} else {
 		tools = append(tools, &kit.Tool{ToolName: "set_task_language", About: "Set the language of the task's notes when it is clear and not set yet.",
@@ -192,6 +192,13 @@ func (wt *wakeTools) updateReport(ctx context.Context, args json.RawMessage) (st
 	if strings.TrimSpace(a.TLDR) == "" || strings.TrimSpace(a.Content) == "" {
 		return "", errors.New("tldr and content must not be blank")
 	}
+	// A small model fills free fields with "ok" or a bare heading: such a
+	// report would replace one that says something (issue 33).
+	a.TLDR = headingMark.ReplaceAllString(a.TLDR, "")
+	if kit.SaysNothing(a.TLDR) || kit.SaysNothing(headingLine.ReplaceAllString(a.Content, "")) {
+		return "", fmt.Errorf("the report says nothing (tldr %q, content %q): say where the task stands, in the tldr in a sentence, in the content under its sections",
+			kit.OneLine(a.TLDR), kit.OneLine(a.Content))
+	}
 	out, err := wt.effect(ctx, "update_report", args, false, func() (string, string, []changes.Proposal, error) {
 		if err := wt.w.writeReport(ctx, a.TLDR, a.Content, wt.w.modelID()); err != nil {
 			return "", "", nil, err
@@ -219,7 +226,7 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 			lines = append(lines, journalLine(now, o))
 		}
 		if len(lines) == 0 {
-			return "", "", nil, errors.New("every observation is blank")
+			return "", "", nil, errors.New("every observation is blank or says nothing")
 		}
 		if err := appendJournal(w.cause(ctx), w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
@@ -231,58 +238,66 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 	})
 }
 
-// observationTexts are the observations as journal lines carry them.
+// observationTexts are the observations as journal lines carry them, each
+// once (two that differ only in case, spacing or punctuation are one),
+// without those that say nothing.
 func observationTexts(obs []string) []string {
 	out := make([]string, 0, len(obs))
+	seen := map[string]bool{}
 	for _, o := range obs {
-		if o = kit.OneLine(o); o != "" {
+		key := strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, o)
+		if o = kit.OneLine(o); !kit.SaysNothing(o) && !seen[key] {
+			seen[key] = true
 			out = append(out, o)
 		}
 	}
 	return out
 }
 
-// setLanguage is the one direct write to a person's task note (SPEC §1.3):
-// a frontmatter splice. A note open in the editor is spliced there, into
-// the buffer as it is now (workspace/applyEdit with its version); a closed
-// one on disk, only if it is still the note the wake read, so an edit made
-// meanwhile is never overwritten and is the next wake's to see.
+// headingMark is a markdown heading's marker at the start of a line: a
+// tldr is one sentence, not a section. headingLine is the whole line.
+var (
+	headingMark = regexp.MustCompile(`(?m)^[ \t]*#{1,6}[ \t]+`)
+	headingLine = regexp.MustCompile(`(?m)^[ \t]*#{1,6}([ \t].*)?$`)
+)
+
+// setLanguage keeps the language of the task's notes in margin's state
+// and the report, never in the task note: nothing outside the output
+// folder changes without a person's approval (SPEC §1.3, §4.1).
 func (wt *wakeTools) setLanguage(ctx context.Context, args json.RawMessage) (string, error) {
 	var a languageArgs
 	if err := json.Unmarshal(args, &a); err != nil {
 		return "", err
 	}
+	// The schema's pattern lets "ok" through: a small model's filler.
+	if _, err := language.Parse(a.Language); err != nil {
+		return "", fmt.Errorf("%q is not a language: give the BCP 47 code of the notes' language, e.g. en, de, pt-BR", a.Language)
+	}
 	w := wt.w
 	return wt.effect(ctx, "set_task_language", args, false, func() (string, string, []changes.Proposal, error) {
-		res, err := w.rt.v.Root().Change(w.cause(ctx), w.rt.opts.Editor, w.agent.Task, func(cur edit.Current) ([]byte, error) {
-			if !cur.InEditor && cur.Fingerprint() != w.taskSnap.Fingerprint {
-				return nil, &edit.ConflictError{Path: w.agent.Task, Base: w.taskSnap.Fingerprint, Current: cur.Fingerprint()}
-			}
-			// The buffer may have been given a language since the wake read the note.
-			if err := languageUnset(note.Parse(w.agent.Task, cur.Content, w.rt.v.Rules().TaskOptions())); err != nil {
-				return nil, err
-			}
-			return edit.SetFrontmatter(cur.Content, "language", a.Language)
-		})
-		if err != nil {
-			return "", "", nil, fmt.Errorf("setting the language: %w", err)
+		if err := languageUnset(w.language()); err != nil {
+			return "", "", nil, err
 		}
-		// Saved as it is, a buffer is what the agent has seen.
-		w.taskWritten(res.Content, res.Fingerprint)
-		if res.InEditor {
-			return "applied", "language set to " + a.Language + " in the note open in the editor", nil, nil
+		if err := w.rt.store.setLanguage(ctx, w.agent.ID, a.Language); err != nil {
+			return "", "", nil, err
 		}
-		return "applied", "language set to " + a.Language, nil, nil
+		w.agent.Language = a.Language
+		return "applied", "language set to " + a.Language + " (margin keeps it with the report; the task note is not changed)", nil, nil
 	}, nil)
 }
 
 // languageUnset refuses set_task_language on a task whose language is
-// set (the wake does not offer it then, and a buffer may have been given
-// one since): the tool only fills in a language the person has not
-// chosen, and changing their choice is theirs to make.
-func languageUnset(n *note.Note) error {
-	if n.Task != nil && n.Task.Language != "" {
-		return fmt.Errorf("the task's language is already %s; set_task_language only sets a language that is not set yet", n.Task.Language)
+// known (the wake does not offer it then): the tool only fills in a
+// language, and changing the person's choice, or the one found before,
+// is not the model's to make.
+func languageUnset(language string) error {
+	if language != "" {
+		return fmt.Errorf("the task's language is already %s; set_task_language only sets a language that is not set yet", language)
 	}
 	return nil
 }

@@ -83,11 +83,35 @@ func (w *waking) cause(ctx context.Context) context.Context {
 	return edit.WithCause(ctx, c)
 }
 
-// taskWritten records the wake's own write to the task note, so what the
-// agent is considered to have seen includes it.
-func (w *waking) taskWritten(content []byte, fp edit.Fingerprint) {
-	w.taskSnap = edit.Snapshot{Path: w.taskSnap.Path, Content: content, Fingerprint: fp}
-	w.sources[0] = taskSource(w.agent.Task, content)
+// language is the language of the task's notes: the note's own
+// frontmatter field, else the one margin keeps.
+func (w *waking) language() string {
+	if w.task != nil && w.task.Task != nil && w.task.Task.Language != "" {
+		return w.task.Task.Language
+	}
+	return w.keptLanguage()
+}
+
+// promptLanguage is the language the wake's prompt names: the one margin
+// keeps, when the task note (which the model reads) does not carry one.
+func (w *waking) promptLanguage() string {
+	if t := w.task.Task; t != nil && t.Language != "" {
+		return "" // the model reads it in the note
+	}
+	return w.keptLanguage()
+}
+
+// keptLanguage is the language the agent found (set_task_language), which
+// margin keeps in its state and the report; the report's alone after the
+// state database was rebuilt.
+func (w *waking) keptLanguage() string {
+	if w.agent.Language != "" {
+		return w.agent.Language
+	}
+	if languageRE.MatchString(w.report.Language) {
+		return w.report.Language
+	}
+	return ""
 }
 
 // writeReport writes the report file, through the editor when the report
@@ -97,7 +121,7 @@ func (w *waking) taskWritten(content []byte, fp edit.Fingerprint) {
 // the agent as the current report.
 func (w *waking) writeReport(ctx context.Context, tldr, content, generator string) error {
 	p := w.reportPath()
-	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, content)
+	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, w.language(), content)
 	edited := fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
 	res, err := w.rt.v.Root().Change(w.cause(ctx), w.rt.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
 		if cur.Fingerprint() != w.reportBase {
@@ -113,7 +137,7 @@ func (w *waking) writeReport(ctx context.Context, tldr, content, generator strin
 	case err != nil:
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	w.reportBase = res.Fingerprint
+	w.reportBase, w.hasReport = res.Fingerprint, true
 	if err := w.rt.store.setReport(ctx, w.agent.ID, string(res.Fingerprint), generator); err != nil {
 		return err
 	}
@@ -192,7 +216,7 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 	fixed := llm.EstimateTokens(req)
 	msg, _ := userMessage(wakeContext{
 		Now: rt.now(), Reason: reason, Task: w.sources[0], Entries: w.sources[1:], Seen: seen,
-		Report: reportBody(w), TLDR: w.report.TLDR, Journal: journal, Decisions: decisionLines(w.decisions),
+		Report: reportBody(w), TLDR: w.report.TLDR, Journal: journal, Decisions: decisionLines(w.decisions), Language: w.promptLanguage(),
 		Budget: max(rt.opts.ContextTokens-fixed, 0),
 	})
 	req.Messages = []llm.Message{{Role: llm.RoleUser, Content: msg}}
@@ -223,6 +247,12 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		}
 		off, oerr := w.writeOffline(ctx, err.Error(), status)
 		off.turns, off.promptTokens, off.completions = end.turns, end.promptTokens, end.completions
+		if oerr == nil && status == RunFailed {
+			// A model that answered, but not usably: the report says so.
+			if err := w.markFailed(ctx, fmt.Sprintf("run %d %s: %s", w.run, off.status, off.detail)); err != nil {
+				off.detail += "; " + err.Error()
+			}
+		}
 		return off, oerr
 	case err != nil:
 		end.status, end.detail = RunFailed, err.Error()
@@ -230,6 +260,12 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		end.status, end.detail = RunIncomplete, fmt.Sprintf("ended (%s after %d turns) without update_report; the previous report stands", res.Stop, res.Turns)
 	default:
 		end.status = RunCompleted
+	}
+	if end.status != RunCompleted {
+		// The model published nothing usable: the report stands, and says so.
+		if err := w.markFailed(ctx, fmt.Sprintf("run %d %s: %s", w.run, end.status, end.detail)); err != nil {
+			end.detail += "; " + err.Error()
+		}
 	}
 	return end, nil
 }
@@ -371,6 +407,9 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 	}
 	if a.Lifecycle == Destroyed || a.Lifecycle == Dormant && !req.force {
 		return time.Time{}, nil
+	}
+	if err := r.renameOutputs(ctx, &a); err != nil {
+		return time.Time{}, fmt.Errorf("wake of %s: %w", a.Task, err)
 	}
 	w := &waking{rt: r, agent: a}
 	found, err := w.gather(ctx)

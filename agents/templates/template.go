@@ -342,6 +342,35 @@ func directiveProblem(d string) string {
 	return ""
 }
 
+// FitDirective makes a directive that a template file would not hold as
+// written (directiveProblem) fit where the fix is mechanical: a heading of
+// level 1 or 2, which would start a new section of the file, becomes a ###
+// heading of the same text. It returns the directive as it can be saved,
+// the headings it demoted, and why it still cannot be saved ("" when it
+// can): a problem that is not mechanical is the author's to fix.
+func FitDirective(d string) (fitted string, demoted []string, problem string) {
+	src := "\n" + d // as directiveProblem reads it
+	o := note.ParseOutline([]byte(src))
+	if o.Plain == "" {
+		var b strings.Builder
+		at := 0
+		for _, s := range o.Sections {
+			if s.Level > 2 {
+				continue
+			}
+			text := strings.Join(strings.Fields(s.Raw), " ")
+			b.WriteString(src[at:s.Offset])
+			b.WriteString("### " + text + "\n")
+			at = s.Body
+			demoted = append(demoted, strings.TrimRight(src[s.Offset:s.Body], "\r\n"))
+		}
+		b.WriteString(src[at:])
+		src = b.String()
+	}
+	fitted = strings.TrimPrefix(src, "\n")
+	return fitted, demoted, directiveProblem(fitted)
+}
+
 // seededGeneral is the general directive the seeding pass writes for a
 // legacy template (seed 000 §5): the purpose-built default, then what the
 // old directives said about persona and behaviour. Paragraphs about the

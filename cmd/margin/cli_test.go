@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,6 +95,24 @@ func TestSearchCommand(t *testing.T) {
 	_, stderr, code = runMargin(t, nil, "search", "--vault", vault, "swimming")
 	if code != 0 || !strings.Contains(stderr, "no matches") {
 		t.Errorf("search for swimming: exit %d, stderr %q; want 0 and no matches", code, stderr)
+	}
+}
+
+// TestSearchQuestion: by default a question finds the entry its words
+// point to, where --mode all needs "why", "did" and "my" too.
+func TestSearchQuestion(t *testing.T) {
+	vault := editortest.SampleVault(t)
+	const question = "why did my bench press feel so heavy?"
+	_, stderr, code := runMargin(t, nil, "search", "--vault", vault, "--mode", "all", question)
+	if code != 0 || !strings.Contains(stderr, "no matches") {
+		t.Fatalf("--mode all: exit %d, stderr %q; want no matches for this test to mean something", code, stderr)
+	}
+	for _, mode := range [][]string{nil, {"--mode", "auto"}} {
+		args := append(append([]string{"search", "--vault", vault, "--limit", "3"}, mode...), question)
+		out, stderr, code := runMargin(t, nil, args...)
+		if code != 0 || !regexp.MustCompile(`(?m)^Daily/2026-11-13\.md:\d+  #18:15$`).MatchString(out) {
+			t.Errorf("search %v: exit %d, stderr %q; want 2026-11-13 18:15 in the first three:\n%s", mode, code, stderr, out)
+		}
 	}
 }
 
@@ -262,5 +281,41 @@ func TestDoctorNamesAFewFailedFiles(t *testing.T) {
 	if !strings.Contains(out, "FAIL  notes          8 of ") || !strings.Contains(out, "files are indexed only in part: ") ||
 		!strings.Contains(out, "; and 3 more (margin status lists them)") || strings.Count(out, "(broken frontmatter: ") != failedShown {
 		t.Errorf("doctor output:\n%s", out)
+	}
+}
+
+// margin search leaves margin's reports and journals out, which restate
+// the task, unless --include-outputs asks for them.
+func TestSearchIncludeOutputs(t *testing.T) {
+	vault := t.TempDir()
+	for p, text := range map[string]string{
+		"Tasks/Tax return.md":          "---\ntype: task\nstatus: open\n---\nFile the tax return before May.\n",
+		"Margin/Reports/Tax return.md": "---\nmargin: report\n---\nThe tax return waits on the tax form.\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(vault, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(vault, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"tax"}, []string{"Tasks/Tax return.md"}},
+		{[]string{"--include-outputs", "tax"}, []string{"Margin/Reports/Tax return.md", "Tasks/Tax return.md"}},
+	} {
+		out, stderr, code := runMargin(t, nil, append([]string{"search", "--vault", vault}, tc.args...)...)
+		var got []string
+		for _, line := range strings.Split(out, "\n") {
+			if p, _, ok := strings.Cut(line, ".md:"); ok && !strings.HasPrefix(line, " ") {
+				got = append(got, p+".md")
+			}
+		}
+		slices.Sort(got)
+		if code != 0 || !slices.Equal(got, tc.want) {
+			t.Errorf("search %v: exit %d, %v, want %v\n%s%s", tc.args, code, got, tc.want, out, stderr)
+		}
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/history"
 )
@@ -25,13 +27,17 @@ func byPerson(cmd *cobra.Command) context.Context {
 
 func newUndoCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "undo ID [ITEM...]",
-		Short: "Undo applied changes: put back exactly what they replaced",
+		Use:   "undo ID [ITEM...] | undo WRITE",
+		Short: "Undo applied changes, or any write of margin's: put back exactly what they replaced",
 		Long: `undo puts back what the applied items of a change set replaced in the task
 note, byte for byte (without ITEMs, every applied item of the set). Your own
 edits elsewhere in the note stay; an item whose lines you edited since is
 refused with the three versions, and nothing is written. Undoing an undone
-item applies it again. The agent reads the undo on its next wake.`,
+item applies it again. The agent reads the undo on its next wake.
+
+undo WRITE undoes any other write of margin's by its id, the WRITE column of
+margin history (a report, a journal or log entry, a template), by the same
+rule; undoing the undo's own write puts margin's text back.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ws, err := g.openChanges(cmd)
@@ -39,23 +45,58 @@ item applies it again. The agent reads the undo on its next wake.`,
 				return err
 			}
 			defer ws.Close()
-			cs, err := ws.Changes.Undo(byPerson(cmd), ws.History, args[0], args[1:])
 			out := cmd.OutOrStdout()
+			write, isWrite := writeID(args)
+			if isWrite && len(args[0]) < changeSetIDLen {
+				return undoWrite(cmd, ws.Changes, ws.History, write)
+			}
+			cs, err := ws.Changes.Undo(byPerson(cmd), ws.History, args[0], args[1:])
+			if isWrite && errors.Is(err, changes.ErrChangeSetNotFound) {
+				return undoWrite(cmd, ws.Changes, ws.History, write)
+			}
 			if len(cs.Items) > 0 {
 				fmt.Fprintf(out, "%s: %s\n", cs.ID, cs.Status)
 				for _, it := range cs.Items {
 					fmt.Fprintf(out, "  %s %-10s %s\n", it.ID, it.Status, it.Summary)
 				}
 			}
-			var refused *history.ConflictError
-			if errors.As(err, &refused) {
-				at, texts := differing(refused.Original, refused.Margin, refused.Current)
-				return fmt.Errorf("%w\n--- what margin replaced (from line %d)\n%s--- what margin wrote\n%s--- %s now\n%s",
-					err, at, texts[0], texts[1], refused.Path, texts[2])
-			}
-			return err
+			return withVersions(err)
 		},
 	}
+}
+
+// changeSetIDLen is the length of a change set's id: a shorter number is a
+// write's id.
+const changeSetIDLen = 8
+
+// writeID is the write id undo's only argument names, if it is a number.
+func writeID(args []string) (int64, bool) {
+	if len(args) != 1 {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(args[0], 10, 64)
+	return n, err == nil && n > 0
+}
+
+func undoWrite(cmd *cobra.Command, c *changes.Changes, h *history.History, id int64) error {
+	u, err := c.UndoWrite(byPerson(cmd), h, id)
+	if err != nil {
+		return withVersions(err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "undid write %d: %s\n", u.Write, u.Path)
+	return nil
+}
+
+// withVersions adds to a refused undo the three versions a person
+// compares: what margin replaced, what it wrote, and the file now.
+func withVersions(err error) error {
+	var refused *history.ConflictError
+	if errors.As(err, &refused) {
+		at, texts := differing(refused.Original, refused.Margin, refused.Current)
+		return fmt.Errorf("%w\n--- what margin replaced (from line %d)\n%s--- what margin wrote\n%s--- %s now\n%s",
+			err, at, texts[0], texts[1], refused.Path, texts[2])
+	}
+	return err
 }
 
 func newHistoryCommand(g *globals) *cobra.Command {
@@ -67,8 +108,8 @@ func newHistoryCommand(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List margin's writes into the vault",
-		Long: `history lists what margin wrote into the vault, newest first: when, which
-file, for which change set and item, by whom (an agent, an MCP client, you),
+		Long: `history lists what margin wrote into the vault, newest first: the write's
+id (margin undo WRITE undoes it), when, which file, for which change set and item, by whom (an agent, an MCP client, you),
 and the commit on ` + history.Ref + ` when the vault is in a git work tree
 (git log -p ` + history.Ref + ` shows each write's diff).`,
 		Args: cobra.NoArgs,
@@ -110,7 +151,7 @@ and the commit on ` + history.Ref + ` when the vault is in a git work tree
 				return nil
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "WHEN\tFILE\tCHANGE\tBY\tCOMMIT")
+			fmt.Fprintln(w, "WRITE\tWHEN\tFILE\tCHANGE\tBY\tCOMMIT")
 			for _, e := range es {
 				change := e.ChangeSet
 				if len(e.Items) > 0 {
@@ -130,7 +171,7 @@ and the commit on ` + history.Ref + ` when the vault is in a git work tree
 				if e.Commit != "" {
 					commit = e.Commit[:min(len(e.Commit), 12)]
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", when(e.At), e.Path, change, by, commit)
+				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\n", e.ID, when(e.At), e.Path, change, by, commit)
 			}
 			return w.Flush()
 		},

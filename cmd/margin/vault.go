@@ -111,6 +111,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 		Use:   "search [flags] [words...]",
 		Short: "Search the vault's notes and daily entries",
 		Example: `  margin search bench press
+  margin search "why did my bench press feel heavy?"
   margin search --mode phrase "felt heavy"
   margin search --from 2026-11-09 --to 2026-11-15 sleep
   margin search --glob 'Tasks/**' --tag work
@@ -122,9 +123,9 @@ func newSearchCommand(g *globals) *cobra.Command {
 				return usageError(fmt.Errorf("search needs words, or --from, --to, --glob or --tag"))
 			}
 			switch q.Mode {
-			case index.ModeAll, index.ModeAny, index.ModePhrase:
+			case index.ModeAuto, index.ModeAll, index.ModeAny, index.ModePhrase:
 			default:
-				return usageError(fmt.Errorf("--mode must be all, any or phrase, got %q", mode))
+				return usageError(fmt.Errorf("--mode must be auto, all, any or phrase, got %q", mode))
 			}
 			if err := checkDates(q.From, q.To); err != nil {
 				return usageError(err)
@@ -167,12 +168,13 @@ func newSearchCommand(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&mode, "mode", "all", "all, any or phrase")
+	f.StringVar(&mode, "mode", "auto", "auto (all words, or for a question the most of its words), all, any or phrase")
 	f.StringVar(&q.From, "from", "", "only daily entries on or after this date (YYYY-MM-DD)")
 	f.StringVar(&q.To, "to", "", "only daily entries on or before this date (YYYY-MM-DD)")
 	f.StringVar(&q.Glob, "glob", "", "only paths matching this glob (** crosses folders)")
 	f.StringSliceVar(&q.Tags, "tag", nil, "only notes with this tag (repeatable)")
 	f.IntVar(&q.Limit, "limit", 20, "at most this many hits")
+	f.BoolVar(&q.Outputs, "include-outputs", false, "also search margin's own outputs (reports, journals, change sets)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

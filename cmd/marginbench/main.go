@@ -30,6 +30,7 @@ import (
 
 	"github.com/margin-md/margin/server/editortest"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/golden"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
 	"github.com/margin-md/margin/vault/vaultgen"
@@ -42,7 +43,8 @@ func main() {
 	runs := flag.Int("runs", 5, "runs per process-level figure; the median is reported")
 	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
 	real := flag.String("real", "", "a copy of a real vault (the Obsidian help vault) to measure search on, in many scripts; empty skips it")
-	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp")
+	goldenRoot := flag.String("golden", ".", "repository root holding the golden set (testdata/golden) to score search relevance on; empty skips it")
+	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp; weak: only the model calls of a weak model")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -50,10 +52,22 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *only != "" && *only != "mcp" {
-		log.Fatalf("-only %q: the one figure measured alone is mcp", *only)
+	if *only != "" && *only != "mcp" && *only != "weak" {
+		log.Fatalf("-only %q: the figures measured alone are mcp and weak (a weak model's calls)", *only)
 	}
 	b := &bench{bin: abs, runs: *runs}
+	if *only == "weak" {
+		if err := b.weakCalls(); err != nil {
+			log.Fatalf("weak model calls: %v", err)
+		}
+		if *sample != "" {
+			if err := b.weakAgentCalls(*sample); err != nil {
+				log.Fatalf("weak model calls of the agents: %v", err)
+			}
+		}
+		b.print(os.Stdout)
+		return
+	}
 	for _, s := range strings.Split(*sizes, ",") {
 		if strings.TrimSpace(s) == "" { // -sizes '' measures -real only
 			continue
@@ -95,8 +109,16 @@ func main() {
 			log.Fatalf("%s: %v", *real, err)
 		}
 	}
+	if *goldenRoot != "" {
+		if err := b.relevance(*goldenRoot); err != nil {
+			log.Fatalf("relevance: %v", err)
+		}
+	}
 	if err := b.queryCalls(); err != nil {
 		log.Fatalf("query calls: %v", err)
+	}
+	if err := b.weakCalls(); err != nil {
+		log.Fatalf("weak model calls: %v", err)
 	}
 	if *sample != "" {
 		if err := b.agentFigures(*sample); err != nil {
@@ -104,6 +126,9 @@ func main() {
 		}
 		if err := b.modelBackFigure(*sample); err != nil {
 			log.Fatalf("model back: %v", err)
+		}
+		if err := b.weakAgentCalls(*sample); err != nil {
+			log.Fatalf("weak model calls of the agents: %v", err)
 		}
 	}
 	b.print(os.Stdout)
@@ -118,6 +143,9 @@ type bench struct {
 	bin  string
 	runs int
 	rows []row
+
+	golden            []golden.Result // the golden set's figures, nil when not measured
+	semanticQuestions int             // of the golden set, left to semantic search
 }
 
 func (b *bench) add(r row) {
@@ -132,6 +160,7 @@ func (b *bench) print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.figure, r.target, r.measured, r.baseline, r.ratio, r.pass)
 	}
 	tw.Flush()
+	b.printRelevance(w)
 }
 
 func ensureVault(dir string, n int) error {

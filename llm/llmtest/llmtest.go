@@ -7,7 +7,9 @@
 // Each fake answers from a queue of [Reply] values (its Script method) and,
 // when the queue is empty, from a handler (Handle); it records every chat
 // request it received (Requests) so tests can assert on prompts, tools,
-// formats and options. A request with no reply left fails the test. The
+// formats and options. A request with no reply left fails the test. [Weak]
+// is a handler that answers like a small local model, one [Fault] at a
+// time. The
 // package is for tests only: nothing in margin's binary may import it.
 package llmtest
 

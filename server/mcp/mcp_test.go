@@ -197,6 +197,27 @@ func TestReadsStayInTheVault(t *testing.T) {
 	}
 }
 
+// TestSearchNotesQuestion: an AI application's question, as it would ask
+// it, finds the note its words point to by default; mode all, which needs
+// every word, finds none.
+func TestSearchNotesQuestion(t *testing.T) {
+	r := newRig(t, nil)
+	type hits struct {
+		Hits  []struct{ Path string }
+		Total int
+	}
+	const question = "why do the sync tests fail on CI?"
+	if all := structured[hits](t, r.call(t, "search_notes", map[string]any{"query": question, "mode": "all"})); all.Total != 0 {
+		t.Fatalf("mode all: %+v; want nothing for this test to mean something", all)
+	}
+	for _, args := range []map[string]any{{"query": question}, {"query": question, "mode": "auto"}} {
+		got := structured[hits](t, r.call(t, "search_notes", args))
+		if len(got.Hits) == 0 || got.Hits[0].Path != "Tasks/Fix flaky sync tests.md" {
+			t.Errorf("%v: %+v; want Tasks/Fix flaky sync tests.md first", args, got)
+		}
+	}
+}
+
 // A proposal changes nothing until a person approves it, by the path
 // margin approve takes; the decision and every call are the client's in
 // the ledger.

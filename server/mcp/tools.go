@@ -28,12 +28,14 @@ import (
 type (
 	SearchArgs struct {
 		Query string   `json:"query" jsonschema:"words to find; \"quoted words\" are a phrase, word* a prefix, key:value a property, tag:name a tag"`
-		Mode  string   `json:"mode,omitempty" jsonschema:"all (default): every word in the note; any: one of them; phrase: the words in order"`
+		Mode  string   `json:"mode,omitempty" jsonschema:"auto (default): every word of keywords; for a question, the notes holding most of its words (stop words need not match); all: every word in the note; any: one of them; phrase: the words in order"`
 		From  string   `json:"from,omitempty" jsonschema:"YYYY-MM-DD: only daily notes from this day"`
 		To    string   `json:"to,omitempty" jsonschema:"YYYY-MM-DD: only daily notes up to this day"`
 		Glob  string   `json:"glob,omitempty" jsonschema:"vault path glob: * and ? stay within a folder, ** crosses folders"`
 		Tags  []string `json:"tags,omitempty" jsonschema:"every tag must be on the note"`
 		Limit int      `json:"limit,omitempty" jsonschema:"at most this many hits (default 20)"`
+
+		Outputs bool `json:"outputs,omitempty" jsonschema:"true: also search margin's own outputs (reports, journals, change sets), left out by default"`
 	}
 	ReadArgs struct {
 		Path    string `json:"path" jsonschema:"the note's path relative to the vault, e.g. Tasks/Renew passport.md"`
@@ -163,8 +165,8 @@ func writing(name, title, desc string) *sdk.Tool {
 }
 
 func (s *Server) addTools() {
-	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
-	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"all", "any", "phrase"}})
+	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words or a question in plain words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
+	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase"}})
 	add(s, t, s.searchNotes)
 
 	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
@@ -210,7 +212,7 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 	if err := s.fresh(ctx); err != nil {
 		return nil, index.Result{}, err
 	}
-	r, err := s.ws.Vault.Index().Find(ctx, index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit})
+	r, err := s.ws.Vault.Index().Find(ctx, index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit, Outputs: a.Outputs})
 	if err != nil {
 		return nil, index.Result{}, err
 	}
@@ -405,7 +407,8 @@ func answerText(r query.Result) string {
 		}
 		return b.String()
 	case query.StatusDegraded:
-		b.WriteString("Degraded answer: no model was reachable, so this is retrieval only (the best-ranked notes), not an answer a model wrote.\n\n")
+		// Unreachable or unusable, the answer says which.
+		b.WriteString("Degraded answer: no model's answer could be used, so this is retrieval only (the best-ranked notes), not an answer a model wrote.\n\n")
 	case query.StatusPartial:
 		b.WriteString("Partial answer: margin could not answer all of it.\n\n")
 	}

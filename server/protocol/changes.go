@@ -40,11 +40,27 @@ type ChangesConfirmAllParams struct {
 // changed the item's lines (even back to the same text), the error is
 // -33001 with data {path, original, margin, current, later?}
 // (vault/history.ConflictError; later names that write, to undo first)
-// and nothing is written.
+// and nothing is written. Write, instead of id, undoes margin's write of
+// that history id that applied no change item (a report, a journal or
+// log entry, a template), by the same rule.
 type ChangesUndoParams struct {
-	ID    string   `json:"id"`
+	ID    string   `json:"id,omitempty"`
 	Item  string   `json:"item,omitempty"`
 	Items []string `json:"items,omitempty"`
+	Write int64    `json:"write,omitempty"`
+}
+
+// ChangesUndoResult is changes/undo's result: the change set, for an undo
+// of its items; the write undone, for an undo by write id.
+type ChangesUndoResult struct {
+	*ChangeSet
+	Write *UndoneWrite `json:"write,omitempty"`
+}
+
+// UndoneWrite is the write changes/undo {write} undid.
+type UndoneWrite struct {
+	Write int64  `json:"write"`
+	Path  string `json:"path"`
 }
 
 // DecisionsListParams are decisions/list's params.

@@ -56,7 +56,7 @@ var Methods = []Method{
 	method[ChangesListParams, ChangesListResult]("changes/list"),
 	method[ChangesDecideParams, ChangeSet]("changes/decide"),
 	method[ChangesConfirmAllParams, ChangeSet]("changes/confirmAll"),
-	method[ChangesUndoParams, ChangeSet]("changes/undo"),
+	method[ChangesUndoParams, ChangesUndoResult]("changes/undo"),
 	method[DecisionsListParams, DecisionsListResult]("decisions/list"),
 
 	noParams[TemplatesListResult]("templates/list"),
@@ -91,7 +91,7 @@ var EditorCommands = []EditorCommand{
 	command[ChangeSet]("margin.confirm", "changes/decide", "changeSetId", "itemId"),
 	command[ChangeSet]("margin.reject", "changes/decide", "changeSetId", "itemId", "reason?"),
 	command[ChangeSet]("margin.confirmAll", "changes/confirmAll", "changeSetId"),
-	command[ChangeSet]("margin.undo", "changes/undo", "changeSetId", "itemId?"),
+	command[ChangesUndoResult]("margin.undo", "changes/undo", "changeSetId", "itemId?"),
 	command[ShowChangesResult]("margin.showChanges", "changes/list", "changeSetId"),
 	command[AgentDetail]("margin.wake", "agents/control", "agentId"),
 	command[Answer]("margin.ask", "query/ask", "question"),

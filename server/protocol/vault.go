@@ -52,12 +52,15 @@ type FileState = index.FileState
 // to, glob or tags narrow the search.
 type SearchParams struct {
 	Query string   `json:"query,omitempty"`
-	Mode  string   `json:"mode,omitempty"` // all | any | phrase
+	Mode  string   `json:"mode,omitempty"` // auto (default) | all | any | phrase
 	From  string   `json:"from,omitempty"` // YYYY-MM-DD
 	To    string   `json:"to,omitempty"`   // YYYY-MM-DD
 	Glob  string   `json:"glob,omitempty"`
 	Tags  []string `json:"tags,omitempty"`
 	Limit int      `json:"limit,omitempty"`
+	// Outputs also searches margin's own outputs (reports, journals,
+	// change sets), which a search leaves out otherwise.
+	Outputs bool `json:"outputs,omitempty"`
 }
 
 // SearchResult is vault/search's result: hits, how many notes matched in

@@ -140,6 +140,7 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 	case opts.Parts&Agents != 0:
 		// The agents subscribe to the vault here, before it runs, so they
 		// miss no change.
+		opts.Agents.History = w.History
 		rt, err := task.New(ctx, v, model, opts.Agents)
 		if err != nil {
 			return fmt.Errorf("opening agents: %w", err)

@@ -20,6 +20,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -380,16 +381,64 @@ func (h *History) List(ctx context.Context, f Filter) ([]Entry, error) {
 }
 
 // compact keeps of each committed write without change items only the
-// bytes it wrote where it differs from what it replaced. Nothing reads
-// the whole file of such a write again: git has it, reconcile reads the
-// writes still 'writing' and undo those of change items.
+// whole lines it changed: what it wrote there, and what it replaced.
+// Nothing reads the whole file of such a write again: git has it,
+// reconcile reads the writes still 'writing', and an undo of the write
+// (UndoWrite) finds those lines in the file as it is then.
 func (h *History) compact(ctx context.Context) error {
-	_, err := h.db.ExecContext(ctx, `UPDATE history
-		SET after = substr(after, before_pre + 1, length(after) - before_pre - before_suf), after_part = 1
+	rows, err := h.db.QueryContext(ctx, `SELECT id, before, before_pre, before_suf, after FROM history
 		WHERE after_part = 0 AND existed = 1 AND commit_id <> '' AND state = 'written'
 		  AND NOT EXISTS (SELECT 1 FROM history_items i WHERE i.write_id = history.id)`)
 	if err != nil {
 		return fmt.Errorf("compacting margin's history: %w", err)
+	}
+	type part struct {
+		id            int64
+		before, after []byte
+		pre, suf      int
+	}
+	var parts []part
+	for rows.Next() {
+		var p part
+		if err := rows.Scan(&p.id, &p.before, &p.pre, &p.suf, &p.after); err != nil {
+			rows.Close()
+			return fmt.Errorf("compacting margin's history: %w", err)
+		}
+		if p.pre+p.suf > len(p.after) {
+			continue // before kept whole (grow): nothing shared to cut
+		}
+		// The shared ends, cut back to whole lines: the line each end
+		// begins or ends within joins both parts.
+		pre := bytes.LastIndexByte(p.after[:p.pre], '\n') + 1
+		end := len(p.after) - p.suf
+		inAfter := end == 0 || p.after[end-1] == '\n'
+		inBefore := true // where the shared end begins in before
+		switch {
+		case len(p.before) > 0:
+			inBefore = p.before[len(p.before)-1] == '\n'
+		case p.pre > 0:
+			inBefore = p.after[p.pre-1] == '\n'
+		}
+		if p.suf > 0 && !(inAfter && inBefore) {
+			if i := bytes.IndexByte(p.after[end:], '\n'); i >= 0 {
+				end += i + 1
+			} else {
+				end = len(p.after)
+			}
+		}
+		p.before = slices.Concat(p.after[pre:p.pre], p.before, p.after[len(p.after)-p.suf:end])
+		p.pre, p.suf, p.after = pre, len(p.after)-end, p.after[pre:end]
+		parts = append(parts, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("compacting margin's history: %w", err)
+	}
+	for _, p := range parts {
+		if _, err := h.db.ExecContext(ctx, `UPDATE history SET before = ?, before_pre = ?, before_suf = ?, after = ?, after_part = 1
+			WHERE id = ? AND after_part = 0`, nonNil(p.before), p.pre, p.suf, nonNil(p.after), p.id); err != nil {
+			return fmt.Errorf("compacting margin's history: %w", err)
+		}
 	}
 	return nil
 }

@@ -95,10 +95,16 @@ func changesLines(w wrote, text [][]byte, from, to int) bool {
 // laterWrite returns the latest of the writes recorded as changing the
 // lines the item's write id wrote that still stands, nil when none does.
 func (h *History) laterWrite(ctx context.Context, id int64, item string) (*LaterWrite, error) {
-	rows, err := h.db.QueryContext(ctx, `SELECT h.id, h.actor, h.change_set, h.undo_of,
+	return h.standing(ctx, `SELECT h.id, h.actor, h.change_set, h.undo_of,
 			COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
 		FROM history_touches t JOIN history h ON h.id = t.write_id
 		WHERE t.touched_id = ? AND t.item = ? AND h.state = 'written' ORDER BY h.id DESC`, id, item)
+}
+
+// standing returns the first of the writes query lists (id, actor, change
+// set, undo_of, items) that still stands, nil when none does.
+func (h *History) standing(ctx context.Context, query string, args ...any) (*LaterWrite, error) {
+	rows, err := h.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading margin's history: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/margin-md/margin/vault"
@@ -20,6 +21,8 @@ var ErrNothingToUndo = fmt.Errorf("no write of margin to undo: %w", vault.ErrNot
 // ConflictError refuses an undo: the note no longer holds what margin
 // wrote there, so putting back what it replaced would overwrite the
 // person's edit. Nothing was written.
+// Of a write the history compacted (a write of no change item, once
+// committed), Original and Margin are the lines it changed.
 type ConflictError struct {
 	Path     string `json:"path"`
 	Original string `json:"original"` // what margin's write replaced
@@ -43,9 +46,8 @@ func (e *ConflictError) Error() string {
 		return fmt.Sprintf("%s: a later write of margin (item %s of %s) changed these lines since; undo it first; nothing was undone",
 			e.Path, strings.Join(l.Items, " "), l.ChangeSet)
 	} else if l != nil {
-		// Not an item's: there is no undo of it.
-		return fmt.Sprintf("%s: a later write of margin (write %d by %s) changed these lines since; nothing was undone: edit them by hand",
-			e.Path, l.Write, l.Actor)
+		return fmt.Sprintf("%s: a later write of margin (write %d by %s) changed it since; undo it first (margin undo %d); nothing was undone",
+			e.Path, l.Write, l.Actor, l.Write)
 	}
 	return fmt.Sprintf("%s no longer holds what margin wrote there (edited since?); nothing was undone", e.Path)
 }
@@ -293,4 +295,98 @@ func find(hay, needle [][]byte) (at, n int) {
 		}
 	}
 	return at, n
+}
+
+// ErrItemWrite refuses the undo by write id of a write that applied
+// change items: their undo goes through the change set, which records it
+// as a decision and knows the later writes that changed the items' lines.
+var ErrItemWrite = errors.New("this write applied change items: undo them through their change set")
+
+// UndoWrite reverses margin's write id that applied no change item (a
+// report, a journal entry, a log entry, a template, the global context, a
+// change set file): the file gets back exactly what the write replaced
+// where it still holds what margin wrote; a person's edits elsewhere in
+// it stay. Otherwise it is a *ConflictError naming the later write of
+// margin's, if one changed the file since, and nothing is written. The
+// undo is a write recorded like any other, so undoing it redoes the write.
+func (h *History) UndoWrite(ctx context.Context, ed edit.Editor, id int64) (Undone, error) {
+	var (
+		w                itemWrite
+		existed, part    bool
+		pre, suf         int
+		changeSet, items string
+	)
+	err := h.db.QueryRowContext(ctx, `SELECT h.path, h.existed, h.removed, h.before, h.before_pre, h.before_suf, h.after, h.after_part,
+			h.task, h.change_set, h.template, h.model, COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
+		FROM history h WHERE h.id = ? AND h.state = 'written'`, id).
+		Scan(&w.path, &existed, &w.removed, &w.before, &pre, &suf, &w.after, &part, &w.task, &changeSet, &w.template, &w.model, &items)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Undone{}, fmt.Errorf("write %d: %w", id, ErrNothingToUndo)
+	}
+	if err != nil {
+		return Undone{}, fmt.Errorf("reading margin's history: %w", err)
+	}
+	if items != "" {
+		return Undone{}, fmt.Errorf("write %d applied item %s of change set %s (margin undo %s %s): %w",
+			id, strings.ReplaceAll(items, " ", ", "), changeSet, changeSet, items, ErrItemWrite)
+	}
+	if !part {
+		// Kept whole: before is what shrink kept of it.
+		w.before = grow(w.after, pre, suf, w.before)
+	}
+	ctx = edit.WithCause(ctx, edit.Cause{Task: w.task, ChangeSet: changeSet, Template: w.template, Model: w.model, Undo: id})
+	if edit.CauseOf(ctx).Actor == "" {
+		ctx = edit.WithCause(ctx, edit.Cause{Actor: "person"})
+	}
+	p := w.path
+	if !existed {
+		// The write created the file: its undo removes it, as margin wrote it.
+		if err := h.uncreate(ctx, ed, p, w.after); err != nil {
+			return Undone{}, h.withLater(ctx, err, p, id)
+		}
+		return Undone{Path: p, Write: id}, nil
+	}
+	var refused *ConflictError
+	_, err = h.root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
+		refused = nil
+		switch {
+		case w.removed && !cur.Exists:
+			return w.before, nil // the undo of an undone creation creates the file again
+		case w.removed:
+		case cur.Exists && part && len(cur.Content) == pre+len(w.after)+suf && bytes.Equal(cur.Content[pre:pre+len(w.after)], w.after):
+			// Only what differed is kept (compact): margin's bytes where it put them.
+			return slices.Concat(cur.Content[:pre], w.before, cur.Content[pre+len(w.after):]), nil
+		case cur.Exists:
+			// Whole, or the whole lines that differed (shrink): found in the file as it is now.
+			if out, ok := Splice(w.before, w.after, cur.Content); ok {
+				return out, nil
+			}
+		}
+		refused = &ConflictError{Path: p, Original: string(w.before), Margin: string(w.after), Current: string(cur.Content)}
+		return nil, refused
+	})
+	if err != nil {
+		if refused != nil {
+			return Undone{}, h.withLater(ctx, refused, p, id)
+		}
+		return Undone{}, fmt.Errorf("undoing write %d: %w", id, err)
+	}
+	return Undone{Path: p, Write: id}, nil
+}
+
+// withLater names in a refusal the latest write of margin's to the same
+// file after write id that still stands: the write to undo first.
+func (h *History) withLater(ctx context.Context, err error, p string, id int64) error {
+	var refused *ConflictError
+	if !errors.As(err, &refused) {
+		return err
+	}
+	later, lerr := h.standing(ctx, `SELECT h.id, h.actor, h.change_set, h.undo_of,
+			COALESCE((SELECT group_concat(item, ' ') FROM history_items WHERE write_id = h.id), '')
+		FROM history h WHERE h.path = ? AND h.id > ? AND h.state = 'written' ORDER BY h.id DESC`, p, id)
+	if lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	refused.Later = later
+	return refused
 }

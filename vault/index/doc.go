@@ -77,12 +77,16 @@ func propToken(key string, value folded) string {
 	return metaToken(metaProp, fold(key)+":"+value.text)
 }
 
-// metaTokens lists the filter tokens of n: for a task its kind, status and
-// priority; each tag with its parents ("a/b" also gives "a"), so that a tag
+// metaTokens lists the filter tokens of n: the kind of margin's outputs;
+// for a task its kind, status and priority; each tag with its parents ("a/b" also gives "a"), so that a tag
 // filter matches nested tags; and each word of each property value. They
 // are indexed once per note.
 func metaTokens(n *note.Note) string {
 	var m metaText
+	if n.Kind == note.KindMargin {
+		// A search leaves margin's outputs out by this token.
+		m.add(metaKind+string(note.KindMargin), "")
+	}
 	if t := taskOf(n); t != nil {
 		m.add(metaKind+string(note.KindTask), "")
 		m.add(metaStatus, strings.ToLower(t.Status))

@@ -282,8 +282,10 @@ func TestSearchHostile(t *testing.T) {
 		`^deploy`, `deploy^`, `(deploy`, `deploy)`, `()`, `+deploy`, `deploy + latency`, `'deploy'`, `\"deploy\"`,
 		`deploy;DROP TABLE files;--`, "tab\tand\nnewline", "\x00nul", "\xff\xfe bad utf8", `C++`, `node.js`, `50%`, `v2.1`,
 		`#ops`, `[[Ship v2]]`, `deploy"latency`, `"deploy" "`, strings.Repeat("deploy ", 300), `🚀 launch`, `日本語`,
+		`how do I deploy the latency fix?`, `what is status:done about?`, `why "release team" kube* broke?`, `会議のメモはどこ`,
+		strings.Repeat("why deploy latency ", 100) + "?",
 	}
-	for _, mode := range []Mode{ModeAll, ModeAny, ModePhrase} {
+	for _, mode := range []Mode{ModeAuto, ModeAll, ModeAny, ModePhrase} {
 		for _, in := range inputs {
 			t.Run(fmt.Sprintf("%s/%.20q", mode, in), func(t *testing.T) {
 				q := Query{Text: in, Mode: mode, Expand: map[string][]string{in: {in, `"`, "x*"}}}
@@ -1019,5 +1021,59 @@ func TestApplyWritesEveryRow(t *testing.T) {
 	}
 	if files != total || links != total || sections != total || mismatched != 0 {
 		t.Errorf("files, links, sections = %d, %d, %d, want %d each; %d links on the wrong note", files, links, sections, total, mismatched)
+	}
+}
+
+// TestSearchLeavesOutMarginsOutputs: a report or journal restates its
+// task, so a search finds the task alone unless it asks for margin's
+// outputs; a listing without text too. A long output (several search
+// rows, of which only the first holds its kind) is left out in every row.
+func TestSearchLeavesOutMarginsOutputs(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		t.Run(fmt.Sprintf("long output %v", long), func(t *testing.T) {
+			ix, _ := openIndex(t)
+			journal := fixture{path: "Margin/Journal/Tax.md", kind: note.KindMargin, content: "tax return filed\n"}
+			if long {
+				journal = longNote(journal.path, 3*ftsChunk, "tax return filed")
+				journal.kind = note.KindMargin
+			}
+			for _, f := range []fixture{
+				{path: "Tasks/Tax return.md", kind: note.KindTask, content: "file the tax return\n", task: &note.Task{Status: "open"}, tags: []string{"money"}},
+				{path: "Margin/Reports/Tax return.md", kind: note.KindMargin, content: "tax return: the tax form is filed\n", tags: []string{"money"}},
+				journal,
+			} {
+				apply(t, ix, f.update())
+			}
+			for _, tc := range []struct {
+				name string
+				q    Query
+				want []string
+			}{
+				{"words", Query{Text: "tax"}, []string{"Tasks/Tax return.md"}},
+				{"words, outputs", Query{Text: "tax", Outputs: true},
+					[]string{"Margin/Journal/Tax.md", "Margin/Reports/Tax return.md", "Tasks/Tax return.md"}},
+				{"a word only outputs hold", Query{Text: "filed"}, nil},
+				{"words and a filter", Query{Text: "tax tag:money"}, []string{"Tasks/Tax return.md"}},
+				{"filter only", Query{Text: "tag:money"}, []string{"Tasks/Tax return.md"}},
+				{"filter only, outputs", Query{Text: "tag:money", Outputs: true}, []string{"Margin/Reports/Tax return.md", "Tasks/Tax return.md"}},
+				{"listing", Query{Tags: []string{"money"}}, []string{"Tasks/Tax return.md"}},
+				{"listing, outputs", Query{Tags: []string{"money"}, Outputs: true}, []string{"Margin/Reports/Tax return.md", "Tasks/Tax return.md"}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					r, err := ix.Find(context.Background(), tc.q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var got []string
+					for _, h := range r.Hits {
+						got = append(got, h.Path)
+					}
+					slices.Sort(got)
+					if !slices.Equal(got, tc.want) || r.Total != len(tc.want) {
+						t.Errorf("Find(%+v) = %v (total %d), want %v", tc.q, got, r.Total, tc.want)
+					}
+				})
+			}
+		})
 	}
 }

@@ -30,9 +30,11 @@ const (
 // SQLite compiled it again each time it was bound to another query.
 const matchArg = "(? || '')"
 
-// scored is a matching note and its bm25 score, lower is better.
+// scored is a matching note and its bm25 score, lower is better; for a
+// question, its tier too (see rankQuestion).
 type scored struct {
 	id    int64
+	tier  int
 	score float64
 }
 
@@ -53,12 +55,15 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		if p.words != "" && p.filters != "" {
 			// A filter holds for the whole note, wherever its tokens
 			// sit, while the words must meet in one row.
-			match = p.words
+			match = p.leaveOutputs(p.words)
 			where = append(where, `+`+id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`)
 			args = append(args, p.filters)
 		}
 	}
 	args[0] = match
+	if !p.outputs && p.chunked {
+		where = append(where, `+`+id+` NOT IN (`+longOutputsSQL+`)`)
+	}
 	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
 		joins = append(joins, "notes n ON n.file_id = "+id)
 	}
@@ -110,6 +115,25 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			f += " CROSS JOIN " + j
 		}
 		return f + " WHERE " + strings.Join(append([]string{table + " MATCH " + matchArg}, where...), " AND ")
+	}
+	if p.literals != nil {
+		// Of the notes that hold the letters of a word with symbols,
+		// those that hold it as written.
+		var cands []int64
+		err := collect(ctx, tx, `SELECT DISTINCT `+id+from("notes_fts"), args, func(r *sql.Rows) error {
+			var c int64
+			cands = append(cands, c)
+			return r.Scan(&cands[len(cands)-1])
+		})
+		if err != nil {
+			return Result{}, fmt.Errorf("matching: %w", err)
+		}
+		held, err := p.literals.holding(ctx, tx, id, cands)
+		if err != nil || len(held) == 0 {
+			return Result{}, err
+		}
+		where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
+		args = append(args, jsonIDs(held))
 	}
 	// Within a tier, the named note first, then by score; ties in the
 	// index's order. Without a glob to check in Go, SQLite keeps the best
@@ -180,6 +204,55 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			return Result{}, err
 		}
 		complete = limit == 0 || len(cands) < limit
+	} else if p.tiered() {
+		notesOf := func(expr string) ([]int64, error) {
+			a := slices.Clone(args)
+			a[0] = p.withFilters(expr)
+			var ids []int64
+			if p.globRE == nil {
+				// In one row: a row crossing to Go costs more than
+				// finding it.
+				var list sql.NullString
+				if err := tx.QueryRowContext(ctx, `SELECT group_concat(DISTINCT `+id+`)`+from("notes_fts"), a...).Scan(&list); err != nil {
+					return nil, fmt.Errorf("matching: %w", err)
+				}
+				for f := range strings.SplitSeq(list.String, ",") {
+					if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+						ids = append(ids, n)
+					}
+				}
+				return ids, nil
+			}
+			err := collect(ctx, tx, `SELECT DISTINCT `+id+`, `+pathCol+from("notes_fts"), a, func(rows *sql.Rows) error {
+				var n int64
+				var path string
+				if err := rows.Scan(&n, &path); err != nil {
+					return err
+				}
+				if p.globRE.MatchString(path) {
+					ids = append(ids, n)
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("matching: %w", err)
+			}
+			return ids, nil
+		}
+		rankBy := func(all bool, ids []int64) ([]scored, error) {
+			if all { // FTS5 skips the rows without every word
+				match = p.withFilters(strings.Join(p.cover, " AND "))
+			}
+			// Only the notes ids: bm25 reads no other match. The '+'
+			// keeps SQLite from looking each up in FTS5.
+			where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
+			args = append(args, jsonIDs(ids))
+			return rank(tx, "notes_fts", `bm25(notes_fts, `+rankWeights+`)`, 0)
+		}
+		cands, total, err = p.rankQuestion(named, notesOf, rankBy)
+		if err != nil {
+			return Result{}, err
+		}
 	} else {
 		cands, err = rank(tx, "fields_fts", `bm25(fields_fts, `+fieldWeights+`)`, limit)
 		if err != nil {
@@ -337,19 +410,21 @@ func namedKey(text string) string {
 // namedNotes returns the ids of the notes whose file name or alias is the
 // query text: the note a person names ranks first.
 func (p *queryPlan) namedNotes(ctx context.Context, tx readTx) (map[int64]bool, error) {
-	if p.named == "" {
+	if len(p.named) == 0 {
 		return nil, nil
 	}
 	out := map[int64]bool{}
-	err := collect(ctx, tx, `SELECT id FROM files WHERE stem_key = ?1 UNION SELECT file_id FROM aliases WHERE alias_key = ?1`,
-		[]any{p.named}, func(r *sql.Rows) error {
-			var id int64
-			err := r.Scan(&id)
-			out[id] = true
-			return err
-		})
-	if err != nil {
-		return nil, fmt.Errorf("finding the named note: %w", err)
+	for _, k := range p.named {
+		err := collect(ctx, tx, `SELECT id FROM files WHERE stem_key = ?1 UNION SELECT file_id FROM aliases WHERE alias_key = ?1`,
+			[]any{k}, func(r *sql.Rows) error {
+				var id int64
+				err := r.Scan(&id)
+				out[id] = true
+				return err
+			})
+		if err != nil {
+			return nil, fmt.Errorf("finding the named note: %w", err)
+		}
 	}
 	return out, nil
 }
@@ -389,6 +464,7 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s.held = probes.held(title, s.heading)
 		if first {
+			s.title = title
 			s.read(probes, body.String, date.String, int(bodyLine.Int64))
 		}
 		n := notes[id]
@@ -414,14 +490,21 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 		s := n.secs[best]
 		h := Hit{Path: n.path, Heading: s.heading, Line: s.line, SectionLine: s.line, Date: s.date}
-		if !s.inBody && probes.exact(s.body) {
-			// The match is in the title or heading: the body need not be
-			// split to find none in it.
-			h.Snippet = leadSnippet(s.body)
-		} else if snip, at := snippet(s.body, terms); at >= 0 {
-			h.Snippet, h.Line = snip, s.bodyLine+strings.Count(s.body[:at], "\n")
+		at := -1
+		if s.inBody || !probes.exact(s.body) {
+			// Else the match is in the title or heading: the body need
+			// not be split to find none in it.
+			h.Snippet, at = snippet(s.body, terms)
+		}
+		if at >= 0 {
+			h.Line = s.bodyLine + strings.Count(s.body[:at], "\n")
 		} else {
-			h.Snippet = snip
+			h.Snippet = titledSnippet(s.title, leadSnippet(s.body), terms)
+			if s.heading == "" && s.body == "" {
+				// Nothing follows the frontmatter: the line after it may
+				// be past the end of the file.
+				h.Line = 1
+			}
 		}
 		out[id] = h
 		if len(terms) > 0 && !slices.Contains(s.held, true) {
@@ -434,6 +517,21 @@ func bestSections(ctx context.Context, tx readTx, ids []int64, terms []term) (ma
 		}
 	}
 	return out, nil
+}
+
+// titledSnippet is the snippet of a note found by its title (or an
+// alias): the one that holds a term, marked, then lead, the start of the
+// text; lead alone when no title holds a term.
+func titledSnippet(titles, lead string, terms []term) string {
+	for t := range strings.SplitSeq(titles, "\n") {
+		if snip, at := snippet(t, terms); at >= 0 {
+			if lead == "" {
+				return snip
+			}
+			return snip + " — " + lead
+		}
+	}
+	return lead
 }
 
 // propertyHits moves the hits of the notes ids, whose sections hold none
@@ -477,6 +575,7 @@ type hitNote struct {
 // what its title and heading hold.
 type hitSection struct {
 	id                  int64
+	title               string // title and aliases, a line each; the first section's only
 	heading, body, date string
 	line, bodyLine      int
 	held                []bool // by probe
@@ -572,18 +671,46 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			terms = append(terms, term{text: pieceKey(ps), phrase: true})
 		}
 	}
-	withSynonyms := func(expr string, ps []folded) string {
-		alts := []string{expr}
+	synonyms := func(ps []folded) []string {
+		var alts []string
 		for _, s := range syn[pieceKey(ps)] {
 			if sp := foldedPieces(s); len(sp) > 0 {
 				alts = append(alts, phrase(sp, false))
 				add(sp, false)
 			}
 		}
-		if len(alts) == 1 {
+		return alts
+	}
+	withSynonyms := func(expr string, ps []folded) string {
+		alts := synonyms(ps)
+		if len(alts) == 0 {
 			return expr
 		}
-		return "(" + strings.Join(alts, " OR ") + ")"
+		return "(" + expr + " OR " + strings.Join(alts, " OR ") + ")"
+	}
+	// A word with symbols is matched as written (see literal): the
+	// expression finds the notes that hold its letters, and its term
+	// keeps those that hold it.
+	addWord := func(text string, ps []folded, prefix, quoted bool) string {
+		expr := phrase(ps, prefix)
+		l := literalOf(text, prefix)
+		if l == nil {
+			add(ps, prefix)
+			if quoted {
+				return expr
+			}
+			return withSynonyms(expr, ps)
+		}
+		terms = append(terms, term{text: string(l.runes), lit: l})
+		if quoted {
+			return expr
+		}
+		alts := synonyms(ps)
+		if len(alts) == 0 {
+			return expr
+		}
+		l.alts = strings.Join(alts, " OR ")
+		return "(" + expr + " OR " + l.alts + ")"
 	}
 	if mode == ModePhrase {
 		ps := foldedPieces(text)
@@ -591,8 +718,7 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			return "", nil, nil
 		}
 		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
-		add(ps, prefix)
-		return withSynonyms(phrase(ps, prefix), ps), terms, nil
+		return addWord(text, ps, prefix, false), terms, nil
 	}
 	var exprs, props []string
 	for _, w := range words(text) {
@@ -617,12 +743,7 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 		if len(ps) == 0 {
 			continue
 		}
-		add(ps, w.prefix)
-		expr := phrase(ps, w.prefix)
-		if !w.quoted {
-			expr = withSynonyms(expr, ps)
-		}
-		exprs = append(exprs, expr)
+		exprs = append(exprs, addWord(w.text, ps, w.prefix, w.quoted))
 	}
 	op := " AND "
 	if mode == ModeAny {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -15,7 +16,11 @@ import (
 type Mode string
 
 const (
-	ModeAll    Mode = "all"    // every word (the default)
+	// ModeAuto, the default, is all for a keyword query and, for a
+	// question, any word but its stop words, ranked by how many of them a
+	// note holds (see asQuestion).
+	ModeAuto   Mode = "auto"
+	ModeAll    Mode = "all"    // every word
 	ModeAny    Mode = "any"    // at least one word
 	ModePhrase Mode = "phrase" // the words in order, adjacent
 )
@@ -32,9 +37,10 @@ type Query struct {
 	// key:"a value" for several words) keeps the notes whose property key
 	// holds those words, except tag:name (or tag:#name), which is the tag
 	// filter, as in Obsidian. Nothing else is syntax: any other character is
-	// searched for, or ignored as punctuation.
+	// searched for, or ignored as punctuation; a word with symbols (c++,
+	// .net, node.js) matches as written (see literal).
 	Text string
-	Mode Mode // all, any or phrase, case-insensitive; empty means all
+	Mode Mode // auto, all, any or phrase, case-insensitive; empty means auto
 	// Expand maps a word (or, in phrase mode, the whole phrase) to the words
 	// or phrases it also matches, e.g. the vocabulary of a domain. Keys are
 	// matched case-insensitively.
@@ -45,6 +51,10 @@ type Query struct {
 	Tags     []string // every tag must be on the note ('#' optional, case-insensitive; "a" also matches "a/b")
 	Fields   TaskFilter
 	Limit    int // at most this many hits; 0 means DefaultLimit
+	// Outputs keeps margin's own outputs (notes of kind margin: reports,
+	// journals, change sets), which a search leaves out otherwise: they
+	// restate the notes they were written from and crowded them out.
+	Outputs bool
 }
 
 // TaskFilter restricts a query to task notes with these fields. The zero
@@ -68,7 +78,7 @@ const DefaultLimit = 50
 type Hit struct {
 	Path    string `json:"path"`
 	Heading string `json:"heading"` // the section's heading as written; "" for text before the first heading
-	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body)
+	Line    int    `json:"line"`    // 1-based line of the first match in the section (else of its heading, or of the note body; 1 when nothing follows the frontmatter)
 	// SectionLine is the line of the section's heading (or of the note body
 	// for text before the first heading): where the section starts.
 	SectionLine int     `json:"section_line"`
@@ -97,8 +107,11 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 // headings or properties hold it come first, then those that hold it only
 // in their text, by BM25 within each (title and aliases weighing most, then
 // path, headings, properties, body; Rank is the BM25 score); each hit is
-// the note's best section. Without text, hits are entries and notes
-// ordered by date, then path and line, and Rank is 0.
+// the note's best section. A question in auto mode matches the notes that
+// hold any of its words but stop words, and ranks them by the note it
+// names, its phrase, then how many of its words they hold, then BM25 (see
+// asQuestion). Without text, hits are entries and notes ordered by date,
+// then path and line, and Rank is 0.
 func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 	p, err := plan(q)
 	if err != nil {
@@ -137,10 +150,17 @@ type queryPlan struct {
 	// fields, tags, properties); each "" when the query has none.
 	words, filters string
 
-	named   string // the query text as a link key: the note of that name ranks first
-	nothing bool   // the query can match nothing (text without a searchable word)
-	chunked bool   // some note has several search rows
+	named   []string // the query text (and a question's phrase) as link keys: the notes of those names rank first
+	nothing bool     // the query can match nothing (text without a searchable word)
+	chunked bool     // some note has several search rows
 	limit   int
+
+	// A question's words, each an FTS5 expression, and its phrase: the
+	// notes holding the phrase rank first, then by how many of the words
+	// they hold (see rankQuestion). Both empty for other queries.
+	cover    []string
+	required []string // a question's quoted phrases, which every note holds (they are filters)
+	phrase   string
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
@@ -149,22 +169,25 @@ type queryPlan struct {
 	exact    bool   // glob has no wildcard
 	tags     []string
 	fields   TaskFilter
+	outputs  bool // margin's own outputs are not left out
+
+	literals *literals // what the query's words with symbols ask of the matches; nil without any
 }
 
 var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 func plan(q Query) (*queryPlan, error) {
-	p := &queryPlan{limit: q.Limit, fields: q.Fields}
+	p := &queryPlan{limit: q.Limit, fields: q.Fields, outputs: q.Outputs}
 	if p.limit <= 0 {
 		p.limit = DefaultLimit
 	}
 	mode := Mode(strings.ToLower(strings.TrimSpace(string(q.Mode))))
 	switch mode {
 	case "":
-		mode = ModeAll
-	case ModeAll, ModeAny, ModePhrase:
+		mode = ModeAuto
+	case ModeAuto, ModeAll, ModeAny, ModePhrase:
 	default:
-		return nil, fmt.Errorf("unknown mode %q (want all, any or phrase)", q.Mode)
+		return nil, fmt.Errorf("unknown mode %q (want auto, all, any or phrase)", q.Mode)
 	}
 	for _, d := range []struct{ name, v string }{{"from", q.From}, {"to", q.To}, {"due from", q.Fields.DueFrom}, {"due to", q.Fields.DueTo}} {
 		if d.v != "" && !dateRE.MatchString(d.v) {
@@ -202,13 +225,43 @@ func plan(q Query) (*queryPlan, error) {
 	if strings.TrimSpace(q.Text) == "" {
 		return p, nil
 	}
-	user, terms, props := matchExpr(q.Text, mode, q.Expand)
-	p.terms, p.named = terms, namedKey(q.Text)
+	var user string
+	var terms []term
+	var props, required []string
+	if k := namedKey(q.Text); k != "" {
+		p.named = append(p.named, k)
+	}
+	var qn *question
+	if mode == ModeAuto {
+		qn = asQuestion(q.Text)
+	}
+	if qn != nil {
+		x := qn.expr(q.Expand)
+		// With the quoted phrases among the words, a note that holds
+		// them and no other word matches too.
+		user, terms, props, required = strings.Join(slices.Concat(x.cover, x.required), " OR "), x.terms, x.props, x.required
+		p.cover, p.required, p.phrase = x.cover, x.required, x.phrase
+		// "how do I plan a trip" names the note Plan a trip.
+		name := qn.phrase
+		if name == "" && len(qn.words) == 1 {
+			name = qn.words[0]
+		}
+		if k := namedKey(name); k != "" && !slices.Contains(p.named, k) {
+			p.named = append(p.named, k)
+		}
+	} else {
+		if mode == ModeAuto {
+			mode = ModeAll
+		}
+		user, terms, props = matchExpr(q.Text, mode, q.Expand)
+	}
+	p.terms = terms
+	p.literals = literalsOf(q.Text, mode, q.Expand, terms)
 	if user == "" && len(props) == 0 {
 		p.nothing = true
 		return p, nil
 	}
-	var filters []string
+	filters := required // a question's quoted phrases hold for the whole note, as filters do
 	for _, t := range props {
 		filters = append(filters, metaExpr(t))
 	}
@@ -227,17 +280,38 @@ func plan(q Query) (*queryPlan, error) {
 	p.filters = strings.Join(filters, " AND ")
 	if user == "" {
 		p.match = p.filters
-		return p, nil
+	} else {
+		// No column filter on the words: no word can match a filter
+		// token (see metaMark).
+		p.words = "(" + user + ")"
+		p.match = p.words
+		if p.filters != "" {
+			p.match += " AND " + p.filters
+		}
 	}
-	// No column filter on the words: no word can match a filter token
-	// (see metaMark).
-	p.words = "(" + user + ")"
-	p.match = p.words
-	if p.filters != "" {
-		p.match += " AND " + p.filters
-	}
+	p.match = p.leaveOutputs(p.match)
 	return p, nil
 }
+
+// outputsToken is the filter token of margin's outputs.
+const outputsToken = metaKind + string(note.KindMargin)
+
+// leaveOutputs returns the MATCH expression match without margin's
+// outputs unless the query keeps them. FTS5 drops the outputs' rows as it
+// merges its lists, where a condition on each match in SQL made counting
+// a common word 6 times slower. Only a note's first row holds the token
+// (see longOutputsSQL).
+func (p *queryPlan) leaveOutputs(match string) string {
+	if p.outputs {
+		return match
+	}
+	return "(" + match + ") NOT " + metaExpr(outputsToken)
+}
+
+// longOutputsSQL selects margin's outputs that have search rows past
+// their first, which lack the filter token: few, most often none.
+const longOutputsSQL = `SELECT id & ` + chunkMaskSQL + ` FROM notes_fts_docsize WHERE id > ` + chunkMaskSQL + `
+	AND (id & ` + chunkMaskSQL + `) IN (SELECT file_id FROM notes WHERE kind = '` + string(note.KindMargin) + `')`
 
 func tokensOf(prefix string, values []string) []string {
 	out := make([]string, len(values))
@@ -297,6 +371,10 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 	// for every query instead of using the id range.
 	where := []string{"+s.listed = 1"}
 	var args []any
+	if !p.outputs {
+		where = append(where, "n.kind <> ?")
+		args = append(args, string(note.KindMargin))
+	}
 	if p.from != "" {
 		where = append(where, "n.date BETWEEN ? AND ?")
 		args = append(args, p.from, p.to)
@@ -389,6 +467,9 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 			return r, fmt.Errorf("reading hits: %w", err)
 		}
 		h.SectionLine = h.Line
+		if h.Heading == "" && body == "" {
+			h.Line = 1 // past the frontmatter may be past the end of the file
+		}
 		h.Snippet = leadSnippet(body)
 		hits[id] = h
 	}

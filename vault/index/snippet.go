@@ -16,11 +16,14 @@ type term struct {
 	// phrase: the folded pieces of a phrase, space separated. It marks no
 	// piece; it weighs the sections that hold the words together.
 	phrase bool
+	// lit, a word with symbols, is matched as written (see literal), not
+	// piece by piece; text is its runes folded, for the probes.
+	lit *literal
 }
 
 // match reports whether the folded piece p holds t.
 func (t term) match(p folded) bool {
-	if t.phrase {
+	if t.phrase || t.lit != nil {
 		return false
 	}
 	if t.unspaced {
@@ -38,7 +41,7 @@ type span struct{ start, end int }
 func matchesAny(piece string, kind int, terms []term) bool {
 	if kind == spanSpaced && isASCII(piece) {
 		for _, t := range terms {
-			if !t.phrase && !t.unspaced && hasLowerASCIIPrefix(piece, t.text) && (t.prefix || len(piece) == len(t.text)) {
+			if !t.phrase && !t.unspaced && t.lit == nil && hasLowerASCIIPrefix(piece, t.text) && (t.prefix || len(piece) == len(t.text)) {
 				return true
 			}
 		}
@@ -88,8 +91,25 @@ func snippet(body string, terms []term) (string, int) {
 	var spans []span
 	var matched []bool
 	first, stop := -1, -1
+	occ := literalSpans(body, terms)
 	spansWhile(body, func(start, end int, kind int) bool {
-		m := matchesAny(body[start:end], kind, terms)
+		for len(occ) > 0 && occ[0].end <= start {
+			occ = occ[1:]
+		}
+		inOcc := len(occ) > 0 && start < occ[0].end && end > occ[0].start
+		if inOcc && occ[0].start <= start {
+			// A piece of a literal's occurrence: the occurrence, symbols
+			// and all, is one span, marked whole, and so is the rest of
+			// a piece it ends in (node.j* in node.json).
+			switch last := len(spans) - 1; {
+			case last >= 0 && spans[last].start == occ[0].start:
+				spans[last].end = max(spans[last].end, end)
+				return true
+			case last < 0 || spans[last].end <= occ[0].start:
+				start, end = occ[0].start, max(occ[0].end, end)
+			}
+		}
+		m := inOcc || matchesAny(body[start:end], kind, terms)
 		if m && first < 0 {
 			first, stop = start, len(spans)+3*snippetTokens
 		}

@@ -150,3 +150,46 @@ func TestSnippetDropsTheTextsBold(t *testing.T) {
 		}
 	}
 }
+
+// TestHitLineInsideTheFile: every hit's line is a line of its file, and a
+// note found by its title or a property alone says so in its snippet: the
+// title, or the property's line. A note that is only frontmatter (its
+// body would start past its last line) is the case that broke.
+func TestHitLineInsideTheFile(t *testing.T) {
+	ix, _ := openIndex(t)
+	files := map[string]string{
+		"People/Ada Quillfeather.md": "---\nborn: 1815\nplace: Harrowgate\ntags: [ancestry]\n---\n",
+		"Places/Harrowgate.md":       "---\nkind: town\n---\nA spa town where the family lived.\n",
+		"Empty/Orrin Vale.md":        "",
+	}
+	var us []Update
+	for p, text := range files {
+		us = append(us, Update{Path: p, Note: note.Parse(p, []byte(text), note.Options{}), Content: []byte(text)})
+	}
+	apply(t, ix, us...)
+	for _, tc := range []struct {
+		query, path string
+		line        int
+		snippet     string
+	}{
+		{"quillfeather", "People/Ada Quillfeather.md", 1, "Ada **Quillfeather**"},
+		{"1815", "People/Ada Quillfeather.md", 2, "born: **1815**"},
+		{"ancestry", "People/Ada Quillfeather.md", 4, "**ancestry**"},
+		{"harrowgate", "Places/Harrowgate.md", 4, "**Harrowgate** — A spa town where the family lived."},
+		{"orrin", "Empty/Orrin Vale.md", 1, "**Orrin** Vale"},
+		{"", "People/Ada Quillfeather.md", 1, ""}, // listed by its path
+	} {
+		hits, err := ix.Search(context.Background(), Query{Text: tc.query, Glob: tc.path})
+		if err != nil || len(hits) != 1 {
+			t.Fatalf("%s: hits %v, %v", tc.query, hitKeys(hits), err)
+		}
+		h := hits[0]
+		lines := max(strings.Count(files[tc.path], "\n"), 1)
+		if h.Line < 1 || h.Line > lines {
+			t.Errorf("%s: hit at %s:%d, a file of %d lines", tc.query, h.Path, h.Line, lines)
+		}
+		if h.Line != tc.line || !strings.Contains(h.Snippet, tc.snippet) {
+			t.Errorf("%s: hit at line %d, snippet %q; want line %d, a snippet holding %q", tc.query, h.Line, h.Snippet, tc.line, tc.snippet)
+		}
+	}
+}

@@ -286,8 +286,10 @@ func Scenarios() []Scenario {
 			MaxCalls: 8,
 		},
 		{
+			// No word of it is in the notes, so neither the plan nor the
+			// plain search of the question finds anything.
 			Name:  "no data",
-			Input: "How's my swimming progress?",
+			Input: "How many swimming laps?",
 			Replies: Replies{
 				"router": {Route("query")},
 				"planner": {

@@ -1,0 +1,213 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/margin-md/margin/vault/note"
+)
+
+func TestAsQuestion(t *testing.T) {
+	tests := []struct {
+		text   string
+		words  []string // nil: a keyword query
+		phrase string
+	}{
+		// Keyword queries stay all-words searches.
+		{"bench press", nil, ""},
+		{"deploy latency budget", nil, ""},
+		{"die hard", nil, ""},    // two words: never a question without '?'
+		{"the project", nil, ""}, // the same
+		{"how to be", nil, ""},   // nothing but stop words
+		{"日本語", nil, ""},         // one run, no particle
+		{"status:done rating:7", nil, ""},
+		// Questions.
+		{"how to create internal links between notes", []string{"create", "internal", "links", "notes"}, "create internal links between notes"},
+		{"bench press?", []string{"bench", "press"}, "bench press"},
+		{"zettelkasten?", []string{"zettelkasten"}, ""},
+		{"create internal links notes", []string{"create", "internal", "links", "notes"}, "create internal links notes"}, // four words
+		{"what's the \"daily review\" for?", []string{`"daily review"`}, ""},
+		{"what is status:done about", []string{"status:done"}, ""},
+		{"cómo sincronizo mis notas con el móvil", []string{"sincronizo", "notas", "móvil"}, "sincronizo mis notas con el móvil"},
+		{"wie synchronisiere ich die Notizen", []string{"synchronisiere", "Notizen"}, "synchronisiere ich die Notizen"},
+		{"comment exporter l'index en PDF", []string{"exporter", "index", "PDF"}, "exporter l'index en PDF"},
+		{"como faço backup das notas", []string{"backup", "notas"}, "backup das notas"},
+		{"come posso cercare nelle note", []string{"cercare", "nelle", "note"}, "cercare nelle note"},
+		{"как найти заметку по тегу", []string{"найти", "заметку", "тегу"}, "найти заметку по тегу"},
+		{"会議のメモはどこ", []string{"会議", "メモ"}, "会議のメモ"},
+		{"怎么同步我的笔记", []string{"同步", "笔记"}, "同步我的笔记"},
+		{"同步冲突怎么办", []string{"同步", "步冲", "冲突", "办"}, "同步冲突怎么办"},
+		{"サーバーの移行はいつ", []string{"サーバー", "移行"}, "サーバーの移行"},
+		{"会議にはメモを", []string{"会議", "メモ"}, "会議にはメモ"},    // には, the longest particle
+		{"会議のたべもの", []string{"会議", "たべもの"}, "会議のたべもの"}, // の inside a word of hiragana stays
+		{"メモをください", []string{"メモ"}, ""},
+		{"플러그인을 어떻게 설치하나요", []string{"플러그인", "설치"}, "플러그인을 어떻게 설치"},
+	}
+	for _, tc := range tests {
+		q := asQuestion(tc.text)
+		if tc.words == nil {
+			if q != nil {
+				t.Errorf("asQuestion(%q) = %+v, want a keyword query", tc.text, *q)
+			}
+			continue
+		}
+		if q == nil {
+			t.Errorf("asQuestion(%q) = keyword query, want the question %q", tc.text, tc.words)
+			continue
+		}
+		if !slices.Equal(q.words, tc.words) || q.phrase != tc.phrase {
+			t.Errorf("asQuestion(%q) = %q, phrase %q; want %q, phrase %q", tc.text, q.words, q.phrase, tc.words, tc.phrase)
+		}
+	}
+}
+
+// TestQuestionRanking: the default mode ranks a question's notes by the
+// phrase, then by how many of its words they hold, then by bm25, where
+// all finds nothing and any puts a title holding one word first; with a
+// long note in the index too (several search rows per note). A keyword
+// query still needs every word.
+func TestQuestionRanking(t *testing.T) {
+	fixtures := []fixture{
+		{path: "phrase.md", kind: note.KindNote, content: "# Merging\n\nTo resolve a sync conflict, keep both files.\n"},
+		{path: "three.md", kind: note.KindNote, content: "# Phone\n\nA conflict after sync: resolve it by hand.\n"},
+		{path: "two.md", kind: note.KindNote, content: "# Desk\n\nThe sync left a conflict behind.\n"},
+		{path: "Sync.md", kind: note.KindNote, content: "# Sync\n\nSync sync sync, every hour, and back.\n"},
+		{path: "other.md", kind: note.KindNote, content: "# Other\n\nNothing to see here.\n"},
+	}
+	const question = "how do I resolve a sync conflict?"
+	for _, long := range []bool{false, true} {
+		t.Run(fmt.Sprintf("long=%v", long), func(t *testing.T) {
+			ix, _ := openIndex(t)
+			var us []Update
+			for _, f := range fixtures {
+				us = append(us, f.update())
+			}
+			if long {
+				us = append(us, longNote("long.md", 2*ftsChunk, "sync").update())
+			}
+			apply(t, ix, us...)
+			ctx := context.Background()
+			find := func(q Query) Result {
+				t.Helper()
+				r, err := ix.Find(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			if r := find(Query{Text: question, Mode: ModeAll}); r.Total != 0 {
+				t.Fatalf("all finds %v, want nothing for this test to mean something", hitKeys(r.Hits))
+			}
+			if r := find(Query{Text: question, Mode: ModeAny}); len(r.Hits) == 0 || r.Hits[0].Path != "Sync.md" {
+				t.Fatalf("any finds %v first, want Sync.md (its title) for this test to mean something", hitKeys(r.Hits))
+			}
+			want := []string{"phrase.md", "three.md", "two.md", "Sync.md"}
+			if long {
+				want = append(want, "long.md")
+			}
+			for _, mode := range []Mode{"", ModeAuto, "AUTO"} {
+				r := find(Query{Text: question, Mode: mode})
+				var got []string
+				for _, h := range r.Hits {
+					got = append(got, h.Path)
+				}
+				if !slices.Equal(got, want) || r.Total != len(want) {
+					t.Errorf("mode %q: %v (total %d), want %v", mode, got, r.Total, want)
+				}
+			}
+			// The hit is the section with the phrase, its words marked.
+			r := find(Query{Text: question, Limit: 1})
+			if len(r.Hits) != 1 || !strings.Contains(r.Hits[0].Snippet, "**sync** **conflict**") || !r.Truncated {
+				t.Errorf("first hit %+v, truncated %v; want the phrase marked and the list cut", r.Hits, r.Truncated)
+			}
+			// A glob checked in Go keeps the order.
+			r = find(Query{Text: question, Glob: "[pt]*.md"})
+			if got := hitKeys(r.Hits); len(got) != 3 || !strings.HasPrefix(got[0], "phrase.md") || !strings.HasPrefix(got[1], "three.md") || !strings.HasPrefix(got[2], "two.md") {
+				t.Errorf("with a glob: %v, want phrase, three, two", got)
+			}
+			// A quoted phrase must be there, as in all mode; the other
+			// words rank the notes that hold it.
+			for _, c := range []struct {
+				q    string
+				want []string // the first hits
+				n    int      // of how many
+			}{
+				{`why is the "sync conflict" back?`, []string{"phrase.md"}, 1},
+				{`why is the "sync conflict" status:open?`, nil, 0}, // no other word to rank by: the phrase is one
+				{`why is "sync" back?`, []string{"Sync.md"}, len(want)},
+			} {
+				r := find(Query{Text: c.q})
+				var got []string
+				for _, h := range r.Hits[:min(len(c.want), len(r.Hits))] {
+					got = append(got, h.Path)
+				}
+				if !slices.Equal(got, c.want) || r.Total != c.n {
+					t.Errorf("%s: %v first of %d, want %v of %d", c.q, got, r.Total, c.want, c.n)
+				}
+			}
+			// Keywords need every word, in the default mode too.
+			for _, mode := range []Mode{"", ModeAll} {
+				if r := find(Query{Text: "resolve conflict", Mode: mode}); r.Total != 2 {
+					t.Errorf("mode %q: keywords found %v, want the 2 notes holding both", mode, hitKeys(r.Hits))
+				}
+			}
+		})
+	}
+}
+
+// TestQuestionNamesANote: a question whose words, its stop words aside,
+// name a note puts that note first, above notes that repeat them.
+func TestQuestionNamesANote(t *testing.T) {
+	ix, _ := openIndex(t)
+	us := []Update{
+		fixture{path: "Weekly review.md", kind: note.KindNote, content: "Friday: look back, plan ahead, and write it all down before the weekend starts.\n"}.update(),
+		fixture{path: "Weekly review notes.md", kind: note.KindNote, content: "# Weekly review\n\nThe weekly review, my weekly review, a weekly review.\n"}.update(),
+		fixture{path: "Archive/Old reading notes from the library/Zettelkasten.md", kind: note.KindNote, content: "Slips, one idea each, linked by number, and filed in the box on the desk.\n"}.update(),
+		fixture{path: "Zettelkasten method.md", kind: note.KindNote, content: "# Zettelkasten\n\n## Zettelkasten\n\nZettelkasten, zettelkasten.\n"}.update(),
+	}
+	for i := range 8 { // so that the words are rare and bm25 weighs them
+		us = append(us, fixture{path: fmt.Sprintf("n%d.md", i), kind: note.KindNote, content: "Something else entirely.\n"}.update())
+	}
+	apply(t, ix, us...)
+	for _, c := range []struct{ question, named string }{
+		{"how do I do the weekly review", "Weekly review.md"},
+		{"what is a zettelkasten?", "Archive/Old reading notes from the library/Zettelkasten.md"}, // one word
+	} {
+		for _, mode := range []Mode{ModeAll, ModeAuto} {
+			r, err := ix.Find(context.Background(), Query{Text: c.question, Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case mode == ModeAll && r.Total != 0:
+				t.Fatalf("%q: all finds %v, want nothing for this test to mean something", c.question, hitKeys(r.Hits))
+			case mode == ModeAuto && (len(r.Hits) != 2 || r.Hits[0].Path != c.named):
+				t.Errorf("%q: auto finds %v, want %s first", c.question, hitKeys(r.Hits), c.named)
+			}
+		}
+	}
+}
+
+// FuzzAsQuestion: any text reads as a keyword query or as a question
+// whose phrase is a part of the text, and searching it fails on nothing.
+func FuzzAsQuestion(f *testing.F) {
+	for _, s := range []string{"how to create internal links between notes", "会議のメモはどこ", "플러그인을 어떻게 설치하나요",
+		`what's "a b"* c:d?`, "l'index de la note ?", "\xff\xfe bad ? utf8", "の の の", "?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		q := asQuestion(text)
+		if q == nil {
+			return
+		}
+		if len(q.words) == 0 || !strings.Contains(strings.ToValidUTF8(text, ""), q.phrase) {
+			t.Fatalf("asQuestion(%q) = %+v", text, *q)
+		}
+		if _, err := plan(Query{Text: text}); err != nil {
+			t.Fatalf("plan(%q): %v", text, err)
+		}
+	})
+}
