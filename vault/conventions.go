@@ -4,9 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -39,47 +37,47 @@ type Rules struct {
 	// LocaleSource says where the daily format's locale came from (the
 	// locale itself is Daily.Format's), for doctor.
 	LocaleSource string
+	// DailyUnseen says why the vault's daily notes may all be going
+	// unseen: no note is a daily note under the rules, yet some are named
+	// like one. "" when nothing points to that.
+	DailyUnseen string
+	// TaskTags and TaskProperty mark task notes as the TaskNotes plugin
+	// does, whose settings (TaskSource) may also add a task folder.
+	TaskTags     []string
+	TaskProperty note.TaskProperty
+	TaskSource   string
 }
 
 // readRules reads Obsidian's settings under dir/.obsidian and applies them
 // over opts.
 func readRules(dir string, opts Options) Rules {
 	r := Rules{
-		TaskFolders:  opts.TaskFolders,
+		TaskFolders:  slices.Clone(opts.TaskFolders),
 		OutputFolder: strings.Trim(path.Clean("/"+filepath.ToSlash(opts.OutputFolder)), "/"),
 		Ignore:       opts.Ignore,
 		RespectGit:   !opts.NoGitignore,
 	}
 	warn := func(format string, args ...any) { r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...)) }
 	read := func(name string, into any) bool {
-		data, err := os.ReadFile(filepath.Join(dir, ".obsidian", filepath.FromSlash(name)))
-		if errors.Is(err, fs.ErrNotExist) || err == nil && strings.TrimSpace(string(data)) == "" {
-			return false
-		}
-		if err == nil {
-			err = json.Unmarshal(data, into)
-		}
+		ok, err := readSettings(dir, ".obsidian/"+name, into)
 		if err != nil {
-			warn(".obsidian/%s: %v; its settings are not used", name, err)
-			return false
+			warn("%v; its settings are not used", err)
 		}
-		return true
+		return ok
 	}
 
-	folder, format, source := opts.DailyFolder, opts.DailyFormat, "config: the vault has no .obsidian/daily-notes.json"
-	switch data, err := os.ReadFile(filepath.Join(dir, ".obsidian", "daily-notes.json")); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		warn(".obsidian/daily-notes.json: %v; its settings are not used", err)
-	default:
-		f, fm, err := note.ParseObsidianDailyNotes(data)
-		if err != nil {
-			warn(".obsidian/daily-notes.json: %v; its settings are not used", errors.Unwrap(err))
-			break
-		}
+	daily := readDailySettings(dir)
+	r.Warnings = append(r.Warnings, daily.Warnings...)
+	if daily.Unread != nil {
+		warn("%v; its settings are not used", daily.Unread)
+	}
+	folder, format := opts.DailyFolder, opts.DailyFormat
+	switch {
+	case daily.Source != "":
 		// Where the settings are silent, Obsidian's defaults hold, not
 		// margin's: the vault's root and YYYY-MM-DD.
-		folder, source, r.DailySettings = f, ".obsidian/daily-notes.json", true
+		folder, r.DailySource, r.DailySettings = daily.Folder, daily.Source, true
+		fm := daily.Format
 		if fm == "" {
 			fm = "YYYY-MM-DD"
 		}
@@ -87,8 +85,14 @@ func readRules(dir string, opts Options) Rules {
 		if err == nil {
 			r.Daily.Format = m
 		} else {
-			warn("daily note format %q in .obsidian/daily-notes.json: %v; daily notes are found with vault.daily_format %q instead", fm, err, format)
+			warn("daily note format %q in %s: %v; daily notes are found with vault.daily_format %q instead", fm, daily.Source, err, format)
 		}
+	case daily.Unread != nil:
+		r.DailySource = "config: the daily-note settings could not be read"
+	case daily.Stale != nil:
+		r.DailySource = "config: the core Daily notes plugin is off in " + corePluginsSettings + ", so " + coreDailySettings + " is left over"
+	default:
+		r.DailySource = "config: the vault has no " + coreDailySettings
 	}
 	if r.Daily.Format.IsZero() {
 		m, err := note.ParseMoment(format)
@@ -99,7 +103,6 @@ func readRules(dir string, opts Options) Rules {
 		r.Daily.Format = m
 	}
 	r.Daily.Folder = strings.Trim(path.Clean("/"+folder), "/")
-	r.DailySource = source
 
 	var templates struct{ Folder string }
 	if read("templates.json", &templates) {
@@ -122,8 +125,34 @@ func readRules(dir string, opts Options) Rules {
 			}
 		}
 	}
-	r.readLocale(dir, opts.Locale)
+	found := r.readLocale(dir, opts.Locale)
+	if daily.Stale != nil {
+		r.staleDaily(dir, *daily.Stale, found)
+	}
+	r.readTaskNotes(dir)
 	return r
+}
+
+// readTaskNotes adds the TaskNotes plugin's way of marking tasks, while
+// the plugin is on, to the configured one: its task folder (unless it is
+// the vault root, which would make every note a task), and its task tag
+// or property.
+func (r *Rules) readTaskNotes(dir string) {
+	tn, on, err := readTaskNotes(dir)
+	if err != nil {
+		r.Warnings = append(r.Warnings, err.Error()+"; its settings are not used")
+	}
+	if !on {
+		return
+	}
+	r.TaskSource = taskNotesSettings
+	if tn.Folder != "" && !slices.ContainsFunc(r.TaskFolders, func(f string) bool { return strings.EqualFold(trimFolder(f), tn.Folder) }) {
+		r.TaskFolders = append(r.TaskFolders, tn.Folder)
+	}
+	if tn.Tag != "" {
+		r.TaskTags = []string{tn.Tag}
+	}
+	r.TaskProperty = tn.Property
 }
 
 // addTemplateFolder adds the templates folder a plugin's settings name.
@@ -145,7 +174,15 @@ func (r *Rules) addTemplateFolder(dir, folder, source string) {
 
 // noteOptions are the rules as the parser takes them.
 func (r Rules) noteOptions() note.Options {
-	return note.Options{Daily: r.Daily, TaskFolders: r.TaskFolders, TemplateFolders: r.TemplateFolders, OutputFolder: r.OutputFolder}
+	o := r.TaskOptions()
+	o.Daily, o.TemplateFolders, o.OutputFolder = r.Daily, r.TemplateFolders, r.OutputFolder
+	return o
+}
+
+// TaskOptions are the rules that make a note a task, for a caller that
+// parses a task note by itself.
+func (r Rules) TaskOptions() note.Options {
+	return note.Options{TaskFolders: r.TaskFolders, TaskTags: r.TaskTags, TaskProperty: r.TaskProperty}
 }
 
 // Fingerprint identifies the rules that decide each note's kind and
@@ -163,6 +200,10 @@ func (r Rules) Fingerprint() string {
 		slices.Sort(out)
 		return out
 	}
+	var property *note.TaskProperty
+	if r.TaskProperty != (note.TaskProperty{}) {
+		property = &r.TaskProperty
+	}
 	data, _ := json.Marshal(struct {
 		Version                          int
 		DailyFolder, DailyFormat, Locale string
@@ -170,10 +211,14 @@ func (r Rules) Fingerprint() string {
 		Output                           string
 		Ignore                           []string
 		RespectGit                       bool
+		// Left out when unset, so a vault without them keeps its index.
+		TaskTags     []string           `json:",omitempty"`
+		TaskProperty *note.TaskProperty `json:",omitempty"`
 	}{
 		3, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
 		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
+		folders(r.TaskTags), property,
 	})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:12])

@@ -1,13 +1,7 @@
 package vault
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/margin-md/margin/vault/note"
@@ -22,29 +16,15 @@ func (v *Vault) DailyFormat() note.DailyFormat { return v.parse.Daily }
 func (v *Vault) ParseOptions() note.Options { return v.parse }
 
 // DailyTemplate is the vault path of the note Obsidian creates new daily
-// notes from (daily-notes.json's "template", with ".md" added as Obsidian
-// does), or "" when none is configured. It is read on every call, so a
-// template chosen while margin runs is used from then on.
+// notes from: the template of the plugin that makes them (Periodic Notes
+// or the core Daily notes), with ".md" added as Obsidian does, or "" when
+// none is set. It is read on every call, so a template chosen while
+// margin runs is used from then on.
 func (v *Vault) DailyTemplate() (string, error) {
-	data, err := os.ReadFile(filepath.Join(v.dir, ".obsidian", "daily-notes.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("reading daily-notes.json: %w", err)
-	}
-	var cfg struct {
-		Template string `json:"template"`
-	}
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return "", nil
-	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return "", fmt.Errorf("parsing daily-notes.json: %w", err)
-	}
-	t := strings.Trim(strings.TrimSpace(cfg.Template), "/")
+	s := readDailySettings(v.dir)
+	t := strings.Trim(s.Template, "/")
 	if t == "" {
-		return "", nil
+		return "", s.Unread
 	}
 	if !strings.EqualFold(path.Ext(t), ".md") {
 		t += ".md"

@@ -17,8 +17,9 @@ import (
 // already there parse (Obsidian writes names in the app's language, which
 // its settings do not record), else English. It also warns about notes in
 // the daily folder that look dated but are not daily notes: a wrong
-// format or language hides every one of them.
-func (r *Rules) readLocale(dir, configured string) {
+// format or language hides every one of them. It returns how many notes
+// in the daily folder are daily notes under the rules.
+func (r *Rules) readLocale(dir, configured string) (found int) {
 	warn := func(format string, args ...any) { r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...)) }
 	r.LocaleSource = "the default"
 	if configured != "" {
@@ -50,18 +51,62 @@ func (r *Rules) readLocale(dir, configured string) {
 	}
 	var odd []string
 	for _, name := range names {
-		if _, ok := r.Daily.Format.Parse(name); !ok && looksDated(name) {
+		if _, ok := r.Daily.Format.Parse(name); ok {
+			found++
+		} else if looksDated(name) {
 			odd = append(odd, name+".md")
 		}
 	}
 	if len(odd) > 0 {
-		folder := r.Daily.Folder
-		if folder == "" {
-			folder = "the vault root"
+		folder := folderName(r.Daily.Folder)
+		if found == 0 {
+			r.DailyUnseen = fmt.Sprintf("none of the %d notes in %s that look dated is a daily note under these rules", len(odd), folder)
 		}
 		warn("%d notes in %s look dated but are not daily notes in the format %s (locale %s), e.g. %s; set vault.locale to the language they are named in, or fix the format in .obsidian/daily-notes.json",
 			len(odd), folder, r.Daily.Format, r.Daily.Format.Locale().Name, strings.Join(odd[:min(3, len(odd))], ", "))
 	}
+	return found
+}
+
+// staleDaily speaks of the daily notes named by the settings of a core
+// Daily notes plugin that is off, which neither Obsidian nor margin reads:
+// a vault's daily notes are often still there, and invisible to margin.
+func (r *Rules) staleDaily(dir string, stale dailySettings, found int) {
+	format := stale.Format
+	if format == "" {
+		format = "YYYY-MM-DD"
+	}
+	m, err := note.ParseMoment(format)
+	if err != nil {
+		return // a format margin cannot read names no note it could count
+	}
+	old := *r
+	old.Daily = note.DailyFormat{Folder: stale.Folder, Format: m.In(r.Daily.Format.Locale())}
+	if strings.EqualFold(old.Daily.Folder, r.Daily.Folder) && old.Daily.Format.String() == r.Daily.Format.String() {
+		return // the config reads them as the settings did
+	}
+	var named []string
+	for _, name := range old.dailyNames(dir) {
+		if _, ok := old.Daily.Format.Parse(name); ok {
+			named = append(named, name+".md")
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("%d notes in %s are named in the format of the left-over %s (%s), e.g. %s; the core Daily notes plugin is off in %s, so Obsidian does not take them for daily notes, and margin looks for daily notes where vault.daily_folder and vault.daily_format say (%s in %s)",
+		len(named), folderName(stale.Folder), coreDailySettings, format, strings.Join(named[:min(3, len(named))], ", "), corePluginsSettings, r.Daily.Format, folderName(r.Daily.Folder))
+	r.Warnings = append(r.Warnings, msg+"; turn the Daily notes plugin back on, or set vault.daily_folder and vault.daily_format to match them")
+	if found == 0 {
+		r.DailyUnseen = fmt.Sprintf("%d notes in %s are named in the format of the left-over %s", len(named), folderName(stale.Folder), coreDailySettings)
+	}
+}
+
+func folderName(folder string) string {
+	if folder == "" {
+		return "the vault root"
+	}
+	return folder
 }
 
 // dailyNames are the names (paths below the daily folder, without ".md")

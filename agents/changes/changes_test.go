@@ -46,7 +46,7 @@ func TestChangeSetFileGolden(t *testing.T) {
 	if cs.Path != "Margin/Changes/Ship invoice export/2026-11-22-0930-3f9a1c2e.md" {
 		t.Errorf("path = %s", cs.Path)
 	}
-	before, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(t), cs.Items, nil))
+	before, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(t), cs.Items, note.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestChangeSetFileGolden(t *testing.T) {
 
 func TestFileDecisions(t *testing.T) {
 	cs := sampleSet(t)
-	src, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(t), cs.Items, nil))
+	src, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(t), cs.Items, note.Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestApplyItem(t *testing.T) {
 			if tc.edit != nil {
 				cur = tc.edit(cur)
 			}
-			out, stale, err := applyItem(shipPath, []byte(cur), tc.item, nil)
+			out, stale, err := applyItem(shipPath, []byte(cur), tc.item, note.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -234,7 +234,7 @@ func TestSetStatus(t *testing.T) {
 // with a known verdict, and never decide an item twice.
 func FuzzChangeSetFile(f *testing.F) {
 	cs := sampleSet(f)
-	src, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(f), cs.Items, nil))
+	src, err := renderChangeSet(cs, itemDiffs(shipPath, shipTask(f), cs.Items, note.Options{}))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -196,13 +196,13 @@ func ItemBase(n *note.Note, tool string, args json.RawMessage) string {
 // minimal diff. It returns stale (with why) when the item's target is no
 // longer what it was proposed against, or its value is one the field
 // cannot hold.
-func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string) (out []byte, stale string, err error) {
+func applyItem(taskPath string, src []byte, it ChangeItem, taskRules note.Options) (out []byte, stale string, err error) {
 	if err := CheckValues(it.Tool, it.Args); err != nil {
 		// Never applicable, so not left pending: settled like a stale
 		// item, with why.
 		return nil, "refused, nothing written: " + err.Error(), nil
 	}
-	n := note.Parse(taskPath, src, note.Options{TaskFolders: taskFolders})
+	n := note.Parse(taskPath, src, taskRules)
 	if n.FrontmatterError != "" {
 		return nil, "", fmt.Errorf("the task's frontmatter does not parse: %s", n.FrontmatterError)
 	}

@@ -142,7 +142,7 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	if err != nil {
 		return ChangeSet{}, err
 	}
-	n := note.Parse(p, snap.Content, note.Options{TaskFolders: c.v.Options().TaskFolders})
+	n := note.Parse(p, snap.Content, c.v.Rules().TaskOptions())
 	if n.Task == nil {
 		return ChangeSet{}, fmt.Errorf("%s: %w", p, ErrNotATask)
 	}
@@ -178,7 +178,7 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	// A client's newer value for a field supersedes its older one on the
 	// same task, not on every task it proposed to.
 	it.field = p + "\x00" + it.field
-	out, stale, err := applyItem(p, snap.Content, it, c.v.Options().TaskFolders)
+	out, stale, err := applyItem(p, snap.Content, it, c.v.Rules().TaskOptions())
 	if err != nil {
 		return ChangeSet{}, err
 	}
@@ -457,10 +457,10 @@ func unifiedDiff(p string, before, after []byte) string {
 // note at p as src has it, each on its own, by item id: the same diff a
 // client's proposal shows. An item that would not apply to src (it is
 // stale already) has none.
-func itemDiffs(p string, src []byte, items []ChangeItem, taskFolders []string) map[string]string {
+func itemDiffs(p string, src []byte, items []ChangeItem, taskRules note.Options) map[string]string {
 	diffs := map[string]string{}
 	for _, it := range items {
-		if out, stale, err := applyItem(p, src, it, taskFolders); err == nil && stale == "" {
+		if out, stale, err := applyItem(p, src, it, taskRules); err == nil && stale == "" {
 			diffs[it.ID] = unifiedDiff(p, src, out)
 		}
 	}
@@ -474,7 +474,7 @@ func (c *Changes) diffs(task string, items []ChangeItem) map[string]string {
 	if err != nil {
 		return nil
 	}
-	return itemDiffs(task, snap.Content, items, c.v.Options().TaskFolders)
+	return itemDiffs(task, snap.Content, items, c.v.Rules().TaskOptions())
 }
 
 // hunkRange is a hunk's start and length as a unified diff writes them:

@@ -388,3 +388,41 @@ func TestClientSetFileIsRecordedAsTheClients(t *testing.T) {
 		t.Fatalf("history = %+v, %v; want the set's file, by mcp:Claude Code for %s", es, err, cs.ID)
 	}
 }
+
+// A note that is a task only by the TaskNotes plugin's folder takes a
+// task change and its approval like any task.
+func TestClientTaskChangeInTaskNotesFolder(t *testing.T) {
+	dir := t.TempDir()
+	p := "TaskNotes/Tasks/Call plumber.md"
+	for name, s := range map[string]string{".obsidian/community-plugins.json": `["tasknotes"]`, p: clientTask} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := vault.Open(t.Context(), vault.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	c, err := New(t.Context(), v, noAgents{&[]string{}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := c.ProposeTaskChange(t.Context(), "x", p, "status", "done", "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The diff an agent's change-set file shows for the same item.
+	if d := c.diffs(p, cs.Items); !strings.Contains(d[cs.Items[0].ID], "+status: done") {
+		t.Errorf("diffs %q, want the item's", d)
+	}
+	if it := confirm(t, c, cs); it.Status != ItemConfirmed {
+		t.Fatalf("item = %+v", it)
+	}
+	if got := readFile(t, dir, p); got != strings.Replace(clientTask, "status: open", "status: done", 1) {
+		t.Errorf("task after approval:\n%s", got)
+	}
+}

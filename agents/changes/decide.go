@@ -326,7 +326,7 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 		out := cur.Content
 		var parts []edit.Part // each item's own splice, so each can be undone alone
 		for _, i := range confirm {
-			next, stale, err := applyItem(task, out, decided[i], c.v.Options().TaskFolders)
+			next, stale, err := applyItem(task, out, decided[i], c.v.Rules().TaskOptions())
 			switch {
 			case err != nil:
 				decided[i].Detail = "not applied: " + err.Error()

@@ -59,7 +59,7 @@ func TestApplyRefusesAValueItsFieldCannotHold(t *testing.T) {
 		t.Run(tc.tool, func(t *testing.T) {
 			it := ChangeItem{ID: "c1", Tool: tc.tool, Args: json.RawMessage(tc.args), Status: ItemPending,
 				Base: ItemBase(n, tc.tool, json.RawMessage(tc.args))}
-			out, stale, err := applyItem(shipPath, src, it, nil)
+			out, stale, err := applyItem(shipPath, src, it, note.Options{})
 			if err != nil || out != nil || !strings.HasPrefix(stale, "refused, nothing written: ") {
 				t.Errorf("applyItem = %q, %q, %v; want a refusal", out, stale, err)
 			}

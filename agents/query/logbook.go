@@ -303,7 +303,7 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 			if r := e.v.Rules(); !r.DailySettings {
 				// margin's default, not the vault's: say where it went,
 				// so a new folder of daily notes is no surprise.
-				note = joinNotes(note, fmt.Sprintf("a new daily note in %s, where vault.daily_folder and vault.daily_format put daily notes: the vault has no .obsidian/daily-notes.json", dailyFolder(r.Daily.Folder)))
+				note = joinNotes(note, fmt.Sprintf("a new daily note in %s, where vault.daily_folder and vault.daily_format put daily notes: %s", dailyFolder(r.Daily.Folder), strings.TrimPrefix(r.DailySource, "config: ")))
 			}
 		}
 		key = heading

@@ -119,3 +119,32 @@ func TestReportsHoldNoTasksPluginLines(t *testing.T) {
 		}
 	})
 }
+
+// A task that is one by the TaskNotes plugin's folder only is read as a
+// task by its wake: done, it gets the settled report, with no model.
+func TestWakeReadsATaskNotesTask(t *testing.T) {
+	dir := t.TempDir()
+	for p, s := range map[string]string{
+		".obsidian/community-plugins.json": `["tasknotes"]`,
+		"TaskNotes/Tasks/Call plumber.md":  "---\nstatus: done\n---\n# Call plumber\n\n- [x] Find a number\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := querytest.IndexedVault(t, dir)
+	rt, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := planRig{t, v, rt}
+	a := r.create("TaskNotes/Tasks/Call plumber.md")
+	r.wake(a)
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ReportPath("Margin", a.OutputName))))
+	if err != nil || !strings.Contains(string(b), "[!note] Task done") {
+		t.Errorf("report (%v):\n%s\nwant the settled report of a done task", err, b)
+	}
+}

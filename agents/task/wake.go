@@ -167,7 +167,7 @@ func (w *waking) gather(ctx context.Context) (found bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("reading the task: %w", err)
 	}
-	w.task = note.Parse(w.agent.Task, w.taskSnap.Content, note.Options{TaskFolders: rt.v.Options().TaskFolders})
+	w.task = note.Parse(w.agent.Task, w.taskSnap.Content, rt.v.Rules().TaskOptions())
 	w.entries, err = rt.v.Index().LinkedEntries(ctx, w.agent.Task)
 	if err != nil && !errors.Is(err, index.ErrNotFound) {
 		return false, err

@@ -237,7 +237,8 @@ func checkModels(ctx context.Context, cfg Config, templateModels []templates.Tem
 }
 
 // rulesFinding says how margin reads the vault, so a person can see why a
-// note is or is not a daily note, a task or a template.
+// note is or is not a daily note, a task or a template. Daily notes that
+// all go unseen make it a warning: margin works, but not on them.
 func rulesFinding(r vault.Rules) finding {
 	folder := r.Daily.Folder
 	if folder == "" {
@@ -245,13 +246,31 @@ func rulesFinding(r vault.Rules) finding {
 	}
 	detail := fmt.Sprintf("daily notes %s in %s (from %s), named in %s (%s); tasks in %s",
 		r.Daily.Format, folder, r.DailySource, r.Daily.Format.Locale().Name, r.LocaleSource, listOr(r.TaskFolders, "no folder"))
+	var marks []string
+	for _, t := range r.TaskTags {
+		marks = append(marks, "tagged #"+t)
+	}
+	if p := r.TaskProperty; p.Name != "" {
+		marks = append(marks, fmt.Sprintf("with %s: %s", p.Name, p.Value))
+	}
+	if len(marks) > 0 {
+		detail += " or " + strings.Join(marks, " or ")
+	}
+	if r.TaskSource != "" {
+		detail += " (with " + r.TaskSource + ")"
+	}
 	if len(r.TemplateFolders) > 0 {
 		detail += "; templates in " + strings.Join(r.TemplateFolders, ", ")
 	}
 	if len(r.IgnoreFilters) > 0 {
 		detail += "; Obsidian's excluded files: " + strings.Join(r.IgnoreFilters, ", ")
 	}
-	return finding{check: "rules", ok: true, detail: detail}
+	f := finding{check: "rules", ok: true, detail: detail}
+	if r.DailyUnseen != "" {
+		f.warn, f.detail = true, detail+"; no daily note found: "+r.DailyUnseen
+		f.fix = "set the daily folder and format in the settings of the plugin that makes the daily notes, or vault.daily_folder, vault.daily_format and vault.locale; the settings warnings below name the notes"
+	}
+	return f
 }
 
 // noTasksFinding explains a vault where margin found no task note: the

@@ -1,9 +1,6 @@
 package note
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,23 +47,6 @@ func (d DailyFormat) Path(day time.Time) string {
 		return folder + "/" + name
 	}
 	return name
-}
-
-// ParseObsidianDailyNotes reads `.obsidian/daily-notes.json`. Absent fields
-// come back empty (an empty file too); the defaults are the caller's. The
-// folder is returned without leading or trailing slashes.
-func ParseObsidianDailyNotes(data []byte) (folder, format string, err error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return "", "", nil
-	}
-	var cfg struct {
-		Folder string `json:"folder"`
-		Format string `json:"format"`
-	}
-	if err := json.Unmarshal(data, &cfg); err != nil {
-		return "", "", fmt.Errorf("parsing daily-notes.json: %w", err)
-	}
-	return strings.Trim(strings.TrimSpace(cfg.Folder), "/"), strings.TrimSpace(cfg.Format), nil
 }
 
 // entries finds the `## HH:MM` sections of a daily note. An entry runs to

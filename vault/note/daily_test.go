@@ -1,7 +1,6 @@
 package note
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -58,31 +57,6 @@ func TestDailyFormatPath(t *testing.T) {
 			}
 			if date, ok := tt.format.Date(got); !ok || date != "2026-11-02" {
 				t.Errorf("Date(Path) = %q, %v; want the same day back", date, ok)
-			}
-		})
-	}
-}
-
-func TestParseObsidianDailyNotes(t *testing.T) {
-	tests := []struct {
-		name, data, folder, format, err string
-	}{
-		{name: "full", data: `{"folder":"/Journal/Daily/","format":"YYYY-MM-DD","template":"T.md"}`, folder: "Journal/Daily", format: "YYYY-MM-DD"},
-		{name: "fields absent", data: `{"template":""}`},
-		{name: "empty file", data: " \n"},
-		{name: "broken", data: `{"folder":`, err: "parsing daily-notes.json"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			folder, format, err := ParseObsidianDailyNotes([]byte(tt.data))
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("err = %v, want %q", err, tt.err)
-				}
-				return
-			}
-			if err != nil || folder != tt.folder || format != tt.format {
-				t.Errorf("= %q, %q, %v; want %q, %q", folder, format, err, tt.folder, tt.format)
 			}
 		})
 	}

@@ -16,12 +16,18 @@ import (
 // nor task folders.
 type Options struct {
 	// Daily is the daily-notes folder and file-name format (see
-	// ParseMoment and ParseObsidianDailyNotes). A zero Format means no
+	// ParseMoment). A zero Format means no
 	// daily notes.
 	Daily DailyFormat
 	// TaskFolders are vault-relative folders ("Tasks") whose notes, sub-folders
 	// included, are task notes.
 	TaskFolders []string
+	// TaskTags mark task notes besides `task`, as the TaskNotes plugin's
+	// taskTag does: the tag itself or a tag below it (`todo/work`).
+	TaskTags []string
+	// TaskProperty marks task notes by a frontmatter property, as TaskNotes
+	// does when it identifies tasks by property; zero marks none.
+	TaskProperty TaskProperty
 	// TemplateFolders hold Obsidian's and Templater's templates: their notes
 	// are templates, never tasks or daily notes.
 	TemplateFolders []string
@@ -248,7 +254,8 @@ func kindOf(notePath string, fm *Frontmatter, tags []string, opts Options) (kind
 			return KindTemplate, "", ""
 		}
 	}
-	if strings.EqualFold(strings.TrimSpace(fm.String("type")), "task") || containsFold(tags, "task") {
+	if strings.EqualFold(strings.TrimSpace(fm.String("type")), "task") || containsFold(tags, "task") ||
+		hasTagUnder(tags, opts.TaskTags) || opts.TaskProperty.marks(fm) {
 		return KindTask, "", ""
 	}
 	for _, folder := range opts.TaskFolders {
@@ -260,6 +267,34 @@ func kindOf(notePath string, fm *Frontmatter, tags []string, opts Options) (kind
 		return KindDaily, d, ""
 	}
 	return KindNote, "", ""
+}
+
+// TaskProperty is a frontmatter property whose value marks a task note
+// (TaskNotes' taskPropertyName and taskPropertyValue: `isTask: true`,
+// `category: "[[Task]]"`).
+type TaskProperty struct{ Name, Value string }
+
+// marks reports whether fm holds the property with the value, or a list
+// holding it. Values compare as written, as TaskNotes compares them.
+func (p TaskProperty) marks(fm *Frontmatter) bool {
+	if p.Name == "" || p.Value == "" {
+		return false
+	}
+	v, _ := fm.Get(p.Name)
+	whole := func(s string) []string { return []string{strings.TrimSpace(s)} }
+	return slices.Contains(listValue(v, whole), strings.TrimSpace(p.Value))
+}
+
+// hasTagUnder reports whether a tag is one of marks or nested below one.
+func hasTagUnder(tags, marks []string) bool {
+	for _, m := range marks {
+		for _, t := range tags {
+			if strings.EqualFold(t, m) || len(t) > len(m) && t[len(m)] == '/' && strings.EqualFold(t[:len(m)], m) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // inFolder reports whether the vault path p lies under folder, compared

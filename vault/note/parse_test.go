@@ -217,3 +217,32 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 	checkOffsets(t, src, n)
 }
+
+// TaskNotes marks tasks by its own tag, tags below it included, or by a
+// property with a value; the marks add to margin's own.
+func TestKindByTaskNotesMarks(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		src  string
+		kind Kind
+	}{
+		{name: "custom tag", opts: Options{TaskTags: []string{"todo"}}, src: "---\ntags: [home, Todo]\n---\n", kind: KindTask},
+		{name: "tag below the custom tag", opts: Options{TaskTags: []string{"todo"}}, src: "---\ntags: \"#todo/errand\"\n---\n", kind: KindTask},
+		{name: "tag that only starts like it", opts: Options{TaskTags: []string{"todo"}}, src: "---\ntags: [todos]\n---\n", kind: KindNote},
+		{name: "task tag still marks", opts: Options{TaskTags: []string{"todo"}}, src: "---\ntags: [task]\n---\n", kind: KindTask},
+		{name: "property", opts: Options{TaskProperty: TaskProperty{Name: "category", Value: "[[Task]]"}}, src: "---\nCategory: \"[[Task]]\"\n---\n", kind: KindTask},
+		{name: "property in a list", opts: Options{TaskProperty: TaskProperty{Name: "category", Value: "[[Task]]"}}, src: "---\ncategory:\n  - \"[[Area]]\"\n  - \"[[Task]]\"\n---\n", kind: KindTask},
+		{name: "property with another value", opts: Options{TaskProperty: TaskProperty{Name: "category", Value: "[[Task]]"}}, src: "---\ncategory: \"[[Project]]\"\n---\n", kind: KindNote},
+		{name: "boolean property", opts: Options{TaskProperty: TaskProperty{Name: "isTask", Value: "true"}}, src: "---\nisTask: true\n---\n", kind: KindTask},
+		{name: "boolean property false", opts: Options{TaskProperty: TaskProperty{Name: "isTask", Value: "true"}}, src: "---\nisTask: false\n---\n", kind: KindNote},
+		{name: "property without a value marks nothing", opts: Options{TaskProperty: TaskProperty{Name: "isTask"}}, src: "---\nisTask: \"\"\n---\n", kind: KindNote},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if n := Parse("Notes/x.md", []byte(tt.src), tt.opts); n.Kind != tt.kind || (n.Task != nil) != (tt.kind == KindTask) {
+				t.Errorf("kind %q (task %v), want %q", n.Kind, n.Task, tt.kind)
+			}
+		})
+	}
+}
