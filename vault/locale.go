@@ -62,8 +62,16 @@ func (r *Rules) readLocale(dir, configured string) (found int) {
 		if found == 0 {
 			r.DailyUnseen = fmt.Sprintf("none of the %d notes in %s that look dated is a daily note under these rules", len(odd), folder)
 		}
-		warn("%d notes in %s look dated but are not daily notes in the format %s (locale %s), e.g. %s; set vault.locale to the language they are named in, or fix the format in .obsidian/daily-notes.json",
-			len(odd), folder, r.Daily.Format, r.Daily.Format.Locale().Name, strings.Join(odd[:min(3, len(odd))], ", "))
+		settings := "vault.daily_format"
+		if r.DailySettings {
+			settings = r.DailySource
+		}
+		what := "notes in %s look dated but are not daily notes"
+		if len(odd) == 1 {
+			what = "note in %s looks dated but is not a daily note"
+		}
+		warn("%d "+fmt.Sprintf(what, folder)+" in the format %s (locale %s), e.g. %s; set vault.locale to the language they are named in, or fix the format in %s",
+			len(odd), r.Daily.Format, r.Daily.Format.Locale().Name, strings.Join(odd[:min(3, len(odd))], ", "), settings)
 	}
 	return found
 }

@@ -82,7 +82,7 @@ func TestLocaleInferredFromTheDailyNotes(t *testing.T) {
 	if got := v.DailyFormat().Path(time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC)); got != "2026/11월/2026-11-28.md" {
 		t.Errorf("Path = %q, want 2026/11월/2026-11-28.md beside the others", got)
 	}
-	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "1 notes in the vault root look dated") || !strings.Contains(r.Warnings[0], "2025/Nov/2025-11-03.md") {
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "1 note in the vault root looks dated") || !strings.Contains(r.Warnings[0], "2025/Nov/2025-11-03.md") || !strings.HasSuffix(r.Warnings[0], "fix the format in .obsidian/daily-notes.json") {
 		t.Errorf("warnings %q: want the note named in English", r.Warnings)
 	}
 }

@@ -73,7 +73,7 @@ func TestDoctorNamesTheDailyLocale(t *testing.T) {
 	out, _, code := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
 	for _, want := range []string{
 		"daily notes YYYY/MMM/YYYY-MM-DD in the vault root (from .obsidian/daily-notes.json), named in ko (inferred: 2 of 3 notes in the daily folder are named in it)",
-		"warn  settings", "1 notes in the vault root look dated but are not daily notes in the format YYYY/MMM/YYYY-MM-DD (locale ko), e.g. 2025/Nov/2025-11-03.md",
+		"warn  settings", "1 note in the vault root looks dated but is not a daily note in the format YYYY/MMM/YYYY-MM-DD (locale ko), e.g. 2025/Nov/2025-11-03.md",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor (exit %d) lacks %q:\n%s", code, want, out)
