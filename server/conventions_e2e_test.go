@@ -103,8 +103,13 @@ func TestTasksDemoVaultShape(t *testing.T) {
 	e.MustCall("vault/status", nil, &st)
 	want := protocol.VaultStatus{Notes: 6, DailyNotes: 2, Templates: 2, ChecklistItems: 8}
 	if st.Notes != want.Notes || st.Outputs != 0 || st.Tasks != 0 || st.DailyNotes != want.DailyNotes ||
-		st.Templates != want.Templates || st.ChecklistItems != want.ChecklistItems || st.Failed != 0 || len(st.Warnings) != 0 {
+		st.Templates != want.Templates || st.ChecklistItems != want.ChecklistItems || st.Failed != 0 {
 		t.Errorf("status %+v, want %+v", st, want)
+	}
+	// The note named with a wrong weekday is not a daily note, and is
+	// said to look like one.
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "2026-11-22-Monday.md") {
+		t.Errorf("warnings %q: want the one dated note that is not a daily note", st.Warnings)
 	}
 	var res protocol.SearchResult
 	e.MustCall("vault/search", map[string]any{"query": "fence", "from": "2026-11-22", "to": "2026-11-22"}, &res)

@@ -25,6 +25,7 @@ export interface Agent {
   wakes: number;
   template: string;
   pendingChanges: number;
+  language?: string;
 }
 
 /** task.Counts */
@@ -54,6 +55,7 @@ export interface AgentDetail {
   wakes: number;
   template: string;
   pendingChanges: number;
+  language?: string;
   state: WakeState;
   report: ReportSummary | null;
 }
@@ -187,9 +189,24 @@ export interface ChangesListResult {
 
 /** protocol.ChangesUndoParams */
 export interface ChangesUndoParams {
-  id: string;
+  id?: string;
   item?: string;
   items?: string[];
+  write?: number;
+}
+
+/** protocol.ChangesUndoResult */
+export interface ChangesUndoResult {
+  id: string;
+  agent: string;
+  task: string;
+  run: number;
+  path: string;
+  status: string;
+  created: string;
+  expires: string;
+  items: ChangeItem[] | null;
+  write?: UndoneWrite;
 }
 
 /** query.Citation */
@@ -427,6 +444,9 @@ export interface Report {
   generatedBy: string;
   template: string;
   wake: number;
+  language?: string;
+  failedRun?: number;
+  failedWhy?: string;
 }
 
 /** protocol.ReportSummary */
@@ -497,6 +517,7 @@ export interface SearchParams {
   glob?: string;
   tags?: string[];
   limit?: number;
+  outputs?: boolean;
 }
 
 /** index.Result */
@@ -647,6 +668,12 @@ export interface Transition {
   at: string;
 }
 
+/** protocol.UndoneWrite */
+export interface UndoneWrite {
+  write: number;
+  path: string;
+}
+
 /** vault.Status */
 export interface VaultStatus {
   vault: string;
@@ -708,7 +735,7 @@ export interface MarginMethods {
   'changes/list': { params: ChangesListParams; result: ChangesListResult };
   'changes/decide': { params: ChangesDecideParams; result: ChangeSet };
   'changes/confirmAll': { params: ChangesConfirmAllParams; result: ChangeSet };
-  'changes/undo': { params: ChangesUndoParams; result: ChangeSet };
+  'changes/undo': { params: ChangesUndoParams; result: ChangesUndoResult };
   'decisions/list': { params: DecisionsListParams; result: DecisionsListResult };
   'templates/list': { params: void; result: TemplatesListResult };
   'templates/get': { params: TemplateParams; result: TemplateResult };
@@ -726,7 +753,7 @@ export interface MarginCommands {
   'margin.confirm': { args: [changeSetId: string, itemId: string]; result: ChangeSet };
   'margin.reject': { args: [changeSetId: string, itemId: string, reason?: string]; result: ChangeSet };
   'margin.confirmAll': { args: [changeSetId: string]; result: ChangeSet };
-  'margin.undo': { args: [changeSetId: string, itemId?: string]; result: ChangeSet };
+  'margin.undo': { args: [changeSetId: string, itemId?: string]; result: ChangesUndoResult };
   'margin.showChanges': { args: [changeSetId: string]; result: ShowChangesResult };
   'margin.wake': { args: [agentId: string]; result: AgentDetail };
   'margin.ask': { args: [question: string]; result: Answer };
