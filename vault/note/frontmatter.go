@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/adrg/frontmatter"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The YAML header is found by scanning for its fences here rather than with
