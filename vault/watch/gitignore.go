@@ -131,19 +131,23 @@ func (g *gitIgnore) ignored(rel string, isDir bool) bool {
 	if rel == "" {
 		return false
 	}
-	segs := strings.Split(rel, "/")
-	for i := range segs {
-		if g.match(segs[:i+1], isDir || i < len(segs)-1) {
+	for end := 0; end < len(rel); end++ {
+		if next := strings.IndexByte(rel[end:], '/'); next >= 0 {
+			end += next
+		} else {
+			end = len(rel)
+		}
+		if g.match(rel[:end], isDir || end < len(rel)) {
 			return true
 		}
 	}
 	return false
 }
 
-// match decides one path (its segments) against every file in scope.
-func (g *gitIgnore) match(segs []string, isDir bool) bool {
+// match decides one vault path against every file in scope.
+func (g *gitIgnore) match(p string, isDir bool) bool {
 	ignored := false
-	decide := func(f *ignoreFile, sub []string) {
+	decide := func(f *ignoreFile, sub string) {
 		for _, l := range f.lines {
 			if l.glob.match(sub, isDir) {
 				ignored = !l.negate
@@ -151,16 +155,23 @@ func (g *gitIgnore) match(segs []string, isDir bool) bool {
 		}
 	}
 	for _, s := range g.above {
-		full := segs
+		full := p
 		if s.prefix != "" {
-			full = append(strings.Split(s.prefix, "/"), segs...)
+			full = s.prefix + "/" + p
 		}
 		decide(s.file, full)
 	}
-	for i := range len(segs) { // the vault's own folders, root first
-		if f := g.fileIn(strings.Join(segs[:i], "/")); f != nil {
-			decide(f, segs[i:])
+	// The vault's own folders, root first: each file sees the path below
+	// its folder.
+	for folder := 0; ; {
+		if f := g.fileIn(strings.TrimSuffix(p[:folder], "/")); f != nil {
+			decide(f, p[folder:])
 		}
+		next := strings.IndexByte(p[folder:], '/')
+		if next < 0 {
+			break
+		}
+		folder += next + 1
 	}
 	return ignored
 }
@@ -201,7 +212,6 @@ func readIgnoreFile(name string) *ignoreFile {
 		case strings.HasPrefix(line, "\\!"), strings.HasPrefix(line, "\\#"):
 			line = line[1:]
 		}
-		line = strings.ReplaceAll(line, "[!", "[^") // fnmatch's negated class, as path.Match writes it
 		if line == "" || line == "/" {
 			continue
 		}
