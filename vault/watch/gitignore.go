@@ -215,7 +215,7 @@ func readIgnoreFile(name string) *ignoreFile {
 		if line == "" || line == "/" {
 			continue
 		}
-		g, err := compileGlob(line)
+		g, err := compileGlob(literalBraces(line))
 		if err != nil {
 			continue
 		}
@@ -226,4 +226,23 @@ func readIgnoreFile(name string) *ignoreFile {
 		return nil
 	}
 	return &f
+}
+
+// literalBraces escapes the braces of a gitignore line, which git reads as
+// themselves and doublestar as alternatives.
+func literalBraces(line string) string {
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\\' && i+1 < len(line):
+			b.WriteString(line[i : i+2])
+			i++
+		case c == '{' || c == '}':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

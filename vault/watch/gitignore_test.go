@@ -51,7 +51,7 @@ func TestGitIgnore(t *testing.T) {
 	write(".git/info/exclude", "# local\n*.local.md\n")
 	write(".gitignore", "node_modules/\n/notes/vault/Private/\n*.log\n")
 	write("notes/.gitignore", "vault/build\n")
-	write("notes/vault/.gitignore", "\\#hash.md\n*.gen.md\n!keep.gen.md\nTrailing.md   \n[!a]x.md\n")
+	write("notes/vault/.gitignore", "\\#hash.md\n*.gen.md\n!keep.gen.md\nTrailing.md   \n[!a]x.md\n{draft,old}.md\n")
 	write("notes/vault/Sub/.gitignore", "!again.gen.md\nlocal-only.md\n")
 
 	ignore, ok := GitIgnore(vault)
@@ -80,6 +80,8 @@ func TestGitIgnore(t *testing.T) {
 		{"Trailing.md", false, true},
 		{"bx.md", false, true},
 		{"ax.md", false, false},
+		{"{draft,old}.md", false, true}, // git has no alternatives
+		{"draft.md", false, false},
 	}
 	for _, tt := range tests {
 		if got := ignore(tt.rel, tt.isDir); got != tt.want {
