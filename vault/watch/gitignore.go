@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,9 +57,9 @@ func ObsidianFilters(filters []string) (ignore func(rel string, isDir bool) bool
 // when it lies in a git work tree, and false when it does not. It reads the
 // .gitignore files of the vault's folders (each when a path below it is
 // first asked about) and of the folders between the repository root and
-// the vault, and .git/info/exclude; as in git, a deeper file overrides a
-// shallower one, the last matching line of a file wins, and a path in an
-// ignored folder is ignored. The user's global excludes file is not read.
+// the vault, .git/info/exclude and the user's excludes file; as in git, a
+// deeper file overrides a shallower one, the last matching line of a file
+// wins, and a path in an ignored folder is ignored.
 func GitIgnore(dir string) (func(rel string, isDir bool) bool, bool) {
 	root, ok := workTree(dir)
 	if !ok {
@@ -72,8 +73,10 @@ func GitIgnore(dir string) (func(rel string, isDir bool) bool, bool) {
 	if up == "." {
 		up = ""
 	}
-	if f := readIgnoreFile(filepath.Join(root, ".git", "info", "exclude")); f != nil {
-		g.above = append(g.above, scoped{file: f, prefix: up})
+	for _, name := range []string{excludesFile(root), filepath.Join(root, ".git", "info", "exclude")} {
+		if f := readIgnoreFile(name); f != nil {
+			g.above = append(g.above, scoped{file: f, prefix: up})
+		}
 	}
 	segs := []string{}
 	if up != "" {
@@ -86,6 +89,23 @@ func GitIgnore(dir string) (func(rel string, isDir bool) bool, bool) {
 		}
 	}
 	return g.ignored, true
+}
+
+// excludesFile is the user's excludes file for the work tree at root, as
+// git resolves core.excludesFile from all its config files; "" when git
+// does not run. Asking git keeps margin from reading git's config or the
+// environment itself. When the key is unset this is ~/.config/git/ignore,
+// git's default unless XDG_CONFIG_HOME moves it.
+func excludesFile(root string) string {
+	out, err := exec.Command("git", "-C", root, "config", "--path", "--get", "--default", "~/.config/git/ignore", "core.excludesFile").Output()
+	name := strings.TrimSpace(string(out))
+	if err != nil || name == "" {
+		return ""
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(root, name) // as git reads it from the top of the work tree
+	}
+	return name
 }
 
 // workTree finds the root of the git work tree holding dir: the nearest
