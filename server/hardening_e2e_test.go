@@ -21,7 +21,7 @@ import (
 	"github.com/margin-md/margin/server/editortest"
 	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/edit"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // soakLong is set by `make soak` (MARGIN_SOAK=long): the hardening suites

@@ -420,37 +420,29 @@ func editAction(a EditArgs) string {
 const maxDiffLines = 200
 
 // unifiedDiff is what an item changes in the note at p, as a unified
-// diff a person reads in the change set file. Every change a client
-// proposes is one contiguous run of lines (a create, an append, one
-// replace, one frontmatter line), so the diff is one hunk: the lines
-// between the common start and the common end, with three lines of
-// context. It takes time linear in the note, however long.
+// diff a person reads in the change set file, cut to maxDiffLines lines
+// of hunk body.
 func unifiedDiff(p string, before, after []byte) string {
-	a, b := diffLines(before), diffLines(after)
-	pre, suf := edit.CommonEnds(a, b)
-	if pre == len(a) && pre == len(b) {
-		return ""
-	}
-	const context = 3
-	from, aEnd, bEnd := max(0, pre-context), min(len(a), len(a)-suf+context), min(len(b), len(b)-suf+context)
-	var d strings.Builder
-	fmt.Fprintf(&d, "--- a/%s\n+++ b/%s\n@@ -%s +%s @@\n", p, p, hunkRange(from, aEnd-from), hunkRange(from, bEnd-from))
+	d := kit.Diff("a/"+p, "b/"+p, string(before), string(after), 3)
+	var b strings.Builder
 	lines := 0
-	write := func(mark string, ls []string) {
-		for _, l := range ls {
+	for i, l := range strings.SplitAfter(d, "\n") {
+		switch {
+		case i < 2 || strings.HasPrefix(l, "@@"):
+			// A hunk header past the cut has nothing under it.
+			if lines < maxDiffLines {
+				b.WriteString(l)
+			}
+		case l != "":
 			if lines++; lines <= maxDiffLines {
-				d.WriteString(mark + l)
+				b.WriteString(l)
 			}
 		}
 	}
-	write(" ", a[from:pre])
-	write("-", a[pre:len(a)-suf])
-	write("+", b[pre:len(b)-suf])
-	write(" ", a[len(a)-suf:aEnd])
 	if lines > maxDiffLines {
-		fmt.Fprintf(&d, "… %d more lines of diff\n", lines-maxDiffLines)
+		fmt.Fprintf(&b, "… %d more lines of diff\n", lines-maxDiffLines)
 	}
-	return d.String()
+	return b.String()
 }
 
 // itemDiffs is what each of an agent's items would change in the task
@@ -475,30 +467,6 @@ func (c *Changes) diffs(task string, items []ChangeItem) map[string]string {
 		return nil
 	}
 	return itemDiffs(task, snap.Content, items, c.v.Rules().TaskOptions())
-}
-
-// hunkRange is a hunk's start and length as a unified diff writes them:
-// 1-based, and the line before the hunk when it is empty.
-func hunkRange(from, n int) string {
-	if n == 0 {
-		return fmt.Sprintf("%d,0", from)
-	}
-	return fmt.Sprintf("%d,%d", from+1, n)
-}
-
-// diffLines splits a note into lines for a diff, each ending in a
-// newline (a last line without one gets one).
-func diffLines(src []byte) []string {
-	if len(src) == 0 {
-		return nil
-	}
-	lines := strings.SplitAfter(string(src), "\n")
-	if last := len(lines) - 1; lines[last] == "" {
-		lines = lines[:last]
-	} else {
-		lines[last] += "\n"
-	}
-	return lines
 }
 
 // diffSection renders the diffs of a set's items below their lines, in

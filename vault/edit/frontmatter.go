@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/vault/note"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // SetFrontmatter sets one top-level key of a note's YAML frontmatter and

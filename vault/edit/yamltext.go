@@ -6,7 +6,7 @@ import (
 	"sort"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // yamlText maps yaml.v3 node positions to byte offsets and finds where a

@@ -170,7 +170,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			if err := rows.Scan(&c.id, &path, &c.score); err != nil {
 				return err
 			}
-			if p.globRE == nil || p.globRE.MatchString(path) {
+			if p.inGlob == nil || p.inGlob(path) {
 				out = append(out, c)
 			}
 			return nil
@@ -191,7 +191,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	// does not order.
 	var r Result
 	limit := 0 // with a glob to check in Go, every match crosses
-	if p.globRE == nil {
+	if p.inGlob == nil {
 		limit = p.limit + 1 // one more, to tell a cut list
 	}
 	var cands []scored
@@ -209,7 +209,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 			a := slices.Clone(args)
 			a[0] = p.withFilters(expr)
 			var ids []int64
-			if p.globRE == nil {
+			if p.inGlob == nil {
 				// In one row: a row crossing to Go costs more than
 				// finding it.
 				var list sql.NullString
@@ -229,7 +229,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 				if err := rows.Scan(&n, &path); err != nil {
 					return err
 				}
-				if p.globRE.MatchString(path) {
+				if p.inGlob(path) {
 					ids = append(ids, n)
 				}
 				return nil

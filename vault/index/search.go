@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -164,7 +166,7 @@ type queryPlan struct {
 
 	from, to string // date range, "" when not restricted
 	glob     string // SQL GLOB pattern
-	globRE   *regexp.Regexp
+	inGlob   func(path string) bool
 	prefix   string // literal prefix of glob, to range over files.path
 	exact    bool   // glob has no wildcard
 	tags     []string
@@ -202,7 +204,7 @@ func plan(q Query) (*queryPlan, error) {
 	}
 	if q.Glob != "" {
 		var err error
-		p.glob, p.exact, p.globRE, err = translateGlob(q.Glob)
+		p.glob, p.exact, p.inGlob, err = translateGlob(q.Glob)
 		if err != nil {
 			return nil, err
 		}
@@ -419,7 +421,7 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 	tables := from + ` CROSS JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
 		WHERE ` + strings.Join(where, " AND ")
 	q := `SELECT s.id, f.path FROM ` + tables + ` ORDER BY s.date IS NULL, s.date, f.path, s.line`
-	if p.globRE == nil {
+	if p.inGlob == nil {
 		q += fmt.Sprintf(" LIMIT %d", p.limit+1) // one more, to tell a cut list
 	}
 	var r Result
@@ -430,7 +432,7 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 		if err := rows.Scan(&id, &path); err != nil {
 			return err
 		}
-		if p.globRE == nil || p.globRE.MatchString(path) {
+		if p.inGlob == nil || p.inGlob(path) {
 			r.Total++
 			if len(ids) < p.limit {
 				ids = append(ids, id)
@@ -441,7 +443,7 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 	if err != nil {
 		return r, fmt.Errorf("listing: %w", err)
 	}
-	if r.Total > p.limit && p.globRE == nil {
+	if r.Total > p.limit && p.inGlob == nil {
 		// The LIMIT stopped the count: count the rest.
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+tables, args...).Scan(&r.Total); err != nil {
 			return r, fmt.Errorf("listing: %w", err)
@@ -485,39 +487,39 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 }
 
 // translateGlob turns a vault glob into an SQL GLOB pattern that matches at
-// least the same paths (SQL's '*' also crosses folders), and a regexp that
-// matches exactly those paths; exact reports that the glob has no wildcard,
-// so plain equality will do.
-func translateGlob(glob string) (sqlGlob string, exact bool, re *regexp.Regexp, err error) {
+// least the same paths (SQL's '*' also crosses folders), and a matcher of
+// exactly those paths; exact reports that the glob has no wildcard, so
+// plain equality will do.
+func translateGlob(glob string) (sqlGlob string, exact bool, match func(path string) bool, err error) {
 	if !strings.ContainsAny(glob, "*?[") {
 		return glob, true, nil, nil
 	}
-	var sg, rx strings.Builder
-	rx.WriteString("^")
+	// ds is the glob in doublestar's syntax. A vault glob has no
+	// alternatives or escapes, so '{', '}' and '\' are escaped there.
+	var sg, ds strings.Builder
 	for i := 0; i < len(glob); {
 		c := glob[i]
 		switch {
 		case strings.HasPrefix(glob[i:], "**/"):
+			// Zero or more folders, also after the start of a name.
 			sg.WriteString("*")
-			rx.WriteString("(?:.*/)?")
+			ds.WriteString("{,*/**/}")
 			i += 3
 		case strings.HasPrefix(glob[i:], "**"):
+			// Anything, across folders, also inside a name, where
+			// doublestar's "**" would stay in the folder.
 			sg.WriteString("*")
-			rx.WriteString(".*")
+			ds.WriteString("*{,/**/}*")
 			i += 2
-		case c == '*':
-			sg.WriteString("*")
-			rx.WriteString("[^/]*")
-			i++
-		case c == '?':
-			sg.WriteString("?")
-			rx.WriteString("[^/]")
+		case c == '*' || c == '?':
+			sg.WriteByte(c)
+			ds.WriteByte(c)
 			i++
 		case c == '[':
 			end := strings.IndexByte(glob[i+1:], ']')
 			if end <= 0 { // no class: a literal '['
 				sg.WriteString("[[]")
-				rx.WriteString(`\[`)
+				ds.WriteString(`\[`)
 				i++
 				continue
 			}
@@ -526,30 +528,61 @@ func translateGlob(glob string) (sqlGlob string, exact bool, re *regexp.Regexp, 
 			if neg {
 				class = class[1:]
 			}
+			members, ok := globClass(class)
+			if !ok {
+				return "", false, nil, fmt.Errorf("glob %q: bad character class", glob)
+			}
 			sg.WriteString("[")
-			rx.WriteString("[")
+			ds.WriteString("[")
 			if neg {
 				sg.WriteString("^")
-				rx.WriteString("^/")
+				ds.WriteString("!/") // a class stays within a folder
 			}
 			sg.WriteString(class)
-			rx.WriteString(strings.NewReplacer(`\`, `\\`, `[`, `\[`).Replace(class))
+			ds.WriteString(members)
 			sg.WriteString("]")
-			rx.WriteString("]")
+			ds.WriteString("]")
 			i += end + 2
 		default:
 			_, n := utf8.DecodeRuneInString(glob[i:])
 			sg.WriteString(glob[i : i+n])
-			rx.WriteString(regexp.QuoteMeta(glob[i : i+n]))
+			if strings.IndexByte(`{}\`, c) >= 0 {
+				ds.WriteByte('\\')
+			}
+			ds.WriteString(glob[i : i+n])
 			i += n
 		}
 	}
-	rx.WriteString("$")
-	re, err = regexp.Compile(rx.String())
-	if err != nil {
-		return "", false, nil, fmt.Errorf("glob %q: bad character class", glob)
+	pattern := ds.String()
+	return sg.String(), false, func(path string) bool { return doublestar.MatchUnvalidated(pattern, path) }, nil
+}
+
+// globClass renders the members of a bracket class for doublestar, where
+// '\' escapes and a '-' can join a range; ok is false for a range that
+// runs backwards, which matches nothing.
+func globClass(class string) (members string, ok bool) {
+	r := []rune(class)
+	var b strings.Builder
+	member := func(c rune) {
+		if c == '\\' || c == '-' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
 	}
-	return sg.String(), false, re, nil
+	for i := 0; i < len(r); i++ {
+		if i+2 < len(r) && r[i+1] == '-' {
+			if r[i] > r[i+2] {
+				return "", false
+			}
+			member(r[i])
+			b.WriteByte('-')
+			member(r[i+2])
+			i += 2
+			continue
+		}
+		member(r[i])
+	}
+	return b.String(), true
 }
 
 // foldPriority folds a priority the way the parser does for task fields.

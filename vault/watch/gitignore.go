@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -56,9 +57,9 @@ func ObsidianFilters(filters []string) (ignore func(rel string, isDir bool) bool
 // when it lies in a git work tree, and false when it does not. It reads the
 // .gitignore files of the vault's folders (each when a path below it is
 // first asked about) and of the folders between the repository root and
-// the vault, and .git/info/exclude; as in git, a deeper file overrides a
-// shallower one, the last matching line of a file wins, and a path in an
-// ignored folder is ignored. The user's global excludes file is not read.
+// the vault, .git/info/exclude and the user's excludes file; as in git, a
+// deeper file overrides a shallower one, the last matching line of a file
+// wins, and a path in an ignored folder is ignored.
 func GitIgnore(dir string) (func(rel string, isDir bool) bool, bool) {
 	root, ok := workTree(dir)
 	if !ok {
@@ -72,8 +73,10 @@ func GitIgnore(dir string) (func(rel string, isDir bool) bool, bool) {
 	if up == "." {
 		up = ""
 	}
-	if f := readIgnoreFile(filepath.Join(root, ".git", "info", "exclude")); f != nil {
-		g.above = append(g.above, scoped{file: f, prefix: up})
+	for _, name := range []string{excludesFile(root), filepath.Join(root, ".git", "info", "exclude")} {
+		if f := readIgnoreFile(name); f != nil {
+			g.above = append(g.above, scoped{file: f, prefix: up})
+		}
 	}
 	segs := []string{}
 	if up != "" {
@@ -86,6 +89,23 @@ func GitIgnore(dir string) (func(rel string, isDir bool) bool, bool) {
 		}
 	}
 	return g.ignored, true
+}
+
+// excludesFile is the user's excludes file for the work tree at root, as
+// git resolves core.excludesFile from all its config files; "" when git
+// does not run. Asking git keeps margin from reading git's config or the
+// environment itself. When the key is unset this is ~/.config/git/ignore,
+// git's default unless XDG_CONFIG_HOME moves it.
+func excludesFile(root string) string {
+	out, err := exec.Command("git", "-C", root, "config", "--path", "--get", "--default", "~/.config/git/ignore", "core.excludesFile").Output()
+	name := strings.TrimSpace(string(out))
+	if err != nil || name == "" {
+		return ""
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(root, name) // as git reads it from the top of the work tree
+	}
+	return name
 }
 
 // workTree finds the root of the git work tree holding dir: the nearest
@@ -131,19 +151,23 @@ func (g *gitIgnore) ignored(rel string, isDir bool) bool {
 	if rel == "" {
 		return false
 	}
-	segs := strings.Split(rel, "/")
-	for i := range segs {
-		if g.match(segs[:i+1], isDir || i < len(segs)-1) {
+	for end := 0; end < len(rel); end++ {
+		if next := strings.IndexByte(rel[end:], '/'); next >= 0 {
+			end += next
+		} else {
+			end = len(rel)
+		}
+		if g.match(rel[:end], isDir || end < len(rel)) {
 			return true
 		}
 	}
 	return false
 }
 
-// match decides one path (its segments) against every file in scope.
-func (g *gitIgnore) match(segs []string, isDir bool) bool {
+// match decides one vault path against every file in scope.
+func (g *gitIgnore) match(p string, isDir bool) bool {
 	ignored := false
-	decide := func(f *ignoreFile, sub []string) {
+	decide := func(f *ignoreFile, sub string) {
 		for _, l := range f.lines {
 			if l.glob.match(sub, isDir) {
 				ignored = !l.negate
@@ -151,16 +175,23 @@ func (g *gitIgnore) match(segs []string, isDir bool) bool {
 		}
 	}
 	for _, s := range g.above {
-		full := segs
+		full := p
 		if s.prefix != "" {
-			full = append(strings.Split(s.prefix, "/"), segs...)
+			full = s.prefix + "/" + p
 		}
 		decide(s.file, full)
 	}
-	for i := range len(segs) { // the vault's own folders, root first
-		if f := g.fileIn(strings.Join(segs[:i], "/")); f != nil {
-			decide(f, segs[i:])
+	// The vault's own folders, root first: each file sees the path below
+	// its folder.
+	for folder := 0; ; {
+		if f := g.fileIn(strings.TrimSuffix(p[:folder], "/")); f != nil {
+			decide(f, p[folder:])
 		}
+		next := strings.IndexByte(p[folder:], '/')
+		if next < 0 {
+			break
+		}
+		folder += next + 1
 	}
 	return ignored
 }
@@ -201,11 +232,10 @@ func readIgnoreFile(name string) *ignoreFile {
 		case strings.HasPrefix(line, "\\!"), strings.HasPrefix(line, "\\#"):
 			line = line[1:]
 		}
-		line = strings.ReplaceAll(line, "[!", "[^") // fnmatch's negated class, as path.Match writes it
 		if line == "" || line == "/" {
 			continue
 		}
-		g, err := compileGlob(line)
+		g, err := compileGlob(literalBraces(line))
 		if err != nil {
 			continue
 		}
@@ -216,4 +246,23 @@ func readIgnoreFile(name string) *ignoreFile {
 		return nil
 	}
 	return &f
+}
+
+// literalBraces escapes the braces of a gitignore line, which git reads as
+// themselves and doublestar as alternatives.
+func literalBraces(line string) string {
+	var b strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\\' && i+1 < len(line):
+			b.WriteString(line[i : i+2])
+			i++
+		case c == '{' || c == '}':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -32,7 +33,21 @@ func TestObsidianFilters(t *testing.T) {
 	}
 }
 
+// gitHome gives git a home of its own, with no system config and the
+// global config file it returns (empty until written), so that the user's
+// excludes file stays out of a test.
+func gitHome(t *testing.T) (home, globalConfig string) {
+	home = t.TempDir()
+	globalConfig = filepath.Join(home, "gitconfig")
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	t.Setenv("GIT_CONFIG_GLOBAL", globalConfig)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	return home, globalConfig
+}
+
 func TestGitIgnore(t *testing.T) {
+	gitHome(t)
 	repo := t.TempDir()
 	vault := filepath.Join(repo, "notes", "vault")
 	write := func(p, s string) {
@@ -51,7 +66,7 @@ func TestGitIgnore(t *testing.T) {
 	write(".git/info/exclude", "# local\n*.local.md\n")
 	write(".gitignore", "node_modules/\n/notes/vault/Private/\n*.log\n")
 	write("notes/.gitignore", "vault/build\n")
-	write("notes/vault/.gitignore", "\\#hash.md\n*.gen.md\n!keep.gen.md\nTrailing.md   \n[!a]x.md\n")
+	write("notes/vault/.gitignore", "\\#hash.md\n*.gen.md\n!keep.gen.md\nTrailing.md   \n[!a]x.md\n{draft,old}.md\n")
 	write("notes/vault/Sub/.gitignore", "!again.gen.md\nlocal-only.md\n")
 
 	ignore, ok := GitIgnore(vault)
@@ -80,8 +95,49 @@ func TestGitIgnore(t *testing.T) {
 		{"Trailing.md", false, true},
 		{"bx.md", false, true},
 		{"ax.md", false, false},
+		{"{draft,old}.md", false, true}, // git has no alternatives
+		{"draft.md", false, false},
 	}
 	for _, tt := range tests {
+		if got := ignore(tt.rel, tt.isDir); got != tt.want {
+			t.Errorf("ignore(%q, %v) = %v, want %v", tt.rel, tt.isDir, got, tt.want)
+		}
+	}
+}
+
+// The user's excludes file is read as git finds it: core.excludesFile in
+// the global config (with ~ for the home folder), else git's default in
+// ~/.config/git; it gives way to the repository's own files.
+func TestGitIgnoreExcludesFile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	home, config := gitHome(t)
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, ".git", "info"), 0o755)
+	os.WriteFile(filepath.Join(repo, ".git", "info", "exclude"), []byte("!keep.secret.md\n"), 0o644)
+	os.MkdirAll(filepath.Join(home, ".config", "git"), 0o755)
+	os.WriteFile(filepath.Join(home, ".config", "git", "ignore"), []byte("*.default.md\n"), 0o644)
+
+	ignore, _ := GitIgnore(repo)
+	if !ignore("a.default.md", false) {
+		t.Error("without core.excludesFile, git's default file is not read")
+	}
+
+	os.WriteFile(config, []byte("[core]\n\texcludesFile = ~/global-ignore\n"), 0o644)
+	os.WriteFile(filepath.Join(home, "global-ignore"), []byte("*.secret.md\nDrafts/\n"), 0o644)
+	ignore, _ = GitIgnore(repo)
+	for _, tt := range []struct {
+		rel   string
+		isDir bool
+		want  bool
+	}{
+		{"a.secret.md", false, true},
+		{"Notes/Drafts/x.md", false, true},
+		{"keep.secret.md", false, false}, // .git/info/exclude overrides it
+		{"a.default.md", false, false},   // the default gives way to the key
+		{"a.md", false, false},
+	} {
 		if got := ignore(tt.rel, tt.isDir); got != tt.want {
 			t.Errorf("ignore(%q, %v) = %v, want %v", tt.rel, tt.isDir, got, tt.want)
 		}

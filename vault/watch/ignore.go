@@ -5,6 +5,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // DefaultIgnore returns the ignore rule of SPEC §3.1, for Options.Ignore.
@@ -17,9 +19,9 @@ import (
 // (.md, any case) — directories are never ignored for their name's
 // extension; and everything matched by globs.
 //
-// A glob is matched segment by segment with path.Match, and a "**" segment
-// spans any number of segments, so "Archive/**" ignores Archive and all in
-// it. As in .gitignore, a glob without a slash matches a name at any depth
+// A glob is matched with doublestar: a "**" segment spans any number of
+// folders, so "Archive/**" ignores Archive and all in it, and {a,b} is
+// either. As in .gitignore, a glob without a slash matches a name at any depth
 // ("*.excalidraw.md"), a leading slash anchors it at the vault root, and a
 // trailing slash restricts it to directories. Anything inside an ignored
 // directory is ignored.
@@ -67,14 +69,18 @@ func Excluded(stateDir string, globs []string) (func(rel string, isDir bool) boo
 		if state != "" && (rel == state || strings.HasPrefix(rel, state+"/")) {
 			return true
 		}
-		segs := strings.Split(rel, "/")
-		for i, name := range segs {
-			dir := isDir || i < len(segs)-1
+		end := 0 // of the folder or file rel[:end] asked about
+		for i, name := range strings.Split(rel, "/") {
+			if i > 0 {
+				end++ // the slash
+			}
+			end += len(name)
+			dir := isDir || end < len(rel)
 			if strings.HasPrefix(name, ".") {
 				return true
 			}
 			for _, r := range rules {
-				if r.match(segs[:i+1], dir) {
+				if r.match(rel[:end], dir) {
 					return true
 				}
 			}
@@ -92,11 +98,10 @@ func isScratch(name string) bool {
 		(strings.HasPrefix(name, ".margin-") && strings.HasSuffix(name, ".tmp"))
 }
 
-// glob is one compiled user ignore glob.
+// glob is one compiled ignore glob.
 type glob struct {
-	segs    []string // the pattern split on "/"
-	anyName bool     // no slash in the pattern: it matches a name at any depth
-	dirOnly bool     // a trailing slash: it matches directories only
+	pattern string // doublestar's syntax, anchored at the vault root
+	dirOnly bool   // a trailing slash: it matches directories only
 }
 
 func compileGlob(pattern string) (glob, error) {
@@ -106,52 +111,22 @@ func compileGlob(pattern string) (glob, error) {
 		g.dirOnly = true
 		p = strings.TrimRight(p, "/")
 	}
-	if strings.HasPrefix(p, "/") {
-		p = strings.TrimLeft(p, "/")
-	} else if !strings.Contains(p, "/") {
-		g.anyName = true
-	}
 	if p == "" {
 		return glob{}, fmt.Errorf("ignore glob %q: matches nothing", pattern)
 	}
-	g.segs = strings.Split(p, "/")
-	for _, s := range g.segs {
-		if _, err := path.Match(s, ""); err != nil {
-			return glob{}, fmt.Errorf("ignore glob %q: %w", pattern, err)
-		}
+	if strings.HasPrefix(p, "/") {
+		p = strings.TrimLeft(p, "/")
+	} else if !strings.Contains(p, "/") {
+		p = "**/" + p // a name at any depth
 	}
+	if !doublestar.ValidatePattern(p) {
+		return glob{}, fmt.Errorf("ignore glob %q: %w", pattern, doublestar.ErrBadPattern)
+	}
+	g.pattern = p
 	return g, nil
 }
 
-// match reports whether the path made of segs matches.
-func (g glob) match(segs []string, isDir bool) bool {
-	if g.dirOnly && !isDir {
-		return false
-	}
-	if g.anyName {
-		ok, _ := path.Match(g.segs[0], segs[len(segs)-1])
-		return ok
-	}
-	return matchSegs(g.segs, segs)
-}
-
-func matchSegs(pat, name []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for i := range len(name) + 1 {
-				if matchSegs(pat[1:], name[i:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(name) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], name[0]); !ok {
-			return false
-		}
-		pat, name = pat[1:], name[1:]
-	}
-	return len(name) == 0
+// match reports whether the vault path p matches.
+func (g glob) match(p string, isDir bool) bool {
+	return (isDir || !g.dirOnly) && doublestar.MatchUnvalidated(g.pattern, p)
 }

@@ -16,8 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aymanbagabas/go-udiff"
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/pmezard/go-difflib/difflib"
 )
 
 // Stamp is a time as the state database stores it; "" for the zero time.
@@ -99,31 +99,24 @@ func Fenced(label, text string) string {
 	return fmt.Sprintf("[%s]\n%s\n%s%s\n\n", label, fence, text, fence)
 }
 
-// diffLines splits text into lines that each end in a newline; unlike
-// difflib.SplitLines it adds no empty line after a final newline, which
-// would show as a spurious blank line in every diff.
-func diffLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	lines := strings.SplitAfter(s, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	} else {
-		lines[len(lines)-1] += "\n"
-	}
-	return lines
+// Diff is a unified diff of old and new, named from and to, with context
+// lines around each change. A last line without a line break is diffed
+// as if it had one, which a model reads more easily than a "\ No newline"
+// marker.
+func Diff(from, to, old, new string, context int) string {
+	old, new = withFinalNewline(old), withFinalNewline(new)
+	// ToUnified fails only on edits inconsistent with old, and Lines
+	// computes them from it.
+	d, _ := udiff.ToUnified(from, to, old, udiff.Lines(old, new), context)
+	return d
 }
 
-// Diff is a unified diff of old and new, named from and to, with context
-// lines around each change.
-func Diff(from, to, old, new string, context int) string {
-	// GetUnifiedDiffString fails only when writing to its strings.Builder
-	// does, which never happens.
-	d, _ := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
-		A: diffLines(old), B: diffLines(new), FromFile: from, ToFile: to, Context: context,
-	})
-	return d
+// withFinalNewline is s ending in a line break unless it is empty.
+func withFinalNewline(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
 }
 
 // Tool is one tool a model may call; it implements llm.Tool.
