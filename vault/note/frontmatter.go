@@ -1,6 +1,7 @@
 package note
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -9,13 +10,17 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/adrg/frontmatter"
 	"go.yaml.in/yaml/v3"
 )
 
-// The YAML header is found by scanning for its fences as Obsidian does
-// (FindHeader), and decoded with yaml.v3: into a yaml.Node for the key
-// order, or into a typed header (a template's, a domain module's) by
-// DecodeFrontmatter. See the README for why no frontmatter library does it.
+// The YAML header is found by scanning for its fences here rather than with
+// github.com/adrg/frontmatter: adrg returns the decoded value and the rest of
+// the file through a bufio.Reader but neither the byte length of the block nor
+// the keys in document order, and both are part of the Note contract. A
+// note's header is decoded with gopkg.in/yaml.v3 into a yaml.Node for the key
+// order; a typed header (a template's, a domain module's) is decoded by adrg
+// (DecodeFrontmatter).
 
 // Get returns the value of key, matched case-insensitively. When a header
 // repeats a key the first one wins, as it does for Obsidian. A nil
@@ -627,7 +632,7 @@ func DecodeFrontmatter(src []byte, v any) (body int, err error) {
 			err = fmt.Errorf("yaml: %v", r)
 		}
 	}()
-	if err := yaml.Unmarshal(src[ys:ye], v); err != nil {
+	if err := decodeHeader(src, ys, ye, body, v); err != nil {
 		first := 1 + strings.Count(s[:ys], "\n")
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
@@ -641,4 +646,35 @@ func DecodeFrontmatter(src []byte, v any) (body int, err error) {
 		return body, errors.New(fileLineError(err.Error(), first))
 	}
 	return body, nil
+}
+
+// headerFormat is the YAML header as github.com/adrg/frontmatter reads it,
+// decoded by yaml.v3 so that typed fields refuse a wrong value.
+var headerFormat = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
+
+// decodeHeader decodes the header FindHeader found (YAML at
+// src[ys:ye], body at body) into v with adrg/frontmatter. adrg ends a
+// header at any line that is "---" once trimmed, an indented one too,
+// which Obsidian (and FindHeader) reads as YAML: when adrg's header
+// is shorter than the block, the block is decoded as it is.
+func decodeHeader(src []byte, ys, ye, body int, v any) error {
+	open := 0
+	if bytes.HasPrefix(src, []byte("\uFEFF")) {
+		open = len("\uFEFF")
+	}
+	whole := true
+	format := *headerFormat
+	format.Unmarshal = func(data []byte, v any) error {
+		if whole = len(data) == ye-ys; !whole {
+			return nil
+		}
+		return yaml.Unmarshal(data, v)
+	}
+	if _, err := frontmatter.MustParse(bytes.NewReader(src[open:body]), v, &format); err != nil {
+		return err
+	}
+	if !whole {
+		return yaml.Unmarshal(src[ys:ye], v)
+	}
+	return nil
 }
