@@ -288,15 +288,10 @@ func itemLine(it ChangeItem) string {
 // items (by item id) below the lines.
 func renderChangeSet(cs ChangeSet, diffs map[string]string) ([]byte, error) {
 	var b strings.Builder
-	b.WriteString("---\nmargin: changeset\n")
-	fmt.Fprintf(&b, "id: %s\n", kit.YAMLString(cs.ID))
-	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(cs.Task)))
-	fmt.Fprintf(&b, "agent: %s\n", kit.YAMLName(cs.Agent))
-	fmt.Fprintf(&b, "run: %d\n", cs.Run)
-	fmt.Fprintf(&b, "status: %s\n", cs.Status)
-	fmt.Fprintf(&b, "created: %s\n", cs.Created.Format(time.RFC3339))
-	fmt.Fprintf(&b, "expires: %s\n", cs.Expires.Format(time.RFC3339))
-	b.WriteString("items: []\n---\n")
+	b.WriteString(edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "changeset"}, edit.Field{Key: "id", Value: edit.Quoted(cs.ID)},
+		edit.Field{Key: "task", Value: edit.Quoted(kit.TaskLink(cs.Task))}, edit.Field{Key: "agent", Value: cs.Agent}, edit.Field{Key: "run", Value: cs.Run},
+		edit.Field{Key: "status", Value: cs.Status}, edit.Field{Key: "created", Value: cs.Created}, edit.Field{Key: "expires", Value: cs.Expires},
+		edit.Field{Key: "items", Value: []string{}}))
 	if IsClient(cs.Agent) {
 		fmt.Fprintf(&b, "%s proposed this over MCP; nothing changes in %s until you apply it.\n", strings.TrimPrefix(cs.Agent, ClientPrefix), cs.Task)
 	}

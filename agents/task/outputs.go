@@ -116,19 +116,14 @@ func firstParagraph(s string) string {
 // renderReport renders a report file (SPEC §3.3). language, when known,
 // is the task's: margin keeps it here, not in the task note.
 func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, language, content string) []byte {
-	var b strings.Builder
-	b.WriteString("---\nmargin: report\n")
-	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(taskPath)))
-	fmt.Fprintf(&b, "agent: %s\n", agent)
-	fmt.Fprintf(&b, "template: %s\n", kit.YAMLString(template))
-	fmt.Fprintf(&b, "updated: %s\n", updated.Format(time.RFC3339))
-	fmt.Fprintf(&b, "wake: %d\n", wake)
-	fmt.Fprintf(&b, "tldr: %s\n", kit.YAMLString(kit.OneLine(tldr)))
-	fmt.Fprintf(&b, "generated_by: %s\n", kit.YAMLString(generatedBy))
+	fields := []edit.Field{{Key: "margin", Value: "report"}, {Key: "task", Value: edit.Quoted(kit.TaskLink(taskPath))}, {Key: "agent", Value: agent},
+		{Key: "template", Value: edit.Quoted(template)}, {Key: "updated", Value: updated}, {Key: "wake", Value: wake},
+		{Key: "tldr", Value: edit.Quoted(kit.OneLine(tldr))}, {Key: "generated_by", Value: edit.Quoted(generatedBy)}}
 	if language != "" {
-		fmt.Fprintf(&b, "language: %s\n", kit.YAMLString(language))
+		fields = append(fields, edit.Field{Key: "language", Value: edit.Quoted(language)})
 	}
-	b.WriteString("---\n")
+	var b strings.Builder
+	b.WriteString(edit.RenderFrontmatter(fields...))
 	b.WriteString(strings.TrimSpace(untask(content)))
 	b.WriteString("\n")
 	return []byte(b.String())
@@ -224,7 +219,8 @@ func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
 // only ever adds at the end, so an edit the person made is kept: appended
 // to a version they saved meanwhile (edit.Root.Change).
 func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, taskPath, agent string, lines []string) error {
-	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", kit.YAMLString(kit.TaskLink(taskPath)), agent, stem(taskPath))
+	header := edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "journal"}, edit.Field{Key: "task", Value: edit.Quoted(kit.TaskLink(taskPath))},
+		edit.Field{Key: "agent", Value: agent}) + "# Journal: " + stem(taskPath) + "\n\n"
 	_, err := root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
 		content := string(cur.Content)
 		if content == "" {
