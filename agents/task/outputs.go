@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
@@ -129,45 +129,32 @@ func renderReport(taskPath, agent, template string, updated time.Time, wake int,
 	return []byte(b.String())
 }
 
-// checkboxItem matches a list item with a checkbox as the Tasks plugin
-// does (its taskRegex): indentation or blockquote marks, a bullet or
-// number, spaces, and one status character in brackets.
-var checkboxItem = regexp.MustCompile(`^([\s>]*(?:[-*+]|[0-9]+[.)]) +)\[(.)\]`)
-
 // untask rewrites the checkbox items of a report as plain list items: a
 // report quotes the task's checklist, and a checkbox there is a second
 // copy of the task that the Tasks plugin lists again, without its dates.
 // An open item gets ☐, a done one ☑, any other status its brackets
-// escaped. Fenced code is left as written.
+// escaped. The items are the ones note finds, so code is left as written.
 func untask(content string) string {
-	lines := strings.Split(content, "\n")
-	fence := ""
-	for i, l := range lines {
-		bare := strings.TrimLeft(l, " \t>")
-		if fence != "" {
-			if strings.HasPrefix(bare, fence) && strings.TrimSpace(strings.TrimLeft(bare, fence[:1])) == "" {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(bare, "```") || strings.HasPrefix(bare, "~~~") {
-			fence = bare[:len(bare)-len(strings.TrimLeft(bare, bare[:1]))]
-			continue
-		}
-		m := checkboxItem.FindStringSubmatchIndex(l)
-		if m == nil {
-			continue
-		}
-		mark := `\[` + l[m[4]:m[5]] + `\]`
-		switch l[m[4]:m[5]] {
-		case " ":
+	// The report's text is the body under margin's frontmatter, so a ---
+	// at its top is no header: parse it after a line break.
+	src := "\n" + content
+	var b strings.Builder
+	last := 0
+	for _, it := range note.Parse("report.md", []byte(src), note.Options{}).Checklist {
+		box := it.Offset + strings.IndexByte(it.Raw, '[') // the first [ on an item's line is its box
+		_, size := utf8.DecodeRuneInString(src[box+1:])
+		mark := `\[` + src[box+1:box+1+size] + `\]`
+		switch it.State {
+		case ' ':
 			mark = "☐"
-		case "x", "X":
+		case 'x':
 			mark = "☑"
 		}
-		lines[i] = l[:m[3]] + mark + l[m[1]:]
+		b.WriteString(src[last:box] + mark)
+		last = box + 1 + size + 1
 	}
-	return strings.Join(lines, "\n")
+	b.WriteString(src[last:])
+	return b.String()[1:]
 }
 
 // journalLine is one journal entry (SPEC §3.3).
