@@ -204,7 +204,7 @@ func inEffect(n *note.Note, it ChangeItem) bool {
 	if t.item != "" {
 		args = json.RawMessage(`{"items":[` + string(it.Args) + `]}`)
 	}
-	items, unchanged, err := t.propose(n, args)
+	items, unchanged, err := t.items(n, args)
 	return err == nil && len(items) == 0 && len(unchanged) > 0
 }
 

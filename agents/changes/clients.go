@@ -143,7 +143,7 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	if err := CheckValues(ft.name, args); err != nil {
 		return ChangeSet{}, err
 	}
-	ps, unchanged, err := ft.propose(n, args)
+	ps, unchanged, err := ft.items(n, args)
 	if err != nil {
 		return ChangeSet{}, err
 	}

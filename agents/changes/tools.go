@@ -116,7 +116,9 @@ type taskTool struct {
 	// label is what a person calls the target, in explanations.
 	label  string
 	schema func() *jsonschema.Schema
-	// unfit is DeferredTool.Unfit, propose DeferredTool.Items.
+	// unfit is DeferredTool.Unfit, propose DeferredTool.Items; a field
+	// tool without propose proposes the value in arg unless the field
+	// holds it already.
 	unfit   func(*note.Note) string
 	propose func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error)
 	// check refuses an item whose value its field cannot hold.
@@ -156,12 +158,31 @@ func (t *taskTool) targetIn(n *note.Note, args json.RawMessage) (key, value stri
 	return t.itemName() + key, value
 }
 
+// items validates a call against the task and splits it into change items.
+func (t *taskTool) items(n *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+	if t.propose != nil {
+		return t.propose(n, args)
+	}
+	v, reason := t.value(args)
+	if t.current(n) == v {
+		return nil, []string{"the " + t.label + " is already " + v}, nil
+	}
+	return []Proposal{{Args: args, Summary: because("Set "+t.label+" to "+v, reason)}}, nil, nil
+}
+
+// value is the value a field tool's arguments carry, and the model's reason.
+func (t *taskTool) value(args json.RawMessage) (value, reason string) {
+	var a map[string]any
+	json.Unmarshal(args, &a) // validated against the schema when proposed
+	value, _ = a[t.arg].(string)
+	reason, _ = a["human_summary"].(string)
+	return value, reason
+}
+
 // applyTo splices an item into the task note's source.
 func (t *taskTool) applyTo(src []byte, n *note.Note, args json.RawMessage) ([]byte, error) {
 	if t.frontmatter != "" {
-		var a map[string]any
-		json.Unmarshal(args, &a) // validated against the schema when proposed
-		v, _ := a[t.arg].(string)
+		v, _ := t.value(args)
 		return edit.SetFrontmatter(src, t.frontmatter, v)
 	}
 	return t.apply(src, n, args)
@@ -213,8 +234,9 @@ func fieldTool(field string) (*taskTool, bool) {
 // DeferredTools are the tools whose calls wait in a change set for a person.
 func DeferredTools() []DeferredTool {
 	out := make([]DeferredTool, len(taskTools))
-	for i, t := range taskTools {
-		out[i] = DeferredTool{Name: t.name, Description: t.description, Schema: t.schema(), Items: t.propose, Unfit: t.unfit}
+	for i := range taskTools {
+		t := &taskTools[i]
+		out[i] = DeferredTool{Name: t.name, Description: t.description, Schema: t.schema(), Items: t.items, Unfit: t.unfit}
 	}
 	return out
 }
@@ -260,14 +282,6 @@ var taskTools = []taskTool{
 				kit.SetProp(s, "status", func(p *jsonschema.Schema) { p.Enum = enum(taskStatuses) })
 			})
 		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-			var a statusArgs
-			json.Unmarshal(args, &a)
-			if taskField(t, func(t *note.Task) string { return t.Status }) == a.Status {
-				return nil, []string{"the status is already " + a.Status}, nil
-			}
-			return []Proposal{{Args: args, Summary: because("Set status to "+a.Status, a.HumanSummary)}}, nil, nil
-		},
 		check: func(v itemValues) error { return checkOneOf("status", v.Status, taskStatuses) }},
 	{name: "update_task_estimate", description: "Propose a new time estimate for the task.",
 		field: "estimate", arg: "estimate", label: "estimate", frontmatter: "estimate", current: ofTask(func(t *note.Task) string { return strconv.Itoa(t.Estimate) }),
@@ -292,14 +306,6 @@ var taskTools = []taskTool{
 				kit.SetProp(s, "due_date", func(p *jsonschema.Schema) { p.Pattern = dateRE.String() })
 			})
 		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-			var a dueArgs
-			json.Unmarshal(args, &a)
-			if taskField(t, func(t *note.Task) string { return t.Due }) == a.DueDate {
-				return nil, []string{"the due date is already " + a.DueDate}, nil
-			}
-			return []Proposal{{Args: args, Summary: because("Set due date to "+a.DueDate, a.HumanSummary)}}, nil, nil
-		},
 		check: checkDue},
 	{name: "update_task_priority", description: "Propose a new priority for the task.",
 		field: "priority", arg: "priority", label: "priority", frontmatter: "priority", current: ofTask(func(t *note.Task) string { return t.Priority }),
@@ -307,14 +313,6 @@ var taskTools = []taskTool{
 			return kit.SchemaFor[priorityArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "priority", func(p *jsonschema.Schema) { p.Enum = enum(priorities) })
 			})
-		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-			var a priorityArgs
-			json.Unmarshal(args, &a)
-			if taskField(t, func(t *note.Task) string { return t.Priority }) == a.Priority {
-				return nil, []string{"the priority is already " + a.Priority}, nil
-			}
-			return []Proposal{{Args: args, Summary: because("Set priority to "+a.Priority, a.HumanSummary)}}, nil, nil
 		},
 		check: func(v itemValues) error { return checkOneOf("priority", v.Priority, priorities) }},
 	{name: "assign_task_labels", description: "Propose labels to add to the task.",
