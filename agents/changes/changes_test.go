@@ -2,6 +2,7 @@ package changes
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -255,23 +256,18 @@ func FuzzChangeSetFile(f *testing.F) {
 	})
 }
 
-// TestFieldToolsMatchTheirSchemas keeps the field-tool table honest: each
-// entry names a deferred tool whose schema has the argument it reads.
+// TestFieldToolsMatchTheirSchemas keeps the tool table honest: a tool
+// that carries a field's value in an argument has that argument in its
+// schema, and every item name leads back to its tool.
 func TestFieldToolsMatchTheirSchemas(t *testing.T) {
-	schemas := map[string][]string{}
-	for _, d := range DeferredTools() {
-		for name := range d.Schema.Properties {
-			schemas[d.Name] = append(schemas[d.Name], name)
+	for _, tt := range taskTools {
+		if tt.arg != "" {
+			if _, ok := tt.schema().Properties[tt.arg]; !ok {
+				t.Errorf("%s reads argument %q; its schema has %v", tt.name, tt.arg, slices.Collect(maps.Keys(tt.schema().Properties)))
+			}
 		}
-	}
-	for tool, ft := range fieldTools {
-		props, ok := schemas[tool]
-		if !ok {
-			t.Errorf("%s is in fieldTools but is not a deferred tool", tool)
-			continue
-		}
-		if !slices.Contains(props, ft.arg) {
-			t.Errorf("%s reads argument %q; its schema has %v", tool, ft.arg, props)
+		if got, ok := itemTool(ExplodedTool(tt.name)); !ok || got.name != tt.name {
+			t.Errorf("%s: its items lead back to %v", tt.name, got)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -121,39 +120,11 @@ type ItemDecision struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// ExplodedTool is the name a checklist item of a batch tool goes by: the
-// seed's singular tools, so each item is decided and learned from alone.
-func ExplodedTool(tool string) string {
-	switch tool {
-	case "add_multiple_checklist_items":
-		return "add_checklist_item"
-	case "update_checklist_items":
-		return "update_checklist_item"
-	}
-	return tool
-}
-
 // target says what an item changes: a key for superseding and the current
 // value of that target in the task note, which its base fingerprints.
 func target(n *note.Note, tool string, args json.RawMessage) (field, value string) {
-	if ft, ok := fieldTools[tool]; ok {
-		return tool, ft.current(n)
-	}
-	switch tool {
-	case "add_checklist_item":
-		var a newItem
-		json.Unmarshal(args, &a) // validated when proposed
-		present := slices.ContainsFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Title) })
-		return tool + ":" + strings.ToLower(a.Title), strconv.FormatBool(present)
-	case "update_checklist_item":
-		var a itemUpdate
-		json.Unmarshal(args, &a)
-		if i := slices.IndexFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Text) }); i >= 0 {
-			return tool + ":" + strings.ToLower(a.Text), strings.TrimSpace(n.Checklist[i].Raw)
-		}
-		return tool + ":" + strings.ToLower(a.Text), ""
-	case "assign_task_labels":
-		return tool, taskField(n, func(t *note.Task) string { return strings.Join(t.Labels, ",") })
+	if t, ok := itemTool(tool); ok {
+		return t.targetIn(n, args)
 	}
 	return tool, ""
 }
@@ -211,115 +182,30 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskRules note.Option
 		// that crashed before recording it): confirmed with nothing to write.
 		return src, "", nil
 	}
+	t, _ := itemTool(it.Tool) // CheckValues refuses a tool it does not know
 	if ItemBase(n, it.Tool, it.Args) != it.Base {
-		_, value := target(n, it.Tool, it.Args)
-		if value == "" && strings.HasPrefix(it.Tool, "update_checklist") {
-			return nil, "the checklist line it targets is gone from the task", nil
+		if _, value := target(n, it.Tool, it.Args); value == "" && t.gone != "" {
+			return nil, t.gone, nil
 		}
-		return nil, "the task's " + fieldName(it.Tool) + " changed since it was proposed", nil
+		return nil, "the task's " + t.label + " changed since it was proposed", nil
 	}
-	frontmatter := func(key string, value any) ([]byte, string, error) {
-		out, err := edit.SetFrontmatter(src, key, value)
-		return out, "", err
-	}
-	if ft, ok := fieldTools[it.Tool]; ok {
-		return frontmatter(ft.key, ft.value(it.Args))
-	}
-	switch it.Tool {
-	case "assign_task_labels":
-		var a labelArgs
-		json.Unmarshal(it.Args, &a)
-		var tags []string
-		if n.Frontmatter != nil {
-			tags = n.Frontmatter.Strings("tags")
-		}
-		for _, l := range a.Labels {
-			if !slices.ContainsFunc(tags, func(x string) bool { return strings.EqualFold(x, l) }) {
-				tags = append(tags, l)
-			}
-		}
-		return frontmatter("tags", tags)
-	case "add_checklist_item":
-		var a newItem
-		json.Unmarshal(it.Args, &a)
-		out, err := edit.AppendChecklistItem(src, kit.OneLine(a.Title))
-		return out, "", err
-	case "update_checklist_item":
-		var a itemUpdate
-		json.Unmarshal(it.Args, &a)
-		i := slices.IndexFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Text) })
-		c := n.Checklist[i] // the base check found it
-		_, after, _ := strings.Cut(c.Raw, "]")
-		state := ' '
-		if a.Done {
-			state = 'x'
-		}
-		out, err := edit.SetCheckbox(src, c.Line, after, state)
-		return out, "", err
-	}
-	return nil, "", fmt.Errorf("unknown tool %q", it.Tool)
+	out, err = t.applyTo(src, n, it.Args)
+	return out, "", err
 }
 
 // inEffect reports whether the task already reads as the item would make
 // it, by the same no-op test proposals pass when the model makes them.
 func inEffect(n *note.Note, it ChangeItem) bool {
-	name, args := it.Tool, it.Args
-	switch it.Tool {
-	case "add_checklist_item":
-		name, args = "add_multiple_checklist_items", json.RawMessage(`{"items":[`+string(it.Args)+`]}`)
-	case "update_checklist_item":
-		name, args = "update_checklist_items", json.RawMessage(`{"items":[`+string(it.Args)+`]}`)
+	t, ok := itemTool(it.Tool)
+	if !ok {
+		return false
 	}
-	for _, d := range DeferredTools() {
-		if d.Name == name {
-			items, unchanged, err := d.Items(n, args)
-			return err == nil && len(items) == 0 && len(unchanged) > 0
-		}
+	args := it.Args
+	if t.item != "" {
+		args = json.RawMessage(`{"items":[` + string(it.Args) + `]}`)
 	}
-	return false
-}
-
-func fieldName(tool string) string {
-	if ft, ok := fieldTools[tool]; ok {
-		return ft.label
-	}
-	if tool == "assign_task_labels" {
-		return "labels"
-	}
-	return "checklist"
-}
-
-// fieldTool is a deferred tool that sets one frontmatter field of the task
-// to the string in one argument. What differs between them is only data,
-// kept here so that proposing, fingerprinting and applying agree.
-type fieldTool struct {
-	key   string // the frontmatter key it sets
-	arg   string // the argument that carries the new value
-	label string // what a person calls the field, in explanations
-	// current is the field's value in the note now; an item's base
-	// fingerprints it.
-	current func(*note.Note) string
-}
-
-var fieldTools = map[string]fieldTool{
-	"set_task_title":       {key: "title", arg: "title", label: "title", current: func(n *note.Note) string { return n.Title }},
-	"set_task_status":      {key: "status", arg: "status", label: "status", current: ofTask(func(t *note.Task) string { return t.Status })},
-	"update_task_estimate": {key: "estimate", arg: "estimate", label: "estimate", current: ofTask(func(t *note.Task) string { return strconv.Itoa(t.Estimate) })},
-	"update_task_due_date": {key: "due", arg: "due_date", label: "due date", current: ofTask(func(t *note.Task) string { return t.Due })},
-	"update_task_priority": {key: "priority", arg: "priority", label: "priority", current: ofTask(func(t *note.Task) string { return t.Priority })},
-}
-
-// value is the new value an item's arguments carry (validated against the
-// tool's schema when the model proposed it).
-func (ft fieldTool) value(args json.RawMessage) string {
-	var a map[string]any
-	json.Unmarshal(args, &a)
-	v, _ := a[ft.arg].(string)
-	return v
-}
-
-func ofTask(f func(*note.Task) string) func(*note.Note) string {
-	return func(n *note.Note) string { return taskField(n, f) }
+	items, unchanged, err := t.items(n, args)
+	return err == nil && len(items) == 0 && len(unchanged) > 0
 }
 
 // setStatus is what a set's items make of it.
@@ -402,15 +288,10 @@ func itemLine(it ChangeItem) string {
 // items (by item id) below the lines.
 func renderChangeSet(cs ChangeSet, diffs map[string]string) ([]byte, error) {
 	var b strings.Builder
-	b.WriteString("---\nmargin: changeset\n")
-	fmt.Fprintf(&b, "id: %s\n", kit.YAMLString(cs.ID))
-	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(cs.Task)))
-	fmt.Fprintf(&b, "agent: %s\n", kit.YAMLName(cs.Agent))
-	fmt.Fprintf(&b, "run: %d\n", cs.Run)
-	fmt.Fprintf(&b, "status: %s\n", cs.Status)
-	fmt.Fprintf(&b, "created: %s\n", cs.Created.Format(time.RFC3339))
-	fmt.Fprintf(&b, "expires: %s\n", cs.Expires.Format(time.RFC3339))
-	b.WriteString("items: []\n---\n")
+	b.WriteString(edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "changeset"}, edit.Field{Key: "id", Value: edit.Quoted(cs.ID)},
+		edit.Field{Key: "task", Value: edit.Quoted(kit.TaskLink(cs.Task))}, edit.Field{Key: "agent", Value: cs.Agent}, edit.Field{Key: "run", Value: cs.Run},
+		edit.Field{Key: "status", Value: cs.Status}, edit.Field{Key: "created", Value: cs.Created}, edit.Field{Key: "expires", Value: cs.Expires},
+		edit.Field{Key: "items", Value: []string{}}))
 	if IsClient(cs.Agent) {
 		fmt.Fprintf(&b, "%s proposed this over MCP; nothing changes in %s until you apply it.\n", strings.TrimPrefix(cs.Agent, ClientPrefix), cs.Task)
 	}

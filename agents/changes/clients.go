@@ -83,17 +83,6 @@ type EditArgs struct {
 	Reason  string `json:"reason"`
 }
 
-// TaskFields name the task fields a client may propose to change, with
-// the deferred tool that changes each and the argument that carries it.
-var TaskFields = map[string]struct{ Tool, Arg string }{
-	"title":    {"set_task_title", "title"},
-	"status":   {"set_task_status", "status"},
-	"estimate": {"update_task_estimate", "estimate"},
-	"due":      {"update_task_due_date", "due_date"},
-	"priority": {"update_task_priority", "priority"},
-	"labels":   {"assign_task_labels", "labels"},
-}
-
 // ProposeEdit puts a client's edit of a note into a change set of its own,
 // with a diff of what it would change; nothing is written to the note.
 func (c *Changes) ProposeEdit(ctx context.Context, client string, a EditArgs) (ChangeSet, error) {
@@ -127,9 +116,9 @@ func (c *Changes) ProposeEdit(ctx context.Context, client string, a EditArgs) (C
 // into a change set of its own, checked as an agent's proposal is.
 // A labels value is a comma-separated list.
 func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, value, reason string) (ChangeSet, error) {
-	ft, ok := TaskFields[field]
+	ft, ok := fieldTool(field)
 	if !ok {
-		return ChangeSet{}, fmt.Errorf("field %q is not one of title, status, estimate, due, priority, labels", field)
+		return ChangeSet{}, fmt.Errorf("field %q is not one of %s", field, strings.Join(TaskFields(), ", "))
 	}
 	p, err := c.editablePath(task)
 	if err != nil {
@@ -146,35 +135,23 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	if n.Task == nil {
 		return ChangeSet{}, fmt.Errorf("%s: %w", p, ErrNotATask)
 	}
-	m := map[string]any{ft.Arg: strings.TrimSpace(value)}
-	if field == "labels" {
-		var labels []string
-		for l := range strings.SplitSeq(value, ",") {
-			if l = strings.TrimSpace(l); l != "" {
-				labels = append(labels, l)
-			}
-		}
-		m[ft.Arg] = labels
+	m := map[string]any{ft.arg: strings.TrimSpace(value)}
+	if ft.clientValue != nil {
+		m[ft.arg] = ft.clientValue(value)
 	}
 	args, _ := json.Marshal(m)
-	if err := CheckValues(ft.Tool, args); err != nil {
+	if err := CheckValues(ft.name, args); err != nil {
 		return ChangeSet{}, err
 	}
-	var d DeferredTool
-	for _, t := range DeferredTools() {
-		if t.Name == ft.Tool {
-			d = t
-		}
-	}
-	ps, unchanged, err := d.Items(n, args)
+	ps, unchanged, err := ft.items(n, args)
 	if err != nil {
 		return ChangeSet{}, err
 	}
 	if len(ps) == 0 {
 		return ChangeSet{}, fmt.Errorf("nothing to change: %s", strings.Join(unchanged, "; "))
 	}
-	it := ChangeItem{Tool: ft.Tool, Args: args, Summary: because(ps[0].Summary, reason), Base: ItemBase(n, ft.Tool, args)}
-	it.field, _ = target(n, ft.Tool, args)
+	it := ChangeItem{Tool: ft.name, Args: args, Summary: because(ps[0].Summary, reason), Base: ItemBase(n, ft.name, args)}
+	it.field, _ = target(n, ft.name, args)
 	// A client's newer value for a field supersedes its older one on the
 	// same task, not on every task it proposed to.
 	it.field = p + "\x00" + it.field

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -62,7 +63,16 @@ var (
 	dateRE     = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
 )
 
-var statuses = []any{"open", "in-progress", "blocked", "done", "cancelled"}
+// The closed sets of values a task change may carry; the schemas' enums,
+// the value checks and MCP's enums are all built from these.
+var (
+	taskStatuses = []string{"open", "in-progress", "blocked", "done", "cancelled"}
+	priorities   = []string{"P0", "P1", "P2", "P3"}
+)
+
+// TaskStatuses are the statuses a task note may have, in the order a
+// person reads them.
+func TaskStatuses() []string { return slices.Clone(taskStatuses) }
 
 // Proposal is one change item of a deferred tool call.
 type Proposal struct {
@@ -88,6 +98,149 @@ type DeferredTool struct {
 	Unfit func(t *note.Note) string
 }
 
+// taskTool is one deferred task tool and all margin does with it: what
+// the model is offered, how a call becomes change items, which values an
+// item may carry, what it targets in the task note and how it is applied.
+// The agents' tools, the value checks, the fields clients may propose and
+// MCP's enum all come from taskTools, so a new tool is one entry there.
+type taskTool struct {
+	name, description string
+	// item is what one change item of the tool is called when that is not
+	// name: a batch checklist tool explodes into one item per line, so
+	// each is decided and learned from alone.
+	item string
+	// field is what a client calls the task field the tool sets, and arg
+	// the argument that carries its value; "" for a tool clients do not
+	// propose through propose_task_change.
+	field, arg string
+	// label is what a person calls the target, in explanations.
+	label  string
+	schema func() *jsonschema.Schema
+	// unfit is DeferredTool.Unfit, propose DeferredTool.Items; a field
+	// tool without propose proposes the value in arg unless the field
+	// holds it already.
+	unfit   func(*note.Note) string
+	propose func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error)
+	// check refuses an item whose value its field cannot hold.
+	check func(v itemValues) error
+	// frontmatter is the key a field tool sets to the string in arg, and
+	// current that key's value in the note now. A tool without one says
+	// what an item targets (a key under the item's name for superseding,
+	// and the value its base fingerprints) and how it is applied.
+	frontmatter string
+	current     func(*note.Note) string
+	target      func(n *note.Note, args json.RawMessage) (key, value string)
+	apply       func(src []byte, n *note.Note, args json.RawMessage) ([]byte, error)
+	// gone is why an item is stale when its target is no longer in the
+	// task; "" when it cannot be gone, only changed.
+	gone string
+	// clientValue is a client's value as the argument; nil for the value
+	// trimmed.
+	clientValue func(string) any
+}
+
+// itemName is what one change item of the tool is called.
+func (t *taskTool) itemName() string {
+	if t.item != "" {
+		return t.item
+	}
+	return t.name
+}
+
+// targetIn is what an item changes: a key for superseding and the
+// current value of that target in the task note, which its base
+// fingerprints.
+func (t *taskTool) targetIn(n *note.Note, args json.RawMessage) (key, value string) {
+	if t.frontmatter != "" {
+		return t.itemName(), t.current(n)
+	}
+	key, value = t.target(n, args)
+	return t.itemName() + key, value
+}
+
+// items validates a call against the task and splits it into change items.
+func (t *taskTool) items(n *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+	if t.propose != nil {
+		return t.propose(n, args)
+	}
+	v, reason := t.value(args)
+	if t.current(n) == v {
+		return nil, []string{"the " + t.label + " is already " + v}, nil
+	}
+	return []Proposal{{Args: args, Summary: because("Set "+t.label+" to "+v, reason)}}, nil, nil
+}
+
+// value is the value a field tool's arguments carry, and the model's reason.
+func (t *taskTool) value(args json.RawMessage) (value, reason string) {
+	var a map[string]any
+	json.Unmarshal(args, &a) // validated against the schema when proposed
+	value, _ = a[t.arg].(string)
+	reason, _ = a["human_summary"].(string)
+	return value, reason
+}
+
+// applyTo splices an item into the task note's source.
+func (t *taskTool) applyTo(src []byte, n *note.Note, args json.RawMessage) ([]byte, error) {
+	if t.frontmatter != "" {
+		v, _ := t.value(args)
+		return edit.SetFrontmatter(src, t.frontmatter, v)
+	}
+	return t.apply(src, n, args)
+}
+
+// itemTool is the tool whose change items go by the name item.
+func itemTool(item string) (*taskTool, bool) {
+	for i := range taskTools {
+		if taskTools[i].itemName() == item {
+			return &taskTools[i], true
+		}
+	}
+	return nil, false
+}
+
+// ExplodedTool is the name a checklist item of a batch tool goes by: the
+// seed's singular tools, so each item is decided and learned from alone.
+func ExplodedTool(tool string) string {
+	for i := range taskTools {
+		if taskTools[i].name == tool {
+			return taskTools[i].itemName()
+		}
+	}
+	return tool
+}
+
+// TaskFields are the task fields a client may propose to change
+// (propose_task_change), in the order a person reads them.
+func TaskFields() []string {
+	var fields []string
+	for _, t := range taskTools {
+		if t.field != "" {
+			fields = append(fields, t.field)
+		}
+	}
+	return fields
+}
+
+// fieldTool is the tool that changes a task field a client names.
+func fieldTool(field string) (*taskTool, bool) {
+	for i := range taskTools {
+		if field != "" && taskTools[i].field == field {
+			return &taskTools[i], true
+		}
+	}
+	return nil, false
+}
+
+// DeferredTools are the tools whose calls wait in a change set for a person.
+func DeferredTools() []DeferredTool {
+	out := make([]DeferredTool, len(taskTools))
+	for i := range taskTools {
+		t := &taskTools[i]
+		out[i] = DeferredTool{Name: t.name, Description: t.description, Schema: t.schema(), Items: t.items, Unfit: t.unfit}
+	}
+	return out
+}
+
 // noChecklist keeps the checklist tools off a task without a checklist.
 func noChecklist(t *note.Note) string {
 	if len(t.Checklist) == 0 {
@@ -96,139 +249,217 @@ func noChecklist(t *note.Note) string {
 	return ""
 }
 
-// DeferredTools are the tools whose calls wait in a change set for a person.
-func DeferredTools() []DeferredTool {
-	return []DeferredTool{
-		{Name: "set_task_title", Description: "Propose a new title for the task.",
-			Schema: kit.SchemaFor[titleArgs](func(s *jsonschema.Schema) {
+// enum is a closed set as a schema's enum.
+func enum(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
+}
+
+var taskTools = []taskTool{
+	{name: "set_task_title", description: "Propose a new title for the task.",
+		field: "title", arg: "title", label: "title", frontmatter: "title", current: func(n *note.Note) string { return n.Title },
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[titleArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "title", func(p *jsonschema.Schema) { p.MinLength = kit.One(1) })
-			}),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a titleArgs
-				json.Unmarshal(args, &a) // validated against the schema already
-				if strings.TrimSpace(a.Title) == t.Title {
-					return nil, []string{"the title is already " + strconv.Quote(t.Title)}, nil
-				}
-				return []Proposal{{Args: args, Summary: because("Rename the task to "+strconv.Quote(a.Title), a.HumanSummary)}}, nil, nil
-			}},
-		{Name: "set_task_status", Description: "Propose a new status for the task.",
-			Schema: kit.SchemaFor[statusArgs](func(s *jsonschema.Schema) { kit.SetProp(s, "status", func(p *jsonschema.Schema) { p.Enum = statuses }) }),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a statusArgs
-				json.Unmarshal(args, &a)
-				if taskField(t, func(t *note.Task) string { return t.Status }) == a.Status {
-					return nil, []string{"the status is already " + a.Status}, nil
-				}
-				return []Proposal{{Args: args, Summary: because("Set status to "+a.Status, a.HumanSummary)}}, nil, nil
-			}},
-		{Name: "update_task_estimate", Description: "Propose a new time estimate for the task.",
-			Schema: kit.SchemaFor[estimateArgs](func(s *jsonschema.Schema) {
+			})
+		},
+		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+			var a titleArgs
+			json.Unmarshal(args, &a) // validated against the schema already
+			if strings.TrimSpace(a.Title) == t.Title {
+				return nil, []string{"the title is already " + strconv.Quote(t.Title)}, nil
+			}
+			return []Proposal{{Args: args, Summary: because("Rename the task to "+strconv.Quote(a.Title), a.HumanSummary)}}, nil, nil
+		},
+		check: func(v itemValues) error { return checkLine("the title", v.Title, maxTitle) }},
+	{name: "set_task_status", description: "Propose a new status for the task.",
+		field: "status", arg: "status", label: "status", frontmatter: "status", current: ofTask(func(t *note.Task) string { return t.Status }),
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[statusArgs](func(s *jsonschema.Schema) {
+				kit.SetProp(s, "status", func(p *jsonschema.Schema) { p.Enum = enum(taskStatuses) })
+			})
+		},
+		check: func(v itemValues) error { return checkOneOf("status", v.Status, taskStatuses) }},
+	{name: "update_task_estimate", description: "Propose a new time estimate for the task.",
+		field: "estimate", arg: "estimate", label: "estimate", frontmatter: "estimate", current: ofTask(func(t *note.Task) string { return strconv.Itoa(t.Estimate) }),
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[estimateArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "estimate", func(p *jsonschema.Schema) { p.Pattern = estimateRE.String() })
-			}),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a estimateArgs
-				json.Unmarshal(args, &a)
-				if t.Task != nil && t.Task.Estimate == estimateMinutes(a.Estimate) {
-					return nil, []string{"the estimate is already " + kit.FormatMinutes(t.Task.Estimate)}, nil
-				}
-				return []Proposal{{Args: args, Summary: because("Set estimate to "+a.Estimate, a.HumanSummary)}}, nil, nil
-			}},
-		{Name: "update_task_due_date", Description: "Propose a new due date for the task.",
-			Schema: kit.SchemaFor[dueArgs](func(s *jsonschema.Schema) {
+			})
+		},
+		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+			var a estimateArgs
+			json.Unmarshal(args, &a)
+			if t.Task != nil && t.Task.Estimate == estimateMinutes(a.Estimate) {
+				return nil, []string{"the estimate is already " + kit.FormatMinutes(t.Task.Estimate)}, nil
+			}
+			return []Proposal{{Args: args, Summary: because("Set estimate to "+a.Estimate, a.HumanSummary)}}, nil, nil
+		},
+		check: checkEstimate},
+	{name: "update_task_due_date", description: "Propose a new due date for the task.",
+		field: "due", arg: "due_date", label: "due date", frontmatter: "due", current: ofTask(func(t *note.Task) string { return t.Due }),
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[dueArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "due_date", func(p *jsonschema.Schema) { p.Pattern = dateRE.String() })
-			}),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a dueArgs
-				json.Unmarshal(args, &a)
-				if taskField(t, func(t *note.Task) string { return t.Due }) == a.DueDate {
-					return nil, []string{"the due date is already " + a.DueDate}, nil
-				}
-				return []Proposal{{Args: args, Summary: because("Set due date to "+a.DueDate, a.HumanSummary)}}, nil, nil
-			}},
-		{Name: "update_task_priority", Description: "Propose a new priority for the task.",
-			Schema: kit.SchemaFor[priorityArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "priority", func(p *jsonschema.Schema) { p.Enum = []any{"P0", "P1", "P2", "P3"} })
-			}),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a priorityArgs
-				json.Unmarshal(args, &a)
-				if taskField(t, func(t *note.Task) string { return t.Priority }) == a.Priority {
-					return nil, []string{"the priority is already " + a.Priority}, nil
-				}
-				return []Proposal{{Args: args, Summary: because("Set priority to "+a.Priority, a.HumanSummary)}}, nil, nil
-			}},
-		{Name: "assign_task_labels", Description: "Propose labels to add to the task.",
-			Schema: kit.SchemaFor[labelArgs](func(s *jsonschema.Schema) {
+			})
+		},
+		check: checkDue},
+	{name: "update_task_priority", description: "Propose a new priority for the task.",
+		field: "priority", arg: "priority", label: "priority", frontmatter: "priority", current: ofTask(func(t *note.Task) string { return t.Priority }),
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[priorityArgs](func(s *jsonschema.Schema) {
+				kit.SetProp(s, "priority", func(p *jsonschema.Schema) { p.Enum = enum(priorities) })
+			})
+		},
+		check: func(v itemValues) error { return checkOneOf("priority", v.Priority, priorities) }},
+	{name: "assign_task_labels", description: "Propose labels to add to the task.",
+		field: "labels", arg: "labels", label: "labels",
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[labelArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "labels", func(p *jsonschema.Schema) { p.MinItems = kit.One(1); p.Items.MinLength = kit.One(1) })
-			}),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a labelArgs
-				json.Unmarshal(args, &a)
-				var add []string
-				for _, l := range a.Labels {
-					if t.Task == nil || !slices.ContainsFunc(t.Task.Labels, func(x string) bool { return strings.EqualFold(x, l) }) {
-						add = append(add, l)
-					}
+			})
+		},
+		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+			var a labelArgs
+			json.Unmarshal(args, &a)
+			var add []string
+			for _, l := range a.Labels {
+				if t.Task == nil || !slices.ContainsFunc(t.Task.Labels, func(x string) bool { return strings.EqualFold(x, l) }) {
+					add = append(add, l)
 				}
-				if len(add) == 0 {
-					return nil, []string{"the task already has every one of these labels"}, nil
+			}
+			if len(add) == 0 {
+				return nil, []string{"the task already has every one of these labels"}, nil
+			}
+			return []Proposal{{Args: args, Summary: because("Add labels "+strings.Join(add, ", "), a.HumanSummary)}}, nil, nil
+		},
+		check: checkLabels,
+		target: func(n *note.Note, _ json.RawMessage) (string, string) {
+			return "", taskField(n, func(t *note.Task) string { return strings.Join(t.Labels, ",") })
+		},
+		apply: func(src []byte, n *note.Note, args json.RawMessage) ([]byte, error) {
+			var a labelArgs
+			json.Unmarshal(args, &a)
+			var tags []string
+			if n.Frontmatter != nil {
+				tags = n.Frontmatter.Strings("tags")
+			}
+			for _, l := range a.Labels {
+				if !slices.ContainsFunc(tags, func(x string) bool { return strings.EqualFold(x, l) }) {
+					tags = append(tags, l)
 				}
-				return []Proposal{{Args: args, Summary: because("Add labels "+strings.Join(add, ", "), a.HumanSummary)}}, nil, nil
-			}},
-		{Name: "add_multiple_checklist_items", Description: "Propose checklist items to add to the task; each becomes its own change.", Unfit: noChecklist,
-			Schema: kit.SchemaFor[addItemsArgs](func(s *jsonschema.Schema) {
+			}
+			return edit.SetFrontmatter(src, "tags", tags)
+		},
+		clientValue: func(value string) any {
+			var labels []string
+			for l := range strings.SplitSeq(value, ",") {
+				if l = strings.TrimSpace(l); l != "" {
+					labels = append(labels, l)
+				}
+			}
+			return labels
+		}},
+	{name: "add_multiple_checklist_items", item: "add_checklist_item", label: "checklist",
+		description: "Propose checklist items to add to the task; each becomes its own change.", unfit: noChecklist,
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[addItemsArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
 					p.MinItems = kit.One(1)
 					p.Items.Properties["title"].MinLength = kit.One(1)
 				})
-			}),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a addItemsArgs
-				json.Unmarshal(args, &a)
-				var out []Proposal
-				var unchanged []string
-				for _, it := range a.Items {
-					if slices.ContainsFunc(t.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, it.Title) }) {
-						unchanged = append(unchanged, strconv.Quote(it.Title)+" is already on the checklist")
-						continue
-					}
-					b, _ := json.Marshal(it)
-					out = append(out, Proposal{Args: b, Summary: because("Add checklist item "+strconv.Quote(it.Title), a.HumanSummary)})
+			})
+		},
+		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+			var a addItemsArgs
+			json.Unmarshal(args, &a)
+			var out []Proposal
+			var unchanged []string
+			for _, it := range a.Items {
+				if slices.ContainsFunc(t.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, it.Title) }) {
+					unchanged = append(unchanged, strconv.Quote(it.Title)+" is already on the checklist")
+					continue
 				}
-				return out, unchanged, nil
-			}},
-		{Name: "update_checklist_items", Description: "Propose checking or unchecking existing checklist items; each becomes its own change.", Unfit: noChecklist,
-			Schema: kit.SchemaFor[updateItemsArgs](func(s *jsonschema.Schema) {
+				b, _ := json.Marshal(it)
+				out = append(out, Proposal{Args: b, Summary: because("Add checklist item "+strconv.Quote(it.Title), a.HumanSummary)})
+			}
+			return out, unchanged, nil
+		},
+		check: func(v itemValues) error { return checkLine("a checklist item's title", v.Title, maxItem) },
+		target: func(n *note.Note, args json.RawMessage) (string, string) {
+			var a newItem
+			json.Unmarshal(args, &a)
+			present := slices.ContainsFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Title) })
+			return ":" + strings.ToLower(a.Title), strconv.FormatBool(present)
+		},
+		apply: func(src []byte, _ *note.Note, args json.RawMessage) ([]byte, error) {
+			var a newItem
+			json.Unmarshal(args, &a)
+			return edit.AppendChecklistItem(src, kit.OneLine(a.Title))
+		}},
+	{name: "update_checklist_items", item: "update_checklist_item", label: "checklist",
+		description: "Propose checking or unchecking existing checklist items; each becomes its own change.", unfit: noChecklist,
+		schema: func() *jsonschema.Schema {
+			return kit.SchemaFor[updateItemsArgs](func(s *jsonschema.Schema) {
 				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
 					p.MinItems = kit.One(1)
 					p.Items.Properties["text"].MinLength = kit.One(1)
 				})
-			}),
-			Items: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
-				var a updateItemsArgs
-				json.Unmarshal(args, &a)
-				var out []Proposal
-				var unchanged []string
-				for _, u := range a.Items {
-					i := slices.IndexFunc(t.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, u.Text) })
-					if i < 0 {
-						return nil, nil, fmt.Errorf("no checklist item reads %q; use the exact text of an item", u.Text)
-					}
-					item := t.Checklist[i]
-					if isDone := item.State == 'x' || item.State == 'X'; isDone == u.Done {
-						unchanged = append(unchanged, fmt.Sprintf("%q is already %s", u.Text, map[bool]string{true: "done", false: "not done"}[u.Done]))
-						continue
-					}
-					b, _ := json.Marshal(u)
-					verb := "Check off "
-					if !u.Done {
-						verb = "Uncheck "
-					}
-					out = append(out, Proposal{Args: b, Summary: because(verb+strconv.Quote(item.Text), a.HumanSummary)})
+			})
+		},
+		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+			var a updateItemsArgs
+			json.Unmarshal(args, &a)
+			var out []Proposal
+			var unchanged []string
+			for _, u := range a.Items {
+				i := slices.IndexFunc(t.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, u.Text) })
+				if i < 0 {
+					return nil, nil, fmt.Errorf("no checklist item reads %q; use the exact text of an item", u.Text)
 				}
-				return out, unchanged, nil
-			}},
-	}
+				item := t.Checklist[i]
+				if isDone := item.State == 'x' || item.State == 'X'; isDone == u.Done {
+					unchanged = append(unchanged, fmt.Sprintf("%q is already %s", u.Text, map[bool]string{true: "done", false: "not done"}[u.Done]))
+					continue
+				}
+				b, _ := json.Marshal(u)
+				verb := "Check off "
+				if !u.Done {
+					verb = "Uncheck "
+				}
+				out = append(out, Proposal{Args: b, Summary: because(verb+strconv.Quote(item.Text), a.HumanSummary)})
+			}
+			return out, unchanged, nil
+		},
+		check: func(v itemValues) error { return checkLine("a checklist item's text", v.Text, maxItem) },
+		target: func(n *note.Note, args json.RawMessage) (string, string) {
+			var a itemUpdate
+			json.Unmarshal(args, &a)
+			if i := slices.IndexFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Text) }); i >= 0 {
+				return ":" + strings.ToLower(a.Text), strings.TrimSpace(n.Checklist[i].Raw)
+			}
+			return ":" + strings.ToLower(a.Text), ""
+		},
+		apply: func(src []byte, n *note.Note, args json.RawMessage) ([]byte, error) {
+			var a itemUpdate
+			json.Unmarshal(args, &a)
+			i := slices.IndexFunc(n.Checklist, func(c note.ChecklistItem) bool { return strings.EqualFold(c.Text, a.Text) })
+			c := n.Checklist[i] // the base check found it
+			_, after, _ := strings.Cut(c.Raw, "]")
+			state := ' '
+			if a.Done {
+				state = 'x'
+			}
+			return edit.SetCheckbox(src, c.Line, after, state)
+		},
+		gone: "the checklist line it targets is gone from the task"},
+}
+
+func ofTask(f func(*note.Task) string) func(*note.Note) string {
+	return func(n *note.Note) string { return taskField(n, f) }
 }
 
 func taskField(n *note.Note, f func(*note.Task) string) string {

@@ -47,63 +47,67 @@ func because(action, reason string) string {
 	return action + " (because: " + r + ")"
 }
 
+// itemValues are the values a change item may carry, whichever its tool.
+type itemValues struct {
+	Title    *string  `json:"title"`
+	Status   *string  `json:"status"`
+	Estimate *string  `json:"estimate"`
+	Due      *string  `json:"due_date"`
+	Priority *string  `json:"priority"`
+	Labels   []string `json:"labels"`
+	Text     *string  `json:"text"`
+}
+
 // CheckValues refuses a change whose value its field cannot hold. tool is
 // the item's tool (exploded: one checklist item per call); the error says
 // what is wrong in words the model and the person both understand.
 func CheckValues(tool string, args json.RawMessage) error {
-	var a struct {
-		Title    *string  `json:"title"`
-		Status   *string  `json:"status"`
-		Estimate *string  `json:"estimate"`
-		Due      *string  `json:"due_date"`
-		Priority *string  `json:"priority"`
-		Labels   []string `json:"labels"`
-		Text     *string  `json:"text"`
-	}
-	if err := json.Unmarshal(args, &a); err != nil {
+	var v itemValues
+	if err := json.Unmarshal(args, &v); err != nil {
 		return fmt.Errorf("the arguments are not a JSON object: %w", err)
 	}
-	switch tool {
-	case "set_task_title":
-		return checkLine("the title", a.Title, maxTitle)
-	case "add_checklist_item":
-		return checkLine("a checklist item's title", a.Title, maxItem)
-	case "update_checklist_item":
-		return checkLine("a checklist item's text", a.Text, maxItem)
-	case "set_task_status":
-		if a.Status == nil || !slices.Contains(statuses, any(*a.Status)) {
-			return fmt.Errorf("status %q is not one of open, in-progress, blocked, done, cancelled", deref(a.Status))
-		}
-	case "update_task_priority":
-		if a.Priority == nil || !slices.Contains([]string{"P0", "P1", "P2", "P3"}, *a.Priority) {
-			return fmt.Errorf("priority %q is not one of P0, P1, P2, P3", deref(a.Priority))
-		}
-	case "update_task_due_date":
-		if a.Due == nil || !dateRE.MatchString(*a.Due) {
-			return fmt.Errorf("due date %q is not a date written YYYY-MM-DD", deref(a.Due))
-		}
-		if _, err := time.Parse(time.DateOnly, *a.Due); err != nil {
-			return fmt.Errorf("due date %q is not a day of the calendar", *a.Due)
-		}
-	case "update_task_estimate":
-		m := estimateRE.FindStringSubmatch(deref(a.Estimate))
-		if m == nil {
-			return fmt.Errorf("estimate %q is not a duration such as 90m, 2h or 1d", deref(a.Estimate))
-		}
-		if n := estimateSpan(*a.Estimate); n < 1 || n > maxEstimateM {
-			return fmt.Errorf("estimate %q is out of range: between 1m and 250d (a day is 8 hours)", *a.Estimate)
-		}
-	case "assign_task_labels":
-		if len(a.Labels) == 0 {
-			return errors.New("no labels given")
-		}
-		for _, l := range a.Labels {
-			if err := checkLine("a label", &l, maxLabel); err != nil {
-				return err
-			}
-		}
-	default:
+	t, ok := itemTool(tool)
+	if !ok {
 		return fmt.Errorf("unknown tool %q", tool)
+	}
+	return t.check(v)
+}
+
+func checkOneOf(what string, s *string, set []string) error {
+	if s == nil || !slices.Contains(set, *s) {
+		return fmt.Errorf("%s %q is not one of %s", what, deref(s), strings.Join(set, ", "))
+	}
+	return nil
+}
+
+func checkDue(v itemValues) error {
+	if v.Due == nil || !dateRE.MatchString(*v.Due) {
+		return fmt.Errorf("due date %q is not a date written YYYY-MM-DD", deref(v.Due))
+	}
+	if _, err := time.Parse(time.DateOnly, *v.Due); err != nil {
+		return fmt.Errorf("due date %q is not a day of the calendar", *v.Due)
+	}
+	return nil
+}
+
+func checkEstimate(v itemValues) error {
+	if !estimateRE.MatchString(deref(v.Estimate)) {
+		return fmt.Errorf("estimate %q is not a duration such as 90m, 2h or 1d", deref(v.Estimate))
+	}
+	if n := estimateSpan(*v.Estimate); n < 1 || n > maxEstimateM {
+		return fmt.Errorf("estimate %q is out of range: between 1m and 250d (a day is 8 hours)", *v.Estimate)
+	}
+	return nil
+}
+
+func checkLabels(v itemValues) error {
+	if len(v.Labels) == 0 {
+		return errors.New("no labels given")
+	}
+	for _, l := range v.Labels {
+		if err := checkLine("a label", &l, maxLabel); err != nil {
+			return err
+		}
 	}
 	return nil
 }

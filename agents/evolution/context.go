@@ -17,6 +17,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/edit"
 )
 
 // Metrics is how a template's agents did (seed 000 §4), from the state
@@ -522,18 +523,13 @@ func sessionNote(s Session) string {
 // given, the conversation, the proposal with a diff of each directive,
 // and the outcome.
 func renderSession(s Session) []byte {
-	var b strings.Builder
-	b.WriteString("---\nmargin: evolution\n")
-	fmt.Fprintf(&b, "template: %s\n", kit.YAMLName(s.Template))
-	fmt.Fprintf(&b, "session: %s\n", s.ID)
-	fmt.Fprintf(&b, "base_version: %d\n", s.BaseVersion)
-	fmt.Fprintf(&b, "status: %s\n", s.Status)
-	fmt.Fprintf(&b, "created: %s\n", s.Created.UTC().Format(time.RFC3339))
-	fmt.Fprintf(&b, "updated: %s\n", s.Updated.UTC().Format(time.RFC3339))
+	fields := []edit.Field{{Key: "margin", Value: "evolution"}, {Key: "template", Value: s.Template}, {Key: "session", Value: s.ID},
+		{Key: "base_version", Value: s.BaseVersion}, {Key: "status", Value: s.Status}, {Key: "created", Value: s.Created.UTC()}, {Key: "updated", Value: s.Updated.UTC()}}
 	if s.ResultVersion > 0 {
-		fmt.Fprintf(&b, "result_version: %d\n", s.ResultVersion)
+		fields = append(fields, edit.Field{Key: "result_version", Value: s.ResultVersion})
 	}
-	b.WriteString("---\n")
+	var b strings.Builder
+	b.WriteString(edit.RenderFrontmatter(fields...))
 	fmt.Fprintf(&b, "# Evolution of %s from v%d\n\n## Outcome\n\n", s.Template, s.BaseVersion)
 	switch s.Status {
 	case SessionApproved:

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -128,7 +129,8 @@ func parseContext(text string) (globalContext, error) {
 
 func (gc globalContext) render(day string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "---\nmargin: context\nlast_updated: %s\nversion: %d\n---\n\n# Global Context\n", day, gc.Version)
+	b.WriteString(edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "context"}, edit.Field{Key: "last_updated", Value: day}, edit.Field{Key: "version", Value: gc.Version}))
+	b.WriteString("\n# Global Context\n")
 	for _, c := range categories {
 		fmt.Fprintf(&b, "\n## %s\n\n", c.heading)
 		n := 0
@@ -306,7 +308,7 @@ func (e *Engine) archive(ctx context.Context, items []contextItem, day string) e
 	}
 	err := e.editNote(ctx, e.archivePath(), func(content []byte, _ bool) ([]byte, error) {
 		if len(content) == 0 {
-			content = []byte("---\nmargin: context-archive\n---\n\n# Global Context Archive\n\nItems moved out of [[Context]] to keep it within its budget.\n\n")
+			content = []byte(edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "context-archive"}) + "\n# Global Context Archive\n\nItems moved out of [[Context]] to keep it within its budget.\n\n")
 		}
 		out := append([]byte(nil), content...)
 		if out[len(out)-1] != '\n' {

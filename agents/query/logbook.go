@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // The log side of the flow: PARSE extracts per-domain data, STORE appends
@@ -157,17 +158,19 @@ func (e *Engine) markCorrection(ctx context.Context, s *Session) error {
 		if bytes.Contains(cur, []byte("\r\n")) {
 			eol = "\r\n"
 		}
-		// The last entry with this heading is the one appendLog wrote,
-		// if the line after it still starts the user's text.
-		i := bytes.LastIndex(append([]byte(eol), cur...), []byte(eol+"## "+a.Heading+eol))
-		if i < 0 {
+		// The last entry with this heading is the one appendLog wrote, if
+		// its heading line is still as written and the line after it
+		// still starts the user's text.
+		entries := entriesHeaded(cur, a.Heading)
+		if len(entries) == 0 {
 			return nil, nil
 		}
+		i := entries[len(entries)-1].Offset
 		end := i + len("## "+a.Heading)
-		if !bytes.HasPrefix(cur[end+len(eol):], []byte(first)) {
+		if !bytes.HasPrefix(cur[i:], []byte("## "+a.Heading+eol)) || !bytes.HasPrefix(cur[end+len(eol):], []byte(first)) {
 			return nil, nil
 		}
-		if n := bytes.Count(append([]byte(eol), cur[:i]...), []byte(eol+"## "+heading+eol)); n > 0 {
+		if n := len(entriesHeaded(cur[:i], heading)); n > 0 {
 			key = fmt.Sprintf("%s (%d)", heading, n+1)
 		}
 		marked = true
@@ -307,7 +310,7 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 			}
 		}
 		key = heading
-		n := bytes.Count(append([]byte("\n"), base...), []byte("\n## "+heading+"\n"))
+		n := len(entriesHeaded(base, heading))
 		if fromTemplate && n > 0 {
 			// The template's own `## {{time}}` entry was just rendered with
 			// this very time: the text goes under it, as if the user had
@@ -324,6 +327,19 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 		return "", "", "", "", fmt.Errorf("appending to %s: %w", path, err)
 	}
 	return path, heading, key, note, nil
+}
+
+// entriesHeaded are the entries of a daily note headed exactly heading,
+// as note's outline finds them: a `## HH:MM` line in a code block is text,
+// not an entry.
+func entriesHeaded(src []byte, heading string) []note.Section {
+	var out []note.Section
+	for _, s := range note.ParseOutline(src).Sections {
+		if s.Level == 2 && s.Raw == heading {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func dailyFolder(folder string) string {

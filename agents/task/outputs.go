@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
@@ -116,63 +116,45 @@ func firstParagraph(s string) string {
 // renderReport renders a report file (SPEC §3.3). language, when known,
 // is the task's: margin keeps it here, not in the task note.
 func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, language, content string) []byte {
-	var b strings.Builder
-	b.WriteString("---\nmargin: report\n")
-	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(taskPath)))
-	fmt.Fprintf(&b, "agent: %s\n", agent)
-	fmt.Fprintf(&b, "template: %s\n", kit.YAMLString(template))
-	fmt.Fprintf(&b, "updated: %s\n", updated.Format(time.RFC3339))
-	fmt.Fprintf(&b, "wake: %d\n", wake)
-	fmt.Fprintf(&b, "tldr: %s\n", kit.YAMLString(kit.OneLine(tldr)))
-	fmt.Fprintf(&b, "generated_by: %s\n", kit.YAMLString(generatedBy))
+	fields := []edit.Field{{Key: "margin", Value: "report"}, {Key: "task", Value: edit.Quoted(kit.TaskLink(taskPath))}, {Key: "agent", Value: agent},
+		{Key: "template", Value: edit.Quoted(template)}, {Key: "updated", Value: updated}, {Key: "wake", Value: wake},
+		{Key: "tldr", Value: edit.Quoted(kit.OneLine(tldr))}, {Key: "generated_by", Value: edit.Quoted(generatedBy)}}
 	if language != "" {
-		fmt.Fprintf(&b, "language: %s\n", kit.YAMLString(language))
+		fields = append(fields, edit.Field{Key: "language", Value: edit.Quoted(language)})
 	}
-	b.WriteString("---\n")
+	var b strings.Builder
+	b.WriteString(edit.RenderFrontmatter(fields...))
 	b.WriteString(strings.TrimSpace(untask(content)))
 	b.WriteString("\n")
 	return []byte(b.String())
 }
 
-// checkboxItem matches a list item with a checkbox as the Tasks plugin
-// does (its taskRegex): indentation or blockquote marks, a bullet or
-// number, spaces, and one status character in brackets.
-var checkboxItem = regexp.MustCompile(`^([\s>]*(?:[-*+]|[0-9]+[.)]) +)\[(.)\]`)
-
 // untask rewrites the checkbox items of a report as plain list items: a
 // report quotes the task's checklist, and a checkbox there is a second
 // copy of the task that the Tasks plugin lists again, without its dates.
 // An open item gets ☐, a done one ☑, any other status its brackets
-// escaped. Fenced code is left as written.
+// escaped. The items are the ones note finds, so code is left as written.
 func untask(content string) string {
-	lines := strings.Split(content, "\n")
-	fence := ""
-	for i, l := range lines {
-		bare := strings.TrimLeft(l, " \t>")
-		if fence != "" {
-			if strings.HasPrefix(bare, fence) && strings.TrimSpace(strings.TrimLeft(bare, fence[:1])) == "" {
-				fence = ""
-			}
-			continue
-		}
-		if strings.HasPrefix(bare, "```") || strings.HasPrefix(bare, "~~~") {
-			fence = bare[:len(bare)-len(strings.TrimLeft(bare, bare[:1]))]
-			continue
-		}
-		m := checkboxItem.FindStringSubmatchIndex(l)
-		if m == nil {
-			continue
-		}
-		mark := `\[` + l[m[4]:m[5]] + `\]`
-		switch l[m[4]:m[5]] {
-		case " ":
+	// The report's text is the body under margin's frontmatter, so a ---
+	// at its top is no header: parse it after a line break.
+	src := "\n" + content
+	var b strings.Builder
+	last := 0
+	for _, it := range note.Parse("report.md", []byte(src), note.Options{}).Checklist {
+		box := it.Offset + strings.IndexByte(it.Raw, '[') // the first [ on an item's line is its box
+		_, size := utf8.DecodeRuneInString(src[box+1:])
+		mark := `\[` + src[box+1:box+1+size] + `\]`
+		switch it.State {
+		case ' ':
 			mark = "☐"
-		case "x", "X":
+		case 'x':
 			mark = "☑"
 		}
-		lines[i] = l[:m[3]] + mark + l[m[1]:]
+		b.WriteString(src[last:box] + mark)
+		last = box + 1 + size + 1
 	}
-	return strings.Join(lines, "\n")
+	b.WriteString(src[last:])
+	return b.String()[1:]
 }
 
 // journalLine is one journal entry (SPEC §3.3).
@@ -224,7 +206,8 @@ func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
 // only ever adds at the end, so an edit the person made is kept: appended
 // to a version they saved meanwhile (edit.Root.Change).
 func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, taskPath, agent string, lines []string) error {
-	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", kit.YAMLString(kit.TaskLink(taskPath)), agent, stem(taskPath))
+	header := edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "journal"}, edit.Field{Key: "task", Value: edit.Quoted(kit.TaskLink(taskPath))},
+		edit.Field{Key: "agent", Value: agent}) + "# Journal: " + stem(taskPath) + "\n\n"
 	_, err := root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
 		content := string(cur.Content)
 		if content == "" {

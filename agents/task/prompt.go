@@ -9,6 +9,7 @@ import (
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // scaffold is the fixed head of every task agent's system prompt: the
@@ -228,29 +229,21 @@ func firstLine(s string) string {
 // it has read before (the diffs show any change to them).
 func taskOutline(content string) string {
 	var b strings.Builder
-	lines := strings.SplitAfter(content, "\n")
-	i := 0
-	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
-		b.WriteString(lines[0])
-		for i = 1; i < len(lines); i++ {
-			b.WriteString(lines[i])
-			if strings.TrimSpace(lines[i]) == "---" {
-				i++
-				break
-			}
-		}
+	if h, ok, _ := note.FindHeader(content); ok {
+		b.WriteString(content[:h.Body])
 	}
 	closed := 0
-	for ; i < len(lines); i++ {
-		t := strings.TrimSpace(lines[i])
-		if len(t) <= 5 || (t[0] != '-' && t[0] != '*') || t[1] != ' ' || t[2] != '[' || t[4] != ']' {
+	for _, it := range note.Parse("task.md", []byte(content), note.Options{}).Checklist {
+		if it.State != ' ' && it.State != '/' {
+			closed++
 			continue
 		}
-		if t[3] == ' ' || t[3] == '/' {
-			b.WriteString(lines[i])
-		} else {
-			closed++
+		// The line as written, with its line break.
+		end := len(content)
+		if i := strings.IndexByte(content[it.End:], '\n'); i >= 0 {
+			end = it.End + i + 1
 		}
+		b.WriteString(content[it.Offset:end])
 	}
 	if closed > 0 {
 		fmt.Fprintf(&b, "(%d done or cancelled checklist items not shown)\n", closed)

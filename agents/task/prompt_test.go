@@ -135,3 +135,19 @@ func TestLegacyTemplatePrompt(t *testing.T) {
 		t.Errorf("legacy system prompt:\n%s", sys)
 	}
 }
+
+// The outline an incremental wake reads has the task's open checklist
+// items as note parses them: a checkbox in a code block is an example,
+// not an item, and an item in a callout or a numbered list is one.
+func TestTaskOutlineHasTheParsedChecklist(t *testing.T) {
+	src := "---\ntype: task\n---\n# Ship\n\n" +
+		"- [ ] QA on staging\n- [x] Spec the columns\n- [/] Write docs\n" +
+		"1. [ ] Tell support\n> [!todo]\n> - [ ] Flag on\n" +
+		"```md\n- [ ] not an item\n- [x] nor this\n```\n"
+	want := "---\ntype: task\n---\n" +
+		"- [ ] QA on staging\n- [/] Write docs\n1. [ ] Tell support\n> - [ ] Flag on\n" +
+		"(1 done or cancelled checklist items not shown)\n"
+	if got := taskOutline(src); got != want {
+		t.Errorf("outline:\n%s\nwant:\n%s", got, want)
+	}
+}

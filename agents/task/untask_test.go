@@ -148,3 +148,22 @@ func TestWakeReadsATaskNotesTask(t *testing.T) {
 		t.Errorf("report (%v):\n%s\nwant the settled report of a done task", err, b)
 	}
 }
+
+// untask finds the items as note does, in the report's text as the body
+// of its file: a --- at its top opens no header, and code, fenced or
+// indented, keeps what it holds.
+func TestUntaskTakesNotesItems(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"top rule", "---\n- [ ] a\n---\n", "---\n- ☐ a\n---\n"},
+		{"long fence", "~~~~\n- [ ] code\n~~~\n- [x] still code\n~~~~\n- [X] b", "~~~~\n- [ ] code\n~~~\n- [x] still code\n~~~~\n- ☑ b"},
+		{"indented code", "Text.\n\n    - [ ] code\n", "Text.\n\n    - [ ] code\n"},
+		{"other status", "- [❗] urgent\n  - [-] dropped\n", "- \\[❗\\] urgent\n  - \\[-\\] dropped\n"},
+		{"no item", "[ ] not a list\n- [link](x)\n", "[ ] not a list\n- [link](x)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := untask(tc.in); got != tc.want {
+				t.Errorf("untask(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -148,24 +148,19 @@ var builtins = map[string]builtin{
 // Render renders a version file (SPEC §3.3). The active file
 // `<name>.md` is a byte copy of its version's file.
 func Render(t Template) []byte {
-	var b strings.Builder
-	b.WriteString("---\nmargin: template\n")
-	fmt.Fprintf(&b, "name: %s\n", kit.YAMLName(t.Name))
-	fmt.Fprintf(&b, "kind: %s\n", t.Kind)
-	fmt.Fprintf(&b, "version: %d\n", t.Version)
-	fmt.Fprintf(&b, "status: %s\n", t.Status)
-	fmt.Fprintf(&b, "authored_by: %s\n", t.AuthoredBy)
-	fmt.Fprintf(&b, "created: %s\n", t.Created.UTC().Format(time.RFC3339))
+	fields := []edit.Field{{Key: "margin", Value: "template"}, {Key: "name", Value: t.Name}, {Key: "kind", Value: t.Kind}, {Key: "version", Value: t.Version},
+		{Key: "status", Value: t.Status}, {Key: "authored_by", Value: t.AuthoredBy}, {Key: "created", Value: t.Created.UTC()}}
 	if t.Tier != "" {
-		fmt.Fprintf(&b, "tier: %s\n", kit.YAMLString(t.Tier))
+		fields = append(fields, edit.Field{Key: "tier", Value: edit.Quoted(t.Tier)})
 	}
 	if t.Model != "" {
-		fmt.Fprintf(&b, "model: %s\n", kit.YAMLString(t.Model))
+		fields = append(fields, edit.Field{Key: "model", Value: edit.Quoted(t.Model)})
 	}
 	if t.Depth > 0 {
-		fmt.Fprintf(&b, "depth: %d\n", t.Depth)
+		fields = append(fields, edit.Field{Key: "depth", Value: t.Depth})
 	}
-	b.WriteString("---\n")
+	var b strings.Builder
+	b.WriteString(edit.RenderFrontmatter(fields...))
 	title := t.Name
 	if bi, ok := builtins[t.Name]; ok {
 		title = bi.title

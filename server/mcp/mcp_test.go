@@ -161,6 +161,49 @@ func TestToolsAndAnnotations(t *testing.T) {
 	}
 }
 
+// The closed sets a client picks from are the agents' own: the fields a
+// task change may set and the statuses a task may have come from the
+// deferred tools' table, as the task agent's set_task_status does.
+func TestEnumsComeFromTheDeferredTools(t *testing.T) {
+	r := newRig(t, nil)
+	res, err := r.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enum := func(tool, prop string) []string {
+		i := slices.IndexFunc(res.Tools, func(t *sdk.Tool) bool { return t.Name == tool })
+		if i < 0 {
+			t.Fatalf("no tool %s", tool)
+		}
+		b, _ := json.Marshal(res.Tools[i].InputSchema)
+		var s struct {
+			Properties map[string]struct{ Enum []string }
+		}
+		json.Unmarshal(b, &s)
+		return s.Properties[prop].Enum
+	}
+	var agentStatuses []string
+	for _, d := range changes.DeferredTools() {
+		if d.Name == "set_task_status" {
+			for _, v := range d.Schema.Properties["status"].Enum {
+				agentStatuses = append(agentStatuses, v.(string))
+			}
+		}
+	}
+	for _, c := range []struct {
+		tool, prop string
+		want       []string
+	}{
+		{"propose_task_change", "field", changes.TaskFields()},
+		{"list_tasks", "status", changes.TaskStatuses()},
+		{"list_tasks", "status", agentStatuses},
+	} {
+		if got := enum(c.tool, c.prop); len(c.want) == 0 || !slices.Equal(got, c.want) {
+			t.Errorf("%s %s enum %q, want %q", c.tool, c.prop, got, c.want)
+		}
+	}
+}
+
 // Reads: search, a note and one of its sections, tasks; and every way
 // out of the vault refused with a tool error.
 func TestReadsStayInTheVault(t *testing.T) {

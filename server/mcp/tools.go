@@ -156,6 +156,15 @@ func schema[T any](enums map[string][]any) *jsonschema.Schema {
 	return s
 }
 
+// enum is a closed set the agents own, as a schema's enum.
+func enum(values []string) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = v
+	}
+	return out
+}
+
 func readOnly(name, title, desc string) *sdk.Tool {
 	return &sdk.Tool{Name: name, Title: title, Description: desc, Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(false)}}
 }
@@ -172,7 +181,7 @@ func (s *Server) addTools() {
 	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
 
 	t = readOnly("list_tasks", "List tasks", "List the vault's task notes with their fields and the TLDR of their agent's report.")
-	t.InputSchema = schema[TasksArgs](map[string][]any{"status": {"open", "in-progress", "blocked", "done", "cancelled"}})
+	t.InputSchema = schema[TasksArgs](map[string][]any{"status": enum(changes.TaskStatuses())})
 	add(s, t, s.listTasks)
 
 	add(s, readOnly("get_report", "Get a task's report", "The report margin's agent keeps on a task, and its TLDR."), s.getReport)
@@ -189,7 +198,7 @@ func (s *Server) addTools() {
 	add(s, t, s.proposeEdit)
 
 	t = writing("propose_task_change", "Propose a task change", "Propose a new value for one field of a task note. Nothing is written: the change goes into a change set the person approves or rejects.")
-	t.InputSchema = schema[TaskChangeArgs](map[string][]any{"field": {"title", "status", "estimate", "due", "priority", "labels"}})
+	t.InputSchema = schema[TaskChangeArgs](map[string][]any{"field": enum(changes.TaskFields())})
 	add(s, t, s.proposeTaskChange)
 
 	t = readOnly("list_changes", "List change sets", "List change sets (margin's agents' and AI applications' proposals) and the status of each item.")

@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -36,25 +34,6 @@ func Unstamp(s string) time.Time {
 
 // OneLine is s with every run of white space, line breaks included, one space.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// YAMLString quotes s for YAML. A JSON string is a valid YAML
-// double-quoted scalar, and quoting every value keeps a tldr such as
-// "yes" or "2026-11-25" a string.
-func YAMLString(s string) string {
-	b, _ := json.Marshal(s) // a string always marshals
-	return string(b)
-}
-
-// YAMLName writes a name plain when YAML reads it back as the same
-// string, quoted otherwise ("2026", "yes", names with spaces).
-func YAMLName(s string) string {
-	if plainName.MatchString(s) && !slices.Contains([]string{"true", "false", "yes", "no", "on", "off", "null", "y", "n"}, strings.ToLower(s)) {
-		return s
-	}
-	return YAMLString(s)
-}
-
-var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
 
 // TaskLink is the task as a wikilink, without the extension, as Obsidian
 // writes links.
