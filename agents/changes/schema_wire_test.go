@@ -59,11 +59,13 @@ func TestDeferredToolSchemasOnTheWire(t *testing.T) {
 		{"update_task_priority", "priority", "enum", ""},
 		{"update_task_due_date", "due_date", "description", "matching ^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},
 		{"update_task_estimate", "estimate", "description", "matching ^([0-9]+"},
-		{"set_task_title", "title", "description", "at least 1 character)"},
+		{"set_task_title", "title", "description", "at least 1 character; at most 300 characters)"},
 		{"assign_task_labels", "labels", "description", "at least 1 item)"},
 		{"assign_task_labels", "labels.[]", "minLength", ""},
 		{"add_multiple_checklist_items", "items.[].title", "minLength", ""},
+		{"add_multiple_checklist_items", "items.[].title", "maxLength", ""},
 		{"update_checklist_items", "items.[].text", "minLength", ""},
+		{"update_checklist_items", "items.[].text", "maxLength", ""},
 	} {
 		p := prop(c.tool, c.path)
 		if p == nil || p[c.key] == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -263,7 +264,7 @@ var taskTools = []taskTool{
 		field: "title", arg: "title", label: "title", frontmatter: "title", current: func(n *note.Note) string { return n.Title },
 		schema: func() *jsonschema.Schema {
 			return kit.SchemaFor[titleArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "title", func(p *jsonschema.Schema) { p.MinLength = kit.One(1) })
+				kit.SetProp(s, "title", func(p *jsonschema.Schema) { p.MinLength, p.MaxLength = kit.One(1), kit.One(llm.LineMax) })
 			})
 		},
 		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
@@ -370,6 +371,7 @@ var taskTools = []taskTool{
 				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
 					p.MinItems = kit.One(1)
 					p.Items.Properties["title"].MinLength = kit.One(1)
+					p.Items.Properties["title"].MaxLength = kit.One(llm.LineMax)
 				})
 			})
 		},
@@ -407,6 +409,7 @@ var taskTools = []taskTool{
 				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
 					p.MinItems = kit.One(1)
 					p.Items.Properties["text"].MinLength = kit.One(1)
+					p.Items.Properties["text"].MaxLength = kit.One(llm.LineMax)
 				})
 			})
 		},
