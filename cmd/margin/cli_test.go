@@ -120,6 +120,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{"search", "--vault", vault},
 		{"search", "--vault", vault, "--mode", "fuzzy", "x"},
+		{"log", "--vault", vault, "--time", "yesterday", "x"},
 		{"status", "--no-such-flag"},
 		{"status", "--vault", vault, "--config", filepath.Join(t.TempDir(), "missing.yaml")},
 	} {

@@ -547,6 +547,7 @@ func TestBadInput(t *testing.T) {
 		{"search_notes", map[string]any{"query": "x", "limit": "ten"}, "limit"},
 		{"search_notes", map[string]any{"query": "x", "Limit": 2}, "Limit"}, // no field matched whatever its case
 		{"search_notes", map[string]any{"query": "x", "limit": 1001}, "limit must be between 1 and 1000"},
+		{"log_entry", map[string]any{"text": "x", "time": "yesterday"}, `time "yesterday" is not RFC 3339`},
 		{"search_notes", []any{"x"}, "arguments"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "delete", "text": "x", "reason": "r"}, "kind"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "append", "text": strings.Repeat("x", 10<<20), "reason": "r"}, "more than"},
@@ -567,7 +568,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("bad input made %d change sets", len(sets))
 	}
 	calls := r.calls(t, "list_changes")
-	if len(calls) != 13 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
+	if len(calls) != 14 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
 		t.Errorf("ledger: %d calls, the first %+v", len(calls), calls[len(calls)-1])
 	}
 }

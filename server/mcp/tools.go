@@ -422,11 +422,9 @@ func answerText(r query.Result) string {
 func (s *Server) logEntry(ctx context.Context, _ *sdk.CallToolRequest, a LogArgs) (*sdk.CallToolResult, LogResult, error) {
 	var at time.Time
 	if a.Time != "" {
-		t, err := time.Parse(time.RFC3339, a.Time)
+		t, err := query.ParseWhen(a.Time)
 		if err != nil {
-			if t, err = time.ParseInLocation("2006-01-02T15:04", a.Time, time.Local); err != nil {
-				return nil, LogResult{}, fmt.Errorf("time %q is not RFC 3339 or YYYY-MM-DDTHH:MM", a.Time)
-			}
+			return nil, LogResult{}, fmt.Errorf("time %w", err)
 		}
 		at = t
 	}
