@@ -17,6 +17,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // Metrics is how a template's agents did (seed 000 §4), from the state
@@ -149,7 +150,7 @@ func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics,
 			if err := rows.Scan(&name, &v, &r.Reason, &at); err != nil {
 				return m, err
 			}
-			r.Tool, r.Summary, r.Date = "propose_directives", fmt.Sprintf("new directives for %s@%d", name, v), kit.Unstamp(at)
+			r.Tool, r.Summary, r.Date = "propose_directives", fmt.Sprintf("new directives for %s@%d", name, v), store.Unstamp(at)
 			m.Rejections = append(m.Rejections, r)
 		}
 		if err := rows.Err(); err != nil {

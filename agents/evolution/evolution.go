@@ -505,7 +505,7 @@ func (e *Evolution) insert(ctx context.Context, s *Session) error {
 		return err
 	}
 	_, err = e.db.ExecContext(ctx, `INSERT INTO evolution_sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, '', '', 0, ?, ?)`,
-		s.ID, s.Template, s.BaseVersion, s.Status, s.Path, s.Context, string(metrics), msgs, kit.Stamp(s.Created), kit.Stamp(s.Updated))
+		s.ID, s.Template, s.BaseVersion, s.Status, s.Path, s.Context, string(metrics), msgs, store.Stamp(s.Created), store.Stamp(s.Updated))
 	if err != nil {
 		return fmt.Errorf("recording the evolution session: %w", err)
 	}
@@ -538,7 +538,7 @@ func (e *Evolution) update(ctx context.Context, s *Session) error {
 	}
 	_, err = e.db.ExecContext(ctx, `UPDATE evolution_sessions SET status = ?, file_fp = ?, messages = ?, proposal = ?, reason = ?,
 		result_version = ?, updated_at = ? WHERE id = ?`,
-		s.Status, string(s.fileFP), msgs, string(proposal), s.Reason, s.ResultVersion, kit.Stamp(s.Updated), s.ID)
+		s.Status, string(s.fileFP), msgs, string(proposal), s.Reason, s.ResultVersion, store.Stamp(s.Updated), s.ID)
 	if err != nil {
 		return fmt.Errorf("recording the evolution session: %w", err)
 	}
@@ -575,7 +575,7 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 		&s.Reason, &s.ResultVersion, &created, &updated); err != nil {
 		return s, err
 	}
-	s.fileFP, s.Created, s.Updated = edit.Fingerprint(fp), kit.Unstamp(created), kit.Unstamp(updated)
+	s.fileFP, s.Created, s.Updated = edit.Fingerprint(fp), store.Unstamp(created), store.Unstamp(updated)
 	if err := json.Unmarshal([]byte(metrics), &s.Metrics); err != nil {
 		return s, fmt.Errorf("session %s: metrics: %w", s.ID, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // waking is one wake in progress: the agent, the state it reads and the run
@@ -452,7 +453,7 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 		if req.force {
 			// A wake someone asked for is its own state: the same notes
 			// with a new request.
-			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+kit.Stamp(r.now())))
+			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+store.Stamp(r.now())))
 		} else if done, err := r.processed(ctx, a.ID, string(w.key)); err != nil {
 			return time.Time{}, err
 		} else if done {

@@ -1,6 +1,5 @@
 // Package kit holds the few small pieces the agents' parts (task,
-// changes, templates, evolution) write the same way: timestamps in the
-// state database, one-line text, quoted YAML and wikilinks in the files
+// changes, templates, evolution) write the same way: one-line text, quoted YAML and wikilinks in the files
 // margin writes, fenced data and diffs in prompts, the tools the models
 // call, and the queue of vault paths a part's own subscription fills.
 // It knows nothing of agents, change sets or templates.
@@ -14,25 +13,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/pmezard/go-difflib/difflib"
 )
-
-// Stamp is a time as the state database stores it; "" for the zero time.
-func Stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// Unstamp reads what Stamp wrote.
-func Unstamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s) // only Stamp's output is stored; "" is the zero time
-	return t
-}
 
 // OneLine is s with every run of white space, line breaks included, one space.
 func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
