@@ -1,8 +1,8 @@
 // Package kit holds the few small pieces the agents' parts (task,
-// changes, templates, evolution) write the same way: one-line text, quoted YAML and wikilinks in the files
-// margin writes, fenced data and diffs in prompts, the tools the models
-// call, and the queue of vault paths a part's own subscription fills.
-// It knows nothing of agents, change sets or templates.
+// changes, templates, evolution) write the same way: one-line text,
+// quoted YAML and wikilinks in the files margin writes, fenced data and
+// diffs in prompts, and the tools the models call. It knows nothing of
+// agents, change sets or templates.
 package kit
 
 import (
