@@ -404,7 +404,7 @@ func renderChangeSet(cs ChangeSet, diffs map[string]string) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("---\nmargin: changeset\n")
 	fmt.Fprintf(&b, "id: %s\n", kit.YAMLString(cs.ID))
-	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(cs.Task)))
+	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(note.Wikilink(cs.Task)))
 	fmt.Fprintf(&b, "agent: %s\n", kit.YAMLName(cs.Agent))
 	fmt.Fprintf(&b, "run: %d\n", cs.Run)
 	fmt.Fprintf(&b, "status: %s\n", cs.Status)

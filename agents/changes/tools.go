@@ -129,7 +129,7 @@ func DeferredTools() []DeferredTool {
 				var a estimateArgs
 				json.Unmarshal(args, &a)
 				if t.Task != nil && t.Task.Estimate == estimateMinutes(a.Estimate) {
-					return nil, []string{"the estimate is already " + kit.FormatMinutes(t.Task.Estimate)}, nil
+					return nil, []string{"the estimate is already " + note.FormatMinutes(t.Task.Estimate)}, nil
 				}
 				return []Proposal{{Args: args, Summary: because("Set estimate to "+a.Estimate, a.HumanSummary)}}, nil, nil
 			}},

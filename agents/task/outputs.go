@@ -118,7 +118,7 @@ func firstParagraph(s string) string {
 func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, language, content string) []byte {
 	var b strings.Builder
 	b.WriteString("---\nmargin: report\n")
-	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(kit.TaskLink(taskPath)))
+	fmt.Fprintf(&b, "task: %s\n", kit.YAMLString(note.Wikilink(taskPath)))
 	fmt.Fprintf(&b, "agent: %s\n", agent)
 	fmt.Fprintf(&b, "template: %s\n", kit.YAMLString(template))
 	fmt.Fprintf(&b, "updated: %s\n", updated.Format(time.RFC3339))
@@ -224,7 +224,7 @@ func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
 // only ever adds at the end, so an edit the person made is kept: appended
 // to a version they saved meanwhile (edit.Root.Change).
 func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, taskPath, agent string, lines []string) error {
-	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", kit.YAMLString(kit.TaskLink(taskPath)), agent, stem(taskPath))
+	header := fmt.Sprintf("---\nmargin: journal\ntask: %s\nagent: %s\n---\n# Journal: %s\n\n", kit.YAMLString(note.Wikilink(taskPath)), agent, stem(taskPath))
 	_, err := root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
 		content := string(cur.Content)
 		if content == "" {
@@ -275,7 +275,7 @@ func taskStructure(t *note.Task, checklist []note.ChecklistItem, entries []index
 	field("due", t.Due)
 	field("scheduled", t.Scheduled)
 	if t.Estimate > 0 {
-		field("estimate", kit.FormatMinutes(t.Estimate))
+		field("estimate", note.FormatMinutes(t.Estimate))
 	}
 	summary = fmt.Sprintf("%d of %d checklist items done", done, total)
 	if len(facts) > 0 {
@@ -315,7 +315,7 @@ func brokenReport(taskPath, problem string) (tldr, content string) {
 	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + kit.OneLine(problem)
 	content = fmt.Sprintf("## The task note cannot be read\n\nThe YAML frontmatter of %s does not parse:\n\n```\n%s\n```\n\n"+
 		"Fix the frontmatter (between the two `---` lines) and save; the agent wakes again on the next change.\n",
-		kit.TaskLink(taskPath), strings.TrimSpace(problem))
+		note.Wikilink(taskPath), strings.TrimSpace(problem))
 	return tldr, content
 }
 

@@ -32,3 +32,9 @@ func LinkKey(target string) string {
 	}
 	return strings.ToLower(k)
 }
+
+// Wikilink is a link to the note at notePath (vault-relative) as Obsidian
+// writes one: the path without its extension, which LinkKey resolves back.
+func Wikilink(notePath string) string {
+	return "[[" + strings.TrimSuffix(notePath, path.Ext(notePath)) + "]]"
+}

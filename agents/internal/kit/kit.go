@@ -1,7 +1,7 @@
 // Package kit holds the few small pieces the agents' parts (task,
 // changes, templates, evolution) write the same way: one-line text,
-// quoted YAML and wikilinks in the files margin writes, fenced data and
-// diffs in prompts, and the tools the models call. It knows nothing of
+// quoted YAML in the files margin writes, fenced data and diffs in
+// prompts, and the tools the models call. It knows nothing of
 // agents, change sets or templates.
 package kit
 
@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,23 +38,6 @@ func YAMLName(s string) string {
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-
-// TaskLink is the task as a wikilink, without the extension, as Obsidian
-// writes links.
-func TaskLink(taskPath string) string {
-	return "[[" + strings.TrimSuffix(taskPath, path.Ext(taskPath)) + "]]"
-}
-
-// FormatMinutes writes an estimate in minutes as a person would: 2h, 1h30m, 45m.
-func FormatMinutes(m int) string {
-	switch {
-	case m%60 == 0:
-		return fmt.Sprintf("%dh", m/60)
-	case m > 60:
-		return fmt.Sprintf("%dh%dm", m/60, m%60)
-	}
-	return fmt.Sprintf("%dm", m)
-}
 
 // FenceFor is a backtick fence longer than any backtick run in text, so
 // the text cannot close it.
