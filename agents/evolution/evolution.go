@@ -307,7 +307,7 @@ func (e *Evolution) run(ctx context.Context, s *Session, target templates.Templa
 	switch {
 	case res.Last.DoneReason == "length" && proposed == nil:
 		msg = "The evolution agent's reply was cut off (it ran out of tokens) before it proposed anything; send it a message to go on."
-	case kit.SaysNothing(withoutHeadings(msg)):
+	case llm.SaysNothing(withoutHeadings(msg)):
 		msg = "" // "ok" is no message to show a person
 	}
 	if msg == "" && proposed != nil {
@@ -393,9 +393,9 @@ func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 				return "", errors.New("report_directive is empty: give the complete directive, unchanged text included")
 			case a.Rationale == "":
 				return "", errors.New("rationale is empty: say why, citing the evidence")
-			case kit.SaysNothing(withoutHeadings(general)) || kit.SaysNothing(withoutHeadings(report)):
+			case llm.SaysNothing(withoutHeadings(general)) || llm.SaysNothing(withoutHeadings(report)):
 				return "", errors.New("a directive says nothing (only words such as ok or n/a): give the complete directive, unchanged text included")
-			case kit.SaysNothing(a.Rationale):
+			case llm.SaysNothing(a.Rationale):
 				return "", errors.New("the rationale says nothing: say why, citing the evidence")
 			case generalProblem != "":
 				return "", fmt.Errorf("general_directive cannot be saved in the template file: %s", generalProblem)
