@@ -470,7 +470,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		if r := []rune(body); len(r) > contextReportChars {
 			body = string(r[:contextReportChars]) + "\n…(cut)"
 		}
-		b.WriteString(kit.Fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, kit.OneLine(rep.TLDR)), body))
+		b.WriteString(llm.Fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, kit.OneLine(rep.TLDR)), body))
 	}
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
@@ -481,7 +481,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		}
 		none = false
 		lines = lines[max(0, len(lines)-contextObservations):]
-		b.WriteString(kit.Fenced("data: latest observations on "+a.Task, strings.Join(lines, "\n")))
+		b.WriteString(llm.Fenced("data: latest observations on "+a.Task, strings.Join(lines, "\n")))
 	}
 	if none {
 		b.WriteString("(none)\n")
@@ -590,6 +590,6 @@ func renderSession(s Session) []byte {
 
 // codeBlock fences text in a block longer than any backtick run in it.
 func codeBlock(lang, text string) string {
-	fence := kit.FenceFor(text)
+	fence := llm.FenceFor(text)
 	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
 }

@@ -1,7 +1,7 @@
 // Package kit holds the few small pieces the agents' parts (task,
 // changes, templates, evolution) write the same way: one-line text,
-// quoted YAML in the files margin writes, fenced data and diffs in
-// prompts, and the tools the models call. It knows nothing of
+// quoted YAML in the files margin writes, diffs in prompts, and the
+// tools the models call. It knows nothing of
 // agents, change sets or templates.
 package kit
 
@@ -38,32 +38,6 @@ func YAMLName(s string) string {
 }
 
 var plainName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-
-// FenceFor is a backtick fence longer than any backtick run in text, so
-// the text cannot close it.
-func FenceFor(text string) string {
-	longest, run := 0, 0
-	for _, r := range text {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
-}
-
-// Fenced wraps text in a code fence longer than any backtick run inside
-// it, labelled, so note content can neither close the fence nor pass for
-// part of the prompt.
-func Fenced(label, text string) string {
-	fence := FenceFor(text)
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return fmt.Sprintf("[%s]\n%s\n%s%s\n\n", label, fence, text, fence)
-}
 
 // diffLines splits text into lines that each end in a newline; unlike
 // difflib.SplitLines it adds no empty line after a final newline, which
