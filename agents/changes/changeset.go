@@ -242,7 +242,7 @@ func applyItem(taskPath string, src []byte, it ChangeItem, taskFolders []string)
 	case "add_checklist_item":
 		var a newItem
 		json.Unmarshal(it.Args, &a)
-		out, err := edit.AppendChecklistItem(src, kit.OneLine(a.Title))
+		out, err := edit.AppendChecklistItem(src, note.OneLine(a.Title))
 		return out, "", err
 	case "update_checklist_item":
 		var a itemUpdate
@@ -378,18 +378,18 @@ func itemsYAML(items []ChangeItem) []itemYAML {
 
 // itemLine is an item's checkbox line in the file.
 func itemLine(it ChangeItem) string {
-	summary := kit.OneLine(it.Summary)
+	summary := note.OneLine(it.Summary)
 	d := it.Decided.Format("2006-01-02")
 	switch it.Status {
 	case ItemConfirmed:
 		return fmt.Sprintf("- [x] %s ✅ %s ^%s", summary, d, it.ID)
 	case ItemRejected:
-		if r := kit.OneLine(it.Reason); r != "" {
+		if r := note.OneLine(it.Reason); r != "" {
 			return fmt.Sprintf("- [-] %s ❌ %s — %s ^%s", summary, d, r, it.ID)
 		}
 		return fmt.Sprintf("- [-] %s ❌ %s ^%s", summary, d, it.ID)
 	case ItemStale:
-		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, kit.OneLine(it.Detail), it.ID)
+		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, note.OneLine(it.Detail), it.ID)
 	case ItemUndone:
 		return fmt.Sprintf("- [-] %s ↩️ undone %s ^%s", summary, d, it.ID)
 	case ItemSuperseded, ItemExpired:
@@ -479,8 +479,8 @@ func fileDecisions(src []byte, cs ChangeSet) (decisions []ItemDecision, ignored 
 		default:
 			continue
 		}
-		summary := kit.OneLine(it.Summary)
-		text := kit.OneLine(c.Text)
+		summary := note.OneLine(it.Summary)
+		text := note.OneLine(c.Text)
 		switch {
 		case text == summary:
 		case strings.HasPrefix(text, summary+" — "):

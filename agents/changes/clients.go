@@ -15,7 +15,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -46,7 +45,7 @@ func ClientName(name string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(name, ""))
-	n = kit.OneLine(n)
+	n = note.OneLine(n)
 	if utf8.RuneCountInString(n) > 100 {
 		n = string([]rune(n)[:100])
 	}

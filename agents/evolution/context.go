@@ -17,6 +17,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/note"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -427,7 +428,7 @@ func writeMetrics(b *strings.Builder, kind string, m Metrics) {
 			if r.Version > 0 {
 				version = fmt.Sprintf(" v%d", r.Version)
 			}
-			fmt.Fprintf(b, "- %s%s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), version, r.Tool, kit.OneLine(r.Summary), kit.OneLine(r.Reason))
+			fmt.Fprintf(b, "- %s%s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), version, r.Tool, note.OneLine(r.Summary), note.OneLine(r.Reason))
 		}
 	}
 }
@@ -470,7 +471,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		if r := []rune(body); len(r) > contextReportChars {
 			body = string(r[:contextReportChars]) + "\n…(cut)"
 		}
-		b.WriteString(llm.Fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, kit.OneLine(rep.TLDR)), body))
+		b.WriteString(llm.Fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, note.OneLine(rep.TLDR)), body))
 	}
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
@@ -504,7 +505,7 @@ func sessionNote(s Session) string {
 	case SessionApproved:
 		why := ""
 		if s.Proposal != nil {
-			why = " — " + kit.OneLine(s.Proposal.Rationale)
+			why = " — " + note.OneLine(s.Proposal.Rationale)
 		}
 		return fmt.Sprintf("approved as v%d%s", s.ResultVersion, why)
 	case SessionRejected:
@@ -514,7 +515,7 @@ func sessionNote(s Session) string {
 		return "rejected — " + s.Reason
 	}
 	if s.Proposal != nil {
-		return "left open with a proposal — " + kit.OneLine(s.Proposal.Rationale)
+		return "left open with a proposal — " + note.OneLine(s.Proposal.Rationale)
 	}
 	return "left open without a proposal"
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -351,7 +352,7 @@ func (e *Evolution) Reject(ctx context.Context, id, reason string) (Session, err
 	if s.Status != SessionOpen {
 		return Session{}, fmt.Errorf("%w (%s)", ErrSessionClosed, s.Status)
 	}
-	s.Status, s.Reason, s.Updated = SessionRejected, kit.OneLine(reason), e.now()
+	s.Status, s.Reason, s.Updated = SessionRejected, note.OneLine(reason), e.now()
 	return s, e.update(context.WithoutCancel(ctx), &s)
 }
 

@@ -107,7 +107,7 @@ func ParseReport(p string, content []byte) Report {
 func firstParagraph(s string) string {
 	for _, p := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n\n") {
 		if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "#") {
-			return kit.OneLine(p)
+			return note.OneLine(p)
 		}
 	}
 	return ""
@@ -123,7 +123,7 @@ func renderReport(taskPath, agent, template string, updated time.Time, wake int,
 	fmt.Fprintf(&b, "template: %s\n", kit.YAMLString(template))
 	fmt.Fprintf(&b, "updated: %s\n", updated.Format(time.RFC3339))
 	fmt.Fprintf(&b, "wake: %d\n", wake)
-	fmt.Fprintf(&b, "tldr: %s\n", kit.YAMLString(kit.OneLine(tldr)))
+	fmt.Fprintf(&b, "tldr: %s\n", kit.YAMLString(note.OneLine(tldr)))
 	fmt.Fprintf(&b, "generated_by: %s\n", kit.YAMLString(generatedBy))
 	if language != "" {
 		fmt.Fprintf(&b, "language: %s\n", kit.YAMLString(language))
@@ -177,7 +177,7 @@ func untask(content string) string {
 
 // journalLine is one journal entry (SPEC §3.3).
 func journalLine(at time.Time, text string) string {
-	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), kit.OneLine(text))
+	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), note.OneLine(text))
 }
 
 // ReadJournal returns the journal's entry lines, oldest first.
@@ -245,7 +245,7 @@ func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, task
 func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index.EntryMeta, why string) (tldr, content string) {
 	summary, body := taskStructure(t, checklist, entries)
 	return "Offline summary (no model reachable): " + summary + ".",
-		fmt.Sprintf("> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", kit.OneLine(why)) + body
+		fmt.Sprintf("> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", note.OneLine(why)) + body
 }
 
 // taskStructure is what a report without a model says: a one-line summary
@@ -312,7 +312,7 @@ func taskStructure(t *note.Task, checklist []note.ChecklistItem, entries []index
 // brokenReport is the report on a task whose frontmatter does not parse:
 // the agent cannot trust any field, so it says what is wrong instead.
 func brokenReport(taskPath, problem string) (tldr, content string) {
-	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + kit.OneLine(problem)
+	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + note.OneLine(problem)
 	content = fmt.Sprintf("## The task note cannot be read\n\nThe YAML frontmatter of %s does not parse:\n\n```\n%s\n```\n\n"+
 		"Fix the frontmatter (between the two `---` lines) and save; the agent wakes again on the next change.\n",
 		note.Wikilink(taskPath), strings.TrimSpace(problem))

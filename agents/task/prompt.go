@@ -9,6 +9,7 @@ import (
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // scaffold is the fixed head of every task agent's system prompt: the
@@ -114,7 +115,7 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 	if w.Report == "" {
 		b.WriteString("(none yet: this is your first report on this task)\n")
 	} else {
-		fmt.Fprintf(&b, "TLDR: %s\n\n", kit.OneLine(w.TLDR))
+		fmt.Fprintf(&b, "TLDR: %s\n\n", note.OneLine(w.TLDR))
 		b.WriteString(llm.Fenced("data: your current report, as the person may have edited it", w.Report))
 	}
 

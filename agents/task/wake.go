@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
@@ -142,7 +141,7 @@ func (w *waking) writeReport(ctx context.Context, tldr, content, generator strin
 	if err := w.rt.store.setReport(ctx, w.agent.ID, string(res.Fingerprint), generator); err != nil {
 		return err
 	}
-	w.rt.notify("margin/reportUpdated", ReportUpdated{Task: w.agent.Task, Path: p, TLDR: kit.OneLine(tldr)})
+	w.rt.notify("margin/reportUpdated", ReportUpdated{Task: w.agent.Task, Path: p, TLDR: note.OneLine(tldr)})
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // openVault is what every in-process command starts with: read the
@@ -147,7 +148,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s:%d%s\n", h.Path, h.Line, anchor)
 				// A note found by its name or properties may have no
 				// text to show.
-				if s := oneLine(h.Snippet); strings.TrimSpace(s) != "" {
+				if s := note.OneLine(h.Snippet); strings.TrimSpace(s) != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "    %s\n", s)
 				}
 			}
@@ -183,8 +184,6 @@ func searchFlagError(err error) error {
 	}
 	return fmt.Errorf("--%s %s", qe.Field, qe.Reason)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

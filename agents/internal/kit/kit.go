@@ -1,7 +1,6 @@
 // Package kit holds the few small pieces the agents' parts (task,
-// changes, templates, evolution) write the same way: one-line text,
-// quoted YAML in the files margin writes, diffs in prompts, and the
-// tools the models call. It knows nothing of
+// changes, templates, evolution) write the same way: quoted YAML in the
+// files margin writes, diffs in prompts, and the tools the models call. It knows nothing of
 // agents, change sets or templates.
 package kit
 
@@ -16,9 +15,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/pmezard/go-difflib/difflib"
 )
-
-// OneLine is s with every run of white space, line breaks included, one space.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // YAMLString quotes s for YAML. A JSON string is a valid YAML
 // double-quoted scalar, and quoting every value keeps a tldr such as
