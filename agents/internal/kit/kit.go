@@ -1,7 +1,7 @@
 // Package kit holds the few small pieces the agents' parts (task,
 // changes, templates, evolution) write the same way: quoted YAML in the
-// files margin writes, diffs in prompts, and the tools the models call. It knows nothing of
-// agents, change sets or templates.
+// files margin writes, diffs in prompts, and the tools the models call.
+// It knows nothing of agents, change sets or templates.
 package kit
 
 import (
