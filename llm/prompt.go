@@ -1,6 +1,9 @@
 package llm
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // PromptPart is one named section of a system prompt.
 type PromptPart struct {
@@ -46,4 +49,30 @@ func normalize(s string) string {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.Trim(strings.Join(lines, "\n"), "\n")
+}
+
+// FenceFor is a backtick fence longer than any backtick run in text, so
+// the text cannot close it.
+func FenceFor(text string) string {
+	longest, run := 0, 0
+	for _, r := range text {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+// Fenced wraps text in a code fence longer than any backtick run inside
+// it, labelled, so note content can neither close the fence nor pass for
+// part of the prompt.
+func Fenced(label, text string) string {
+	fence := FenceFor(text)
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	return fmt.Sprintf("[%s]\n%s\n%s%s\n\n", label, fence, text, fence)
 }

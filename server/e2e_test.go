@@ -242,6 +242,8 @@ func TestInvalidParamsNameTheField(t *testing.T) {
 		{"bad date", map[string]any{"query": "x", "from": "last week"}, "from"},
 		{"nothing to search", map[string]any{}, "query"},
 		{"tags not a list", map[string]any{"query": "x", "tags": "gym"}, "tags"},
+		{"limit past the most", map[string]any{"query": "x", "limit": 1001}, "limit"},
+		{"from after to", map[string]any{"from": "2026-11-20", "to": "2026-11-10"}, "from"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := e.Call("vault/search", tc.params, nil)

@@ -40,7 +40,7 @@ func (s *Server) queryReply(ctx context.Context, p *protocol.ReplyParams) (query
 func (s *Server) logAppend(ctx context.Context, p *protocol.LogParams) (protocol.LogResult, error) {
 	var at time.Time
 	if p.Time != "" {
-		t, err := parseLogTime(p.Time)
+		t, err := query.ParseWhen(p.Time)
 		if err != nil {
 			return protocol.LogResult{}, invalidParams("time", err.Error())
 		}
@@ -65,17 +65,6 @@ func (s *Server) logAppend(ctx context.Context, p *protocol.LogParams) (protocol
 		out.Answer = &res
 	}
 	return out, nil
-}
-
-func parseLogTime(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	t, err := time.ParseInLocation("2006-01-02T15:04", s, time.Local)
-	if err != nil {
-		return time.Time{}, errors.New("want RFC 3339 or YYYY-MM-DDTHH:MM")
-	}
-	return t, nil
 }
 
 func (s *Server) contextGet(ctx context.Context, _ *empty) (protocol.ContextResult, error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // TestStuckClientDoesNotStopTheAgents is an editor that stops reading
@@ -84,7 +85,9 @@ func TestStuckClientDoesNotStopTheAgents(t *testing.T) {
 	waitStalled(t, out)
 
 	// Every task changes, twice; each change is a wake that logs, writes
-	// its report and tells the client, who reads none of it.
+	// its report and tells the client, who reads none of it. The second
+	// change waits for the first's wakes, so that each is a wake of its
+	// own.
 	tasks, err := filepath.Glob(filepath.Join(vault, "Tasks", "*.md"))
 	if err != nil || len(tasks) == 0 {
 		t.Fatalf("no tasks in the sample vault (%v)", err)
@@ -98,24 +101,37 @@ func TestStuckClientDoesNotStopTheAgents(t *testing.T) {
 			fmt.Fprintf(f, "\nLine %d for the agent to look at.\n", round)
 			f.Close()
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		behind := tasksNotRewoken(t, vault, tasks)
-		if len(behind) == 0 {
-			break
+		// The startup wake is the first.
+		wakes := round + 2
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			behind := tasksBehind(t, vault, tasks, wakes)
+			if len(behind) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("with the client not reading, these tasks' reports did not record wake %d within 30 s: %v", wakes, behind)
+			}
+			time.Sleep(100 * time.Millisecond) // polling the reports
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("with the client not reading, these tasks' reports were not rewritten within 30 s: %v", behind)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 
 	// An editor waits for the reply to shutdown before it sends exit; this
-	// one cannot read it, so it gives margin a moment instead.
+	// one cannot read it, so it waits for what shutdown does first: the
+	// vault closes, and with it the watch's lock.
 	send(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`)
-	time.Sleep(time.Second)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) { // polling the lock
+		held, err := store.Held(filepath.Join(vault, ".margin", "watch.lock"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("margin serve still watched the vault 20 s after shutdown while its client was not reading")
+		}
+	}
 	send(`{"jsonrpc":"2.0","method":"exit"}`)
 	select {
 	case <-exited:
@@ -127,9 +143,8 @@ func TestStuckClientDoesNotStopTheAgents(t *testing.T) {
 	}
 }
 
-// tasksNotRewoken lists the tasks whose report does not yet record a wake
-// after the startup one.
-func tasksNotRewoken(t *testing.T, vault string, tasks []string) []string {
+// tasksBehind lists the tasks whose report does not yet record wake n.
+func tasksBehind(t *testing.T, vault string, tasks []string, n int) []string {
 	var behind []string
 	for _, p := range tasks {
 		stem := strings.TrimSuffix(filepath.Base(p), ".md")
@@ -142,7 +157,7 @@ func tasksNotRewoken(t *testing.T, vault string, tasks []string) []string {
 				}
 			}
 		}
-		if wakes < 2 {
+		if wakes < n {
 			behind = append(behind, fmt.Sprintf("%s (wake %d)", stem, wakes))
 		}
 	}

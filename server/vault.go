@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault/index"
@@ -47,8 +47,6 @@ func (s *Server) vaultCoverage(ctx context.Context, p *protocol.CoverageParams) 
 	return protocol.CoverageResult{Files: files}, nil
 }
 
-var isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
-
 func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (protocol.SearchResult, error) {
 	q, err := searchQuery(p)
 	if err != nil {
@@ -76,21 +74,12 @@ func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (pro
 // searchQuery validates search params, naming the bad field.
 func searchQuery(p *protocol.SearchParams) (index.Query, error) {
 	q := index.Query{Text: p.Query, Mode: index.Mode(p.Mode), From: p.From, To: p.To, Glob: p.Glob, Tags: p.Tags, Limit: p.Limit, Outputs: p.Outputs}
-	switch q.Mode {
-	case "", index.ModeAuto, index.ModeAll, index.ModeAny, index.ModePhrase:
-	default:
-		return q, invalidParams("mode", fmt.Sprintf("must be auto, all, any or phrase, got %q", p.Mode))
-	}
-	for field, d := range map[string]string{"from": p.From, "to": p.To} {
-		if d != "" && !isoDate.MatchString(d) {
-			return q, invalidParams(field, fmt.Sprintf("must be a date YYYY-MM-DD, got %q", d))
+	if err := q.Validate(); err != nil {
+		var qe *index.QueryError
+		if errors.As(err, &qe) {
+			return q, invalidParams(qe.Field, qe.Reason)
 		}
-	}
-	if p.Limit < 0 || p.Limit > 1000 {
-		return q, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
-	}
-	if p.Query == "" && p.From == "" && p.To == "" && p.Glob == "" && len(p.Tags) == 0 {
-		return q, invalidParams("query", "is required unless from, to, glob or tags narrow the search")
+		return q, err
 	}
 	return q, nil
 }

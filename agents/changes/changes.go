@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 )
@@ -87,7 +86,7 @@ type Changes struct {
 	// or decides a superseded one.
 	mu sync.Mutex
 
-	files *kit.Paths // change set files a person saved, waiting for Run
+	files *vault.Paths // change set files a person saved, waiting for Run
 }
 
 // New opens the change sets of v in its state database.
@@ -111,7 +110,7 @@ func New(ctx context.Context, v *vault.Vault, agents Agents, opts Options) (*Cha
 	if err != nil {
 		return nil, err
 	}
-	return &Changes{v: v, store: st, agents: agents, opts: opts, log: opts.Logger, files: kit.NewPaths()}, nil
+	return &Changes{v: v, store: st, agents: agents, opts: opts, log: opts.Logger, files: vault.NewPaths()}, nil
 }
 
 // Store gives read access to the change sets and decisions.

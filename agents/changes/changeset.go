@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -264,18 +263,18 @@ func itemsYAML(items []ChangeItem) []itemYAML {
 
 // itemLine is an item's checkbox line in the file.
 func itemLine(it ChangeItem) string {
-	summary := kit.OneLine(it.Summary)
+	summary := note.OneLine(it.Summary)
 	d := it.Decided.Format("2006-01-02")
 	switch it.Status {
 	case ItemConfirmed:
 		return fmt.Sprintf("- [x] %s ✅ %s ^%s", summary, d, it.ID)
 	case ItemRejected:
-		if r := kit.OneLine(it.Reason); r != "" {
+		if r := note.OneLine(it.Reason); r != "" {
 			return fmt.Sprintf("- [-] %s ❌ %s — %s ^%s", summary, d, r, it.ID)
 		}
 		return fmt.Sprintf("- [-] %s ❌ %s ^%s", summary, d, it.ID)
 	case ItemStale:
-		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, kit.OneLine(it.Detail), it.ID)
+		return fmt.Sprintf("- [-] %s — not applied: %s ^%s", summary, note.OneLine(it.Detail), it.ID)
 	case ItemUndone:
 		return fmt.Sprintf("- [-] %s ↩️ undone %s ^%s", summary, d, it.ID)
 	case ItemSuperseded, ItemExpired:
@@ -289,7 +288,7 @@ func itemLine(it ChangeItem) string {
 func renderChangeSet(cs ChangeSet, diffs map[string]string) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString(edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "changeset"}, edit.Field{Key: "id", Value: edit.Quoted(cs.ID)},
-		edit.Field{Key: "task", Value: edit.Quoted(kit.TaskLink(cs.Task))}, edit.Field{Key: "agent", Value: cs.Agent}, edit.Field{Key: "run", Value: cs.Run},
+		edit.Field{Key: "task", Value: edit.Quoted(note.Wikilink(cs.Task))}, edit.Field{Key: "agent", Value: cs.Agent}, edit.Field{Key: "run", Value: cs.Run},
 		edit.Field{Key: "status", Value: cs.Status}, edit.Field{Key: "created", Value: cs.Created}, edit.Field{Key: "expires", Value: cs.Expires},
 		edit.Field{Key: "items", Value: []string{}}))
 	if IsClient(cs.Agent) {
@@ -360,8 +359,8 @@ func fileDecisions(src []byte, cs ChangeSet) (decisions []ItemDecision, ignored 
 		default:
 			continue
 		}
-		summary := kit.OneLine(it.Summary)
-		text := kit.OneLine(c.Text)
+		summary := note.OneLine(it.Summary)
+		text := note.OneLine(c.Text)
 		switch {
 		case text == summary:
 		case strings.HasPrefix(text, summary+" — "):

@@ -46,7 +46,7 @@ func ClientName(name string) string {
 		}
 		return r
 	}, strings.ToValidUTF8(name, ""))
-	n = kit.OneLine(n)
+	n = note.OneLine(n)
 	if utf8.RuneCountInString(n) > 100 {
 		n = string([]rune(n)[:100])
 	}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -242,7 +241,7 @@ func (c *Changes) decide(ctx context.Context, id string, decisions []ItemDecisio
 		it.Decided, it.Detail = now, ""
 		switch d.Verdict {
 		case Rejected:
-			it.Status, it.Reason = ItemRejected, kit.OneLine(d.Reason)
+			it.Status, it.Reason = ItemRejected, note.OneLine(d.Reason)
 		case Deferred:
 			it.Status = ItemDeferred
 		case Confirmed:

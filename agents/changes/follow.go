@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -85,10 +84,10 @@ func (c *Changes) relinkSetFile(ctx context.Context, cs ChangeSet, from string) 
 			return nil, nil
 		}
 		n := note.Parse(cs.Path, cur.Content, note.Options{})
-		if n.FrontmatterError != "" || n.Frontmatter == nil || n.Frontmatter.String("task") != kit.TaskLink(from) {
+		if n.FrontmatterError != "" || n.Frontmatter == nil || n.Frontmatter.String("task") != note.Wikilink(from) {
 			return nil, nil
 		}
-		return edit.SetFrontmatter(cur.Content, "task", kit.TaskLink(cs.Task))
+		return edit.SetFrontmatter(cur.Content, "task", note.Wikilink(cs.Task))
 	})
 	switch {
 	case errors.Is(err, edit.ErrConflict):

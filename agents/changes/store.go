@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/store"
 )
@@ -109,7 +108,7 @@ func OpenStore(ctx context.Context, db *sql.DB) (*Store, error) {
 func AddProposals(ctx context.Context, tx *sql.Tx, agent string, run int64, op, tool string, created time.Time, ps []Proposal) error {
 	for _, p := range ps {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO proposals (agent_id, run_id, operation_id, tool, args, summary, base, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, agent, run, op, tool, string(p.Args), p.Summary, p.Base, kit.Stamp(created)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, agent, run, op, tool, string(p.Args), p.Summary, p.Base, store.Stamp(created)); err != nil {
 			return fmt.Errorf("recording a proposal of %s: %w", tool, err)
 		}
 	}
@@ -164,7 +163,7 @@ func (s *Store) addChangeSets(ctx context.Context, sets []ChangeSet, proposals [
 			rows, err := tx.QueryContext(ctx, `UPDATE change_items SET status = 'superseded', decided_at = ?
 				WHERE field = ? AND status IN ('pending', 'deferred') AND set_id IN
 					(SELECT id FROM change_sets WHERE agent_id = ? AND status IN ('pending', 'partially-resolved'))
-				RETURNING set_id`, kit.Stamp(now), it.field, cs.Agent)
+				RETURNING set_id`, store.Stamp(now), it.field, cs.Agent)
 			if err != nil {
 				return nil, fmt.Errorf("superseding older items: %w", err)
 			}
@@ -184,7 +183,7 @@ func (s *Store) addChangeSets(ctx context.Context, sets []ChangeSet, proposals [
 	}
 	for _, cs := range sets {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO change_sets (id, agent_id, task, run_id, path, status, created_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, cs.ID, cs.Agent, cs.Task, cs.Run, cs.Path, cs.Status, kit.Stamp(cs.Created), kit.Stamp(cs.Expires)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, cs.ID, cs.Agent, cs.Task, cs.Run, cs.Path, cs.Status, store.Stamp(cs.Created), store.Stamp(cs.Expires)); err != nil {
 			return nil, fmt.Errorf("storing change set %s: %w", cs.ID, err)
 		}
 		for i, it := range cs.Items {
@@ -241,7 +240,7 @@ func scanItems(ctx context.Context, q execQuerier, id string) ([]ChangeItem, err
 		if err := rows.Scan(&it.ID, &it.Tool, &args, &it.Summary, &it.Base, &it.field, &it.Status, &it.Reason, &it.Detail, &decided); err != nil {
 			return nil, fmt.Errorf("reading change set %s: %w", id, err)
 		}
-		it.Args, it.Decided = json.RawMessage(args), kit.Unstamp(decided)
+		it.Args, it.Decided = json.RawMessage(args), store.Unstamp(decided)
 		items = append(items, it)
 	}
 	return items, rows.Err()
@@ -274,7 +273,7 @@ func scanSet(row interface{ Scan(...any) error }) (ChangeSet, error) {
 	var cs ChangeSet
 	var created, expires string
 	err := row.Scan(&cs.ID, &cs.Agent, &cs.Task, &cs.Run, &cs.Path, &cs.Status, &created, &expires, &cs.fingerprint)
-	cs.Created, cs.Expires = kit.Unstamp(created), kit.Unstamp(expires)
+	cs.Created, cs.Expires = store.Unstamp(created), store.Unstamp(expires)
 	return cs, err
 }
 
@@ -349,7 +348,7 @@ func (s *Store) ChangeSets(ctx context.Context, f ChangeSetFilter) ([]ChangeSet,
 // expiring returns the open sets whose expiry has passed.
 func (s *Store) expiring(ctx context.Context, now time.Time) ([]string, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM change_sets
-		WHERE status IN ('pending', 'partially-resolved') AND expires_at <= ?`, kit.Stamp(now))
+		WHERE status IN ('pending', 'partially-resolved') AND expires_at <= ?`, store.Stamp(now))
 	if err != nil {
 		return nil, fmt.Errorf("looking for expired change sets: %w", err)
 	}
@@ -372,7 +371,7 @@ func (s *Store) expire(ctx context.Context, id string, now time.Time) error {
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `UPDATE change_items SET status = 'expired', decided_at = ?
-		WHERE set_id = ? AND status IN ('pending', 'deferred')`, kit.Stamp(now), id); err != nil {
+		WHERE set_id = ? AND status IN ('pending', 'deferred')`, store.Stamp(now), id); err != nil {
 		return fmt.Errorf("expiring change set %s: %w", id, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE change_sets SET status = 'expired' WHERE id = ?`, id); err != nil {
@@ -420,13 +419,13 @@ func (s *Store) recordDecisions(ctx context.Context, cs ChangeSet, decided []Cha
 	defer tx.Rollback()
 	for _, it := range decided {
 		if _, err := tx.ExecContext(ctx, `UPDATE change_items SET status = ?, reason = ?, detail = ?, decided_at = ?
-			WHERE set_id = ? AND item = ?`, it.Status, it.Reason, it.Detail, kit.Stamp(it.Decided), cs.ID, it.ID); err != nil {
+			WHERE set_id = ? AND item = ?`, it.Status, it.Reason, it.Detail, store.Stamp(it.Decided), cs.ID, it.ID); err != nil {
 			return fmt.Errorf("recording decisions on %s: %w", cs.ID, err)
 		}
 	}
 	for _, d := range ledger {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO decisions (agent_id, task, set_id, item, tool, summary, verdict, reason, outcome, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.Agent, d.Task, d.ChangeSet, d.Item, d.Tool, d.Summary, d.Verdict, d.Reason, d.Outcome, kit.Stamp(d.Created)); err != nil {
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.Agent, d.Task, d.ChangeSet, d.Item, d.Tool, d.Summary, d.Verdict, d.Reason, d.Outcome, store.Stamp(d.Created)); err != nil {
 			return fmt.Errorf("recording decisions on %s: %w", cs.ID, err)
 		}
 	}
@@ -465,7 +464,7 @@ func (s *Store) Decisions(ctx context.Context, f DecisionFilter) ([]Decision, er
 		if err := rows.Scan(&d.ID, &d.Agent, &d.Task, &d.ChangeSet, &d.Item, &d.Tool, &d.Summary, &d.Verdict, &d.Reason, &d.Outcome, &created); err != nil {
 			return nil, fmt.Errorf("listing decisions: %w", err)
 		}
-		d.Created = kit.Unstamp(created)
+		d.Created = store.Unstamp(created)
 		out = append(out, d)
 	}
 	return out, rows.Err()
@@ -527,7 +526,7 @@ func (s *Store) ReasonedRejections(ctx context.Context, limit int) ([]ReasonedRe
 		if err := rows.Scan(&r.Tool, &r.Summary, &r.Reason, &at, &r.Run); err != nil {
 			return nil, fmt.Errorf("reading rejections: %w", err)
 		}
-		r.Created = kit.Unstamp(at)
+		r.Created = store.Unstamp(at)
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -295,7 +295,7 @@ var taskTools = []taskTool{
 			var a estimateArgs
 			json.Unmarshal(args, &a)
 			if t.Task != nil && t.Task.Estimate == estimateMinutes(a.Estimate) {
-				return nil, []string{"the estimate is already " + kit.FormatMinutes(t.Task.Estimate)}, nil
+				return nil, []string{"the estimate is already " + note.FormatMinutes(t.Task.Estimate)}, nil
 			}
 			return []Proposal{{Args: args, Summary: because("Set estimate to "+a.Estimate, a.HumanSummary)}}, nil, nil
 		},
@@ -400,7 +400,7 @@ var taskTools = []taskTool{
 		apply: func(src []byte, _ *note.Note, args json.RawMessage) ([]byte, error) {
 			var a newItem
 			json.Unmarshal(args, &a)
-			return edit.AppendChecklistItem(src, kit.OneLine(a.Title))
+			return edit.AppendChecklistItem(src, note.OneLine(a.Title))
 		}},
 	{name: "update_checklist_items", item: "update_checklist_item", label: "checklist",
 		description: "Propose checking or unchecking existing checklist items; each becomes its own change.", unfit: noChecklist,

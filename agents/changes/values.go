@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // What a person approves is the line margin renders from the tool and its
@@ -36,7 +36,7 @@ const (
 // on the line is only ever the person's own rejection reason. A reason
 // that only repeats the action is left out.
 func because(action, reason string) string {
-	r := kit.OneLine(reason)
+	r := note.OneLine(reason)
 	r = strings.NewReplacer("—", "-", "–", "-").Replace(r)
 	if r == "" || strings.EqualFold(strings.TrimRight(r, "."), action) {
 		return action

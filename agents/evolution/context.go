@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // Metrics is how a template's agents did (seed 000 §4), from the state
@@ -150,7 +151,7 @@ func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics,
 			if err := rows.Scan(&name, &v, &r.Reason, &at); err != nil {
 				return m, err
 			}
-			r.Tool, r.Summary, r.Date = "propose_directives", fmt.Sprintf("new directives for %s@%d", name, v), kit.Unstamp(at)
+			r.Tool, r.Summary, r.Date = "propose_directives", fmt.Sprintf("new directives for %s@%d", name, v), store.Unstamp(at)
 			m.Rejections = append(m.Rejections, r)
 		}
 		if err := rows.Err(); err != nil {
@@ -427,7 +428,7 @@ func writeMetrics(b *strings.Builder, kind string, m Metrics) {
 			if r.Version > 0 {
 				version = fmt.Sprintf(" v%d", r.Version)
 			}
-			fmt.Fprintf(b, "- %s%s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), version, r.Tool, kit.OneLine(r.Summary), kit.OneLine(r.Reason))
+			fmt.Fprintf(b, "- %s%s %s %q: %s\n", r.Date.UTC().Format("2006-01-02"), version, r.Tool, note.OneLine(r.Summary), note.OneLine(r.Reason))
 		}
 	}
 }
@@ -470,7 +471,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		if r := []rune(body); len(r) > contextReportChars {
 			body = string(r[:contextReportChars]) + "\n…(cut)"
 		}
-		b.WriteString(kit.Fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, kit.OneLine(rep.TLDR)), body))
+		b.WriteString(llm.Fenced(fmt.Sprintf("data: report on %s, by %s, TLDR: %s", a.Task, rep.GeneratedBy, note.OneLine(rep.TLDR)), body))
 	}
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
@@ -481,7 +482,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		}
 		none = false
 		lines = lines[max(0, len(lines)-contextObservations):]
-		b.WriteString(kit.Fenced("data: latest observations on "+a.Task, strings.Join(lines, "\n")))
+		b.WriteString(llm.Fenced("data: latest observations on "+a.Task, strings.Join(lines, "\n")))
 	}
 	if none {
 		b.WriteString("(none)\n")
@@ -504,7 +505,7 @@ func sessionNote(s Session) string {
 	case SessionApproved:
 		why := ""
 		if s.Proposal != nil {
-			why = " — " + kit.OneLine(s.Proposal.Rationale)
+			why = " — " + note.OneLine(s.Proposal.Rationale)
 		}
 		return fmt.Sprintf("approved as v%d%s", s.ResultVersion, why)
 	case SessionRejected:
@@ -514,7 +515,7 @@ func sessionNote(s Session) string {
 		return "rejected — " + s.Reason
 	}
 	if s.Proposal != nil {
-		return "left open with a proposal — " + kit.OneLine(s.Proposal.Rationale)
+		return "left open with a proposal — " + note.OneLine(s.Proposal.Rationale)
 	}
 	return "left open without a proposal"
 }
@@ -585,6 +586,6 @@ func renderSession(s Session) []byte {
 
 // codeBlock fences text in a block longer than any backtick run in it.
 func codeBlock(lang, text string) string {
-	fence := kit.FenceFor(text)
+	fence := llm.FenceFor(text)
 	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence + "\n"
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
+	"github.com/margin-md/margin/vault/note"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -307,7 +308,7 @@ func (e *Evolution) run(ctx context.Context, s *Session, target templates.Templa
 	switch {
 	case res.Last.DoneReason == "length" && proposed == nil:
 		msg = "The evolution agent's reply was cut off (it ran out of tokens) before it proposed anything; send it a message to go on."
-	case kit.SaysNothing(withoutHeadings(msg)):
+	case llm.SaysNothing(withoutHeadings(msg)):
 		msg = "" // "ok" is no message to show a person
 	}
 	if msg == "" && proposed != nil {
@@ -351,7 +352,7 @@ func (e *Evolution) Reject(ctx context.Context, id, reason string) (Session, err
 	if s.Status != SessionOpen {
 		return Session{}, fmt.Errorf("%w (%s)", ErrSessionClosed, s.Status)
 	}
-	s.Status, s.Reason, s.Updated = SessionRejected, kit.OneLine(reason), e.now()
+	s.Status, s.Reason, s.Updated = SessionRejected, note.OneLine(reason), e.now()
 	return s, e.update(context.WithoutCancel(ctx), &s)
 }
 
@@ -393,9 +394,9 @@ func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
 				return "", errors.New("report_directive is empty: give the complete directive, unchanged text included")
 			case a.Rationale == "":
 				return "", errors.New("rationale is empty: say why, citing the evidence")
-			case kit.SaysNothing(withoutHeadings(general)) || kit.SaysNothing(withoutHeadings(report)):
+			case llm.SaysNothing(withoutHeadings(general)) || llm.SaysNothing(withoutHeadings(report)):
 				return "", errors.New("a directive says nothing (only words such as ok or n/a): give the complete directive, unchanged text included")
-			case kit.SaysNothing(a.Rationale):
+			case llm.SaysNothing(a.Rationale):
 				return "", errors.New("the rationale says nothing: say why, citing the evidence")
 			case generalProblem != "":
 				return "", fmt.Errorf("general_directive cannot be saved in the template file: %s", generalProblem)
@@ -505,7 +506,7 @@ func (e *Evolution) insert(ctx context.Context, s *Session) error {
 		return err
 	}
 	_, err = e.db.ExecContext(ctx, `INSERT INTO evolution_sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, '', '', 0, ?, ?)`,
-		s.ID, s.Template, s.BaseVersion, s.Status, s.Path, s.Context, string(metrics), msgs, kit.Stamp(s.Created), kit.Stamp(s.Updated))
+		s.ID, s.Template, s.BaseVersion, s.Status, s.Path, s.Context, string(metrics), msgs, store.Stamp(s.Created), store.Stamp(s.Updated))
 	if err != nil {
 		return fmt.Errorf("recording the evolution session: %w", err)
 	}
@@ -538,7 +539,7 @@ func (e *Evolution) update(ctx context.Context, s *Session) error {
 	}
 	_, err = e.db.ExecContext(ctx, `UPDATE evolution_sessions SET status = ?, file_fp = ?, messages = ?, proposal = ?, reason = ?,
 		result_version = ?, updated_at = ? WHERE id = ?`,
-		s.Status, string(s.fileFP), msgs, string(proposal), s.Reason, s.ResultVersion, kit.Stamp(s.Updated), s.ID)
+		s.Status, string(s.fileFP), msgs, string(proposal), s.Reason, s.ResultVersion, store.Stamp(s.Updated), s.ID)
 	if err != nil {
 		return fmt.Errorf("recording the evolution session: %w", err)
 	}
@@ -575,7 +576,7 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 		&s.Reason, &s.ResultVersion, &created, &updated); err != nil {
 		return s, err
 	}
-	s.fileFP, s.Created, s.Updated = edit.Fingerprint(fp), kit.Unstamp(created), kit.Unstamp(updated)
+	s.fileFP, s.Created, s.Updated = edit.Fingerprint(fp), store.Unstamp(created), store.Unstamp(updated)
 	if err := json.Unmarshal([]byte(metrics), &s.Metrics); err != nil {
 		return s, fmt.Errorf("session %s: metrics: %w", s.ID, err)
 	}

@@ -11,12 +11,12 @@ import (
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/agenttest"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // scriptedModel answers with its replies in order and keeps the requests.
@@ -106,7 +106,7 @@ func (f *evolutionFixture) history(t *testing.T) {
 		{"update_task_priority", changes.Deferred, ""},
 	} {
 		if _, err := f.v.DB().ExecContext(ctx, `INSERT INTO decisions (agent_id, task, set_id, item, tool, summary, verdict, reason, outcome, created_at)
-			VALUES (?, 'Tasks/A.md', 's1', 'c1', ?, 'Change it', ?, ?, 'x', ?)`, a1.ID, d.tool, d.verdict, d.reason, kit.Stamp(at)); err != nil {
+			VALUES (?, 'Tasks/A.md', 's1', 'c1', ?, 'Change it', ?, ?, 'x', ?)`, a1.ID, d.tool, d.verdict, d.reason, store.Stamp(at)); err != nil {
 			t.Fatal(err)
 		}
 	}

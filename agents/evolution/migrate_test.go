@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/internal/legacy"
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/agents/task"
@@ -31,7 +30,7 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 	if err := store.Migrate(ctx, db, "agents", legacy.AgentsSteps[:beforeRunVersions]); err != nil {
 		t.Fatal(err)
 	}
-	at := kit.Stamp(querytest.Now)
+	at := store.Stamp(querytest.Now)
 	for _, q := range []string{
 		`INSERT INTO agents (id, task, lifecycle, created_at, template, output_name) VALUES ('a1', 'Tasks/Ship.md', 'active', '` + at + `', 'task-agent@1', 'Ship')`,
 		`INSERT INTO wake_runs (id, agent_id, run_key, reason, status, started_at) VALUES (1, 'a1', 'k1', 'old', 'completed', '` + at + `')`,

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // The evolution tests write the task agents' rows as the task runtime's
@@ -17,7 +17,7 @@ import (
 func addAgent(t *testing.T, db *sql.DB, id, taskPath, outputName string, at time.Time) task.Agent {
 	t.Helper()
 	if _, err := db.Exec(`INSERT INTO agents (id, task, output_name, output_key, task_fingerprint, lifecycle, created_at)
-		VALUES (?, ?, ?, lower(?), '', 'active', ?)`, id, taskPath, outputName, outputName, kit.Stamp(at)); err != nil {
+		VALUES (?, ?, ?, lower(?), '', 'active', ?)`, id, taskPath, outputName, outputName, store.Stamp(at)); err != nil {
 		t.Fatal(err)
 	}
 	return task.Agent{ID: id, Task: taskPath, OutputName: outputName}
@@ -28,7 +28,7 @@ func startRun(t *testing.T, db *sql.DB, agent, key, template string, at time.Tim
 	t.Helper()
 	var id int64
 	if err := db.QueryRow(`INSERT INTO wake_runs (agent_id, run_key, reason, template, status, full_context, started_at)
-		VALUES (?, ?, 'test', ?, 'started', 1, ?) RETURNING id`, agent, key, template, kit.Stamp(at)).Scan(&id); err != nil {
+		VALUES (?, ?, 'test', ?, 'started', 1, ?) RETURNING id`, agent, key, template, store.Stamp(at)).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -37,14 +37,14 @@ func startRun(t *testing.T, db *sql.DB, agent, key, template string, at time.Tim
 // finishRun records how a run ended, and the agent's last wake.
 func finishRun(t *testing.T, db *sql.DB, agent string, run int64, status string, at time.Time) {
 	t.Helper()
-	if _, err := db.Exec(`UPDATE wake_runs SET status = ?, finished_at = ? WHERE id = ?`, status, kit.Stamp(at), run); err != nil {
+	if _, err := db.Exec(`UPDATE wake_runs SET status = ?, finished_at = ? WHERE id = ?`, status, store.Stamp(at), run); err != nil {
 		t.Fatal(err)
 	}
 	q := `UPDATE agents SET last_wake = ? WHERE id = ?`
 	if status == task.RunCompleted {
 		q = `UPDATE agents SET wakes = wakes + 1, failures = 0, next_wake = '', last_wake = ?, template = 'task-agent@1' WHERE id = ?`
 	}
-	if _, err := db.Exec(q, kit.Stamp(at), agent); err != nil {
+	if _, err := db.Exec(q, store.Stamp(at), agent); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // tokenBudget is agents.daily_token_budget: the model tokens (prompt and
@@ -90,7 +90,7 @@ func (s *scheduler) newDay() {
 func (s *Store) TokensToday(ctx context.Context, now time.Time) (int, error) {
 	var n int
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(prompt_tokens + completion_tokens), 0) FROM wake_runs WHERE started_at >= ?`,
-		kit.Stamp(startOfDay(now))).Scan(&n)
+		store.Stamp(startOfDay(now))).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("summing today's tokens: %w", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -44,7 +43,7 @@ func (w *waking) markFailed(ctx context.Context, why string) error {
 		if err != nil {
 			return nil, err
 		}
-		return edit.SetFrontmatter(out, keyFailedWhy, kit.OneLine(why))
+		return edit.SetFrontmatter(out, keyFailedWhy, note.OneLine(why))
 	})
 	switch {
 	case errors.Is(err, changed):

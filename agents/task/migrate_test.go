@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/internal/legacy"
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/vault/store"
@@ -23,7 +22,7 @@ func TestChangeSetsSurviveTheOldStepList(t *testing.T) {
 	if err := store.Migrate(ctx, old, "agents", legacy.AgentsSteps); err != nil {
 		t.Fatal(err)
 	}
-	at := kit.Stamp(querytest.Now)
+	at := store.Stamp(querytest.Now)
 	for _, q := range []string{
 		`INSERT INTO agents (id, task, lifecycle, created_at, output_name, output_key) VALUES ('a1', 'Tasks/Ship.md', 'active', '` + at + `', 'Ship', 'ship')`,
 		`INSERT INTO proposals (agent_id, run_id, operation_id, tool, args, summary, base, created_at)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,18 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// countedProbes counts the probes that ask the model server whether it
+// is back.
+type countedProbes struct {
+	*llm.Client
+	n atomic.Int32
+}
+
+func (c *countedProbes) Ready(ctx context.Context, req llm.Request) error {
+	c.n.Add(1)
+	return c.Client.Ready(ctx, req)
+}
+
 // With the model server stopped, an agent never fails for it: over many
 // backoff periods it stays active with no failure counted, its offline
 // report follows the task, and its wakes wait. When the server comes
@@ -35,10 +48,11 @@ func TestModelAwayIsNotAFailure(t *testing.T) {
 	})
 	cfg := fake.Config()
 	cfg.Retry.Backoff = llm.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}
-	client, err := llm.New(cfg)
+	c, err := llm.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	client := &countedProbes{Client: c}
 	fake.Stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -77,13 +91,18 @@ func TestModelAwayIsNotAFailure(t *testing.T) {
 	}
 	waitUntil(t, "the offline report after the edit", func() bool { return strings.Contains(report().TLDR, "5 of 8 checklist items done") })
 
-	time.Sleep(50 * backoff) // many backoff periods, and the dormancy after 2 failures
+	// The probe asks again and again, each time after the longest backoff
+	// or longer: by the last of these, a retry on a timer and the
+	// dormancy after 2 failures would have come.
+	const probes = 8
+	since := client.n.Load()
+	waitUntil(t, "the probe to ask 8 more times", func() bool { return client.n.Load() >= since+probes })
 	got, err := rt.store.Agent(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Lifecycle != Active || got.Failures != 0 {
-		t.Fatalf("after %s with the model away: %s with %d failures (%s), want active without a failure", 50*backoff, got.Lifecycle, got.Failures, got.DormantReason)
+		t.Fatalf("after %d probes with the model away: %s with %d failures (%s), want active without a failure", probes, got.Lifecycle, got.Failures, got.DormantReason)
 	}
 	act, err := rt.store.Activity(ctx, a.ID, 100)
 	if err != nil {
@@ -146,7 +165,10 @@ func TestNoModelIsNotAFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt.Wake(ctx, a.ID, "a decision")
-	time.Sleep(300 * time.Millisecond)
+	waitUntil(t, "the repeated wake to be skipped", func() bool {
+		ws := rt.WakeState(a.ID)
+		return ws.Skipped > 0 && !ws.Queued && !ws.Running
+	})
 	got, err := rt.store.Agent(ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -156,8 +178,5 @@ func TestNoModelIsNotAFailure(t *testing.T) {
 	}
 	if act, err = rt.store.Activity(ctx, a.ID, 10); err != nil || len(act.Runs) != 1 {
 		t.Errorf("%d runs, want the one: the same state is not written offline again (%v)", len(act.Runs), err)
-	}
-	if ws := rt.WakeState(a.ID); ws.Skipped == 0 {
-		t.Errorf("wake state %+v, want the repeated wake skipped", ws)
 	}
 }

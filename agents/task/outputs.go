@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
@@ -107,7 +106,7 @@ func ParseReport(p string, content []byte) Report {
 func firstParagraph(s string) string {
 	for _, p := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n\n") {
 		if p = strings.TrimSpace(p); p != "" && !strings.HasPrefix(p, "#") {
-			return kit.OneLine(p)
+			return note.OneLine(p)
 		}
 	}
 	return ""
@@ -116,9 +115,9 @@ func firstParagraph(s string) string {
 // renderReport renders a report file (SPEC §3.3). language, when known,
 // is the task's: margin keeps it here, not in the task note.
 func renderReport(taskPath, agent, template string, updated time.Time, wake int, tldr, generatedBy, language, content string) []byte {
-	fields := []edit.Field{{Key: "margin", Value: "report"}, {Key: "task", Value: edit.Quoted(kit.TaskLink(taskPath))}, {Key: "agent", Value: agent},
+	fields := []edit.Field{{Key: "margin", Value: "report"}, {Key: "task", Value: edit.Quoted(note.Wikilink(taskPath))}, {Key: "agent", Value: agent},
 		{Key: "template", Value: edit.Quoted(template)}, {Key: "updated", Value: updated}, {Key: "wake", Value: wake},
-		{Key: "tldr", Value: edit.Quoted(kit.OneLine(tldr))}, {Key: "generated_by", Value: edit.Quoted(generatedBy)}}
+		{Key: "tldr", Value: edit.Quoted(note.OneLine(tldr))}, {Key: "generated_by", Value: edit.Quoted(generatedBy)}}
 	if language != "" {
 		fields = append(fields, edit.Field{Key: "language", Value: edit.Quoted(language)})
 	}
@@ -159,7 +158,7 @@ func untask(content string) string {
 
 // journalLine is one journal entry (SPEC §3.3).
 func journalLine(at time.Time, text string) string {
-	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), kit.OneLine(text))
+	return fmt.Sprintf("- %s — %s", at.Format("2006-01-02 15:04"), note.OneLine(text))
 }
 
 // ReadJournal returns the journal's entry lines, oldest first.
@@ -206,7 +205,7 @@ func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
 // only ever adds at the end, so an edit the person made is kept: appended
 // to a version they saved meanwhile (edit.Root.Change).
 func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, taskPath, agent string, lines []string) error {
-	header := edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "journal"}, edit.Field{Key: "task", Value: edit.Quoted(kit.TaskLink(taskPath))},
+	header := edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "journal"}, edit.Field{Key: "task", Value: edit.Quoted(note.Wikilink(taskPath))},
 		edit.Field{Key: "agent", Value: agent}) + "# Journal: " + stem(taskPath) + "\n\n"
 	_, err := root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
 		content := string(cur.Content)
@@ -228,7 +227,7 @@ func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, task
 func offlineReport(t *note.Task, checklist []note.ChecklistItem, entries []index.EntryMeta, why string) (tldr, content string) {
 	summary, body := taskStructure(t, checklist, entries)
 	return "Offline summary (no model reachable): " + summary + ".",
-		fmt.Sprintf("> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", kit.OneLine(why)) + body
+		fmt.Sprintf("> [!warning] Offline report\n> No model was reachable, so this report lists the task's structure only. %s\n\n", note.OneLine(why)) + body
 }
 
 // taskStructure is what a report without a model says: a one-line summary
@@ -258,7 +257,7 @@ func taskStructure(t *note.Task, checklist []note.ChecklistItem, entries []index
 	field("due", t.Due)
 	field("scheduled", t.Scheduled)
 	if t.Estimate > 0 {
-		field("estimate", kit.FormatMinutes(t.Estimate))
+		field("estimate", note.FormatMinutes(t.Estimate))
 	}
 	summary = fmt.Sprintf("%d of %d checklist items done", done, total)
 	if len(facts) > 0 {
@@ -295,10 +294,10 @@ func taskStructure(t *note.Task, checklist []note.ChecklistItem, entries []index
 // brokenReport is the report on a task whose frontmatter does not parse:
 // the agent cannot trust any field, so it says what is wrong instead.
 func brokenReport(taskPath, problem string) (tldr, content string) {
-	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + kit.OneLine(problem)
+	tldr = "The task's frontmatter does not parse, so the agent cannot read it: " + note.OneLine(problem)
 	content = fmt.Sprintf("## The task note cannot be read\n\nThe YAML frontmatter of %s does not parse:\n\n```\n%s\n```\n\n"+
 		"Fix the frontmatter (between the two `---` lines) and save; the agent wakes again on the next change.\n",
-		kit.TaskLink(taskPath), strings.TrimSpace(problem))
+		note.Wikilink(taskPath), strings.TrimSpace(problem))
 	return tldr, content
 }
 

@@ -115,8 +115,8 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 	if w.Report == "" {
 		b.WriteString("(none yet: this is your first report on this task)\n")
 	} else {
-		fmt.Fprintf(&b, "TLDR: %s\n\n", kit.OneLine(w.TLDR))
-		b.WriteString(kit.Fenced("data: your current report, as the person may have edited it", w.Report))
+		fmt.Fprintf(&b, "TLDR: %s\n\n", note.OneLine(w.TLDR))
+		b.WriteString(llm.Fenced("data: your current report, as the person may have edited it", w.Report))
 	}
 
 	b.WriteString("\n## Journal\n\n")
@@ -154,12 +154,12 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 		fmt.Fprintf(&b, "Language of the task's notes (found on an earlier wake): %s.\n\n", w.Language)
 	}
 	if full {
-		b.WriteString(kit.Fenced("data: the task note "+w.Task.ID, w.Task.Content))
+		b.WriteString(llm.Fenced("data: the task note "+w.Task.ID, w.Task.Content))
 	} else {
 		// The agent read the whole note before and the diffs above show
 		// what changed; its fields and checklist are what it must not
 		// lose sight of.
-		b.WriteString(kit.Fenced("data: fields and open checklist items of the task note "+w.Task.ID, taskOutline(w.Task.Content)))
+		b.WriteString(llm.Fenced("data: fields and open checklist items of the task note "+w.Task.ID, taskOutline(w.Task.Content)))
 	}
 
 	b.WriteString("\n## Linked Entries\n\n")
@@ -174,7 +174,7 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 	}
 	for _, e := range entries {
 		if full {
-			b.WriteString(kit.Fenced("data: entry "+e.ID, e.Content))
+			b.WriteString(llm.Fenced("data: entry "+e.ID, e.Content))
 		}
 	}
 
@@ -194,7 +194,7 @@ func sourceDiffs(w wakeContext) string {
 		if ok && old.Fingerprint == s.Fingerprint {
 			continue
 		}
-		b.WriteString(kit.Fenced("data: diff of "+s.ID, unifiedDiff(s.ID, old.Content, s.Content)))
+		b.WriteString(llm.Fenced("data: diff of "+s.ID, unifiedDiff(s.ID, old.Content, s.Content)))
 	}
 	var gone []string
 	for id := range w.Seen {
@@ -204,7 +204,7 @@ func sourceDiffs(w wakeContext) string {
 	}
 	slices.Sort(gone)
 	for _, id := range gone {
-		b.WriteString(kit.Fenced("data: diff of "+id+" (no longer linked or deleted)", unifiedDiff(id, w.Seen[id].Content, "")))
+		b.WriteString(llm.Fenced("data: diff of "+id+" (no longer linked or deleted)", unifiedDiff(id, w.Seen[id].Content, "")))
 	}
 	return b.String()
 }

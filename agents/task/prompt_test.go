@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/internal/agenttest"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
@@ -73,13 +72,6 @@ func TestUserMessageBudgetDropsOldestEntriesFirst(t *testing.T) {
 	msg, _ := userMessage(w)
 	if strings.Contains(msg, "old old") || !strings.Contains(msg, "newest") || !strings.Contains(msg, "1 older linked entries left out") {
 		t.Errorf("over budget, the oldest entry should go and say so:\n%s", msg)
-	}
-}
-
-func TestFencedCannotBeClosedByContent(t *testing.T) {
-	got := kit.Fenced("data: x", "a ```` b\n")
-	if !strings.Contains(got, "`````\na ```` b\n`````") {
-		t.Errorf("fence not longer than the content's backticks:\n%s", got)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -70,10 +69,10 @@ func (r *Runtime) relink(ctx context.Context, p, from, to, title string) (res ed
 		if n.FrontmatterError != "" || n.Frontmatter == nil {
 			return nil, nil
 		}
-		if link := n.Frontmatter.String("task"); from != "" && link != kit.TaskLink(from) || link == "" || link == kit.TaskLink(to) {
+		if link := n.Frontmatter.String("task"); from != "" && link != note.Wikilink(from) || link == "" || link == note.Wikilink(to) {
 			return nil, nil
 		}
-		out, err := edit.SetFrontmatter(cur.Content, "task", kit.TaskLink(to))
+		out, err := edit.SetFrontmatter(cur.Content, "task", note.Wikilink(to))
 		if err != nil || title == "" {
 			return out, err
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // Run is one wake run as stored.
@@ -125,7 +125,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 	var started, finished string
 	err := row.Scan(&r.ID, &r.Agent, &r.RunKey, &r.Reason, &r.Template, &r.Model, &r.Status, &r.Detail, &r.FullContext, &r.Attempts, &r.Turns,
 		&r.PromptTokens, &r.CompletionTokens, &started, &finished)
-	r.Started, r.Finished = kit.Unstamp(started), kit.Unstamp(finished)
+	r.Started, r.Finished = store.Unstamp(started), store.Unstamp(finished)
 	return r, err
 }
 
@@ -133,7 +133,7 @@ func scanRun(row interface{ Scan(...any) error }) (Run, error) {
 func (s *Store) startRun(ctx context.Context, agent, key, reason, template string, full bool, now time.Time) (int64, error) {
 	var id int64
 	err := s.db.QueryRowContext(ctx, `INSERT INTO wake_runs (agent_id, run_key, reason, template, status, full_context, started_at)
-		VALUES (?, ?, ?, ?, 'started', ?, ?) RETURNING id`, agent, key, reason, template, full, kit.Stamp(now)).Scan(&id)
+		VALUES (?, ?, ?, ?, 'started', ?, ?) RETURNING id`, agent, key, reason, template, full, store.Stamp(now)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("starting a run of agent %s: %w", agent, err)
 	}
@@ -192,7 +192,7 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `UPDATE wake_runs SET status = ?, detail = ?, settled_key = ?, turns = ?,
 		prompt_tokens = ?, completion_tokens = ?, finished_at = ? WHERE id = ?`,
-		end.status, end.detail, end.settledKey, end.turns, end.promptTokens, end.completions, kit.Stamp(now), run); err != nil {
+		end.status, end.detail, end.settledKey, end.turns, end.promptTokens, end.completions, store.Stamp(now), run); err != nil {
 		return fmt.Errorf("finishing run %d: %w", run, err)
 	}
 	if end.status == RunCompleted && !end.modelFree {
@@ -208,10 +208,10 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 	}
 	if end.status == RunCompleted {
 		if _, err := tx.ExecContext(ctx, `UPDATE agents SET wakes = wakes + 1, failures = 0, next_wake = '', last_wake = ?, template = ?
-			WHERE id = ?`, kit.Stamp(now), template, agent); err != nil {
+			WHERE id = ?`, store.Stamp(now), template, agent); err != nil {
 			return fmt.Errorf("finishing run %d: %w", run, err)
 		}
-	} else if _, err := tx.ExecContext(ctx, `UPDATE agents SET last_wake = ? WHERE id = ?`, kit.Stamp(now), agent); err != nil {
+	} else if _, err := tx.ExecContext(ctx, `UPDATE agents SET last_wake = ? WHERE id = ?`, store.Stamp(now), agent); err != nil {
 		return fmt.Errorf("finishing run %d: %w", run, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -222,7 +222,7 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 
 func (s *Store) addMessage(ctx context.Context, agent string, run int64, m Message) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO messages (run_id, agent_id, role, content, tool_calls, tool_call_id, tool_name, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run, agent, m.Role, m.Content, string(m.ToolCalls), m.ToolCallID, m.ToolName, kit.Stamp(m.Created))
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, run, agent, m.Role, m.Content, string(m.ToolCalls), m.ToolCallID, m.ToolName, store.Stamp(m.Created))
 	if err != nil {
 		return fmt.Errorf("recording a message of run %d: %w", run, err)
 	}
@@ -241,7 +241,7 @@ func (s *Store) toolCall(ctx context.Context, op string) (ToolCall, bool, error)
 	if err != nil {
 		return tc, false, fmt.Errorf("looking up operation %s: %w", op, err)
 	}
-	tc.Args, tc.Created = json.RawMessage(args), kit.Unstamp(created)
+	tc.Args, tc.Created = json.RawMessage(args), store.Unstamp(created)
 	return tc, true, nil
 }
 
@@ -252,7 +252,7 @@ func (s *Store) addToolCall(ctx context.Context, agent string, tc ToolCall, prop
 	}
 	defer tx.Rollback()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO tool_calls (operation_id, run_id, agent_id, tool, args, deferred, status, result, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, tc.OperationID, tc.Run, agent, tc.Tool, string(tc.Args), tc.Deferred, tc.Status, tc.Result, kit.Stamp(tc.Created)); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, tc.OperationID, tc.Run, agent, tc.Tool, string(tc.Args), tc.Deferred, tc.Status, tc.Result, store.Stamp(tc.Created)); err != nil {
 		return fmt.Errorf("recording %s: %w", tc.Tool, err)
 	}
 	if err := changes.AddProposals(ctx, tx, agent, tc.Run, tc.OperationID, tc.Tool, tc.Created, proposals); err != nil {
@@ -344,7 +344,7 @@ func (s *Store) Activity(ctx context.Context, agent string, limit int) (Activity
 		if calls != "" {
 			m.ToolCalls = json.RawMessage(calls)
 		}
-		m.Created = kit.Unstamp(created)
+		m.Created = store.Unstamp(created)
 		act.Messages = append(act.Messages, m)
 	}
 	rows.Close()
@@ -360,7 +360,7 @@ func (s *Store) Activity(ctx context.Context, agent string, limit int) (Activity
 		if err := rows.Scan(&tc.OperationID, &tc.Run, &tc.Tool, &args, &tc.Deferred, &tc.Status, &tc.Result, &created); err != nil {
 			return act, fmt.Errorf("reading tool calls of agent %s: %w", agent, err)
 		}
-		tc.Args, tc.Created = json.RawMessage(args), kit.Unstamp(created)
+		tc.Args, tc.Created = json.RawMessage(args), store.Unstamp(created)
 		act.ToolCalls = append(act.ToolCalls, tc)
 	}
 	return act, rows.Err()

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/store"
 )
@@ -140,7 +139,7 @@ func scanAgent(row interface{ Scan(...any) error }) (Agent, error) {
 	var created, last, next string
 	err := row.Scan(&a.ID, &a.Task, &a.OutputName, &a.taskFingerprint, &a.Lifecycle, &a.DormantReason, &created, &last, &next,
 		&a.Failures, &a.Wakes, &a.Template, &a.reportFingerprint, &a.reportGenerator, &a.Language)
-	a.Created, a.LastWake, a.NextWake = kit.Unstamp(created), kit.Unstamp(last), kit.Unstamp(next)
+	a.Created, a.LastWake, a.NextWake = store.Unstamp(created), store.Unstamp(last), store.Unstamp(next)
 	return a, err
 }
 
@@ -252,7 +251,7 @@ func (s *Store) createAgent(ctx context.Context, task, fingerprint string, now t
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO agents (id, task, output_name, output_key, task_fingerprint, lifecycle, created_at)
-		VALUES (?, ?, ?, ?, ?, 'active', ?)`, id, task, output, nameKey(output), fingerprint, kit.Stamp(now)); err != nil {
+		VALUES (?, ?, ?, ?, ?, 'active', ?)`, id, task, output, nameKey(output), fingerprint, store.Stamp(now)); err != nil {
 		return Agent{}, fmt.Errorf("creating the agent of %s: %w", task, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -347,7 +346,7 @@ func (s *Store) moveTask(ctx context.Context, id, task, fingerprint string) erro
 }
 
 func (s *Store) setNextWake(ctx context.Context, id string, next time.Time) error {
-	_, err := s.db.ExecContext(ctx, `UPDATE agents SET next_wake = ? WHERE id = ?`, kit.Stamp(next), id)
+	_, err := s.db.ExecContext(ctx, `UPDATE agents SET next_wake = ? WHERE id = ?`, store.Stamp(next), id)
 	if err != nil {
 		return fmt.Errorf("scheduling the retry of agent %s: %w", id, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/internal/legacy"
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/vault/store"
@@ -72,7 +71,7 @@ func TestMigrationBackfillsOutputNames(t *testing.T) {
 	if err := store.Migrate(ctx, db, "agents", legacy.AgentsSteps[:beforeOutputNames]); err != nil {
 		t.Fatal(err)
 	}
-	day := func(n int) string { return kit.Stamp(time.Date(2026, 11, n, 9, 0, 0, 0, time.UTC)) }
+	day := func(n int) string { return store.Stamp(time.Date(2026, 11, n, 9, 0, 0, 0, time.UTC)) }
 	// Inserted out of age order: the oldest keeps the stem, whatever the
 	// order of the rows.
 	existing := []struct{ id, task, created, want string }{

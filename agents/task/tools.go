@@ -16,6 +16,7 @@ import (
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // Argument types of the tools. Field order is the order the model sees.
@@ -195,9 +196,9 @@ func (wt *wakeTools) updateReport(ctx context.Context, args json.RawMessage) (st
 	// A small model fills free fields with "ok" or a bare heading: such a
 	// report would replace one that says something (issue 33).
 	a.TLDR = headingMark.ReplaceAllString(a.TLDR, "")
-	if kit.SaysNothing(a.TLDR) || kit.SaysNothing(headingLine.ReplaceAllString(a.Content, "")) {
+	if llm.SaysNothing(a.TLDR) || llm.SaysNothing(headingLine.ReplaceAllString(a.Content, "")) {
 		return "", fmt.Errorf("the report says nothing (tldr %q, content %q): say where the task stands, in the tldr in a sentence, in the content under its sections",
-			kit.OneLine(a.TLDR), kit.OneLine(a.Content))
+			note.OneLine(a.TLDR), note.OneLine(a.Content))
 	}
 	out, err := wt.effect(ctx, "update_report", args, false, func() (string, string, []changes.Proposal, error) {
 		if err := wt.w.writeReport(ctx, a.TLDR, a.Content, wt.w.modelID()); err != nil {
@@ -251,7 +252,7 @@ func observationTexts(obs []string) []string {
 			}
 			return -1
 		}, o)
-		if o = kit.OneLine(o); !kit.SaysNothing(o) && !seen[key] {
+		if o = note.OneLine(o); !llm.SaysNothing(o) && !seen[key] {
 			seen[key] = true
 			out = append(out, o)
 		}

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // waking is one wake in progress: the agent, the state it reads and the run
@@ -141,7 +141,7 @@ func (w *waking) writeReport(ctx context.Context, tldr, content, generator strin
 	if err := w.rt.store.setReport(ctx, w.agent.ID, string(res.Fingerprint), generator); err != nil {
 		return err
 	}
-	w.rt.notify("margin/reportUpdated", ReportUpdated{Task: w.agent.Task, Path: p, TLDR: kit.OneLine(tldr)})
+	w.rt.notify("margin/reportUpdated", ReportUpdated{Task: w.agent.Task, Path: p, TLDR: note.OneLine(tldr)})
 	return nil
 }
 
@@ -452,7 +452,7 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 		if req.force {
 			// A wake someone asked for is its own state: the same notes
 			// with a new request.
-			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+kit.Stamp(r.now())))
+			w.key = runKey(a.ID, w.template.ID(), w.sources, append(decisionKeys(w.decisions), "request@"+store.Stamp(r.now())))
 		} else if done, err := r.processed(ctx, a.ID, string(w.key)); err != nil {
 			return time.Time{}, err
 		} else if done {

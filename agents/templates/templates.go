@@ -23,7 +23,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 )
@@ -68,7 +67,7 @@ type Templates struct {
 	mu       sync.Mutex
 	problems map[string]edit.Fingerprint // name → broken active file already reported
 
-	edits *kit.Paths // saved active files waiting for Run
+	edits *vault.Paths // saved active files waiting for Run
 }
 
 // Notifier sends a notification to the client (the server implements it).
@@ -109,7 +108,7 @@ func New(v *vault.Vault, opts Options) *Templates {
 	return &Templates{
 		v: v, root: v.Root(), folder: path.Join(v.Options().OutputFolder, "Templates"),
 		now: opts.Now, log: opts.Logger, notify: opts.Notifier, role: opts.Role, problems: map[string]edit.Fingerprint{},
-		edits: kit.NewPaths(),
+		edits: vault.NewPaths(),
 	}
 }
 

@@ -121,6 +121,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{"search", "--vault", vault},
 		{"search", "--vault", vault, "--mode", "fuzzy", "x"},
+		{"log", "--vault", vault, "--time", "yesterday", "x"},
 		{"status", "--no-such-flag"},
 		{"status", "--vault", vault, "--config", filepath.Join(t.TempDir(), "missing.yaml")},
 	} {
@@ -129,11 +130,14 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 			t.Errorf("margin %v: exit %d, stderr %q; want %d with a message", args, code, stderr, exitUsage)
 		}
 	}
-	// A date that is no date is refused naming its flag, not "no matches".
+	// A date that is no date is refused naming its flag, not "no matches";
+	// so is a limit past index.MaxLimit, as at the other front doors.
 	for flag, args := range map[string][]string{
 		"--from 2023-13-45": {"--from", "2023-13-45", "sleep"},
 		"--to 11/15/2026":   {"--to", "11/15/2026", "sleep"},
 		"--from 2026-11-20": {"--from", "2026-11-20", "--to", "2026-11-10"},
+		"--limit 1001":      {"--limit", "1001", "sleep"},
+		"--limit -1":        {"--limit", "-1", "sleep"},
 	} {
 		_, stderr, code := runMargin(t, nil, append([]string{"search", "--vault", vault}, args...)...)
 		if name, _, _ := strings.Cut(flag, " "); code != exitUsage || !strings.Contains(stderr, name) {

@@ -52,7 +52,7 @@ func (f *nowFlag) String() string {
 }
 func (f *nowFlag) Type() string { return "time" }
 func (f *nowFlag) Set(s string) error {
-	t, err := parseWhen(s)
+	t, err := query.ParseWhen(s)
 	if err != nil {
 		return err
 	}
@@ -63,17 +63,6 @@ func (f *nowFlag) Set(s string) error {
 func addNowFlag(cmd *cobra.Command, f *nowFlag) {
 	cmd.Flags().Var(f, "now", "pretend it is this time (YYYY-MM-DDTHH:MM)")
 	_ = cmd.Flags().MarkHidden("now")
-}
-
-func parseWhen(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	t, err := time.ParseInLocation("2006-01-02T15:04", s, time.Local)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not YYYY-MM-DDTHH:MM or RFC 3339", s)
-	}
-	return t, nil
 }
 
 // openEngine opens and indexes the vault and builds the query engine on it.
@@ -215,7 +204,7 @@ func newLogCommand(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var when time.Time
 			if at != "" {
-				t, err := parseWhen(at)
+				t, err := query.ParseWhen(at)
 				if err != nil {
 					return usageError(fmt.Errorf("--time: %w", err))
 				}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
 )
 
 // openVault is what every in-process command starts with: read the
@@ -119,16 +121,8 @@ func newSearchCommand(g *globals) *cobra.Command {
   margin search tag:work budget`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q.Text, q.Mode = strings.Join(args, " "), index.Mode(mode)
-			if q.Text == "" && q.From == "" && q.To == "" && q.Glob == "" && len(q.Tags) == 0 {
-				return usageError(fmt.Errorf("search needs words, or --from, --to, --glob or --tag"))
-			}
-			switch q.Mode {
-			case index.ModeAuto, index.ModeAll, index.ModeAny, index.ModePhrase:
-			default:
-				return usageError(fmt.Errorf("--mode must be auto, all, any or phrase, got %q", mode))
-			}
-			if err := checkDates(q.From, q.To); err != nil {
-				return usageError(err)
+			if err := q.Validate(); err != nil {
+				return usageError(searchFlagError(err))
 			}
 			ws, err := g.openVault(cmd)
 			if err != nil {
@@ -154,7 +148,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s:%d%s\n", h.Path, h.Line, anchor)
 				// A note found by its name or properties may have no
 				// text to show.
-				if s := oneLine(h.Snippet); strings.TrimSpace(s) != "" {
+				if s := note.OneLine(h.Snippet); strings.TrimSpace(s) != "" {
 					fmt.Fprintf(cmd.OutOrStdout(), "    %s\n", s)
 				}
 			}
@@ -179,24 +173,18 @@ func newSearchCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// checkDates refuses a --from or --to that is not a calendar date, which
-// would match nothing and read as "no matches".
-func checkDates(from, to string) error {
-	for _, f := range []struct{ flag, value string }{{"--from", from}, {"--to", to}} {
-		if f.value == "" {
-			continue
-		}
-		if _, err := time.Parse(time.DateOnly, f.value); err != nil {
-			return fmt.Errorf("%s must be a date as YYYY-MM-DD, got %q", f.flag, f.value)
-		}
+// searchFlagError names the flag of what index.Query.Validate turned
+// away: a date that is no date would otherwise read as "no matches".
+func searchFlagError(err error) error {
+	var qe *index.QueryError
+	if !errors.As(err, &qe) {
+		return err
 	}
-	if from != "" && to != "" && from > to {
-		return fmt.Errorf("--from %s is after --to %s", from, to)
+	if qe.Field == "query" {
+		return errors.New("search needs words, or --from, --to, --glob or --tag")
 	}
-	return nil
+	return fmt.Errorf("--%s %s", qe.Field, qe.Reason)
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

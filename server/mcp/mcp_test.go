@@ -299,30 +299,30 @@ func TestProposalWaitsForApproval(t *testing.T) {
 	if len(sets.ChangeSets) != 2 {
 		t.Errorf("list_changes: %+v", sets)
 	}
-	calls := r.calls(t)
+	calls := r.calls(t, "list_changes")
 	if len(calls) != 3 || slices.ContainsFunc(calls, func(c ledger.ToolCall) bool { return c.Client != "Test Client" }) {
 		t.Errorf("ledger: %+v", calls)
 	}
 }
 
-// calls are the tool calls in the ledger, once the server has written
-// them (off the calls' path).
-func (r *rig) calls(t *testing.T) []ledger.ToolCall {
+// calls are the tool calls in the ledger once the server has written the
+// last one made, a call to last: the server queues calls in the order
+// they return and writes them in that order, so every call before it,
+// and any record a call should not have made, is in by then.
+func (r *rig) calls(t *testing.T, last string) []ledger.ToolCall {
 	t.Helper()
-	var calls []ledger.ToolCall
-	for range 100 {
-		var err error
-		if calls, err = r.ws.Ledger.ToolCalls(context.Background(), 100); err != nil {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) { // the deadline only ends a hang
+		calls, err := r.ws.Ledger.ToolCalls(context.Background(), 100)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if len(calls) > 0 {
-			time.Sleep(20 * time.Millisecond) // the rest of the batch
-			calls, _ = r.ws.Ledger.ToolCalls(context.Background(), 100)
+		if len(calls) > 0 && calls[0].Tool == last {
 			return calls
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("the ledger never recorded the last call, to %s: %+v", last, calls)
+		}
 	}
-	return calls
 }
 
 // search_notes without a limit gives the 20 hits its schema promises,
@@ -411,9 +411,13 @@ func TestNoScansWhileAnotherProcessWatches(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "Reference", "Animal.md")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * refresh)
-	if found("quokka") || !r.s.Scanned().After(scanned) {
-		t.Errorf("alone again: quokka found %v, last scan began %v after the one before", found("quokka"), r.s.Scanned().Sub(scanned))
+	for deadline = time.Now().Add(10 * time.Second); found("quokka"); time.Sleep(2 * refresh) {
+		if time.Now().After(deadline) {
+			t.Fatal("alone again, the index never lost the removed note: margin mcp did not walk the vault")
+		}
+	}
+	if !r.s.Scanned().After(scanned) {
+		t.Errorf("alone again, the removed note is gone from the index but no scan began after %v", scanned)
 	}
 }
 
@@ -585,6 +589,8 @@ func TestBadInput(t *testing.T) {
 		{"read_note", map[string]any{"path": 5}, "path"},
 		{"search_notes", map[string]any{"query": "x", "limit": "ten"}, "limit"},
 		{"search_notes", map[string]any{"query": "x", "Limit": 2}, "Limit"}, // no field matched whatever its case
+		{"search_notes", map[string]any{"query": "x", "limit": 1001}, "limit must be between 1 and 1000"},
+		{"log_entry", map[string]any{"text": "x", "time": "yesterday"}, `time "yesterday" is not RFC 3339`},
 		{"search_notes", []any{"x"}, "arguments"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "delete", "text": "x", "reason": "r"}, "kind"},
 		{"propose_edit", map[string]any{"path": "Reference/Acme.md", "kind": "append", "text": strings.Repeat("x", 10<<20), "reason": "r"}, "more than"},
@@ -604,8 +610,8 @@ func TestBadInput(t *testing.T) {
 	if sets, _ := r.ws.Changes.ChangeSets(ctx, changes.ChangeSetFilter{Status: "all"}); len(sets) != 0 {
 		t.Errorf("bad input made %d change sets", len(sets))
 	}
-	calls := r.calls(t)
-	if len(calls) != 12 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
+	calls := r.calls(t, "list_changes")
+	if len(calls) != 14 || calls[len(calls)-1].Tool != "write_note" || !strings.HasPrefix(calls[len(calls)-1].Err, "unknown tool") {
 		t.Errorf("ledger: %d calls, the first %+v", len(calls), calls[len(calls)-1])
 	}
 }

@@ -156,9 +156,6 @@ approves or rejects; tell them what you proposed and why. Paths are relative to 
 // Indexed is closed once the first scan is done, or has failed.
 func (s *Server) Indexed() <-chan struct{} { return s.ready }
 
-// MCP is the SDK server, to run on a transport.
-func (s *Server) MCP() *sdk.Server { return s.mcp }
-
 // Run serves one client on t until it disconnects or ctx is done, then
 // writes the tool calls still queued for the ledger.
 func (s *Server) Run(ctx context.Context, t sdk.Transport) error {

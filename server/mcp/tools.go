@@ -207,21 +207,17 @@ func (s *Server) addTools() {
 }
 
 func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a SearchArgs) (*sdk.CallToolResult, index.Result, error) {
-	for k, v := range map[string]string{"from": a.From, "to": a.To} {
-		if v != "" && !isoDate.MatchString(v) {
-			return nil, index.Result{}, fmt.Errorf("%s %q is not a date written YYYY-MM-DD", k, v)
-		}
+	q := index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit, Outputs: a.Outputs}
+	if err := q.Validate(); err != nil {
+		return nil, index.Result{}, err // a QueryError names the argument
 	}
-	if a.Limit < 0 || a.Limit > 500 {
-		return nil, index.Result{}, fmt.Errorf("limit %d is not between 1 and 500", a.Limit)
-	}
-	if a.Limit == 0 {
-		a.Limit = searchLimit
+	if q.Limit == 0 {
+		q.Limit = searchLimit
 	}
 	if err := s.fresh(ctx); err != nil {
 		return nil, index.Result{}, err
 	}
-	r, err := s.ws.Vault.Index().Find(ctx, index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit, Outputs: a.Outputs})
+	r, err := s.ws.Vault.Index().Find(ctx, q)
 	if err != nil {
 		return nil, index.Result{}, err
 	}
@@ -437,11 +433,9 @@ func answerText(r query.Result) string {
 func (s *Server) logEntry(ctx context.Context, _ *sdk.CallToolRequest, a LogArgs) (*sdk.CallToolResult, LogResult, error) {
 	var at time.Time
 	if a.Time != "" {
-		t, err := time.Parse(time.RFC3339, a.Time)
+		t, err := query.ParseWhen(a.Time)
 		if err != nil {
-			if t, err = time.ParseInLocation("2006-01-02T15:04", a.Time, time.Local); err != nil {
-				return nil, LogResult{}, fmt.Errorf("time %q is not RFC 3339 or YYYY-MM-DDTHH:MM", a.Time)
-			}
+			return nil, LogResult{}, fmt.Errorf("time %w", err)
 		}
 		at = t
 	}

@@ -84,20 +84,8 @@ type Root struct {
 	recorder recorderSlot // the history of margin's writes (SetRecorder)
 }
 
-// Option configures a Root.
-type Option func(*Root)
-
-// RememberWrites sets how many of its own writes a Root remembers per path and
-// for how long (see IsOwnWrite). The defaults are 8 writes for 10 minutes.
-func RememberWrites(perPath int, ttl time.Duration) Option {
-	return func(r *Root) {
-		r.own.perPath = perPath
-		r.own.ttl = ttl
-	}
-}
-
 // Open opens the vault at dir.
-func Open(dir string, opts ...Option) (*Root, error) {
+func Open(dir string) (*Root, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("opening vault %s: %w", dir, err)
@@ -115,11 +103,7 @@ func Open(dir string, opts ...Option) (*Root, error) {
 		root.Close()
 		return nil, fmt.Errorf("opening vault %s: os.Root did not refuse \"..\" (got %v)", dir, err)
 	}
-	r := &Root{root: root, dir: abs, realDir: resolved, escapes: pe.Err, own: newOwnWrites()}
-	for _, o := range opts {
-		o(r)
-	}
-	return r, nil
+	return &Root{root: root, dir: abs, realDir: resolved, escapes: pe.Err, own: newOwnWrites()}, nil
 }
 
 // Close releases the vault directory.

@@ -13,7 +13,7 @@ import (
 
 // testVault creates a vault directory beside a secret file outside it, with
 // symlinks that lead out (a note and a directory) and one that stays inside.
-func testVault(t *testing.T, opts ...Option) (r *Root, vault, secret string) {
+func testVault(t *testing.T) (r *Root, vault, secret string) {
 	t.Helper()
 	base := t.TempDir()
 	vault = filepath.Join(base, "vault")
@@ -34,7 +34,7 @@ func testVault(t *testing.T, opts ...Option) (r *Root, vault, secret string) {
 			t.Fatal(err)
 		}
 	}
-	r, err := Open(vault, opts...)
+	r, err := Open(vault)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +393,8 @@ func TestConcurrentWritersOneWins(t *testing.T) {
 }
 
 func TestIsOwnWrite(t *testing.T) {
-	r, _, _ := testVault(t, RememberWrites(2, time.Minute))
+	r, _, _ := testVault(t)
+	r.own.perPath, r.own.ttl = 2, time.Minute
 	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	r.own.now = func() time.Time { return now }
 

@@ -183,13 +183,9 @@ func plan(q Query) (*queryPlan, error) {
 	if p.limit <= 0 {
 		p.limit = DefaultLimit
 	}
-	mode := Mode(strings.ToLower(strings.TrimSpace(string(q.Mode))))
-	switch mode {
-	case "":
-		mode = ModeAuto
-	case ModeAuto, ModeAll, ModeAny, ModePhrase:
-	default:
-		return nil, fmt.Errorf("unknown mode %q (want auto, all, any or phrase)", q.Mode)
+	mode, err := parseMode(q.Mode)
+	if err != nil {
+		return nil, err
 	}
 	for _, d := range []struct{ name, v string }{{"from", q.From}, {"to", q.To}, {"due from", q.Fields.DueFrom}, {"due to", q.Fields.DueTo}} {
 		if d.v != "" && !dateRE.MatchString(d.v) {
@@ -203,7 +199,6 @@ func plan(q Query) (*queryPlan, error) {
 		}
 	}
 	if q.Glob != "" {
-		var err error
 		p.glob, p.exact, p.inGlob, err = translateGlob(q.Glob)
 		if err != nil {
 			return nil, err

@@ -4,7 +4,7 @@
 //
 // It also owns the vault rules that follow from names alone: which paths are
 // daily notes (DailyFormat, from Obsidian's moment.js format) and how a link
-// target resolves to a note (Resolver, LinkKey).
+// target resolves to a note (LinkKey).
 //
 // It is the one place margin reads markdown: the writer, the template,
 // domain and context files and the retriever find headers with

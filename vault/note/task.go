@@ -1,6 +1,7 @@
 package note
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -125,6 +126,18 @@ func estimateMinutes(v any) int {
 		return durationMinutes(v)
 	}
 	return 0
+}
+
+// FormatMinutes writes an estimate in minutes as a person would (2h,
+// 1h30m, 45m), in a form estimateMinutes reads back.
+func FormatMinutes(m int) string {
+	switch {
+	case m%60 == 0:
+		return fmt.Sprintf("%dh", m/60)
+	case m > 60:
+		return fmt.Sprintf("%dh%dm", m/60, m%60)
+	}
+	return fmt.Sprintf("%dm", m)
 }
 
 func durationMinutes(s string) int {

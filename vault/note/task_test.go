@@ -79,3 +79,13 @@ func TestEstimateMinutes(t *testing.T) {
 		})
 	}
 }
+
+// An estimate margin writes reads back as the same minutes.
+func TestFormatMinutesReadsBack(t *testing.T) {
+	for m, want := range map[int]string{45: "45m", 60: "1h", 90: "1h30m", 120: "2h", 61: "1h1m"} {
+		got := FormatMinutes(m)
+		if got != want || estimateMinutes(got) != m {
+			t.Errorf("FormatMinutes(%d) = %q, read back as %d; want %q", m, got, estimateMinutes(got), want)
+		}
+	}
+}

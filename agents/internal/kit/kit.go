@@ -1,82 +1,18 @@
 // Package kit holds the few small pieces the agents' parts (task,
-// changes, templates, evolution) write the same way: timestamps in the
-// state database, one-line text, quoted YAML and wikilinks in the files
-// margin writes, fenced data and diffs in prompts, the tools the models
-// call, and the queue of vault paths a part's own subscription fills.
-// It knows nothing of agents, change sets or templates.
+// changes, templates, evolution) write the same way: diffs in prompts
+// and the tools the models call. It knows nothing of agents, change sets
+// or templates.
 package kit
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
 	"strings"
-	"time"
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/google/jsonschema-go/jsonschema"
 )
-
-// Stamp is a time as the state database stores it; "" for the zero time.
-func Stamp(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// Unstamp reads what Stamp wrote.
-func Unstamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s) // only Stamp's output is stored; "" is the zero time
-	return t
-}
-
-// OneLine is s with every run of white space, line breaks included, one space.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// TaskLink is the task as a wikilink, without the extension, as Obsidian
-// writes links.
-func TaskLink(taskPath string) string {
-	return "[[" + strings.TrimSuffix(taskPath, path.Ext(taskPath)) + "]]"
-}
-
-// FormatMinutes writes an estimate in minutes as a person would: 2h, 1h30m, 45m.
-func FormatMinutes(m int) string {
-	switch {
-	case m%60 == 0:
-		return fmt.Sprintf("%dh", m/60)
-	case m > 60:
-		return fmt.Sprintf("%dh%dm", m/60, m%60)
-	}
-	return fmt.Sprintf("%dm", m)
-}
-
-// FenceFor is a backtick fence longer than any backtick run in text, so
-// the text cannot close it.
-func FenceFor(text string) string {
-	longest, run := 0, 0
-	for _, r := range text {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
-}
-
-// Fenced wraps text in a code fence longer than any backtick run inside
-// it, labelled, so note content can neither close the fence nor pass for
-// part of the prompt.
-func Fenced(label, text string) string {
-	fence := FenceFor(text)
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return fmt.Sprintf("[%s]\n%s\n%s%s\n\n", label, fence, text, fence)
-}
 
 // Diff is a unified diff of old and new, named from and to, with context
 // lines around each change. A last line without a line break is diffed

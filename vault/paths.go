@@ -1,14 +1,14 @@
-package kit
+package vault
 
 import (
 	"slices"
 	"sync"
 )
 
-// Paths is a queue of vault paths that a part's vault subscription fills
-// and its own goroutine drains, so that reading and deciding a saved file
-// never runs on the vault's goroutine nor on another part's loop. A path
-// queued twice before it is taken is handled once.
+// Paths is a queue of vault paths that a Subscribe callback fills and
+// the subscriber's own goroutine drains, so that reading and deciding a
+// saved file never runs on the vault's goroutine nor on another part's
+// loop. A path queued twice before it is taken is handled once.
 type Paths struct {
 	mu    sync.Mutex
 	paths []string
