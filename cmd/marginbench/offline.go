@@ -26,19 +26,10 @@ import (
 // wait after a long outage.
 func (b *bench) modelBackFigure(sample string) error {
 	fmt.Fprintln(os.Stderr, "measuring model back → first wake on the sample vault")
-	var err error
-	done := false
-	// The fake reports to a testing.TB; see queryCalls.
-	testing.Benchmark(func(tb *testing.B) {
-		if !done {
-			done = true
-			err = b.measureModelBack(tb, sample)
-		}
-	})
-	return err
+	return withTB(func(tb testing.TB) error { return b.measureModelBack(tb, sample) })
 }
 
-func (b *bench) measureModelBack(tb *testing.B, sample string) error {
+func (b *bench) measureModelBack(tb testing.TB, sample string) error {
 	dir := tb.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(sample)); err != nil {
 		return err

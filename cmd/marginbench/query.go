@@ -23,24 +23,26 @@ import (
 // prompt_eval_count). They are counts, not timings, so one run is exact.
 func (b *bench) queryCalls() error {
 	fmt.Fprintln(os.Stderr, "measuring model calls per query type")
-	var (
-		err  error
-		done bool
-	)
-	// The fakes are test servers that report failures to a testing.TB;
-	// testing.Benchmark is the standard library's way to get one outside
-	// `go test`. It calls the function again with larger b.N; the figures
-	// are taken once.
+	return withTB(b.measureQueries)
+}
+
+// withTB runs f once with a testing.TB: the fakes are test servers that
+// report failures to one, and testing.Benchmark is the standard library's
+// way to get one outside `go test`. It calls its function again with
+// larger b.N; the figures are taken once.
+func withTB(f func(tb testing.TB) error) error {
+	var err error
+	done := false
 	testing.Benchmark(func(tb *testing.B) {
 		if !done {
 			done = true
-			err = b.measureQueries(tb)
+			err = f(tb)
 		}
 	})
 	return err
 }
 
-func (b *bench) measureQueries(tb *testing.B) error {
+func (b *bench) measureQueries(tb testing.TB) error {
 	for _, sc := range querytest.Scenarios() {
 		fake := llmtest.NewOllama(tb, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 		fake.Handle(querytest.NewModel(sc.Replies).Reply)

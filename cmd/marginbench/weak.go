@@ -23,17 +23,7 @@ import (
 // loop_max and parse_retry set.
 func (b *bench) weakCalls() error {
 	fmt.Fprintln(os.Stderr, "measuring model calls of a weak model")
-	var (
-		err  error
-		done bool
-	)
-	testing.Benchmark(func(tb *testing.B) {
-		if !done {
-			done = true
-			err = b.measureWeak(tb)
-		}
-	})
-	return err
+	return withTB(b.measureWeak)
 }
 
 // weakFlow is one flow measured: its input, the roles a cooperative model
@@ -49,7 +39,7 @@ type weakFlow struct {
 	agents, rounds int
 }
 
-func (b *bench) measureWeak(tb *testing.B) error {
+func (b *bench) measureWeak(tb testing.TB) error {
 	cfg := llm.DefaultConfig()
 	attempts := 1 + cfg.Retry.ParseRetry
 	insight := querytest.Scenarios()[1]
@@ -120,7 +110,7 @@ func (b *bench) measureWeak(tb *testing.B) error {
 
 // weakRun runs f once with the roles in scripted answered as scripted and
 // the others by weak (nil: none), and counts the model calls.
-func (b *bench) weakRun(tb *testing.B, f weakFlow, scripted querytest.Replies, weak *llmtest.Weak) (int, query.Status, error) {
+func (b *bench) weakRun(tb testing.TB, f weakFlow, scripted querytest.Replies, weak *llmtest.Weak) (int, query.Status, error) {
 	fake := llmtest.NewOllama(tb, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 	m := querytest.NewModel(scripted)
 	fake.Handle(func(req llmtest.OllamaRequest) llmtest.Reply {

@@ -23,17 +23,7 @@ import (
 // its llm retries.
 func (b *bench) weakAgentCalls(sample string) error {
 	fmt.Fprintln(os.Stderr, "measuring the agents' model calls of a weak model")
-	var (
-		err  error
-		done bool
-	)
-	testing.Benchmark(func(tb *testing.B) {
-		if !done {
-			done = true
-			err = b.measureWeakAgents(tb, sample)
-		}
-	})
-	return err
+	return withTB(func(tb testing.TB) error { return b.measureWeakAgents(tb, sample) })
 }
 
 // agentFlow is one agent flow measured: it runs once on a copy of the
@@ -44,7 +34,7 @@ type agentFlow struct {
 	run        func(ctx context.Context, dir string, model llm.Model) (string, error)
 }
 
-func (b *bench) measureWeakAgents(tb *testing.B, sample string) error {
+func (b *bench) measureWeakAgents(tb testing.TB, sample string) error {
 	cfg := llm.DefaultConfig()
 	attempts := 1 + cfg.Retry.LLMRetry
 	const maxTurns = 5 // agents.max_turns' default
@@ -88,7 +78,7 @@ func (b *bench) measureWeakAgents(tb *testing.B, sample string) error {
 
 // agentRun runs f on a copy of the sample vault with a fake model server
 // answering by handle, and counts the model calls.
-func agentRun(tb *testing.B, sample string, f agentFlow, handle func(llmtest.OllamaRequest) llmtest.Reply) (int, string, error) {
+func agentRun(tb testing.TB, sample string, f agentFlow, handle func(llmtest.OllamaRequest) llmtest.Reply) (int, string, error) {
 	dir := tb.TempDir()
 	if err := os.CopyFS(dir, os.DirFS(sample)); err != nil {
 		return 0, "", err
