@@ -122,24 +122,32 @@ func (ix *Index) Find(ctx context.Context, q Query) (Result, error) {
 	if p.nothing {
 		return Result{}, nil
 	}
-	// One read transaction, so the ids found first still exist when their
-	// details are read.
-	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return Result{}, fmt.Errorf("searching: %w", err)
-	}
-	defer tx.Rollback()
-	rt := ix.reading(tx)
-	var r Result
-	if p.match == "" {
-		r, err = p.list(ctx, rt)
-	} else {
-		r, err = p.search(ctx, rt)
+	r, err := ix.find(ctx, p)
+	// The texts the statement caches lacked are prepared now that the
+	// search holds no lock (see stmtCache).
+	ix.stmts.fill(ctx, ix.db)
+	if ix.ranker != nil {
+		ix.rankerStmts.fill(ctx, ix.ranker)
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("searching: %w", err)
 	}
 	return r, nil
+}
+
+// find runs p in one read transaction, so the ids found first still exist
+// when their details are read.
+func (ix *Index) find(ctx context.Context, p *queryPlan) (Result, error) {
+	tx, err := ix.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return Result{}, err
+	}
+	defer tx.Rollback()
+	rt := ix.reading(tx)
+	if p.match == "" {
+		return p.list(ctx, rt)
+	}
+	return p.search(ctx, rt)
 }
 
 // queryPlan is a validated Query turned into SQL pieces. With text, kind,

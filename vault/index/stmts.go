@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"sync"
 )
 
@@ -11,40 +12,61 @@ import (
 // of a rare word. A search builds its SQL from the query's filters, so
 // the texts vary; the cache holds the last few dozen and starts over when
 // full.
+//
+// A text is never prepared on the pool during a search: preparing reads
+// the schema on another connection, and with the index's rollback journal
+// a writer waiting to commit holds that read off while it waits for the
+// search's own read lock, so both would wait out the busy timeout. A text
+// the cache lacks runs in the search's transaction and is prepared once
+// the search is over (fill).
 type stmtCache struct {
-	mu sync.Mutex
-	m  map[string]*sql.Stmt
+	mu     sync.Mutex
+	m      map[string]*sql.Stmt
+	missed []string // texts run unprepared, for fill
 }
 
 const maxCachedStmts = 64
 
-func (c *stmtCache) get(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
-	c.mu.Lock()
-	s := c.m[query]
-	c.mu.Unlock()
-	if s != nil {
-		return s, nil
-	}
-	s, err := db.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
+// get returns the statement prepared for query, or nil when there is
+// none yet, noting the text for fill.
+func (c *stmtCache) get(query string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.m[query]; old != nil { // prepared meanwhile by another search
-		s.Close()
-		return old, nil
+	s := c.m[query]
+	if s == nil && !slices.Contains(c.missed, query) {
+		c.missed = append(c.missed, query)
 	}
-	if len(c.m) >= maxCachedStmts {
-		// A statement in use by a transaction stays open until it ends
-		// (database/sql tracks that), so closing here is safe.
-		c.closeLocked()
+	return s
+}
+
+// fill prepares on db the texts get missed; run it outside any
+// transaction of db's. A text that fails to prepare is left unprepared.
+func (c *stmtCache) fill(ctx context.Context, db *sql.DB) {
+	c.mu.Lock()
+	missed := c.missed
+	c.missed = nil
+	c.mu.Unlock()
+	for _, query := range missed {
+		s, err := db.PrepareContext(ctx, query)
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if c.m[query] != nil { // prepared meanwhile by another search
+			s.Close()
+		} else {
+			if len(c.m) >= maxCachedStmts {
+				// A statement in use by a transaction stays open until it
+				// ends (database/sql tracks that), so closing here is safe.
+				c.closeLocked()
+			}
+			if c.m == nil {
+				c.m = make(map[string]*sql.Stmt)
+			}
+			c.m[query] = s
+		}
+		c.mu.Unlock()
 	}
-	if c.m == nil {
-		c.m = make(map[string]*sql.Stmt)
-	}
-	c.m[query] = s
-	return s, nil
 }
 
 func (c *stmtCache) close() {
@@ -64,7 +86,6 @@ func (c *stmtCache) closeLocked() {
 // prepared once (see stmtCache).
 type readTx struct {
 	tx    *sql.Tx
-	db    *sql.DB
 	stmts *stmtCache
 
 	// ranker is the pool of the transactions beside this one (see
@@ -76,7 +97,7 @@ type readTx struct {
 // reading is tx, a read transaction of ix's pool, with ix's prepared
 // statements and its ranker pool.
 func (ix *Index) reading(tx *sql.Tx) readTx {
-	return readTx{tx: tx, db: ix.db, stmts: &ix.stmts, ranker: ix.ranker, rankerStmts: &ix.rankerStmts}
+	return readTx{tx: tx, stmts: &ix.stmts, ranker: ix.ranker, rankerStmts: &ix.rankerStmts}
 }
 
 // beside runs f in a read transaction on r's ranker pool, beside r.
@@ -86,25 +107,21 @@ func (r readTx) beside(ctx context.Context, f func(readTx) error) error {
 		return err
 	}
 	defer tx.Rollback()
-	return f(readTx{tx: tx, db: r.ranker, stmts: r.rankerStmts})
+	return f(readTx{tx: tx, stmts: r.rankerStmts})
 }
 
 func (r readTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	s, err := r.stmts.get(ctx, r.db, query)
-	if err != nil {
-		return nil, err
+	if s := r.stmts.get(query); s != nil {
+		return r.tx.StmtContext(ctx, s).QueryContext(ctx, args...)
 	}
-	return r.tx.StmtContext(ctx, s).QueryContext(ctx, args...)
+	return r.tx.QueryContext(ctx, query, args...)
 }
 
 // QueryRowContext is QueryContext for one row; a preparing error is the
 // row's Scan error, as with sql.Tx.
 func (r readTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	s, err := r.stmts.get(ctx, r.db, query)
-	if err != nil {
-		// A Row carrying err: the transaction's own QueryRowContext of the
-		// same text fails the same way.
-		return r.tx.QueryRowContext(ctx, query, args...)
+	if s := r.stmts.get(query); s != nil {
+		return r.tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
 	}
-	return r.tx.StmtContext(ctx, s).QueryRowContext(ctx, args...)
+	return r.tx.QueryRowContext(ctx, query, args...)
 }
