@@ -2,10 +2,11 @@ package vault
 
 import (
 	"fmt"
-	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -58,6 +59,7 @@ func (r *Rules) readLocale(dir, configured string) (found int) {
 		}
 	}
 	if len(odd) > 0 {
+		slices.Sort(odd)
 		folder := folderName(r.Daily.Folder)
 		if found == 0 {
 			r.DailyUnseen = fmt.Sprintf("none of the %d notes in %s that look dated is a daily note under these rules", len(odd), folder)
@@ -102,6 +104,7 @@ func (r *Rules) staleDaily(dir string, stale dailySettings, found int) {
 	if len(named) == 0 {
 		return
 	}
+	slices.Sort(named)
 	msg := fmt.Sprintf("%d notes in %s are named in the format of the left-over %s (%s), e.g. %s; the core Daily notes plugin is off in %s, so Obsidian does not take them for daily notes, and margin looks for daily notes where vault.daily_folder and vault.daily_format say (%s in %s)",
 		len(named), folderName(stale.Folder), coreDailySettings, format, strings.Join(named[:min(3, len(named))], ", "), corePluginsSettings, r.Daily.Format, folderName(r.Daily.Folder))
 	r.Warnings = append(r.Warnings, msg+"; turn the Daily notes plugin back on, or set vault.daily_folder and vault.daily_format to match them")
@@ -119,37 +122,44 @@ func folderName(folder string) string {
 
 // dailyNames are the names (paths below the daily folder, without ".md")
 // of the markdown files at the depth the daily format writes, leaving out
-// hidden files, templates and margin's outputs.
+// hidden files, templates and margin's outputs, in no order. It runs at
+// every open, over a folder that may hold thousands of notes, so it reads
+// each folder once, unsorted, and builds no path it does not keep.
 func (r *Rules) dailyNames(dir string) []string {
 	if r.Daily.Format.IsZero() {
 		return nil
 	}
 	depth := strings.Count(r.Daily.Format.Format(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)), "/")
-	root := filepath.Join(dir, filepath.FromSlash(r.Daily.Folder))
 	skip := append([]string{r.OutputFolder}, r.TemplateFolders...)
 	var names []string
-	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	var walk func(rel string, level int)
+	walk = func(rel string, level int) {
+		f, err := os.Open(filepath.Join(dir, filepath.FromSlash(r.Daily.Folder), filepath.FromSlash(rel)))
 		if err != nil {
-			return nil // an unreadable folder holds no names margin can read either
+			return // an unreadable folder holds no names margin can read either
 		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if rel == "." {
-			return nil
-		}
-		inVault := path.Join(r.Daily.Folder, rel)
-		hidden := strings.HasPrefix(d.Name(), ".")
-		if d.IsDir() {
-			if hidden || strings.Count(rel, "/") >= depth || inAny(inVault, skip) {
-				return filepath.SkipDir
+		entries, _ := f.ReadDir(-1)
+		f.Close()
+		for _, d := range entries {
+			name := d.Name()
+			if strings.HasPrefix(name, ".") {
+				continue
 			}
-			return nil
+			sub := name
+			if rel != "" {
+				sub = rel + "/" + name
+			}
+			switch {
+			case d.IsDir():
+				if level < depth && !inAny(path.Join(r.Daily.Folder, sub), skip) {
+					walk(sub, level+1)
+				}
+			case level == depth && d.Type().IsRegular() && strings.EqualFold(path.Ext(name), ".md"):
+				names = append(names, sub[:len(sub)-3])
+			}
 		}
-		if !hidden && d.Type().IsRegular() && strings.Count(rel, "/") == depth && strings.EqualFold(path.Ext(rel), ".md") {
-			names = append(names, rel[:len(rel)-3])
-		}
-		return nil
-	})
+	}
+	walk("", 0)
 	return names
 }
 

@@ -148,26 +148,22 @@ func (m Moment) Format(day time.Time) string {
 		tok, ord := strings.CutSuffix(p.tok, "o")
 		switch tok {
 		case "YYYY":
-			fmt.Fprintf(&b, "%04d", day.Year())
+			writePadded(&b, day.Year(), 4)
 		case "YY":
-			fmt.Fprintf(&b, "%02d", day.Year()%100)
+			writePadded(&b, day.Year()%100, 2)
 		case "gggg":
 			y, _ := loc.week(day)
-			fmt.Fprintf(&b, "%04d", y)
+			writePadded(&b, y, 4)
 		case "GGGG":
 			y, _ := day.ISOWeek()
-			fmt.Fprintf(&b, "%04d", y)
+			writePadded(&b, y, 4)
 		case "MMMM", "MMM":
 			b.WriteString(loc.names(tok, m.src)[day.Month()-1])
 		case "dddd", "ddd", "dd":
 			b.WriteString(loc.names(tok, m.src)[day.Weekday()])
 		default:
 			n, width := number(loc, tok, day)
-			s := strconv.Itoa(n)
-			for len(s) < width {
-				s = "0" + s
-			}
-			b.WriteString(s)
+			writePadded(&b, n, width)
 			if ord {
 				b.WriteString(loc.ordinal(n, tok))
 			}
@@ -176,10 +172,19 @@ func (m Moment) Format(day time.Time) string {
 	return b.String()
 }
 
+// writePadded writes n zero-padded to width digits. Names in the daily
+// folder are each formatted back once when read, so this stays off fmt.
+func writePadded(b *strings.Builder, n, width int) {
+	var buf [20]byte
+	digits := strconv.AppendInt(buf[:0], int64(n), 10)
+	for i := len(digits); i < width; i++ {
+		b.WriteByte('0')
+	}
+	b.Write(digits)
+}
+
 // number is the value of a numeric token for day and its zero-padded width.
 func number(loc *Locale, tok string, day time.Time) (n, width int) {
-	_, lw := loc.week(day)
-	_, iw := day.ISOWeek()
 	switch tok {
 	case "Q":
 		return (int(day.Month())-1)/3 + 1, 1
@@ -197,14 +202,12 @@ func number(loc *Locale, tok string, day time.Time) (n, width int) {
 		return day.YearDay(), 3
 	case "d":
 		return int(day.Weekday()), 1
-	case "w":
-		return lw, 1
-	case "ww":
-		return lw, 2
-	case "W":
-		return iw, 1
-	case "WW":
-		return iw, 2
+	case "w", "ww":
+		_, w := loc.week(day)
+		return w, len(tok)
+	case "W", "WW":
+		_, w := day.ISOWeek()
+		return w, len(tok)
 	}
 	return 0, 0
 }
@@ -312,9 +315,14 @@ func (f *fields) read(tok, s string) (string, bool) {
 		f.weekday = v
 		return s, ok
 	}
-	maxDigits := map[string]int{"YYYY": 4, "gggg": 4, "GGGG": 4, "YY": 2, "Q": 1, "DDD": 3, "DDDD": 3, "d": 1}[tok]
-	if maxDigits == 0 {
-		maxDigits = 2
+	maxDigits := 2
+	switch tok {
+	case "YYYY", "gggg", "GGGG":
+		maxDigits = 4
+	case "DDD", "DDDD":
+		maxDigits = 3
+	case "Q", "d":
+		maxDigits = 1
 	}
 	n := 0
 	for n < len(s) && n < maxDigits && isDigit(s[n]) {
