@@ -428,3 +428,46 @@ func TestProbeEmbed(t *testing.T) {
 		t.Errorf("after the pull: %+v", h)
 	}
 }
+
+// A provider that fails after some batches is dropped for the whole call:
+// the fallback embeds every text again, so no call mixes two models'
+// vectors.
+func TestEmbedNeverMixesModels(t *testing.T) {
+	ollama := llmtest.NewOllama(t, llm.DefaultEmbedModel)
+	cloud := llmtest.NewOpenAI(t, cloudEmbedModel)
+	cfg := embedConfig(ollama.URL, llm.KindOpenAI, cloud.URL)
+	cfg.Embed.BatchSize = 2
+	l := ledger{onRecord: func(r llm.Record) {
+		if r.Provider == llm.KindOllama && r.Outcome == "ok" {
+			ollama.Stop() // after the first batch
+		}
+	}}
+	c := newClient(t, cfg, llm.WithRecorder(&l))
+	texts := []string{"sleep", "garden", "budget", "running", "links"}
+	got, err := c.Embed(context.Background(), llm.EmbedRequest{Texts: texts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Provider != llm.KindOpenAI || len(got.Vectors) != len(texts) {
+		t.Fatalf("got %d vectors from %s, want all %d from openai", len(got.Vectors), got.Fingerprint(), len(texts))
+	}
+	for i, v := range got.Vectors {
+		if len(v) != 1536 {
+			t.Errorf("vector %d is %d wide, not the fallback's 1536", i, len(v))
+		}
+	}
+	if want := []string{"ollama:ok", "ollama:unreachable", "openai:ok", "openai:ok", "openai:ok"}; strings.Join(l.outcomes(), " ") != strings.Join(want, " ") {
+		t.Errorf("records %v, want %v", l.outcomes(), want)
+	}
+}
+
+func TestEmbedNothing(t *testing.T) {
+	srv := llmtest.NewOllama(t, llm.DefaultEmbedModel)
+	got, err := newClient(t, embedConfig(srv.URL, "", "")).Embed(context.Background(), llm.EmbedRequest{})
+	if err != nil || len(got.Vectors) != 0 || got.Fingerprint() != "ollama/embeddinggemma@768" {
+		t.Fatalf("Embed of no texts = %+v, %v", got, err)
+	}
+	if n := len(srv.Embedder.Calls()); n != 0 {
+		t.Errorf("%d calls for no texts", n)
+	}
+}
