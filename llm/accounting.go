@@ -16,6 +16,8 @@ type Record struct {
 	// Attempt counts from 0 on each provider; Fallback marks the fallback provider.
 	Attempt  int
 	Fallback bool
+	// Inputs is how many texts an embed call sent; 0 for a chat.
+	Inputs int
 
 	PromptTokens     int
 	CompletionTokens int

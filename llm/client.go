@@ -117,27 +117,43 @@ func (c *Client) Chat(ctx context.Context, req Request) (Response, error) {
 // onProvider tries one provider, retrying retryable failures.
 func (c *Client) onProvider(ctx context.Context, req Request, name, model string, fallback bool) (Response, error) {
 	p := c.providers[name]
-	for attempt := 0; ; attempt++ {
+	var resp Response
+	err := c.retry(ctx, func(attempt int) error {
 		start := time.Now()
-		resp, err := p.chat(ctx, model, req)
+		var err error
+		resp, err = p.chat(ctx, model, req)
 		resp.Latency = time.Since(start)
 		c.record(ctx, Record{Time: start, Role: req.Role, Provider: name, Model: model, Attempt: attempt, Fallback: fallback}, resp, err)
+		return err
+	})
+	if err != nil {
+		return Response{}, err
+	}
+	return resp, nil
+}
+
+// retry runs call (attempt counts from 0) until it succeeds, fails in a
+// way another attempt cannot mend, or llm.retry.llm_retry runs out,
+// waiting the backoff between attempts.
+func (c *Client) retry(ctx context.Context, call func(attempt int) error) error {
+	for attempt := 0; ; attempt++ {
+		err := call(attempt)
 		if err == nil {
-			return resp, nil
+			return nil
 		}
 		var ce *CallError
 		if ctx.Err() != nil || !errors.As(err, &ce) || !ce.retryable() || attempt >= c.cfg.Retry.LLMRetry {
-			return Response{}, err
+			return err
 		}
 		wait, ok := c.backoff(attempt, ce.RetryAfter)
 		if !ok {
-			return Response{}, err
+			return err
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return Response{}, ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
 	}

@@ -30,6 +30,33 @@ type Config struct {
 	// Agents maps an agent role to its tier and optional overrides.
 	Agents map[string]RoleConfig `mapstructure:"agents"`
 	Retry  RetryConfig           `mapstructure:"retry"`
+	// Embed tunes the embed role's calls (the role itself is agents.embed).
+	Embed EmbedConfig `mapstructure:"embed"`
+}
+
+// EmbedConfig is llm.embed.
+type EmbedConfig struct {
+	// Dims cuts vectors to their first Dims values (then scales them back
+	// to unit length), for Matryoshka-trained models; 0 keeps them whole.
+	Dims int `mapstructure:"dims"`
+	// BatchSize is how many texts go in one request; 0 means 16.
+	BatchSize int `mapstructure:"batch_size"`
+	// NumCtx is the model's context window in tokens, sent to Ollama and
+	// the bound of [EmbedModel.MaxTokens]; 0 means margin's table of known
+	// models (capped at 8192), or 512 for a model it does not know.
+	NumCtx int `mapstructure:"num_ctx"`
+}
+
+// defaultEmbedBatch: 16 sections of a few hundred tokens take seconds on
+// two cores, well inside one attempt's timeout, and a batch failed by one
+// text too long costs little to send again split.
+const defaultEmbedBatch = 16
+
+func (e EmbedConfig) batchSize() int {
+	if e.BatchSize > 0 {
+		return e.BatchSize
+	}
+	return defaultEmbedBatch
 }
 
 // ProviderConfig is one entry of llm.providers. Keys are expanded by cmd
@@ -100,9 +127,10 @@ func DefaultConfig() Config {
 			KindOllama: {Kind: KindOllama, APIBase: defaultOllamaBase, NumCtx: defaultNumCtx},
 		},
 		Tiers: map[string]map[string]string{
-			"low":    {KindOllama: "qwen2.5:3b"},
-			"medium": {KindOllama: "qwen2.5:7b"},
-			"high":   {KindOllama: "qwen2.5:14b"},
+			"low":     {KindOllama: "qwen2.5:3b"},
+			"medium":  {KindOllama: "qwen2.5:7b"},
+			"high":    {KindOllama: "qwen2.5:14b"},
+			RoleEmbed: {KindOllama: DefaultEmbedModel},
 		},
 		Agents: map[string]RoleConfig{
 			"router":      {Tier: "low"},
@@ -116,6 +144,7 @@ func DefaultConfig() Config {
 			"analyzer":    {Tier: "high"},
 			"evaluator":   {Tier: "high"},
 			"evolution":   {Tier: "high"},
+			RoleEmbed:     {Tier: RoleEmbed},
 		},
 		Retry: RetryConfig{
 			LLMRetry:   3,
@@ -129,6 +158,7 @@ func DefaultConfig() Config {
 			// that three retries stay under 15 s before the fallback.
 			Backoff: Backoff{Initial: 500 * time.Millisecond, Max: 8 * time.Second},
 		},
+		Embed: EmbedConfig{BatchSize: defaultEmbedBatch},
 	}
 }
 
@@ -283,6 +313,11 @@ func (c Config) Validate() error {
 	for _, role := range slices.Sorted(maps.Keys(c.Agents)) {
 		rc := c.Agents[role]
 		key := "llm.agents." + role
+		if role == RoleEmbed {
+			// Not an error: without an embedding model margin searches
+			// by keyword, and Embed and ProbeEmbed say why.
+			continue
+		}
 		if rc.Tier == "" && rc.Model == "" {
 			bad(key, "needs a tier or a model")
 			continue
@@ -319,6 +354,11 @@ func (c Config) Validate() error {
 	}
 	if r.Backoff.Max < r.Backoff.Initial {
 		bad("llm.retry.backoff.max", "%v is below backoff.initial %v", r.Backoff.Max, r.Backoff.Initial)
+	}
+	for key, n := range map[string]int{"dims": c.Embed.Dims, "batch_size": c.Embed.BatchSize, "num_ctx": c.Embed.NumCtx} {
+		if n < 0 {
+			bad("llm.embed."+key, "must not be negative")
+		}
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return errors.Join(errs...)

@@ -3,8 +3,8 @@
 // OpenAI-compatible endpoint, Anthropic), the mapping of agent roles to a
 // provider and model through tiers, the retry → fallback → unavailable
 // cascade, structured output validated against JSON schemas generated from
-// Go types, the tool-call loop, per-call accounting and health probes for
-// `margin doctor`.
+// Go types, the tool-call loop, embeddings (the embed role, [Client.Embed]),
+// per-call accounting and health probes for `margin doctor`.
 //
 // It must not import margin's server, agents or vault packages, and it must
 // not read configuration files, flags or the environment: callers fill a

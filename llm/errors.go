@@ -157,7 +157,7 @@ func Away(err error) bool {
 	for _, r := range ue.Reasons {
 		var ce *CallError
 		switch {
-		case errors.Is(r, errNoFallback):
+		case errors.Is(r, errNoFallback), errors.Is(r, errCannotEmbed):
 			// The fallback cannot serve the role at all: it is not a
 			// provider the call waits for.
 		case !errors.As(r, &ce) || ce.Class != ErrUnreachable && ce.Class != ErrModelMissing:

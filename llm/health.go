@@ -42,16 +42,27 @@ func (c *Client) Probe(ctx context.Context, provider string, also ...string) Hea
 	return p.probe(ctx, models)
 }
 
-// configuredModels are the models any role can use on provider: every tier's
-// model for it and every role override that applies to it.
+// configuredModels are the models any chat role can use on provider: every
+// tier's model for it and every role override that applies to it. The
+// embed role's model is [Client.ProbeEmbed]'s: a chat model server without
+// it is healthy, margin searches by keyword meanwhile.
 func (c *Client) configuredModels(provider string) []string {
+	embedTier := c.cfg.Agents[RoleEmbed].Tier
+	for role, rc := range c.cfg.Agents {
+		if role != RoleEmbed && rc.Tier == embedTier {
+			embedTier = ""
+		}
+	}
 	set := map[string]bool{}
-	for _, byProvider := range c.cfg.Tiers {
-		if m := byProvider[provider]; m != "" {
+	for tier, byProvider := range c.cfg.Tiers {
+		if m := byProvider[provider]; m != "" && tier != embedTier {
 			set[m] = true
 		}
 	}
 	for role, rc := range c.cfg.Agents {
+		if role == RoleEmbed {
+			continue
+		}
 		if m, err := c.cfg.modelOn(role, rc, provider); err == nil {
 			set[m] = true
 		}

@@ -260,3 +260,26 @@ func constraintNotes(s *jsonschema.Schema) string {
 	}
 	return strings.Join(notes, "; ")
 }
+
+// embed calls /api/embed with truncate false: Ollama's default cuts a text
+// longer than the window to fit and embeds what is left, which would file
+// a section under the meaning of its first part. keep_alive is left to
+// the server, as for chat.
+func (o *ollama) embed(ctx context.Context, model string, texts []string, numCtx int) ([][]float32, int, error) {
+	truncate := false
+	var resp *api.EmbedResponse
+	err := o.attempt(ctx, model, func(ctx context.Context) error {
+		var err error
+		resp, err = o.client.Embed(ctx, &api.EmbedRequest{
+			Model:    model,
+			Input:    texts,
+			Truncate: &truncate,
+			Options:  map[string]any{"num_ctx": numCtx},
+		})
+		return err
+	}, o.classify)
+	if err != nil {
+		return nil, 0, err
+	}
+	return resp.Embeddings, resp.PromptEvalCount, nil
+}

@@ -17,6 +17,7 @@ import (
 type openaiCompat struct {
 	endpoint
 	completions openai.ChatCompletionService
+	embeddings  openai.EmbeddingService
 	models      openai.ModelService
 }
 
@@ -47,6 +48,7 @@ func newOpenAI(ep endpoint, pc ProviderConfig, hc *http.Client) (*openaiCompat, 
 	return &openaiCompat{
 		endpoint:    ep,
 		completions: openai.NewChatCompletionService(opts...),
+		embeddings:  openai.NewEmbeddingService(opts...),
 		models:      openai.NewModelService(opts...),
 	}, nil
 }
@@ -200,4 +202,34 @@ func (o *openaiCompat) probe(ctx context.Context, _ []string) Health {
 		}
 		return ids, nil
 	})
+}
+
+// embed calls the embeddings endpoint. OpenAI refuses a text longer than
+// the model's window rather than cutting it, so nothing is asked for.
+func (o *openaiCompat) embed(ctx context.Context, model string, texts []string, _ int) ([][]float32, int, error) {
+	var resp *openai.CreateEmbeddingResponse
+	err := o.attempt(ctx, model, func(ctx context.Context) error {
+		var err error
+		resp, err = o.embeddings.New(ctx, openai.EmbeddingNewParams{
+			Model:          model,
+			Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: texts},
+			EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+		})
+		return err
+	}, o.classify)
+	if err != nil {
+		return nil, 0, err
+	}
+	vecs := make([][]float32, len(texts))
+	for _, d := range resp.Data {
+		if d.Index < 0 || int(d.Index) >= len(vecs) || vecs[d.Index] != nil {
+			return nil, 0, o.callError(ErrServer, model, fmt.Errorf("embedding index %d out of place for %d texts", d.Index, len(texts)))
+		}
+		v := make([]float32, len(d.Embedding))
+		for i, x := range d.Embedding {
+			v[i] = float32(x)
+		}
+		vecs[d.Index] = v
+	}
+	return vecs, int(resp.Usage.PromptTokens), nil
 }

@@ -9,7 +9,9 @@
 // request it received (Requests) so tests can assert on prompts, tools,
 // formats and options. A request with no reply left fails the test. [Weak]
 // is a handler that answers like a small local model, one [Fault] at a
-// time. The
+// time. The Ollama and OpenAI fakes also embed (/api/embed,
+// /v1/embeddings) through an [Embedder]: deterministic vectors in which
+// the words of one [Meaning] group are near each other. The
 // package is for tests only: nothing in margin's binary may import it.
 package llmtest
 

@@ -36,11 +36,14 @@ func (r OllamaRequest) NumCtx() int {
 	return int(n)
 }
 
-// Ollama is a fake Ollama server. Chat requests for a model that was not
-// pulled get Ollama's 404, as the real server does.
+// Ollama is a fake Ollama server. Chat and embed requests for a model
+// that was not pulled get Ollama's 404, as the real server does.
 type Ollama struct {
 	*script[OllamaRequest]
 	URL string
+	// Embedder answers /api/embed: 768-wide vectors (embeddinggemma's
+	// width) of [Meanings], normalised as Ollama normalises them.
+	Embedder *Embedder
 
 	mu     sync.Mutex // guards pulled and srv
 	pulled []string
@@ -52,7 +55,7 @@ type Ollama struct {
 // is closed when the test ends.
 func NewOllama(t testing.TB, pulled ...string) *Ollama {
 	t.Helper()
-	o := &Ollama{script: &script[OllamaRequest]{t: t}}
+	o := &Ollama{script: &script[OllamaRequest]{t: t}, Embedder: NewEmbedder(768, Meanings)}
 	o.Pull(pulled...)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "Ollama is running") })
@@ -63,6 +66,7 @@ func NewOllama(t testing.TB, pulled ...string) *Ollama {
 	mux.HandleFunc("GET /api/tags", o.tags)
 	mux.HandleFunc("POST /api/show", o.show)
 	mux.HandleFunc("POST /api/chat", o.chat)
+	mux.HandleFunc("POST /api/embed", o.embed)
 	o.mux, o.srv = mux, httptest.NewServer(mux)
 	o.URL = o.srv.URL
 	t.Cleanup(o.Stop)
@@ -289,4 +293,46 @@ func (o *Ollama) final(req OllamaRequest, rep Reply) api.ChatResponse {
 			EvalDuration:       time.Duration(eval) * 20 * time.Millisecond,
 		},
 	}
+}
+
+func (o *Ollama) embed(w http.ResponseWriter, r *http.Request) {
+	var req api.EmbedRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		ollamaError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	call := EmbedCall{Model: req.Model, Truncate: req.Truncate}
+	switch in := req.Input.(type) {
+	case string:
+		call.Input = []string{in}
+	case []any:
+		for _, x := range in {
+			s, ok := x.(string)
+			if !ok {
+				ollamaError(w, http.StatusBadRequest, "invalid input type")
+				return
+			}
+			call.Input = append(call.Input, s)
+		}
+	default:
+		ollamaError(w, http.StatusBadRequest, "invalid input type")
+		return
+	}
+	if n, ok := req.Options["num_ctx"].(float64); ok {
+		call.NumCtx = int(n)
+	}
+	o.Embedder.record(call)
+	if !o.has(req.Model) {
+		notFound(w, req.Model)
+		return
+	}
+	rep, ok := o.Embedder.serve(r, call)
+	if !ok {
+		return
+	}
+	if rep.status != 0 {
+		ollamaError(w, rep.status, rep.err)
+		return
+	}
+	writeJSON(w, http.StatusOK, api.EmbedResponse{Model: req.Model, Embeddings: rep.vectors, PromptEvalCount: rep.tokens})
 }

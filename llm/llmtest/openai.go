@@ -52,16 +52,21 @@ type OpenAI struct {
 	*script[OpenAIRequest]
 	URL    string
 	models []string
+	// Embedder answers /v1/embeddings: 1536-wide vectors (text-embedding-
+	// 3-small's width) of [Meanings], sent three times their unit length,
+	// as OpenAI-compatible servers that do not normalise send them.
+	Embedder *Embedder
 }
 
 // NewOpenAI starts a fake OpenAI-compatible server serving models; it is
 // closed when the test ends.
 func NewOpenAI(t testing.TB, models ...string) *OpenAI {
 	t.Helper()
-	o := &OpenAI{script: &script[OpenAIRequest]{t: t}, models: models}
+	o := &OpenAI{script: &script[OpenAIRequest]{t: t}, models: models, Embedder: NewEmbedder(1536, Meanings)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", o.chat)
 	mux.HandleFunc("GET /v1/models", o.list)
+	mux.HandleFunc("POST /v1/embeddings", o.embed)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	o.URL = srv.URL + "/v1"
@@ -213,4 +218,54 @@ func (o *OpenAI) chat(w http.ResponseWriter, r *http.Request) {
 		event(map[string]any{"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": created, "model": req.Model, "choices": []any{}, "usage": usage})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func (o *OpenAI) embed(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string          `json:"model"`
+		Input json.RawMessage `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		openaiError(w, Reply{Status: http.StatusBadRequest, Error: err.Error()})
+		return
+	}
+	// OpenAI refuses an input longer than the model's window, never cuts it.
+	refuse := false
+	call := EmbedCall{Model: req.Model, Truncate: &refuse}
+	if err := json.Unmarshal(req.Input, &call.Input); err != nil {
+		var one string
+		if json.Unmarshal(req.Input, &one) != nil {
+			openaiError(w, Reply{Status: http.StatusBadRequest, Error: "input must be a string or a list of strings"})
+			return
+		}
+		call.Input = []string{one}
+	}
+	o.Embedder.record(call)
+	if !slices.Contains(o.models, req.Model) {
+		openaiError(w, Reply{Status: http.StatusNotFound, Error: fmt.Sprintf("The model `%s` does not exist or you do not have access to it.", req.Model)})
+		return
+	}
+	rep, ok := o.Embedder.serve(r, call)
+	if !ok {
+		return
+	}
+	if rep.status == http.StatusBadRequest {
+		rep.err = "This model's maximum context length was exceeded; reduce the length of the input."
+	}
+	if rep.status != 0 {
+		openaiError(w, Reply{Status: rep.status, Error: rep.err})
+		return
+	}
+	data := make([]map[string]any, len(rep.vectors))
+	for i, v := range rep.vectors {
+		scaled := make([]float32, len(v))
+		for j, x := range v {
+			scaled[j] = 3 * x
+		}
+		data[i] = map[string]any{"object": "embedding", "index": i, "embedding": scaled}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list", "data": data, "model": req.Model,
+		"usage": map[string]int{"prompt_tokens": rep.tokens, "total_tokens": rep.tokens},
+	})
 }
