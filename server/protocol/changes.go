@@ -1,12 +1,38 @@
 package protocol
 
-import "github.com/margin-md/margin/agents/changes"
+import (
+	"encoding/json"
+	"time"
+)
 
 // ChangeSet is one wake's proposals to a person.
-type ChangeSet = changes.ChangeSet
+type ChangeSet struct {
+	ID      string       `json:"id"`
+	Agent   string       `json:"agent"` // the task agent's id, or mcp:<client name>
+	Task    string       `json:"task"`
+	Run     int64        `json:"run"`
+	Path    string       `json:"path"`
+	Status  string       `json:"status"` // pending | partially-resolved | resolved | expired | superseded
+	Created time.Time    `json:"created"`
+	Expires time.Time    `json:"expires"`
+	Items   []ChangeItem `json:"items"`
+}
 
 // ChangeItem is one proposed change to a task note.
-type ChangeItem = changes.ChangeItem
+type ChangeItem struct {
+	ID      string          `json:"id"` // the block id in the file: c1, c2, ...
+	Tool    string          `json:"tool"`
+	Args    json.RawMessage `json:"args"`
+	Summary string          `json:"summary"`
+	Status  string          `json:"status"`
+	// Base fingerprints the field or checklist line the item targets as it
+	// was when proposed; applying re-checks it.
+	Base   string `json:"base"`
+	Reason string `json:"reason,omitempty"`
+	// Detail explains a status margin chose (stale, not applied).
+	Detail  string    `json:"detail,omitempty"`
+	Decided time.Time `json:"decided,omitzero"`
+}
 
 // ChangesListParams are changes/list's params.
 type ChangesListParams struct {
@@ -26,7 +52,11 @@ type ChangesDecideParams struct {
 }
 
 // ItemDecision is a person's verdict on one item of a change set.
-type ItemDecision = changes.ItemDecision
+type ItemDecision struct {
+	Item    string `json:"item"`
+	Verdict string `json:"verdict"` // confirmed | rejected | deferred
+	Reason  string `json:"reason,omitempty"`
+}
 
 // ChangesConfirmAllParams are changes/confirmAll's params.
 type ChangesConfirmAllParams struct {
@@ -76,7 +106,19 @@ type DecisionsListResult struct {
 }
 
 // Decision is one verdict on one item, as the ledger keeps it.
-type Decision = changes.Decision
+type Decision struct {
+	ID        int64     `json:"id"`
+	Agent     string    `json:"agent"`
+	Task      string    `json:"task"`
+	ChangeSet string    `json:"changeSet"`
+	Item      string    `json:"item"`
+	Tool      string    `json:"tool"`
+	Summary   string    `json:"summary"`
+	Verdict   string    `json:"verdict"`
+	Reason    string    `json:"reason,omitempty"`
+	Outcome   string    `json:"outcome"` // the item's status after the decision
+	Created   time.Time `json:"created"`
+}
 
 // ShowChangesResult is margin.showChanges's result: the change set a "N
 // suggested changes" lens names, and whether the editor was asked to open

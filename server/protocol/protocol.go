@@ -5,11 +5,13 @@
 // interfaces from the types reachable from Methods, EditorCommands and
 // Notifications.
 //
-// A type the wire shares with the part of margin that produces it (an
-// agent, a change set, a search hit) is an alias of that part's type, so
-// the two cannot drift; the rest are declared here. Field names are the
-// contract: json tags name them, and omitempty marks what a client may
-// leave out or may not get.
+// Every type is declared here, and the package imports nothing of
+// margin's: an agent, a change set or a search hit has a wire type of its
+// own, which server/wire converts margin's domain values to, so a field
+// renamed or added in agents/ or vault/ leaves the editors' protocol as
+// it is (server/wire's tests fail until its conversion says where the
+// field goes). Field names are the contract: json tags name them, and
+// omitempty marks what a client may leave out or may not get.
 package protocol
 
 //go:generate go run ./gen -root ../..

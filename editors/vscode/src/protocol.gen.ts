@@ -4,14 +4,14 @@
 // run go generate ./server/protocol after changing them. A field that may
 // be absent is optional (?), one that may be null says so.
 
-/** task.Activity */
+/** protocol.Activity */
 export interface Activity {
   runs: Run[] | null;
   messages: Message[] | null;
   toolCalls: ToolCall[] | null;
 }
 
-/** task.Agent */
+/** protocol.Agent */
 export interface Agent {
   id: string;
   task: string;
@@ -28,7 +28,7 @@ export interface Agent {
   language?: string;
 }
 
-/** task.Counts */
+/** protocol.AgentCounts */
 export interface AgentCounts {
   active: number;
   dormant: number;
@@ -66,7 +66,7 @@ export interface AgentRef {
   task?: string;
 }
 
-/** task.AgentStatus */
+/** protocol.AgentStatus */
 export interface AgentStatus {
   id: string;
   task: string;
@@ -103,7 +103,7 @@ export interface AgentsListResult {
   agents: Agent[] | null;
 }
 
-/** query.Result */
+/** protocol.Answer */
 export interface Answer {
   sessionId: string;
   type: string;
@@ -123,7 +123,7 @@ export interface AskParams {
   text: string;
 }
 
-/** changes.ItemDecided */
+/** protocol.ChangeApplied */
 export interface ChangeApplied {
   id: string;
   item: string;
@@ -131,7 +131,7 @@ export interface ChangeApplied {
   detail?: string;
 }
 
-/** changes.ChangeItem */
+/** protocol.ChangeItem */
 export interface ChangeItem {
   id: string;
   tool: string;
@@ -144,7 +144,7 @@ export interface ChangeItem {
   decided?: string;
 }
 
-/** changes.ChangeSet */
+/** protocol.ChangeSet */
 export interface ChangeSet {
   id: string;
   agent: string;
@@ -157,7 +157,7 @@ export interface ChangeSet {
   items: ChangeItem[] | null;
 }
 
-/** changes.SetCreated */
+/** protocol.ChangeSetCreated */
 export interface ChangeSetCreated {
   id: string;
   task: string;
@@ -209,7 +209,7 @@ export interface ChangesUndoResult {
   write?: UndoneWrite;
 }
 
-/** query.Citation */
+/** protocol.Citation */
 export interface Citation {
   path: string;
   heading: string;
@@ -233,7 +233,7 @@ export interface CoverageResult {
   files: FileState[] | null;
 }
 
-/** changes.Decision */
+/** protocol.Decision */
 export interface Decision {
   id: number;
   agent: string;
@@ -272,7 +272,7 @@ export interface EvolutionSendParams {
   text: string;
 }
 
-/** evolution.Session */
+/** protocol.EvolutionSession */
 export interface EvolutionSession {
   sessionId: string;
   template: string;
@@ -293,7 +293,7 @@ export interface EvolutionStartParams {
   template: string;
 }
 
-/** evolution.Turn */
+/** protocol.EvolutionTurn */
 export interface EvolutionTurn {
   sessionId: string;
   message: string;
@@ -302,14 +302,14 @@ export interface EvolutionTurn {
   metrics: Metrics;
 }
 
-/** index.FileState */
+/** protocol.FileState */
 export interface FileState {
   path: string;
   state: string;
   reason: string;
 }
 
-/** index.Hit */
+/** protocol.Hit */
 export interface Hit {
   path: string;
   heading: string;
@@ -320,7 +320,7 @@ export interface Hit {
   rank?: number;
 }
 
-/** vault.IndexEvent */
+/** protocol.IndexStatus */
 export interface IndexStatus {
   kind: string;
   reason?: string;
@@ -328,7 +328,7 @@ export interface IndexStatus {
   status: VaultStatus;
 }
 
-/** changes.ItemDecision */
+/** protocol.ItemDecision */
 export interface ItemDecision {
   item: string;
   verdict: string;
@@ -353,7 +353,7 @@ export interface LogResult {
   answer?: Answer;
 }
 
-/** query.Logged */
+/** protocol.Logged */
 export interface Logged {
   path: string;
   heading: string;
@@ -363,7 +363,7 @@ export interface Logged {
   note?: string;
 }
 
-/** task.Message */
+/** protocol.Message */
 export interface Message {
   id: number;
   run: number;
@@ -375,7 +375,7 @@ export interface Message {
   created: string;
 }
 
-/** evolution.Metrics */
+/** protocol.Metrics */
 export interface Metrics {
   agents: number;
   wakes: number;
@@ -400,7 +400,7 @@ export interface ModelStatus {
   error?: string;
 }
 
-/** evolution.Proposal */
+/** protocol.Proposal */
 export interface Proposal {
   generalDirective: string;
   reportDirective: string;
@@ -410,7 +410,7 @@ export interface Proposal {
   reportDiff: string;
 }
 
-/** query.Question */
+/** protocol.Question */
 export interface Question {
   id: string;
   question: string;
@@ -418,7 +418,7 @@ export interface Question {
   gap?: string;
 }
 
-/** evolution.Rejection */
+/** protocol.Rejection */
 export interface Rejection {
   tool: string;
   version?: number;
@@ -434,7 +434,7 @@ export interface ReplyParams {
   decline?: boolean;
 }
 
-/** task.Report */
+/** protocol.Report */
 export interface Report {
   path: string;
   task: string;
@@ -458,7 +458,7 @@ export interface ReportSummary {
   template: string;
 }
 
-/** task.ReportUpdated */
+/** protocol.ReportUpdated */
 export interface ReportUpdated {
   task: string;
   path: string;
@@ -477,7 +477,7 @@ export interface RescanResult {
   duration: number;
 }
 
-/** task.Run */
+/** protocol.Run */
 export interface Run {
   id: number;
   agent: string;
@@ -496,7 +496,7 @@ export interface Run {
   finished: string;
 }
 
-/** vault.ScanResult */
+/** protocol.ScanResult */
 export interface ScanResult {
   files: number;
   unchanged: number;
@@ -520,7 +520,7 @@ export interface SearchParams {
   outputs?: boolean;
 }
 
-/** index.Result */
+/** protocol.SearchResult */
 export interface SearchResult {
   hits: Hit[] | null;
   total: number;
@@ -564,7 +564,7 @@ export interface StatusResult {
   agents: AgentCounts;
 }
 
-/** templates.Template */
+/** protocol.Template */
 export interface Template {
   name: string;
   kind: string;
@@ -587,7 +587,7 @@ export interface TemplateParams {
   version?: number;
 }
 
-/** templates.TemplateProblem */
+/** protocol.TemplateProblem */
 export interface TemplateProblem {
   name: string;
   path: string;
@@ -640,7 +640,7 @@ export interface TemplatesListResult {
   templates: TemplateSummary[] | null;
 }
 
-/** task.ToolCall */
+/** protocol.ToolCall */
 export interface ToolCall {
   operationId: string;
   run: number;
@@ -652,7 +652,7 @@ export interface ToolCall {
   created: string;
 }
 
-/** evolution.ToolRate */
+/** protocol.ToolRate */
 export interface ToolRate {
   tool: string;
   confirmed: number;
@@ -660,7 +660,7 @@ export interface ToolRate {
   deferred: number;
 }
 
-/** query.Transition */
+/** protocol.Transition */
 export interface Transition {
   from: string;
   to: string;
@@ -674,7 +674,7 @@ export interface UndoneWrite {
   path: string;
 }
 
-/** vault.Status */
+/** protocol.VaultStatus */
 export interface VaultStatus {
   vault: string;
   notes: number;
@@ -694,7 +694,7 @@ export interface VaultStatus {
   warnings?: string[];
 }
 
-/** evolution.VersionMetrics */
+/** protocol.VersionMetrics */
 export interface VersionMetrics {
   version: number;
   active: boolean;
@@ -709,7 +709,7 @@ export interface VersionMetrics {
   tools: ToolRate[] | null;
 }
 
-/** task.WakeState */
+/** protocol.WakeState */
 export interface WakeState {
   queued: boolean;
   running: boolean;
