@@ -143,6 +143,29 @@ func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfi
 	return ws.Changes.ConfirmAll(ctx, p.ID)
 }
 
+func (s *Server) changesPreview(ctx context.Context, p *protocol.ChangesPreviewParams) (protocol.ChangePreview, error) {
+	switch {
+	case p.ID == "":
+		return protocol.ChangePreview{}, invalidParams("id", "is required")
+	case p.Item == "":
+		return protocol.ChangePreview{}, invalidParams("item", "is required")
+	}
+	ws, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return protocol.ChangePreview{}, err
+	}
+	pv, err := ws.Changes.Preview(ctx, p.ID, p.Item)
+	if err != nil {
+		return protocol.ChangePreview{}, err
+	}
+	props := make([]protocol.PropertyChange, len(pv.Properties))
+	for i, c := range pv.Properties {
+		props[i] = protocol.PropertyChange{Key: c.Key, Before: c.Before, After: c.After, Change: c.Change}
+	}
+	return protocol.ChangePreview{ID: pv.ChangeSet, Item: pv.Item, Summary: pv.Summary, Path: pv.Path, Exists: pv.Exists, InEditor: pv.InEditor,
+		Before: string(pv.Before), After: string(pv.After), Stale: pv.Stale, Reason: pv.Reason, Properties: props}, nil
+}
+
 func (s *Server) changesUndo(ctx context.Context, p *protocol.ChangesUndoParams) (protocol.ChangesUndoResult, error) {
 	switch {
 	case p.Write < 0:

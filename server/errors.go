@@ -108,7 +108,7 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		e := &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
 		e.SetError(undoErr)
 		return e
-	case errors.Is(err, changes.ErrNotApplied), errors.Is(err, history.ErrItemWrite):
+	case errors.Is(err, changes.ErrNotApplied), errors.Is(err, changes.ErrDecided), errors.Is(err, history.ErrItemWrite):
 		return &jsonrpc2.Error{Code: CodeRefused, Message: err.Error()}
 	case errors.Is(err, edit.ErrConflict), errors.Is(err, edit.ErrEditorRefused):
 		return &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}

@@ -56,6 +56,7 @@ var Methods = []Method{
 	method[ChangesListParams, ChangesListResult]("changes/list"),
 	method[ChangesDecideParams, ChangeSet]("changes/decide"),
 	method[ChangesConfirmAllParams, ChangeSet]("changes/confirmAll"),
+	method[ChangesPreviewParams, ChangePreview]("changes/preview"),
 	method[ChangesUndoParams, ChangesUndoResult]("changes/undo"),
 	method[DecisionsListParams, DecisionsListResult]("decisions/list"),
 
