@@ -39,6 +39,23 @@ func TestChangePreviewDiffReview(t *testing.T) {
 		t.Errorf("c2 previews +%q -%q, want its checklist line added", added, removed)
 	}
 
+	// The Diff lens on c1's line of the set file runs margin.preview, which
+	// a client without a diff view of its own gets the same preview from.
+	var diff *protocol.CodeLens
+	for _, l := range lensesOf(t, e, dir, cs.Path) {
+		if l.Command.Title == "Diff" && reflect.DeepEqual(l.Command.Arguments, []any{cs.ID, "c1"}) {
+			diff = &l
+		}
+	}
+	if diff == nil {
+		t.Fatalf("no Diff lens on c1 of %s", cs.ID)
+	}
+	var byLens protocol.ChangePreview
+	run(t, e, *diff, &byLens)
+	if !reflect.DeepEqual(byLens, p) {
+		t.Errorf("margin.preview = %+v, want changes/preview's %+v", byLens, p)
+	}
+
 	// Open in the editor with typing not saved: the preview is of the
 	// buffer, as applying would find it.
 	uri := "file://" + dir + "/" + shipTask

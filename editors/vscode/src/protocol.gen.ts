@@ -783,6 +783,7 @@ export interface MarginCommands {
   'margin.confirm': { args: [changeSetId: string, itemId: string]; result: ChangeSet };
   'margin.reject': { args: [changeSetId: string, itemId: string, reason?: string]; result: ChangeSet };
   'margin.confirmAll': { args: [changeSetId: string]; result: ChangeSet };
+  'margin.preview': { args: [changeSetId: string, itemId: string]; result: ChangePreview };
   'margin.undo': { args: [changeSetId: string, itemId?: string]; result: ChangesUndoResult };
   'margin.showChanges': { args: [changeSetId: string]; result: ShowChangesResult };
   'margin.wake': { args: [agentId: string]; result: AgentDetail };
