@@ -209,6 +209,19 @@ test('a diff review: each item of a set opens as a diff, one applied, one reject
   assert.equal(stale.stale, `margin: "Set due date to 2026-12-10 (because: leave time for the post)" no longer applies to ${passport}: the task's due date changed since it was proposed`);
 });
 
+test("the diff editor's title bar offers Apply and Reject on margin-preview documents only", () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8'));
+  const titled = (pkg.contributes.menus['editor/title'] as { command: string; when: string }[]).map((m) => `${m.command} when ${m.when}`);
+  assert.deepEqual(titled, [
+    `margin.reviewApply when resourceScheme == ${margin.previewScheme}`,
+    `margin.reviewReject when resourceScheme == ${margin.previewScheme}`,
+  ]);
+  const declared = (pkg.contributes.commands as { command: string }[]).map((c) => c.command);
+  for (const c of ['margin.review', 'margin.reviewApply', 'margin.reviewReject']) {
+    assert.ok(declared.includes(c), `${c} is not among the contributed commands`);
+  }
+});
+
 test('margin.ask answers with citations that link into the vault', limit, async () => {
   const question = 'bench press';
   const answer = await margin.ask(conn, question);
