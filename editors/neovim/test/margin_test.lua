@@ -215,8 +215,14 @@ local function run()
   vim.ui.input = function(_, on_confirm)
     on_confirm("not yet")
   end
+  -- Reviewed twice, the later review replaces the earlier one.
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.lsp.commands["margin.preview"]({ command = "margin.preview", arguments = { set_id, "c3" } })
+  review_tab()
+  vim.cmd("tabprevious")
   vim.lsp.commands["margin.preview"]({ command = "margin.preview", arguments = { set_id, "c3" } })
   left, right = review_tab()
+  check(#vim.api.nvim_list_tabpages() == tabs + 1, "tabs after reviewing c3 twice: " .. #vim.api.nvim_list_tabpages())
   check(right:find("\n%- %[ %] Book the Seoul flights\n") and left == read(passport) .. "\n", "c3's sides:\n" .. right)
   vim.cmd("normal gr")
   vim.ui.input = input
@@ -232,7 +238,7 @@ local function run()
   -- The person sets the due date by hand: c2 says it no longer applies,
   -- and no diff opens.
   vim.fn.writefile(vim.split(read(passport):gsub("due: 2026%-12%-15", "due: 2026-12-20"), "\n"), passport)
-  local tabs = #vim.api.nvim_list_tabpages()
+  tabs = #vim.api.nvim_list_tabpages()
   vim.cmd("MarginDiff " .. set_id .. " c2")
   wait("c2 said stale", function()
     return said[#said]:find("no longer applies", 1, true) ~= nil

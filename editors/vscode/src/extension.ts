@@ -6,6 +6,9 @@ import * as margin from './protocol';
 
 let client: LanguageClient | undefined;
 let reviews: margin.Reviews;
+// previewChanged makes VS Code read a preview document again when the item
+// is reviewed again: it keeps the text of an open virtual document.
+const previewChanged = new vscode.EventEmitter<vscode.Uri>();
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const folder = vscode.workspace.workspaceFolders?.[0];
@@ -61,7 +64,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('margin.review', () => pickReview(client!)),
     vscode.commands.registerCommand('margin.reviewApply', decideShown('confirmed')),
     vscode.commands.registerCommand('margin.reviewReject', decideShown('rejected')),
+    previewChanged,
     vscode.workspace.registerTextDocumentContentProvider(margin.previewScheme, {
+      onDidChange: previewChanged.event,
       provideTextDocumentContent: (uri) => reviews.content(uri.query),
     }),
   );
@@ -117,7 +122,10 @@ async function showReview(r: { diff: margin.DiffView } | { stale: string }): Pro
     return;
   }
   const uri = (a: margin.PreviewAddress) => vscode.Uri.from({ scheme: margin.previewScheme, path: a.path, query: a.query });
-  await vscode.commands.executeCommand('vscode.diff', uri(r.diff.before), uri(r.diff.after), r.diff.title, { preview: false });
+  const [before, after] = [uri(r.diff.before), uri(r.diff.after)];
+  previewChanged.fire(before);
+  previewChanged.fire(after);
+  await vscode.commands.executeCommand('vscode.diff', before, after, r.diff.title, { preview: false });
 }
 
 // pickReview lists the open change items and opens the one picked as a diff.

@@ -278,9 +278,15 @@ end
 -- preview_buffer is one side of a diff review: a scratch buffer holding
 -- text, named after the item and side so that several reviews can be open.
 local function preview_buffer(pv, side, text)
+  local name = string.format("margin-preview://%s/%s/%s/%s", pv.id, pv.item, side, pv.path)
+  local earlier = vim.fn.bufnr("^" .. vim.fn.escape(name, "\\/.*$^~[]") .. "$")
+  if earlier ~= -1 then
+    -- The item reviewed again: the new preview replaces the old one.
+    vim.api.nvim_buf_delete(earlier, { force = true })
+  end
   local buf = vim.api.nvim_get_current_buf()
   vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
-  vim.api.nvim_buf_set_name(buf, string.format("margin-preview://%s/%s/%s/%s", pv.id, pv.item, side, pv.path))
+  vim.api.nvim_buf_set_name(buf, name)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines(text))
   vim.bo[buf].modifiable, vim.bo[buf].filetype = false, "markdown"
   vim.cmd("diffthis")
