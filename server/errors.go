@@ -114,6 +114,8 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		return &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, edit.ErrStale):
 		return &jsonrpc2.Error{Code: CodeStale, Message: err.Error()}
+	case errors.Is(err, changes.ErrUnreadable):
+		return &jsonrpc2.Error{Code: CodeInvalidNote, Message: err.Error()}
 	case errors.Is(err, vault.ErrNotFound):
 		return &jsonrpc2.Error{Code: CodeNotFound, Message: err.Error()}
 	case errors.Is(err, errNoVault):

@@ -14,7 +14,7 @@ import (
 // frontmatter change as a property; the note open in the editor previews
 // from its buffer; confirming an item writes exactly the previewed text;
 // an item whose field the person changed previews as stale; a decided
-// item is refused.
+// item is refused, and so is a preview of a note that cannot be read.
 func TestChangePreviewDiffReview(t *testing.T) {
 	e, _, dir, _, cs := proposed(t)
 	preview := func(item string) protocol.ChangePreview {
@@ -93,8 +93,12 @@ func TestChangePreviewDiffReview(t *testing.T) {
 		{"an unknown item", map[string]any{"id": cs.ID, "item": "c9"}, server.CodeNotFound},
 		{"an unknown set", map[string]any{"id": "nope", "item": "c1"}, server.CodeNotFound},
 		{"no item", map[string]any{"id": cs.ID}, -32602},
+		{"a task whose frontmatter does not parse", map[string]any{"id": cs.ID, "item": "c1"}, server.CodeInvalidNote},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.code == server.CodeInvalidNote {
+				writeFile(t, dir, shipTask, "---\nestimate: [1d\n---\n# Ship invoice export\n")
+			}
 			var p protocol.ChangePreview
 			if err := e.Call("changes/preview", tc.params, &p); err == nil || err.Code != tc.code {
 				t.Errorf("changes/preview %v = %+v, %v; want code %d", tc.params, p, err, tc.code)

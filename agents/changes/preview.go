@@ -15,6 +15,11 @@ import (
 // it would change is no question any more.
 var ErrDecided = errors.New("only an open item can be previewed")
 
+// ErrUnreadable says an item can neither be applied to its note nor
+// found stale: the note cannot be read as a task now (its frontmatter
+// does not parse).
+var ErrUnreadable = errors.New("the note cannot be read")
+
 // Preview is what applying one item of a change set alone would make of
 // its note now (changes/preview): the note as it is and as it would be,
 // or, when the item would not apply (stale), why.
@@ -79,7 +84,7 @@ func (c *Changes) Preview(ctx context.Context, id, item string) (Preview, error)
 	case len(applied) == 0:
 		// Neither applicable nor stale: the note cannot be read as a task
 		// now (its frontmatter does not parse), and applying would say so.
-		return Preview{}, fmt.Errorf("previewing %s of %s: %s", item, id, items[i].Detail)
+		return Preview{}, fmt.Errorf("previewing %s of %s: %w: %s", item, id, ErrUnreadable, strings.TrimPrefix(items[i].Detail, "not applied: "))
 	}
 	p.After = out
 	if string(p.After) == string(p.Before) {

@@ -99,6 +99,11 @@ func TestPreviewStaleAndDecided(t *testing.T) {
 		t.Errorf("a field changed by hand: %+v, %v", p, err)
 	}
 
+	writeFile(t, dir, "Tasks/Renew passport.md", "---\nstatus: [open\n---\n# Renew passport\n")
+	if _, err := c.Preview(ctx, field.ID, "c1"); !errors.Is(err, ErrUnreadable) || !strings.Contains(err.Error(), "frontmatter does not parse") {
+		t.Errorf("a task whose frontmatter does not parse: %v, want ErrUnreadable saying why", err)
+	}
+
 	if _, err := c.Preview(ctx, replace.ID, "c1"); !errors.Is(err, ErrDecided) {
 		t.Errorf("a decided item: %v, want ErrDecided", err)
 	}

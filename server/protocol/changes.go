@@ -35,7 +35,8 @@ type ChangesConfirmAllParams struct {
 
 // ChangesPreviewParams are changes/preview's params: one open item of a
 // change set. A decided item is -33007 (only an open item can be
-// previewed); an unknown set or item -33000.
+// previewed); an unknown set or item -33000; a note that cannot be read
+// as a task now (its frontmatter does not parse) -33006.
 type ChangesPreviewParams struct {
 	ID   string `json:"id"`
 	Item string `json:"item"`
