@@ -145,6 +145,24 @@ func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfi
 	return wire.ChangeSet(cs), err
 }
 
+func (s *Server) changesPreview(ctx context.Context, p *protocol.ChangesPreviewParams) (protocol.ChangePreview, error) {
+	switch {
+	case p.ID == "":
+		return protocol.ChangePreview{}, invalidParams("id", "is required")
+	case p.Item == "":
+		return protocol.ChangePreview{}, invalidParams("item", "is required")
+	}
+	ws, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return protocol.ChangePreview{}, err
+	}
+	pv, err := ws.Changes.Preview(ctx, p.ID, p.Item)
+	if err != nil {
+		return protocol.ChangePreview{}, err
+	}
+	return wire.ChangePreview(pv), nil
+}
+
 func (s *Server) changesUndo(ctx context.Context, p *protocol.ChangesUndoParams) (protocol.ChangesUndoResult, error) {
 	switch {
 	case p.Write < 0:

@@ -83,6 +83,12 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 			}
 		}
 		return s.changesDecide(ctx, &protocol.ChangesDecideParams{ID: args[0], Decisions: []protocol.ItemDecision{d}})
+	case "margin.preview":
+		args, err := p.stringArgs(2, 2, "[changeSetId, itemId]")
+		if err != nil {
+			return nil, err
+		}
+		return s.changesPreview(ctx, &protocol.ChangesPreviewParams{ID: args[0], Item: args[1]})
 	case "margin.confirmAll":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {

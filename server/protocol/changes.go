@@ -63,6 +63,49 @@ type ChangesConfirmAllParams struct {
 	ID string `json:"id"`
 }
 
+// ChangesPreviewParams are changes/preview's params: one open item of a
+// change set. A decided item is -33007 (only an open item can be
+// previewed); an unknown set or item -33000; a note that cannot be read
+// as a task now (its frontmatter does not parse) -33006.
+type ChangesPreviewParams struct {
+	ID   string `json:"id"`
+	Item string `json:"item"`
+}
+
+// ChangePreview is changes/preview's result: the note the item changes as
+// it is now (the editor's buffer when it is open there, as applying would
+// find it) and as applying that item alone would leave it, computed by the
+// code that applies, so a diff of the two is exactly what a confirm
+// writes. A stale item (its target moved on; a confirm would not apply
+// it) has stale and the reason applying would give, and no after. Reason
+// also says when applying would write nothing. Properties are the
+// frontmatter keys the item adds, removes or changes, for an editor to
+// show as properties ("status: open → done") rather than YAML lines.
+// The texts are the note's UTF-8; an invalid byte reads as U+FFFD.
+type ChangePreview struct {
+	ID         string           `json:"id"`
+	Item       string           `json:"item"`
+	Summary    string           `json:"summary"`
+	Path       string           `json:"path"`
+	Exists     bool             `json:"exists"`   // false for a note a proposed edit would create
+	InEditor   bool             `json:"inEditor"` // before is the editor's buffer, not the file
+	Before     string           `json:"before"`
+	After      string           `json:"after,omitempty"`
+	Stale      bool             `json:"stale"`
+	Reason     string           `json:"reason,omitempty"`
+	Properties []PropertyChange `json:"properties"`
+}
+
+// PropertyChange is one frontmatter key a change adds, removes or changes,
+// its values as Obsidian's properties show them (a list's items joined by
+// ", ").
+type PropertyChange struct {
+	Key    string `json:"key"`
+	Before string `json:"before,omitempty"` // absent when added
+	After  string `json:"after,omitempty"`  // absent when removed
+	Change string `json:"change"`           // added | removed | changed
+}
+
 // ChangesUndoParams are changes/undo's params: the item, or items, of
 // the change set to undo; all its applied items when neither is given.
 // Undoing an undone item applies it again. When the note no longer holds

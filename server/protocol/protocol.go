@@ -58,6 +58,7 @@ var Methods = []Method{
 	method[ChangesListParams, ChangesListResult]("changes/list"),
 	method[ChangesDecideParams, ChangeSet]("changes/decide"),
 	method[ChangesConfirmAllParams, ChangeSet]("changes/confirmAll"),
+	method[ChangesPreviewParams, ChangePreview]("changes/preview"),
 	method[ChangesUndoParams, ChangesUndoResult]("changes/undo"),
 	method[DecisionsListParams, DecisionsListResult]("decisions/list"),
 
@@ -93,6 +94,10 @@ var EditorCommands = []EditorCommand{
 	command[ChangeSet]("margin.confirm", "changes/decide", "changeSetId", "itemId"),
 	command[ChangeSet]("margin.reject", "changes/decide", "changeSetId", "itemId", "reason?"),
 	command[ChangeSet]("margin.confirmAll", "changes/confirmAll", "changeSetId"),
+	// margin.preview is the Diff lens on an open item of a change set
+	// file: an editor plugin runs it itself, showing the preview as a
+	// diff with Apply and Reject; a client without one gets the preview.
+	command[ChangePreview]("margin.preview", "changes/preview", "changeSetId", "itemId"),
 	command[ChangesUndoResult]("margin.undo", "changes/undo", "changeSetId", "itemId?"),
 	command[ShowChangesResult]("margin.showChanges", "changes/list", "changeSetId"),
 	command[AgentDetail]("margin.wake", "agents/control", "agentId"),

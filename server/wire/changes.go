@@ -50,3 +50,14 @@ func ChangeSetCreated(s changes.SetCreated) protocol.ChangeSetCreated {
 func ChangeApplied(d changes.ItemDecided) protocol.ChangeApplied {
 	return protocol.ChangeApplied{ID: d.ID, Item: d.Item, Status: d.Status, Detail: d.Detail}
 }
+
+// ChangePreview is an item's preview: the note as it is and as applying
+// the item alone would write it.
+func ChangePreview(pv changes.Preview) protocol.ChangePreview {
+	props := make([]protocol.PropertyChange, len(pv.Properties))
+	for i, c := range pv.Properties {
+		props[i] = protocol.PropertyChange{Key: c.Key, Before: c.Before, After: c.After, Change: c.Change}
+	}
+	return protocol.ChangePreview{ID: pv.ChangeSet, Item: pv.Item, Summary: pv.Summary, Path: pv.Path, Exists: pv.Exists, InEditor: pv.InEditor,
+		Before: string(pv.Before), After: string(pv.After), Stale: pv.Stale, Reason: pv.Reason, Properties: props}
+}

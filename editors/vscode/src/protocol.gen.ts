@@ -144,6 +144,21 @@ export interface ChangeItem {
   decided?: string;
 }
 
+/** protocol.ChangePreview */
+export interface ChangePreview {
+  id: string;
+  item: string;
+  summary: string;
+  path: string;
+  exists: boolean;
+  inEditor: boolean;
+  before: string;
+  after?: string;
+  stale: boolean;
+  reason?: string;
+  properties: PropertyChange[] | null;
+}
+
 /** protocol.ChangeSet */
 export interface ChangeSet {
   id: string;
@@ -185,6 +200,12 @@ export interface ChangesListParams {
 /** protocol.ChangesListResult */
 export interface ChangesListResult {
   changeSets: ChangeSet[] | null;
+}
+
+/** protocol.ChangesPreviewParams */
+export interface ChangesPreviewParams {
+  id: string;
+  item: string;
 }
 
 /** protocol.ChangesUndoParams */
@@ -398,6 +419,14 @@ export interface ModelStatus {
   reachable: boolean;
   checked?: string;
   error?: string;
+}
+
+/** protocol.PropertyChange */
+export interface PropertyChange {
+  key: string;
+  before?: string;
+  after?: string;
+  change: string;
 }
 
 /** protocol.Proposal */
@@ -735,6 +764,7 @@ export interface MarginMethods {
   'changes/list': { params: ChangesListParams; result: ChangesListResult };
   'changes/decide': { params: ChangesDecideParams; result: ChangeSet };
   'changes/confirmAll': { params: ChangesConfirmAllParams; result: ChangeSet };
+  'changes/preview': { params: ChangesPreviewParams; result: ChangePreview };
   'changes/undo': { params: ChangesUndoParams; result: ChangesUndoResult };
   'decisions/list': { params: DecisionsListParams; result: DecisionsListResult };
   'templates/list': { params: void; result: TemplatesListResult };
@@ -753,6 +783,7 @@ export interface MarginCommands {
   'margin.confirm': { args: [changeSetId: string, itemId: string]; result: ChangeSet };
   'margin.reject': { args: [changeSetId: string, itemId: string, reason?: string]; result: ChangeSet };
   'margin.confirmAll': { args: [changeSetId: string]; result: ChangeSet };
+  'margin.preview': { args: [changeSetId: string, itemId: string]; result: ChangePreview };
   'margin.undo': { args: [changeSetId: string, itemId?: string]; result: ChangesUndoResult };
   'margin.showChanges': { args: [changeSetId: string]; result: ShowChangesResult };
   'margin.wake': { args: [agentId: string]; result: AgentDetail };
