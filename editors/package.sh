@@ -35,7 +35,7 @@ rm -rf "$out"
 
 echo "== vscode: bundle, package and check the .vsix"
 # No terminal: vsce fails rather than waits if it would ask anything.
-(cd editors/vscode && install && npm run package </dev/null && npm run compile && timeout 120 npm run test:package)
+(cd editors/vscode && install && npm run package </dev/null && timeout 120 npm run test:package)
 
 echo "== obsidian: build and check the release folder"
 (cd editors/obsidian && install && npm run build)
