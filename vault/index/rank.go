@@ -722,60 +722,10 @@ var propTerm = regexp.MustCompile(`^(\pL[\pL\pN_-]*):([^/].*)$`)
 // returns the meta tokens of its key:value filters. The expression is ""
 // when the text holds no searchable word.
 func matchExpr(text string, mode Mode, expand map[string][]string) (string, []term, []string) {
-	syn := make(map[string][]string, len(expand))
+	x := &textExpr{syn: make(map[string][]string, len(expand))}
 	for k, v := range expand {
 		key := pieceKey(foldedPieces(k))
-		syn[key] = append(syn[key], v...)
-	}
-	var terms []term
-	add := func(ps []folded, prefix bool) {
-		for i, p := range ps {
-			terms = append(terms, term{text: p.text, unspaced: p.unspaced, prefix: prefix && i == len(ps)-1})
-		}
-		if len(ps) > 1 { // the section holding the words together is the better hit
-			terms = append(terms, term{text: pieceKey(ps), phrase: true})
-		}
-	}
-	synonyms := func(ps []folded) []string {
-		var alts []string
-		for _, s := range syn[pieceKey(ps)] {
-			if sp := foldedPieces(s); len(sp) > 0 {
-				alts = append(alts, phrase(sp, false))
-				add(sp, false)
-			}
-		}
-		return alts
-	}
-	withSynonyms := func(expr string, ps []folded) string {
-		alts := synonyms(ps)
-		if len(alts) == 0 {
-			return expr
-		}
-		return "(" + expr + " OR " + strings.Join(alts, " OR ") + ")"
-	}
-	// A word with symbols is matched as written (see literal): the
-	// expression finds the notes that hold its letters, and its term
-	// keeps those that hold it.
-	addWord := func(text string, ps []folded, prefix, quoted bool) string {
-		expr := phrase(ps, prefix)
-		l := literalOf(text, prefix)
-		if l == nil {
-			add(ps, prefix)
-			if quoted {
-				return expr
-			}
-			return withSynonyms(expr, ps)
-		}
-		terms = append(terms, term{text: string(l.runes), lit: l})
-		if quoted {
-			return expr
-		}
-		alts := synonyms(ps)
-		if len(alts) == 0 {
-			return expr
-		}
-		l.alts = strings.Join(alts, " OR ")
-		return "(" + expr + " OR " + l.alts + ")"
+		x.syn[key] = append(x.syn[key], v...)
 	}
 	if mode == ModePhrase {
 		ps := foldedPieces(text)
@@ -783,38 +733,101 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			return "", nil, nil
 		}
 		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
-		return addWord(text, ps, prefix, false), terms, nil
+		return x.word(text, ps, prefix, false), x.terms, nil
 	}
 	var exprs, props []string
 	for _, w := range words(text) {
-		if m := propTerm.FindStringSubmatch(w.text); m != nil && !w.quoted {
-			// Obsidian's tag: operator (tag:work, tag:#work) is the tag
-			// filter, nested tags included; a `tag:` property is a tag too.
-			if strings.EqualFold(m[1], "tag") {
-				if k := tagKey(strings.Trim(m[2], `"`)); k != "" {
-					props = append(props, metaToken(metaTag, k))
-					continue
-				}
-			}
-			vs := foldedPieces(strings.Trim(m[2], `"`))
-			for _, v := range vs {
-				props = append(props, propToken(m[1], v))
-			}
-			if len(vs) > 0 {
-				continue
-			}
+		if toks, ok := propFilter(w); ok {
+			props = append(props, toks...)
+			continue
 		}
 		ps := foldedPieces(w.text)
 		if len(ps) == 0 {
 			continue
 		}
-		exprs = append(exprs, addWord(w.text, ps, w.prefix, w.quoted))
+		exprs = append(exprs, x.word(w.text, ps, w.prefix, w.quoted))
 	}
 	op := " AND "
 	if mode == ModeAny {
 		op = " OR "
 	}
-	return strings.Join(exprs, op), terms, props
+	return strings.Join(exprs, op), x.terms, props
+}
+
+// propFilter returns the meta tokens of w when it is a key:value filter
+// with a value to search for.
+func propFilter(w word) ([]string, bool) {
+	m := propTerm.FindStringSubmatch(w.text)
+	if m == nil || w.quoted {
+		return nil, false
+	}
+	// Obsidian's tag: operator (tag:work, tag:#work) is the tag filter,
+	// nested tags included; a `tag:` property is a tag too.
+	if strings.EqualFold(m[1], "tag") {
+		if k := tagKey(strings.Trim(m[2], `"`)); k != "" {
+			return []string{metaToken(metaTag, k)}, true
+		}
+	}
+	var toks []string
+	for _, v := range foldedPieces(strings.Trim(m[2], `"`)) {
+		toks = append(toks, propToken(m[1], v))
+	}
+	return toks, len(toks) > 0
+}
+
+// textExpr is matchExpr's reading of a text: the synonyms of its
+// expansions by key, and the terms found so far.
+type textExpr struct {
+	syn   map[string][]string
+	terms []term
+}
+
+// add adds the terms of the pieces ps.
+func (x *textExpr) add(ps []folded, prefix bool) {
+	for i, p := range ps {
+		x.terms = append(x.terms, term{text: p.text, unspaced: p.unspaced, prefix: prefix && i == len(ps)-1})
+	}
+	if len(ps) > 1 { // the section holding the words together is the better hit
+		x.terms = append(x.terms, term{text: pieceKey(ps), phrase: true})
+	}
+}
+
+// synonyms returns the expressions of the synonyms of ps, and adds their
+// terms.
+func (x *textExpr) synonyms(ps []folded) []string {
+	var alts []string
+	for _, s := range x.syn[pieceKey(ps)] {
+		if sp := foldedPieces(s); len(sp) > 0 {
+			alts = append(alts, phrase(sp, false))
+			x.add(sp, false)
+		}
+	}
+	return alts
+}
+
+// word returns the expression of a word of the text, its pieces ps, and
+// adds its terms; a word not quoted matches its synonyms too. A word with
+// symbols is matched as written (see literal): the expression finds the
+// notes that hold its letters, and its term keeps those that hold it.
+func (x *textExpr) word(text string, ps []folded, prefix, quoted bool) string {
+	expr := phrase(ps, prefix)
+	l := literalOf(text, prefix)
+	if l == nil {
+		x.add(ps, prefix)
+	} else {
+		x.terms = append(x.terms, term{text: string(l.runes), lit: l})
+	}
+	if quoted {
+		return expr
+	}
+	alts := x.synonyms(ps)
+	if len(alts) == 0 {
+		return expr
+	}
+	if l != nil {
+		l.alts = strings.Join(alts, " OR ")
+	}
+	return "(" + expr + " OR " + strings.Join(alts, " OR ") + ")"
 }
 
 func pieceKey(ps []folded) string {
