@@ -15,7 +15,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -400,7 +399,7 @@ const maxDiffLines = 200
 // diff a person reads in the change set file, cut to maxDiffLines lines
 // of hunk body.
 func unifiedDiff(p string, before, after []byte) string {
-	d := kit.Diff("a/"+p, "b/"+p, string(before), string(after), 3)
+	d := edit.Diff("a/"+p, "b/"+p, string(before), string(after), 3)
 	var b strings.Builder
 	lines := 0
 	for i, l := range strings.SplitAfter(d, "\n") {

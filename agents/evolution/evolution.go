@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
@@ -370,10 +369,10 @@ type proposeArgs struct {
 // empty, changes nothing, or still would not fit the template file is
 // refused with the reason, so the model can correct itself.
 func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
-	return &kit.Tool{
+	return &llm.FuncTool{
 		ToolName:  "propose_directives",
 		About:     "Propose new general and report directives for the template. Both are complete texts, not fragments; a person sees a diff of each and approves or rejects.",
-		ArgSchema: kit.SchemaFor[proposeArgs](nil),
+		ArgSchema: llm.ArgsSchema[proposeArgs](nil),
 		Do: func(ctx context.Context, raw json.RawMessage) (string, error) {
 			var a proposeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
@@ -440,7 +439,7 @@ func directiveDiff(what string, version int, old, new string) string {
 	if strings.TrimSpace(old) == strings.TrimSpace(new) {
 		return ""
 	}
-	return kit.Diff(fmt.Sprintf("v%d/%s", version, what), "proposed/"+what, strings.TrimSpace(old)+"\n", strings.TrimSpace(new)+"\n", 3)
+	return edit.Diff(fmt.Sprintf("v%d/%s", version, what), "proposed/"+what, strings.TrimSpace(old)+"\n", strings.TrimSpace(new)+"\n", 3)
 }
 
 // evolutionScaffold is the fixed head of the evolution agent's prompt.
