@@ -238,16 +238,12 @@ func (s *Store) rescore(ctx context.Context, units [][]float32, cands []candidat
 		ids = append(ids, cd.vec)
 	}
 	js, _ := json.Marshal(ids) // []int64 always encodes
-	type q8 struct {
-		scale float32
-		q     []byte
-	}
-	vecs := make(map[int64]q8, len(ids))
-	err := collect(ctx, s.db, `SELECT id, scale, q8 FROM vectors WHERE id IN (SELECT value FROM json_each(?))`, []any{string(js)}, func(r *sql.Rows) error {
+	vecs := make(map[int64][]byte, len(ids))
+	err := collect(ctx, s.db, `SELECT id, q8 FROM vectors WHERE id IN (SELECT value FROM json_each(?))`, []any{string(js)}, func(r *sql.Rows) error {
 		var id int64
-		var v q8
-		err := r.Scan(&id, &v.scale, &v.q)
-		vecs[id] = v
+		var q8 []byte
+		err := r.Scan(&id, &q8)
+		vecs[id] = q8
 		return err
 	})
 	if err != nil {
@@ -255,8 +251,8 @@ func (s *Store) rescore(ctx context.Context, units [][]float32, cands []candidat
 	}
 	out := make(map[int]float32, len(cands))
 	for i, cd := range cands {
-		if v, ok := vecs[cd.vec]; ok && len(v.q) == len(units[cd.query]) {
-			out[i] = dotInt8(units[cd.query], v.q, v.scale)
+		if q8, ok := vecs[cd.vec]; ok && len(q8) == len(units[cd.query]) {
+			out[i] = cosineInt8(units[cd.query], q8)
 		}
 	}
 	return out, nil

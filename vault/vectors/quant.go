@@ -56,15 +56,21 @@ func dequantize(q []byte, scale float32) []float32 {
 	return out
 }
 
-// dotInt8 is the dot product of float vector u and int8 vector q with
-// its scale.
-func dotInt8(u []float32, q []byte, scale float32) float32 {
-	var sum float32
+// cosineInt8 is the cosine similarity of unit vector u to int8 vector q:
+// q's own length, not the scale, divides, so that rounding never takes a
+// score past 1.
+func cosineInt8(u []float32, q []byte) float32 {
+	var dot, norm float32
 	q = q[:len(u)]
 	for i, x := range u {
-		sum += x * float32(int8(q[i]))
+		y := float32(int8(q[i]))
+		dot += x * y
+		norm += y * y
 	}
-	return sum * scale
+	if norm == 0 {
+		return 0
+	}
+	return dot / float32(math.Sqrt(float64(norm)))
 }
 
 // signBits is v's binary code: bit i set where v[i] > 0, packed into
