@@ -43,7 +43,7 @@ func chunksOf(n Note, maxTokens int) []chunk {
 			continue
 		}
 		heading := strings.Join(s.Headings, headingSep)
-		prefix := prefixOf(n.Title, heading, maxTokens/2)
+		prefix := prefixOf(n.Title, strings.Join(belowTitle(n.Title, s.Headings), headingSep), maxTokens/2)
 		for _, part := range splitText(body, maxTokens-estimateTokens(prefix)) {
 			text := prefix + part
 			out = append(out, chunk{ord: len(out), line: s.Line, heading: heading, text: text, hash: hashOf(text), tokens: estimateTokens(text)})
@@ -58,6 +58,15 @@ func chunksOf(n Note, maxTokens int) []chunk {
 		out = append(out, chunk{line: line, text: text, hash: hashOf(text), tokens: estimateTokens(text)})
 	}
 	return out
+}
+
+// belowTitle drops the first heading of hs when it repeats the title, as
+// a note's H1 mostly does: "Bread > Dough", not "Bread > Bread > Dough".
+func belowTitle(title string, hs []string) []string {
+	if len(hs) > 0 && strings.EqualFold(strings.TrimSpace(hs[0]), strings.TrimSpace(title)) {
+		return hs[1:]
+	}
+	return hs
 }
 
 // prefixOf is the line that heads each chunk of a section, "Title > Heading
