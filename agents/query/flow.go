@@ -241,7 +241,7 @@ func (e *Engine) newSession(ctx context.Context, text string, at time.Time, forc
 // prepare loads what a session reads but does not persist: the domain
 // modules and the global context, read fresh so edits apply at once.
 func (e *Engine) prepare(s *Session) error {
-	domains, errs := loadDomains(e.v.Dir(), e.domainsFolder())
+	domains, errs := loadDomains(e.v.Root(), e.domainsFolder())
 	for _, err := range errs {
 		e.log.Warn("domain module skipped", "err", err)
 	}
