@@ -61,7 +61,7 @@ func newEvolutionFixture(t *testing.T) *evolutionFixture {
 	t.Cleanup(func() { v.Close() })
 	clock := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	opts := Options{Now: func() time.Time { clock = clock.Add(time.Minute); return clock }}
-	f := &evolutionFixture{v: v, lib: templates.New(v, templates.Options{Now: opts.Now}), model: &scriptedModel{}}
+	f := &evolutionFixture{v: v, lib: templates.New(templates.Vault{Files: v.Root(), Events: v, OutputFolder: v.Options().OutputFolder}, templates.Options{Now: opts.Now}), model: &scriptedModel{}}
 	if f.evo, err = New(ctx, v, f.lib, f.model, opts); err != nil {
 		t.Fatal(err)
 	}

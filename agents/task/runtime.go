@@ -68,7 +68,7 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 		return nil, err
 	}
 	r := &Runtime{
-		v: v, store: st, templates: templates.New(v, opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
+		v: v, store: st, templates: templates.New(templates.Vault{Files: v.Root(), Events: v, OutputFolder: v.Options().OutputFolder}, opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
 		sem:     make(chan struct{}, opts.Concurrency),
 		changed: make(chan struct{}, 1),
 		skipped: map[string]int{},

@@ -11,6 +11,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -39,7 +40,7 @@ func TestEvolveInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	evo, err := evolution.New(ctx, v, templates.New(v, templates.Options{}), client, evolution.Options{})
+	evo, err := evolution.New(ctx, v, templates.New(workspace.TemplatesVault(v), templates.Options{}), client, evolution.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -123,7 +124,7 @@ func weakSession(ctx context.Context, dir string, model llm.Model) (string, erro
 		return "", err
 	}
 	defer v.Close()
-	lib := templates.New(v, templates.Options{})
+	lib := templates.New(workspace.TemplatesVault(v), templates.Options{})
 	evo, err := evolution.New(ctx, v, lib, model, evolution.Options{})
 	if err != nil {
 		return "", err

@@ -156,7 +156,7 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 	}
 	if w.Templates == nil && opts.Parts&(Templates|Evolution) != 0 {
-		w.Templates = templates.New(v, opts.Agents.TemplatesOptions())
+		w.Templates = templates.New(TemplatesVault(v), opts.Agents.TemplatesOptions())
 		// The task runtime seeds the library as it starts; evolution
 		// without it seeds the library here.
 		if opts.Parts&Evolution != 0 {
