@@ -83,9 +83,11 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	}
 	r.sched.budget.add(now, spent)
 	st.reportTask = r.reportTask
-	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
+	cs, err := changes.OpenStore(ctx, v.DB())
+	if err != nil {
 		return nil, err
 	}
+	r.changes = changes.New(changes.Vault{Files: v.Root(), Events: v, Rules: v.Rules(), OutputFolder: v.Options().OutputFolder, MaxFileSize: v.Options().MaxFileSize}, cs, r, opts.ChangesOptions())
 	r.templates.Watch()
 	r.changes.Watch()
 	v.Subscribe(r.onBatch)

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
 )
@@ -14,4 +15,10 @@ import (
 // TemplatesVault is the template library's view of v.
 func TemplatesVault(v *vault.Vault) templates.Vault {
 	return templates.Vault{Files: v.Root(), Events: v, OutputFolder: v.Options().OutputFolder}
+}
+
+// ChangesVault is the change sets' view of v.
+func ChangesVault(v *vault.Vault) changes.Vault {
+	o := v.Options()
+	return changes.Vault{Files: v.Root(), Events: v, Rules: v.Rules(), OutputFolder: o.OutputFolder, MaxFileSize: o.MaxFileSize}
 }

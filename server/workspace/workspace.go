@@ -151,9 +151,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		if err != nil {
 			return err
 		}
-		if w.Changes, err = changes.New(ctx, v, task.Offline{Store: st}, opts.Agents.ChangesOptions()); err != nil {
+		cs, err := changes.OpenStore(ctx, v.DB())
+		if err != nil {
 			return err
 		}
+		w.Changes = changes.New(ChangesVault(v), cs, task.Offline{Store: st}, opts.Agents.ChangesOptions())
 	}
 	if w.Templates == nil && opts.Parts&(Templates|Evolution) != 0 {
 		w.Templates = templates.New(TemplatesVault(v), opts.Agents.TemplatesOptions())
