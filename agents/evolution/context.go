@@ -459,7 +459,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		b.WriteString("(no agent has woken yet)\n")
 	}
 	for _, a := range recent {
-		rep, err := task.ReadReport(e.v, a)
+		rep, err := task.ReadReport(e.v.Root(), e.v.Options().OutputFolder, a)
 		if errors.Is(err, vault.ErrNotFound) {
 			fmt.Fprintf(b, "- %s: no report yet\n", a.Task)
 			continue

@@ -125,7 +125,7 @@ or its name.`,
 			if err != nil {
 				return err
 			}
-			rep, err := task.ReadReport(v, a)
+			rep, err := task.ReadReport(v.Root(), v.Options().OutputFolder, a)
 			if err != nil {
 				return err
 			}

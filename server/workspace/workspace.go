@@ -141,21 +141,21 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		// The agents subscribe to the vault here, before it runs, so they
 		// miss no change.
 		opts.Agents.History = w.History
-		rt, err := task.New(ctx, v, model, opts.Agents)
+		stores, err := TaskStores(ctx, v)
+		if err != nil {
+			return fmt.Errorf("opening agents: %w", err)
+		}
+		rt, err := task.New(ctx, TaskVault(v), stores, model, opts.Agents)
 		if err != nil {
 			return fmt.Errorf("opening agents: %w", err)
 		}
 		w.Agents, w.Changes, w.Templates = rt, rt.Changes(), rt.Templates()
 	case opts.Parts&Changes != 0:
-		st, err := task.OpenStore(ctx, v.DB())
+		stores, err := TaskStores(ctx, v)
 		if err != nil {
 			return err
 		}
-		cs, err := changes.OpenStore(ctx, v.DB())
-		if err != nil {
-			return err
-		}
-		w.Changes = changes.New(ChangesVault(v), cs, task.Offline{Store: st}, opts.Agents.ChangesOptions())
+		w.Changes = changes.New(ChangesVault(v), stores.Changes, task.Offline{Store: stores.Agents}, opts.Agents.ChangesOptions())
 	}
 	if w.Templates == nil && opts.Parts&(Templates|Evolution) != 0 {
 		w.Templates = templates.New(TemplatesVault(v), opts.Agents.TemplatesOptions())
