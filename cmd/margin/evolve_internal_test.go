@@ -40,10 +40,11 @@ func TestEvolveInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	evo, err := evolution.New(ctx, v, templates.New(workspace.TemplatesVault(v), templates.Options{}), client, evolution.Options{})
+	stores, err := workspace.EvolutionStores(ctx, v, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	evo := evolution.New(workspace.EvolutionVault(v), templates.New(workspace.TemplatesVault(v), templates.Options{}), stores, client, evolution.Options{})
 	turn, err := evo.Start(ctx, "task-agent")
 	if err != nil || turn.Proposal != nil {
 		t.Fatalf("start: %+v, %v", turn, err)

@@ -125,10 +125,11 @@ func weakSession(ctx context.Context, dir string, model llm.Model) (string, erro
 	}
 	defer v.Close()
 	lib := templates.New(workspace.TemplatesVault(v), templates.Options{})
-	evo, err := evolution.New(ctx, v, lib, model, evolution.Options{})
+	stores, err := workspace.EvolutionStores(ctx, v, nil)
 	if err != nil {
 		return "", err
 	}
+	evo := evolution.New(workspace.EvolutionVault(v), lib, stores, model, evolution.Options{})
 	turn, err := evo.Start(ctx, templates.TaskAgent)
 	if err != nil {
 		return "", err

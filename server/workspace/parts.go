@@ -2,9 +2,12 @@ package workspace
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/margin-md/margin/agents/changes"
+	"github.com/margin-md/margin/agents/evolution"
+	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
@@ -49,4 +52,28 @@ func TaskStores(ctx context.Context, v *vault.Vault) (task.Stores, error) {
 		return task.Stores{}, err
 	}
 	return task.Stores{Agents: st, Changes: cs}, nil
+}
+
+// EvolutionVault is evolution's view of v.
+func EvolutionVault(v *vault.Vault) evolution.Vault {
+	return evolution.Vault{Files: v.Root(), OutputFolder: v.Options().OutputFolder}
+}
+
+// EvolutionStores opens evolution's sessions and what its metrics read in
+// v's state database: all are migrated here, so a command line run works
+// on a fresh vault.
+func EvolutionStores(ctx context.Context, v *vault.Vault, logger *slog.Logger) (evolution.Stores, error) {
+	sessions, err := evolution.OpenStore(ctx, v.DB())
+	if err != nil {
+		return evolution.Stores{}, err
+	}
+	agents, err := TaskStores(ctx, v)
+	if err != nil {
+		return evolution.Stores{}, err
+	}
+	l, err := ledger.Open(ctx, v.DB(), logger)
+	if err != nil {
+		return evolution.Stores{}, err
+	}
+	return evolution.Stores{Sessions: sessions, Agents: agents.Agents, Changes: agents.Changes, Ledger: l}, nil
 }

@@ -168,11 +168,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Parts&Evolution != 0 {
-		evo, err := evolution.New(ctx, v, w.Templates, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
+		stores, err := EvolutionStores(ctx, v, opts.Logger)
 		if err != nil {
 			return fmt.Errorf("opening evolution sessions: %w", err)
 		}
-		w.Evolution = evo
+		w.Evolution = evolution.New(EvolutionVault(v), w.Templates, stores, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
 	}
 	if opts.Parts&Query != 0 {
 		e, err := query.New(ctx, v, opts.LLM, opts.Query)
