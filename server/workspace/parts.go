@@ -8,6 +8,7 @@ import (
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
@@ -76,4 +77,9 @@ func EvolutionStores(ctx context.Context, v *vault.Vault, logger *slog.Logger) (
 		return evolution.Stores{}, err
 	}
 	return evolution.Stores{Sessions: sessions, Agents: agents.Agents, Changes: agents.Changes, Ledger: l}, nil
+}
+
+// QueryVault is the query engine's view of v.
+func QueryVault(v *vault.Vault) query.Vault {
+	return query.Vault{Files: v.Root(), Index: v.Index(), Daily: v, Rules: v.Rules(), OutputFolder: v.Options().OutputFolder}
 }

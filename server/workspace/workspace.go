@@ -175,11 +175,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		w.Evolution = evolution.New(EvolutionVault(v), w.Templates, stores, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
 	}
 	if opts.Parts&Query != 0 {
-		e, err := query.New(ctx, v, opts.LLM, opts.Query)
+		st, err := query.OpenStore(ctx, v.DB())
 		if err != nil {
 			return fmt.Errorf("opening the query engine: %w", err)
 		}
-		w.Query = e
+		w.Query = query.New(QueryVault(v), st, opts.LLM, opts.Query)
 	}
 	return nil
 }
