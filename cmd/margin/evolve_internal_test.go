@@ -40,7 +40,11 @@ func TestEvolveInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	stores, err := workspace.EvolutionStores(ctx, v, nil)
+	agents, err := workspace.TaskStores(ctx, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stores, err := workspace.EvolutionStores(ctx, v, agents, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

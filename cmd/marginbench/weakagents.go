@@ -125,7 +125,11 @@ func weakSession(ctx context.Context, dir string, model llm.Model) (string, erro
 	}
 	defer v.Close()
 	lib := templates.New(workspace.TemplatesVault(v), templates.Options{})
-	stores, err := workspace.EvolutionStores(ctx, v, nil)
+	agents, err := workspace.TaskStores(ctx, v)
+	if err != nil {
+		return "", err
+	}
+	stores, err := workspace.EvolutionStores(ctx, v, agents, nil)
 	if err != nil {
 		return "", err
 	}

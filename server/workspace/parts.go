@@ -60,15 +60,11 @@ func EvolutionVault(v *vault.Vault) evolution.Vault {
 	return evolution.Vault{Files: v.Root(), OutputFolder: v.Options().OutputFolder}
 }
 
-// EvolutionStores opens evolution's sessions and what its metrics read in
-// v's state database: all are migrated here, so a command line run works
-// on a fresh vault.
-func EvolutionStores(ctx context.Context, v *vault.Vault, logger *slog.Logger) (evolution.Stores, error) {
+// EvolutionStores opens evolution's sessions and the ledger in v's state
+// database, beside the agents' stores its metrics read (TaskStores): all
+// are migrated, so a command line run works on a fresh vault.
+func EvolutionStores(ctx context.Context, v *vault.Vault, agents task.Stores, logger *slog.Logger) (evolution.Stores, error) {
 	sessions, err := evolution.OpenStore(ctx, v.DB())
-	if err != nil {
-		return evolution.Stores{}, err
-	}
-	agents, err := TaskStores(ctx, v)
 	if err != nil {
 		return evolution.Stores{}, err
 	}

@@ -45,6 +45,9 @@ const (
 	Evolution
 	// Query is the query and log flow (margin ask, log/append).
 	Query
+	// Tasks is the agents' records without the runtime (margin agents,
+	// resume, doctor); Agents, Changes and Evolution open them too.
+	Tasks
 )
 
 // Options say what a workspace opens and how.
@@ -82,6 +85,7 @@ type Workspace struct {
 	History   *history.History
 	Ledger    *ledger.Ledger
 	Templates *templates.Templates
+	Tasks     *task.Store
 	Changes   *changes.Changes
 	Agents    *task.Runtime
 	Evolution *evolution.Evolution
@@ -136,25 +140,25 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 	if opts.LLM != nil {
 		model = opts.LLM
 	}
+	var stores task.Stores
+	if opts.Parts&(Tasks|Changes|Agents|Evolution) != 0 {
+		var err error
+		if stores, err = TaskStores(ctx, v); err != nil {
+			return fmt.Errorf("opening agents: %w", err)
+		}
+		w.Tasks = stores.Agents
+	}
 	switch {
 	case opts.Parts&Agents != 0:
 		// The agents subscribe to the vault here, before it runs, so they
 		// miss no change.
 		opts.Agents.History = w.History
-		stores, err := TaskStores(ctx, v)
-		if err != nil {
-			return fmt.Errorf("opening agents: %w", err)
-		}
 		rt, err := task.New(ctx, TaskVault(v), stores, model, opts.Agents)
 		if err != nil {
 			return fmt.Errorf("opening agents: %w", err)
 		}
 		w.Agents, w.Changes, w.Templates = rt, rt.Changes(), rt.Templates()
 	case opts.Parts&Changes != 0:
-		stores, err := TaskStores(ctx, v)
-		if err != nil {
-			return err
-		}
 		w.Changes = changes.New(ChangesVault(v), stores.Changes, task.Offline{Store: stores.Agents}, opts.Agents.ChangesOptions())
 	}
 	if w.Templates == nil && opts.Parts&(Templates|Evolution) != 0 {
@@ -168,11 +172,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Parts&Evolution != 0 {
-		stores, err := EvolutionStores(ctx, v, opts.Logger)
+		evo, err := EvolutionStores(ctx, v, stores, opts.Logger)
 		if err != nil {
 			return fmt.Errorf("opening evolution sessions: %w", err)
 		}
-		w.Evolution = evolution.New(EvolutionVault(v), w.Templates, stores, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
+		w.Evolution = evolution.New(EvolutionVault(v), w.Templates, evo, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
 	}
 	if opts.Parts&Query != 0 {
 		st, err := query.OpenStore(ctx, v.DB())
