@@ -170,7 +170,7 @@ func (w *waking) settleStarted(ctx context.Context) error {
 			var a observationArgs
 			json.Unmarshal(tc.Args, &a)
 			texts = observationTexts(a.Observations)
-			if landed, err = journalHas(w.rt.v.Root(), w.journalPath(), texts); err != nil {
+			if landed, err = journalHas(w.rt.v.Files, w.journalPath(), texts); err != nil {
 				return err
 			}
 		}
@@ -230,12 +230,12 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 		if len(lines) == 0 {
 			return "", "", nil, errors.New("every observation is blank or says nothing")
 		}
-		if err := appendJournal(w.cause(ctx), w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
+		if err := appendJournal(w.cause(ctx), w.rt.v.Files, w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
 		}
 		return "applied", result, nil, nil
 	}, func() (string, bool) {
-		in, err := journalHas(w.rt.v.Root(), w.journalPath(), texts)
+		in, err := journalHas(w.rt.v.Files, w.journalPath(), texts)
 		return result, err == nil && in
 	})
 }
