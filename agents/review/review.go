@@ -82,9 +82,18 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-type systemClock struct{}
+// SystemClock is the machine's timers with now as the time (time.Now
+// when nil: margin's --now flag sets another).
+func SystemClock(now func() time.Time) Clock {
+	if now == nil {
+		now = time.Now
+	}
+	return systemClock{now}
+}
 
-func (systemClock) Now() time.Time                         { return time.Now() }
+type systemClock struct{ now func() time.Time }
+
+func (c systemClock) Now() time.Time                       { return c.now() }
 func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // Options configure the reviews. Index, Files and Directives are required.
@@ -98,6 +107,10 @@ type Options struct {
 	Role string
 	// Budget, when set, is the daily token budget reviews spend from.
 	Budget Budget
+	// LockFile, in the state dir, is held by the one margin process that
+	// runs the reviews on schedule (two editors on one vault must not run
+	// each review twice); "" runs them without a lock (tests).
+	LockFile string
 	// Proposer, when set, receives the changes a review proposes;
 	// without it they are left out of the note.
 	Proposer Proposer
@@ -121,7 +134,7 @@ type Reviews struct {
 // New opens the reviews' tables in store.
 func New(st *Store, opts Options) *Reviews {
 	if opts.Clock == nil {
-		opts.Clock = systemClock{}
+		opts.Clock = SystemClock(nil)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -151,6 +164,7 @@ var (
 	ErrNoReview       = fmt.Errorf("review %w", vault.ErrNotFound)
 	ErrBadDefinition  = errors.New("invalid review definition")
 	ErrBadReviewName  = errors.New("invalid review name")
+	ErrBadDate        = errors.New("invalid date")
 	errNoReviewNoteOn = fmt.Errorf("review note %w", vault.ErrNotFound)
 )
 
@@ -284,9 +298,20 @@ func (r *Reviews) NotePath(name, date, hhmmss string) string {
 	return path.Join(r.Folder(), name, date+".md")
 }
 
+// Note is a run's note as it is in the vault now.
+type Note struct {
+	Run     Run
+	Content string
+}
+
 // Latest is the note of the review's latest finished run, or of its run
 // on date (YYYY-MM-DD) when date is set.
-func (r *Reviews) Latest(ctx context.Context, name, date string) (Run, edit.Snapshot, error) {
+func (r *Reviews) Latest(ctx context.Context, name, date string) (Note, error) {
+	run, snap, err := r.latest(ctx, name, date)
+	return Note{Run: run, Content: string(snap.Content)}, err
+}
+
+func (r *Reviews) latest(ctx context.Context, name, date string) (Run, edit.Snapshot, error) {
 	if !nameRE.MatchString(name) {
 		return Run{}, edit.Snapshot{}, fmt.Errorf("%w %q", ErrBadReviewName, name)
 	}
@@ -297,7 +322,7 @@ func (r *Reviews) Latest(ctx context.Context, name, date string) (Run, edit.Snap
 		run, ok, err = r.store.Last(ctx, name)
 	} else {
 		if _, perr := time.Parse(time.DateOnly, date); perr != nil {
-			return Run{}, edit.Snapshot{}, fmt.Errorf("date %q is not YYYY-MM-DD", date)
+			return Run{}, edit.Snapshot{}, fmt.Errorf("%w: date %q is not YYYY-MM-DD", ErrBadDate, date)
 		}
 		run, ok, err = r.store.OnDate(ctx, name, date)
 	}

@@ -2,7 +2,11 @@ package review
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/margin-md/margin/vault/store"
 )
 
 // recheck bounds every wait of the scheduler: a timer does not count the
@@ -15,6 +19,13 @@ const recheck = time.Minute
 // while margin was not running (or the machine slept) runs once for the
 // latest time it missed, not once per missed time.
 func (r *Reviews) Run(ctx context.Context) error {
+	if r.opts.LockFile != "" {
+		l, err := r.lead(ctx)
+		if err != nil || l == nil {
+			return err
+		}
+		defer l.Unlock()
+	}
 	if err := r.Resume(ctx); err != nil {
 		return err
 	}
@@ -31,6 +42,25 @@ func (r *Reviews) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-r.opts.Clock.After(wait):
+		}
+	}
+}
+
+// lead waits until this process holds the reviews' lock; nil when ctx
+// ended first. Resume must not redo the run another process is doing.
+func (r *Reviews) lead(ctx context.Context) (*store.Lock, error) {
+	for {
+		l, err := store.TryLock(r.opts.LockFile)
+		if !errors.Is(err, store.ErrLocked) {
+			if err != nil {
+				return nil, fmt.Errorf("taking the reviews' lock: %w", err)
+			}
+			return l, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-r.opts.Clock.After(recheck):
 		}
 	}
 }
