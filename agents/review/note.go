@@ -158,9 +158,13 @@ func clip(s string, n int) string {
 	return s
 }
 
-func plural(n int, one string) string {
-	if n == 1 {
+// plural is n with the noun one, or many when n is not 1 ("" adds s).
+func plural(n int, one string, many ...string) string {
+	switch {
+	case n == 1:
 		return "1 " + one
+	case len(many) > 0:
+		return fmt.Sprintf("%d %s", n, many[0])
 	}
 	return fmt.Sprintf("%d %ss", n, one)
 }
@@ -189,7 +193,7 @@ func (w *written) structuralTLDR() string {
 		parts = append(parts, plural(n, "checklist")+" changed")
 	}
 	if n := len(f.entries); n > 0 {
-		parts = append(parts, plural(n, "new log entry"))
+		parts = append(parts, plural(n, "new log entry", "new log entries"))
 	}
 	if f.nothingNew() {
 		if len(parts) == 0 {
