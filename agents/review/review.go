@@ -329,6 +329,12 @@ func (r *Reviews) latest(ctx context.Context, name, date string) (Run, edit.Snap
 	switch {
 	case err != nil:
 		return Run{}, edit.Snapshot{}, err
+	case !ok:
+		if _, err := r.Definition(name); err != nil {
+			return Run{}, edit.Snapshot{}, err // no such review: say so rather than "not run yet"
+		}
+	}
+	switch {
 	case !ok && date != "":
 		return Run{}, edit.Snapshot{}, fmt.Errorf("%w: %s has no run on %s", errNoReviewNoteOn, name, date)
 	case !ok:
