@@ -20,7 +20,7 @@ type facts struct {
 	moved    []movedDate
 	progress []checklistProgress
 	entries  []index.EntryMeta // log entries new since the last run
-	marks    map[string]mark   // what this run saw of every note, for the next
+	marks    marksUpdate       // what this run saw that the last did not, for the next
 	first    bool              // no run before: every note in scope is new
 }
 
@@ -57,7 +57,7 @@ func (r *Reviews) gather(ctx context.Context, def Definition, to time.Time, look
 	if err != nil {
 		return facts{}, fmt.Errorf("reading the index for review %s: %w", def.Name, err)
 	}
-	f := facts{marks: make(map[string]mark, len(stats)), first: len(before) == 0}
+	f := facts{marks: marksUpdate{set: map[string]mark{}}, first: len(before) == 0}
 	out := r.opts.OutputFolder + "/"
 	paths := make([]string, 0, len(stats))
 	for p, st := range stats {
@@ -70,7 +70,6 @@ func (r *Reviews) gather(ctx context.Context, def Definition, to time.Time, look
 		hash := stats[p].Hash
 		old, seen := before[p]
 		if seen && old.Hash == hash {
-			f.marks[p] = old
 			continue
 		}
 		n, err := ix.Note(ctx, p)
@@ -82,7 +81,7 @@ func (r *Reviews) gather(ctx context.Context, def Definition, to time.Time, look
 		}
 		m := mark{Hash: hash, Entries: []string{}}
 		if !def.Scope.includes(p, n.Tags, n.Kind == note.KindTask) {
-			f.marks[p] = m // out of scope: remembered so that it is not read again
+			f.marks.set[p] = m // out of scope: remembered so that it is not read again
 			continue
 		}
 		f.changed = append(f.changed, n)
@@ -108,7 +107,12 @@ func (r *Reviews) gather(ctx context.Context, def Definition, to time.Time, look
 				f.entries = append(f.entries, e)
 			}
 		}
-		f.marks[p] = m
+		f.marks.set[p] = m
+	}
+	for p := range before {
+		if _, ok := stats[p]; !ok {
+			f.marks.gone = append(f.marks.gone, p)
+		}
 	}
 
 	tasks, err := ix.Tasks(ctx)

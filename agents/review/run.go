@@ -109,7 +109,7 @@ func (r *Reviews) execute(ctx context.Context, def Definition, run Run) (Run, er
 		return w.run, err
 	}
 	w.run.Finished = r.now()
-	if err := r.store.finish(ctx, w.run, f.marks); err != nil {
+	if err := r.store.finish(ctx, w.run, &f.marks); err != nil {
 		return w.run, err
 	}
 	w.run.Status = StatusDone

@@ -120,9 +120,17 @@ func (s *Store) begin(ctx context.Context, r Run) (int64, error) {
 	return res.LastInsertId()
 }
 
+// marksUpdate is what a run changes of its review's marks: the notes it
+// read again and the notes gone since the last run.
+type marksUpdate struct {
+	set  map[string]mark
+	gone []string
+}
+
 // finish marks a run done with its note and keeps what it saw, in one
-// transaction: the next run starts from exactly these marks.
-func (s *Store) finish(ctx context.Context, r Run, marks map[string]mark) error {
+// transaction: the next run starts from exactly these marks. A nil
+// update leaves the marks as they were.
+func (s *Store) finish(ctx context.Context, r Run, u *marksUpdate) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("finishing run %d of review %s: %w", r.ID, r.Name, err)
@@ -132,13 +140,16 @@ func (s *Store) finish(ctx context.Context, r Run, marks map[string]mark) error 
 		store.Stamp(r.Finished), StatusDone, r.GeneratedBy, r.Template, r.PromptTokens, r.CompletionTokens, r.Note, r.Detail, r.ID); err != nil {
 		return fmt.Errorf("finishing run %d of review %s: %w", r.ID, r.Name, err)
 	}
-	if marks != nil {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM review_marks WHERE name = ?`, r.Name); err != nil {
-			return fmt.Errorf("finishing run %d of review %s: %w", r.ID, r.Name, err)
+	if u != nil {
+		for _, p := range u.gone {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM review_marks WHERE name = ? AND path = ?`, r.Name, p); err != nil {
+				return fmt.Errorf("finishing run %d of review %s: %w", r.ID, r.Name, err)
+			}
 		}
-		for p, m := range marks {
+		for p, m := range u.set {
 			entries, _ := json.Marshal(m.Entries) // a []string always marshals
-			if _, err := tx.ExecContext(ctx, `INSERT INTO review_marks (name, path, hash, due, done, total, entries) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			if _, err := tx.ExecContext(ctx, `INSERT INTO review_marks (name, path, hash, due, done, total, entries) VALUES (?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (name, path) DO UPDATE SET hash = excluded.hash, due = excluded.due, done = excluded.done, total = excluded.total, entries = excluded.entries`,
 				r.Name, p, m.Hash, m.Due, m.Done, m.Total, string(entries)); err != nil {
 				return fmt.Errorf("finishing run %d of review %s: %w", r.ID, r.Name, err)
 			}
