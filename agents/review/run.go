@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // GeneratedOffline is generated_by of a review built from the vault's
@@ -26,13 +27,43 @@ const reportDirective = `Write the review as a TLDR of one or two sentences and 
 Every claim cites the notes it rests on with their links exactly as given, for example [[Projects/Alpha#Plan]]; a claim you cannot cite, leave out.
 Propose a change to a task note only when the notes clearly call for it, with the reason.`
 
-// RunNow runs the review name by hand, now, whatever its schedule.
+// RunNow runs the review name by hand, now, whatever its schedule. A run
+// of it that a crash cut is finished or redone instead, unless another
+// margin process holds the reviews' lock (it may be doing that run).
 func (r *Reviews) RunNow(ctx context.Context, name string) (Run, error) {
 	def, err := r.Definition(name)
 	if err != nil {
 		return Run{}, err
 	}
+	if cut, err := r.cutRun(ctx, name); err != nil || cut.ID != 0 {
+		return cut, err
+	}
 	return r.runDue(ctx, def, time.Time{})
+}
+
+// cutRun finishes or redoes the run of name a crash cut, when there is one
+// and no other process runs the reviews; the zero Run when there is none.
+func (r *Reviews) cutRun(ctx context.Context, name string) (Run, error) {
+	if r.opts.LockFile != "" {
+		l, err := store.TryLock(r.opts.LockFile)
+		if errors.Is(err, store.ErrLocked) {
+			return Run{}, nil
+		}
+		if err != nil {
+			return Run{}, fmt.Errorf("taking the reviews' lock: %w", err)
+		}
+		defer l.Unlock()
+	}
+	runs, err := r.store.Unfinished(ctx)
+	if err != nil {
+		return Run{}, err
+	}
+	for _, run := range runs {
+		if run.Name == name {
+			return r.resume(ctx, run)
+		}
+	}
+	return Run{}, nil
 }
 
 // runDue runs def for its scheduled time due (zero: by hand).
@@ -178,7 +209,7 @@ func (r *Reviews) Resume(ctx context.Context) error {
 		return err
 	}
 	for _, run := range runs {
-		if err := r.resume(ctx, run); err != nil {
+		if _, err := r.resume(ctx, run); err != nil {
 			r.log.Warn("an interrupted review run could not be finished", "review", run.Name, "run", run.ID, "err", err)
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -188,7 +219,7 @@ func (r *Reviews) Resume(ctx context.Context) error {
 	return nil
 }
 
-func (r *Reviews) resume(ctx context.Context, run Run) error {
+func (r *Reviews) resume(ctx context.Context, run Run) (Run, error) {
 	r.runMu.Lock()
 	defer r.runMu.Unlock()
 	if snap, err := r.opts.Files.Read(run.Note); err == nil && noteRun(snap.Content) == run.ID {
@@ -199,13 +230,13 @@ func (r *Reviews) resume(ctx context.Context, run Run) error {
 		_, _ = note.DecodeFrontmatter(snap.Content, &h) // noteRun read it
 		run.GeneratedBy, run.Template, run.Finished, run.Detail = h.GeneratedBy, h.Template, r.now(), "finished after a restart"
 		r.log.Info("an interrupted review run had written its note; marked done", "review", run.Name, "run", run.ID)
-		return r.store.finish(ctx, run, nil)
+		run.Status = StatusDone
+		return run, r.store.finish(ctx, run, nil)
 	}
 	def, err := r.Definition(run.Name)
 	if err != nil {
-		return err
+		return run, err
 	}
 	r.log.Info("redoing an interrupted review run", "review", run.Name, "run", run.ID)
-	_, err = r.execute(ctx, def, run)
-	return err
+	return r.execute(ctx, def, run)
 }
