@@ -398,3 +398,57 @@ func TestProposalGoesToChangeSet(t *testing.T) {
 		t.Errorf("the note:\n%s", got)
 	}
 }
+
+// A model that answers in prose instead of the review asked for leaves the
+// review to the vault's structure; it says why, and costs what it cost.
+func TestUnusableReplyFallsBackToStructure(t *testing.T) {
+	for _, tc := range []struct{ name, reply string }{
+		{"prose", "The studio week went fine, the kiln is probably repaired."},
+		{"wrong shape", `{"summary": "fine"}`},
+		{"only invented citations", `{"tldr": "All done [[Notes/invented]].", "sections": [{"heading": "Made up", "claims": [{"text": "The kiln was fixed.", "cites": ["Projects/Kiln repair#Delivery"]}]}], "proposals": []}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, model := fakeModel(t, func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{Content: tc.reply} })
+			r := newRig(t, model)
+			run := r.runNow("daily")
+			got := r.read(run.Note)
+			if strings.Contains(got, "kiln is probably") || strings.Contains(got, "was fixed") || strings.Contains(got, "All done") {
+				t.Errorf("the note keeps an uncited claim:\n%s", got)
+			}
+			if !strings.Contains(got, "**TLDR:** 2 tasks due (1 overdue)") && !strings.Contains(got, "**TLDR:** 1 task due (1 overdue)") {
+				t.Errorf("the TLDR is not the structure's:\n%s", got)
+			}
+			if !strings.Contains(got, "## Due\n\n- [[Projects/Kiln repair]]") {
+				t.Errorf("the structural sections are missing:\n%s", got)
+			}
+			if run.PromptTokens == 0 {
+				t.Error("the call's tokens were not counted")
+			}
+		})
+	}
+}
+
+// A definition that does not parse, or whose directive the template
+// library refuses, fails with a clear error and records no run.
+func TestBadDefinitions(t *testing.T) {
+	for _, tc := range []struct{ name, content, want string }{
+		{"no schedule", "---\nscope:\n  folders: [Notes]\n---\nLook.\n", "no schedule"},
+		{"bad schedule", "---\nschedule: hourly\n---\nLook.\n", `schedule "hourly": unknown form`},
+		{"empty body", "---\nschedule: daily 07:00\n---\n# Daily\n", "the body is empty"},
+		{"heading in the directive", "---\nschedule: daily 07:00\n---\nLook.\n\n## Focus\n\nSleep.\n", "use ### or deeper"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nil)
+			if err := os.WriteFile(filepath.Join(r.v.Dir(), "Margin", "Reviews", "daily.md"), []byte(tc.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := r.rv.RunNow(context.Background(), "daily")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("RunNow: %v, want an error saying %q", err, tc.want)
+			}
+			if runs := r.runs(); len(runs) != 0 {
+				t.Errorf("runs recorded: %+v", runs)
+			}
+		})
+	}
+}

@@ -70,6 +70,11 @@ func (r *Reviews) cutRun(ctx context.Context, name string) (Run, error) {
 func (r *Reviews) runDue(ctx context.Context, def Definition, due time.Time) (Run, error) {
 	r.runMu.Lock()
 	defer r.runMu.Unlock()
+	// A directive the template library refuses fails here, before the
+	// run is recorded: there is no run to finish until the person fixes it.
+	if _, err := r.directive(ctx, def); err != nil {
+		return Run{}, err
+	}
 	now := r.now()
 	at := now
 	if !due.IsZero() {
