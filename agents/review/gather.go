@@ -2,6 +2,9 @@ package review
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -45,6 +48,15 @@ func (f facts) nothingNew() bool { return len(f.changed) == 0 }
 
 func isOpen(status string) bool { return status != "done" && status != "cancelled" }
 
+const outOfScopePrefix = "out of scope "
+
+// outOfScopeKey prefixes the hash of a note a scope leaves out.
+func outOfScopeKey(s Scope) string {
+	b, _ := json.Marshal(s) // a Scope always marshals
+	sum := sha256.Sum256(b)
+	return outOfScopePrefix + hex.EncodeToString(sum[:6]) + " "
+}
+
 // gather compares the index with what the review's last run saw: only
 // notes whose hash changed are read, so a run costs what changed.
 func (r *Reviews) gather(ctx context.Context, def Definition, to time.Time, lookback string) (facts, error) {
@@ -66,12 +78,15 @@ func (r *Reviews) gather(ctx context.Context, def Definition, to time.Time, look
 		}
 	}
 	slices.Sort(paths)
+	outOfScope := outOfScopeKey(def.Scope)
 	for _, p := range paths {
 		hash := stats[p].Hash
 		old, seen := before[p]
-		if seen && old.Hash == hash {
+		if seen && (old.Hash == hash || old.Hash == outOfScope+hash) {
 			continue
 		}
+		// A note the last run left out of its scope is new to this one.
+		seen = seen && !strings.HasPrefix(old.Hash, outOfScopePrefix)
 		n, err := ix.Note(ctx, p)
 		if errors.Is(err, index.ErrNotFound) {
 			continue // removed since the stat
@@ -81,7 +96,10 @@ func (r *Reviews) gather(ctx context.Context, def Definition, to time.Time, look
 		}
 		m := mark{Hash: hash, Entries: []string{}}
 		if !def.Scope.includes(p, n.Tags, n.Kind == note.KindTask) {
-			f.marks.set[p] = m // out of scope: remembered so that it is not read again
+			// Remembered with the scope it was left out of, so that it is
+			// read again only when it or the scope changes.
+			m.Hash = outOfScope + hash
+			f.marks.set[p] = m
 			continue
 		}
 		f.changed = append(f.changed, n)

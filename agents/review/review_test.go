@@ -452,3 +452,23 @@ func TestBadDefinitions(t *testing.T) {
 		})
 	}
 }
+
+// A note the scope left out is read when the scope grows to take it in,
+// though the note itself did not change.
+func TestScopeGrows(t *testing.T) {
+	r := newRig(t, nil)
+	r.edit("Margin/Reviews/daily.md", "folders: [Projects, Notes, Daily]", "folders: [Projects]")
+	r.runNow("daily")
+	r.clock.set(at("2026-11-29 07:00"))
+	r.edit("Margin/Reviews/daily.md", "folders: [Projects]", "folders: [Projects, Daily]")
+	got := r.read(r.runNow("daily").Note)
+	if !strings.Contains(got, "**TLDR:** 1 task due (1 overdue), 1 note changed.") {
+		t.Errorf("the daily note the scope now takes in is not read:\n%s", got)
+	}
+	if strings.Contains(got, "#08:15]]") {
+		t.Errorf("an entry dated before the period is listed as new:\n%s", got)
+	}
+	if strings.Contains(got, "Nothing new") {
+		t.Errorf("the run says nothing is new:\n%s", got)
+	}
+}

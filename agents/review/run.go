@@ -108,9 +108,12 @@ func (r *Reviews) execute(ctx context.Context, def Definition, run Run) (Run, er
 		return run, err
 	}
 	run.Template = tmpl.Label()
-	lookback := ""
+	// Entries of a note the last run did not read are new when dated in
+	// this run's period (for a first run, one schedule period): not every
+	// entry of the vault.
+	lookback := run.From.Format(time.DateOnly)
 	if prev, ok := def.Schedule.Prev(run.To.Add(-time.Minute)); ok && run.From.IsZero() {
-		lookback = prev.Format(time.DateOnly) // a first run lists the entries of one period, not the vault's
+		lookback = prev.Format(time.DateOnly)
 	}
 	f, err := r.gather(ctx, def, run.To, lookback)
 	if err != nil {
