@@ -21,9 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -51,8 +49,8 @@ type Index interface {
 // Files is how a review reads its definitions and writes its notes
 // (*edit.Root implements it): atomic, compare-and-swap writes.
 type Files interface {
-	Dir() string
 	Read(name string) (edit.Snapshot, error)
+	ReadDir(name string) ([]fs.DirEntry, error)
 	WriteContext(ctx context.Context, name string, base edit.Fingerprint, content []byte) (edit.Fingerprint, error)
 }
 
@@ -266,7 +264,7 @@ func (r *Reviews) Definition(name string) (Definition, error) {
 // Definitions reads every definition; one that does not parse is logged
 // and left out, so the others still run.
 func (r *Reviews) Definitions() ([]Definition, error) {
-	entries, err := os.ReadDir(filepath.Join(r.opts.Files.Dir(), filepath.FromSlash(r.Folder())))
+	entries, err := r.opts.Files.ReadDir(r.Folder())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -107,7 +107,7 @@ func newRig(t *testing.T, model llm.Model) *rig {
 	t.Cleanup(func() { v.Close() })
 	r := &rig{t: t, v: v, clock: &fakeClock{now: at("2026-11-28 07:00")}}
 	r.scan()
-	lib := templates.New(v, templates.Options{Now: r.clock.Now})
+	lib := templates.New(templates.Vault{Files: v.Root(), Events: v, OutputFolder: v.Options().OutputFolder}, templates.Options{Now: r.clock.Now})
 	r.opts = Options{Index: v.Index(), Files: v.Root(), Directives: lib, Model: model, Clock: r.clock, OutputFolder: v.Options().OutputFolder}
 	r.reopen()
 	return r
