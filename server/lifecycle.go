@@ -147,7 +147,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	// The agents subscribe to the vault as it opens, before it runs, so
 	// they miss no change.
 	ws, err := workspace.Open(ctx, workspace.Options{
-		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query,
+		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query | workspace.Reviews,
 		LLM: s.opts.LLM, Ledger: s.opts.Ledger, Recorders: []llm.Recorder{&s.model},
 		Agents: aopts, Query: qopts, History: s.opts.History, Logger: s.logger,
 	})

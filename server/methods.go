@@ -26,6 +26,7 @@ var methods = map[string]method{
 	"agents/control":  writer((*Server).agentsControl),
 	"agents/activity": reader((*Server).agentsActivity),
 	"reports/get":     reader((*Server).reportsGet),
+	"reviews/latest":  reader((*Server).reviewsLatest),
 
 	"changes/list":    reader((*Server).changesList),
 	"changes/preview": reader((*Server).changesPreview),

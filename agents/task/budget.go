@@ -96,3 +96,10 @@ func (s *Store) TokensToday(ctx context.Context, now time.Time) (int, error) {
 	}
 	return n, nil
 }
+
+// BudgetSpent reports whether the day's token budget is spent at now: the
+// scheduled reviews (agents/review) spend from it too.
+func (r *Runtime) BudgetSpent(now time.Time) bool { return r.sched.budget.spentAt(now) }
+
+// SpendTokens counts tokens a review spent at now against the day's budget.
+func (r *Runtime) SpendTokens(now time.Time, tokens int) { r.sched.budget.add(now, tokens) }

@@ -23,6 +23,7 @@ const Improver = "template-improver"
 const (
 	KindTask     = "task"     // task agents
 	KindImprover = "improver" // the evolution agent, which improves templates
+	KindReview   = "review"   // a scheduled review (agents/review), adopted from its definition file
 )
 
 // Template statuses and authors, as the frontmatter spells them.
@@ -230,8 +231,8 @@ func Parse(p string, content []byte) (Template, error) {
 	switch {
 	case h.Margin != "" && h.Margin != "template":
 		return Template{}, fmt.Errorf("%w %s: margin: %q, want template", ErrInvalidTemplate, p, h.Margin)
-	case t.Kind != KindTask && t.Kind != KindImprover:
-		return Template{}, fmt.Errorf("%w %s: kind %q, want %s or %s", ErrInvalidTemplate, p, t.Kind, KindTask, KindImprover)
+	case t.Kind != KindTask && t.Kind != KindImprover && t.Kind != KindReview:
+		return Template{}, fmt.Errorf("%w %s: kind %q, want %s, %s or %s", ErrInvalidTemplate, p, t.Kind, KindTask, KindImprover, KindReview)
 	case t.Status != StatusActive && t.Status != StatusArchived:
 		return Template{}, fmt.Errorf("%w %s: status %q, want active or archived", ErrInvalidTemplate, p, t.Status)
 	case t.AuthoredBy != BySeed && t.AuthoredBy != ByUser && t.AuthoredBy != ByEvolution:

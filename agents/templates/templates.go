@@ -499,6 +499,41 @@ func (l *Templates) Save(ctx context.Context, name, general, report string) (Tem
 	return l.save(name, general, report, ByUser, 0)
 }
 
+// Adopt makes general and report the active version of the template
+// name of kind, written by a person elsewhere (a review's definition
+// file): the first version when the library has none, the next one when
+// they differ from the active version, and the active version as it is
+// when they do not.
+func (l *Templates) Adopt(ctx context.Context, name, kind, general, report string) (Template, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := checkName(name); err != nil {
+		return Template{}, err
+	}
+	vs, err := l.readVersions(name)
+	if err != nil {
+		return Template{}, err
+	}
+	if len(vs) > 0 {
+		if cur := activeOf(vs); strings.TrimSpace(general) == cur.General && strings.TrimSpace(report) == cur.Report {
+			return cur, nil
+		}
+		return l.save(name, general, report, ByUser, 0)
+	}
+	general, report = strings.TrimSpace(general), strings.TrimSpace(report)
+	switch {
+	case general == "":
+		return Template{}, ErrEmptyGeneral
+	case report == "":
+		return Template{}, ErrEmptyReport
+	}
+	if err := checkDirectives(general, report); err != nil {
+		return Template{}, err
+	}
+	t := Template{Name: name, Kind: kind, Version: 1, Status: StatusActive, AuthoredBy: ByUser, Created: l.now(), General: general, Report: report}
+	return l.activate(t, nil, "")
+}
+
 // Rollback makes an earlier version active again, archiving the current
 // one. The version keeps its number, so a run key that saw it before
 // sees it again.

@@ -179,7 +179,7 @@ func TestDoctor(t *testing.T) {
 	t.Run("the daily token budget", func(t *testing.T) {
 		ollama := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 		out, _, _ := runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL}, "doctor", "--vault", vault)
-		if !strings.Contains(out, "ok    token budget   no daily limit (agents.daily_token_budget: 0); the wakes spent 0 tokens today") {
+		if !strings.Contains(out, "ok    token budget   no daily limit (agents.daily_token_budget: 0); the wakes and reviews spent 0 tokens today") {
 			t.Errorf("doctor does not say there is no budget:\n%s", out)
 		}
 		out, _, _ = runMargin(t, []string{"OLLAMA_HOST=" + ollama.URL, "MARGIN_AGENTS_DAILY_TOKEN_BUDGET=50000"}, "doctor", "--vault", vault)

@@ -119,6 +119,7 @@ func newRootCommand() *cobra.Command {
 		newLogCommand(g),
 		newImportCommand(g),
 		newEvolveCommand(g),
+		newReviewCommand(g),
 		newMCPCommand(g),
 	)
 	return root

@@ -25,7 +25,7 @@ func BenchmarkSearchNotes(b *testing.B) {
 		b.Skip("MARGIN_BENCH_VAULT is not set")
 	}
 	ctx := context.Background()
-	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Scan: true, Ledger: &ledger.Slot{}}
+	o := workspace.Options{Parts: workspace.Changes | workspace.Query | workspace.Reviews, Scan: true, Ledger: &ledger.Slot{}}
 	o.Vault.Dir = dir
 	ws, err := workspace.Open(ctx, o)
 	if err != nil {

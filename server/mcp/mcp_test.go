@@ -63,7 +63,7 @@ func newRigAt(t *testing.T, dir string, client *llm.Client) *rig {
 func newRigWith(t *testing.T, dir string, client *llm.Client, opts mcpserver.Options) *rig {
 	t.Helper()
 	ctx := context.Background()
-	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Scan: true, Ledger: &ledger.Slot{}, LLM: client,
+	o := workspace.Options{Parts: workspace.Changes | workspace.Query | workspace.Reviews, Scan: true, Ledger: &ledger.Slot{}, LLM: client,
 		Query: query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: 2}}
 	o.Vault.Dir = dir
 	ws, err := workspace.Open(ctx, o)
@@ -144,7 +144,7 @@ func TestToolsAndAnnotations(t *testing.T) {
 			t.Errorf("%s: input schema %v, output schema %v", tool.Name, tool.InputSchema, tool.OutputSchema)
 		}
 	}
-	want := map[string]bool{"search_notes": true, "read_note": true, "list_tasks": true, "get_report": true, "ask": true,
+	want := map[string]bool{"search_notes": true, "read_note": true, "list_tasks": true, "get_report": true, "get_review": true, "ask": true,
 		"list_changes": true, "log_entry": false, "propose_edit": false, "propose_task_change": false}
 	if len(readOnly) != len(want) {
 		t.Errorf("tools %v, want %v", readOnly, want)
@@ -471,7 +471,7 @@ func TestIndexFollowsTheVault(t *testing.T) {
 func TestFailedFirstScanIsRetried(t *testing.T) {
 	dir := sampleVault(t)
 	ctx := context.Background()
-	o := workspace.Options{Parts: workspace.Changes | workspace.Query, Ledger: &ledger.Slot{}}
+	o := workspace.Options{Parts: workspace.Changes | workspace.Query | workspace.Reviews, Ledger: &ledger.Slot{}}
 	o.Vault.Dir = dir
 	ws, err := workspace.Open(ctx, o)
 	if err != nil {

@@ -77,8 +77,8 @@ type Server struct {
 
 // New builds the server on ws.
 func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, error) {
-	if ws.Changes == nil || ws.Query == nil || ws.Ledger == nil {
-		return nil, errors.New("the MCP server needs a workspace with change sets, the query flow and the ledger")
+	if ws.Changes == nil || ws.Query == nil || ws.Ledger == nil || ws.Reviews == nil {
+		return nil, errors.New("the MCP server needs a workspace with change sets, the query flow, the reviews and the ledger")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -84,6 +84,20 @@ type (
 		Updated     time.Time `json:"updated,omitzero"`
 		GeneratedBy string    `json:"generated_by"`
 	}
+	ReviewArgs struct {
+		Name string `json:"name" jsonschema:"the review's name: its definition is Margin/Reviews/<name>.md"`
+		Date string `json:"date,omitempty" jsonschema:"YYYY-MM-DD: that day's review (default the latest)"`
+	}
+	ReviewResult struct {
+		Name        string    `json:"name"`
+		Path        string    `json:"path"`
+		Date        string    `json:"date"`
+		PeriodFrom  time.Time `json:"period_from,omitzero" jsonschema:"absent for a review's first run, which read its whole scope"`
+		PeriodTo    time.Time `json:"period_to"`
+		GeneratedBy string    `json:"generated_by"`
+		Template    string    `json:"template"`
+		Content     string    `json:"content"`
+	}
 	AskArgs struct {
 		Question  string            `json:"question" jsonschema:"the question about the notes"`
 		SessionID string            `json:"session_id,omitempty" jsonschema:"to answer a clarifying question: the session id it came with"`
@@ -192,6 +206,8 @@ func (s *Server) addTools() {
 	add(s, t, s.listTasks)
 
 	add(s, readOnly("get_report", "Get a task's report", "The report margin's agent keeps on a task, and its TLDR."), s.getReport)
+
+	add(s, readOnly("get_review", "Get a scheduled review", "A scheduled review margin wrote into the vault (daily, weekly, …): its note, with a TLDR and [[path#heading]] citations."), s.getReview)
 
 	// ask writes nothing: Question answers whatever the router takes the
 	// input for, logs nothing and leaves the global context alone.
@@ -372,6 +388,16 @@ func (s *Server) getReport(ctx context.Context, _ *sdk.CallToolRequest, a Report
 	}
 	res := ReportResult{Task: p, Path: rep.Path, TLDR: rep.TLDR, Content: rep.Content, Updated: rep.Updated, GeneratedBy: rep.GeneratedBy}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "TLDR: " + rep.TLDR + "\n\n" + rep.Content}}}, res, nil
+}
+
+func (s *Server) getReview(ctx context.Context, _ *sdk.CallToolRequest, a ReviewArgs) (*sdk.CallToolResult, ReviewResult, error) {
+	n, err := s.ws.Reviews.Latest(ctx, a.Name, a.Date)
+	if err != nil {
+		return nil, ReviewResult{}, err
+	}
+	r := n.Run
+	res := ReviewResult{Name: r.Name, Path: r.Note, Date: r.Date, PeriodFrom: r.From, PeriodTo: r.To, GeneratedBy: r.GeneratedBy, Template: r.Template, Content: n.Content}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: n.Content}}}, res, nil
 }
 
 // taskPath finds the task a client names by path or name.

@@ -54,6 +54,7 @@ var Methods = []Method{
 	method[AgentsControlParams, AgentDetail]("agents/control"),
 	method[AgentsActivityParams, Activity]("agents/activity"),
 	method[AgentRef, Report]("reports/get"),
+	method[ReviewsLatestParams, Review]("reviews/latest"),
 
 	method[ChangesListParams, ChangesListResult]("changes/list"),
 	method[ChangesDecideParams, ChangeSet]("changes/decide"),

@@ -45,6 +45,7 @@ var conversions = []conversion{
 	convert("WakeState", wire.WakeState),
 	convert("Activity", wire.Activity),
 	convert("Report", wire.Report),
+	convert("Review", wire.Review),
 	convert("ReportUpdated", wire.ReportUpdated),
 	convert("AgentStatus", wire.AgentStatus),
 	convert("AgentCounts", wire.AgentCounts),

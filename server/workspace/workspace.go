@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/margin-md/margin/agents/evolution"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/query"
+	"github.com/margin-md/margin/agents/review"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
@@ -48,6 +50,10 @@ const (
 	// Tasks is the agents' records without the runtime (margin agents,
 	// resume, doctor); Agents, Changes and Evolution open them too.
 	Tasks
+	// Reviews is the scheduled reviews; with Agents they run on their
+	// schedule in Run, spend the agents' token budget and propose through
+	// their change sets.
+	Reviews
 )
 
 // Options say what a workspace opens and how.
@@ -90,6 +96,7 @@ type Workspace struct {
 	Agents    *task.Runtime
 	Evolution *evolution.Evolution
 	Query     *query.Engine
+	Reviews   *review.Reviews
 
 	slot      *ledger.Slot
 	keep      time.Duration // of the ledger's calls: the history's
@@ -178,6 +185,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 		w.Evolution = evolution.New(EvolutionVault(v), w.Templates, evo, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
 	}
+	if opts.Parts&Reviews != 0 {
+		if err := w.openReviews(ctx, opts, model); err != nil {
+			return err
+		}
+	}
 	if opts.Parts&Query != 0 {
 		st, err := query.OpenStore(ctx, v.DB())
 		if err != nil {
@@ -185,6 +197,39 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 		w.Query = query.New(QueryVault(v), st, opts.LLM, opts.Query)
 	}
+	return nil
+}
+
+// openReviews hands the reviews what they need of the other parts.
+func (w *Workspace) openReviews(ctx context.Context, opts Options, model llm.Model) error {
+	v := w.Vault
+	st, err := review.OpenStore(ctx, v.DB())
+	if err != nil {
+		return err
+	}
+	if w.Templates == nil {
+		w.Templates = templates.New(TemplatesVault(v), opts.Agents.TemplatesOptions())
+	}
+	ro := review.Options{Index: v.Index(), Files: v.Root(), Directives: w.Templates, Model: model, Role: opts.Agents.Role,
+		OutputFolder: v.Options().OutputFolder, ContextTokens: opts.Agents.ContextTokens, Logger: opts.Logger,
+		Clock: review.SystemClock(opts.Agents.Now), LockFile: filepath.Join(v.StateDir(), "reviews.lock")}
+	if w.Agents != nil {
+		ro.Budget = w.Agents
+		// Today's budget counts the reviews before a restart too.
+		now := time.Now()
+		if opts.Agents.Now != nil {
+			now = opts.Agents.Now()
+		}
+		spent, err := st.TokensToday(ctx, now)
+		if err != nil {
+			return err
+		}
+		w.Agents.SpendTokens(now, spent)
+	}
+	if w.Changes != nil {
+		ro.Proposer = w.Changes
+	}
+	w.Reviews = review.New(st, ro)
 	return nil
 }
 
@@ -210,6 +255,16 @@ func (w *Workspace) Run(ctx context.Context) {
 		wg.Go(func() {
 			if err := w.Agents.Run(ctx); err != nil && ctx.Err() == nil {
 				w.logger.Error("agents stopped", "err", err)
+			}
+		})
+	}
+	if w.Agents != nil && w.Reviews != nil {
+		wg.Go(func() {
+			if w.Vault.WaitReady(ctx) != nil {
+				return
+			}
+			if err := w.Reviews.Run(ctx); err != nil && ctx.Err() == nil {
+				w.logger.Error("reviews stopped", "err", err)
 			}
 		})
 	}

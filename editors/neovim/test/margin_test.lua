@@ -49,6 +49,11 @@ local function run()
   local vault = vim.fn.tempname() .. "-vault"
   vim.fn.system({ "cp", "-r", root .. "/testdata/vault", vault })
   check(vim.v.shell_error == 0, "copying testdata/vault")
+  -- A daily review over a folder that holds nothing: it runs as the server
+  -- starts, with nothing new, so it calls no model.
+  vim.fn.mkdir(vault .. "/Margin/Reviews", "p")
+  vim.fn.writefile({ "---", "schedule: daily 07:00", "scope:", "  folders: [Nowhere]", "---", "# Daily", "", "What is due." },
+    vault .. "/Margin/Reviews/daily.md")
 
   -- The fake model serves until its stdin closes: when this test ends.
   local url
@@ -254,6 +259,15 @@ local function run()
     return vim.api.nvim_buf_get_name(0) == vault .. "/Margin/Reports/Ship invoice export.md"
   end)
   check(read(vim.api.nvim_buf_get_name(0)):find("QA and docs left.", 1, true), "the report has the TLDR")
+
+  -- :MarginReview opens the note of the review's latest run.
+  vim.cmd("MarginReview daily")
+  local reviews = vault .. "/Margin/Reviews/daily/"
+  wait("the review note", function()
+    local name = vim.api.nvim_buf_get_name(0)
+    return name:sub(1, #reviews) == reviews and name:sub(#reviews + 1):match("^%d%d%d%d%-%d%d%-%d%d%.md$") ~= nil
+  end)
+  check(read(vim.api.nvim_buf_get_name(0)):find("margin: review", 1, true), "the review note is a review")
 
   -- :MarginAsk shows an answer with its citations.
   vim.cmd("MarginAsk bench press")

@@ -23,6 +23,7 @@ export default class MarginPlugin extends Plugin {
     this.registerView(REVIEW_VIEW, (leaf) => new ReviewView(leaf, this));
     this.addCommand({ id: 'ask', name: 'Ask', callback: () => new AskModal(this.app, this).open() });
     this.addCommand({ id: 'changes', name: 'Show pending changes', callback: () => this.showChanges() });
+    this.addCommand({ id: 'open-review', name: 'Open the latest review', callback: () => new ReviewModal(this.app, this).open() });
     this.registerEvent(this.app.workspace.on('file-open', () => this.showTLDR()));
     this.app.workspace.onLayoutReady(() => this.startServer());
   }
@@ -238,6 +239,37 @@ class ReviewView extends ItemView {
       left.style.whiteSpace = right.style.whiteSpace = 'pre-wrap';
       left.style.width = right.style.width = '50%';
     }
+  }
+}
+
+// ReviewModal asks which scheduled review to open (Margin/Reviews/<name>.md
+// defines it), "daily" unless the person names another, and opens its latest note.
+class ReviewModal extends Modal {
+  constructor(
+    app: App,
+    private readonly plugin: MarginPlugin,
+  ) {
+    super(app);
+  }
+
+  onOpen(): void {
+    this.titleEl.setText('Open the latest review');
+    const input = this.contentEl.createEl('input', { type: 'text', value: 'daily' });
+    input.style.width = '100%';
+    input.onkeydown = async (ev) => {
+      const margin = this.plugin.margin;
+      if (ev.key !== 'Enter' || !input.value.trim() || !margin) {
+        return;
+      }
+      try {
+        const r = await margin.latestReview(input.value.trim());
+        this.close();
+        this.plugin.open(r.path);
+      } catch (e) {
+        new Notice(`margin: ${e}`);
+      }
+    };
+    input.focus();
   }
 }
 

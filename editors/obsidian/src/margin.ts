@@ -5,9 +5,10 @@ import { pathToFileURL } from 'url';
 import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 // margin's types come from protocol.gen.ts, which go generate writes from
 // the server's Go package server/protocol.
-import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, MarginNotifications, PropertyChange, Question, Report } from './protocol.gen';
+import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, MarginNotifications, PropertyChange, Question, Report, Review as ScheduledReview } from './protocol.gen';
 
 export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question, Report } from './protocol.gen';
+export type { ScheduledReview };
 
 /**
  * Prompt puts one question to the person: their answer, or undefined when
@@ -161,6 +162,11 @@ export class Margin {
   /** report is the report of a task note (vault-relative path), or null when it has none. */
   async report(task: string): Promise<Report | null> {
     return this.request('reports/get', { task }).catch(() => null);
+  }
+
+  /** latestReview is the note of the latest run of the scheduled review name. */
+  latestReview(name: string): Promise<ScheduledReview> {
+    return this.request('reviews/latest', { name });
   }
 
   /** pendingChanges are the items still waiting for a decision, newest change set first. */

@@ -506,6 +506,32 @@ export interface RescanResult {
   duration: number;
 }
 
+/** protocol.Review */
+export interface Review {
+  name: string;
+  path: string;
+  date: string;
+  run: number;
+  due?: string;
+  from?: string;
+  to: string;
+  started: string;
+  finished?: string;
+  status: string;
+  generatedBy: string;
+  template: string;
+  promptTokens: number;
+  completionTokens: number;
+  detail?: string;
+  content: string;
+}
+
+/** protocol.ReviewsLatestParams */
+export interface ReviewsLatestParams {
+  name: string;
+  date?: string;
+}
+
 /** protocol.Run */
 export interface Run {
   id: number;
@@ -761,6 +787,7 @@ export interface MarginMethods {
   'agents/control': { params: AgentsControlParams; result: AgentDetail };
   'agents/activity': { params: AgentsActivityParams; result: Activity };
   'reports/get': { params: AgentRef; result: Report };
+  'reviews/latest': { params: ReviewsLatestParams; result: Review };
   'changes/list': { params: ChangesListParams; result: ChangesListResult };
   'changes/decide': { params: ChangesDecideParams; result: ChangeSet };
   'changes/confirmAll': { params: ChangesConfirmAllParams; result: ChangeSet };

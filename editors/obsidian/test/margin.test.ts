@@ -3,7 +3,7 @@
 // one question.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -128,6 +128,31 @@ test('pending changes are listed and applied; a diff review takes one, leaves on
     heading: 'Not found in your notes',
     gaps: ['how stressed you were on Friday', 'what you ate before the session'],
   });
+});
+
+test("the latest review: the plugin's command asks reviews/latest and opens its note", { timeout: 60000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'margin-obsidian-'));
+  const vault = join(dir, 'vault');
+  cpSync(join(root, 'testdata/vault'), vault, { recursive: true });
+  // A weekly review over a folder that holds nothing: it runs as the
+  // server starts, with nothing new, so it needs no model.
+  mkdirSync(join(vault, 'Margin/Reviews'));
+  writeFileSync(join(vault, 'Margin/Reviews/weekly.md'), '---\nschedule: weekly mon 08:00\nscope:\n  folders: [Nowhere]\n---\n# Weekly\n\nWhat slipped.\n');
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const margin = await Margin.start(process.env.MARGIN_BIN ?? join(root, 'bin/margin'), vault, {
+    ...process.env,
+    OLLAMA_HOST: 'http://127.0.0.1:1',
+    MARGIN_LLM_RETRY_LLM_RETRY: '0',
+  });
+  t.after(() => margin.stop());
+  let review = null;
+  for (const end = Date.now() + 30000; !review && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    review = await margin.latestReview('weekly').catch(() => null);
+  }
+  assert.ok(review, 'no weekly review');
+  assert.match(review.path, /^Margin\/Reviews\/weekly\/\d{4}-\d{2}-\d{2}\.md$/);
+  assert.equal(readFileSync(join(vault, review.path), 'utf8'), review.content);
+  await assert.rejects(margin.latestReview('monthly'), /no Margin\/Reviews\/monthly\.md/);
 });
 
 test('sideBySide lines up two versions in rows', () => {

@@ -64,6 +64,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('margin.review', () => pickReview(client!)),
     vscode.commands.registerCommand('margin.reviewApply', decideShown('confirmed')),
     vscode.commands.registerCommand('margin.reviewReject', decideShown('rejected')),
+    vscode.commands.registerCommand('margin.openReview', () => openReview(client!, vault)),
     previewChanged,
     vscode.workspace.registerTextDocumentContentProvider(margin.previewScheme, {
       onDidChange: previewChanged.event,
@@ -86,6 +87,17 @@ async function promptQuestion(q: margin.Question, why: string): Promise<string |
     return vscode.window.showQuickPick(q.options, { title, placeHolder: q.question, ignoreFocusOut: true });
   }
   return vscode.window.showInputBox({ title, prompt: q.question, ignoreFocusOut: true });
+}
+
+// openReview opens the note of the latest run of a scheduled review
+// (Margin/Reviews/<name>.md defines it), "daily" unless the person names another.
+async function openReview(c: LanguageClient, vault: string): Promise<void> {
+  const name = await vscode.window.showInputBox({ prompt: 'Review', value: 'daily' });
+  if (!name) {
+    return;
+  }
+  const r = await margin.latestReview(c, name);
+  await vscode.window.showTextDocument(vscode.Uri.file(`${vault}/${r.path}`));
 }
 
 // showChanges lists the open change items; the one picked is opened in its

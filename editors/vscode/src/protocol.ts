@@ -2,9 +2,9 @@
 // drive the real server with these same functions over vscode-jsonrpc.
 // margin's types come from protocol.gen.ts, which go generate writes from
 // the server's Go package server/protocol.
-import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, PropertyChange, Question } from './protocol.gen';
+import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, PropertyChange, Question, Review } from './protocol.gen';
 
-export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question } from './protocol.gen';
+export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question, Review } from './protocol.gen';
 
 /** The server's arguments after the binary (setting margin.path). */
 export const serverArgs = ['serve'];
@@ -28,6 +28,11 @@ export interface Requester {
 /** request sends one of margin's methods with params and result as the server declares them. */
 export function request<M extends keyof MarginMethods>(c: Requester, method: M, params: MarginMethods[M]['params']): Promise<MarginMethods[M]['result']> {
   return c.sendRequest<MarginMethods[M]['result']>(method, params);
+}
+
+/** latestReview is the note of the latest run of the scheduled review name. */
+export function latestReview(c: Requester, name: string): Promise<Review> {
+  return request(c, 'reviews/latest', { name });
 }
 
 /**

@@ -5,7 +5,7 @@
 // query flow ask back about one question.
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -73,6 +73,10 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'margin-vscode-'));
   vault = join(dir, 'vault');
   cpSync(join(root, 'testdata/vault'), vault, { recursive: true });
+  // A daily review over a folder that holds nothing: it runs as the server
+  // starts and has nothing new, so it calls no model.
+  mkdirSync(join(vault, 'Margin/Reviews'));
+  writeFileSync(join(vault, 'Margin/Reviews/daily.md'), '---\nschedule: daily 07:00\nscope:\n  folders: [Nowhere]\n---\n# Daily\n\nWhat is due.\n');
 
   fake = spawn(fakeBin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
   const url: string = await new Promise((ok) => createInterface({ input: fake.stdout! }).once('line', ok));
@@ -220,6 +224,14 @@ test("the diff editor's title bar offers Apply and Reject on margin-preview docu
   for (const c of ['margin.review', 'margin.reviewApply', 'margin.reviewReject']) {
     assert.ok(declared.includes(c), `${c} is not among the contributed commands`);
   }
+});
+
+test('the latest review opens: margin.openReview asks reviews/latest for its note', limit, async () => {
+  const r = await waitFor('the daily review', () => margin.latestReview(conn, 'daily').catch(() => undefined));
+  assert.match(r.path, /^Margin\/Reviews\/daily\/\d{4}-\d{2}-\d{2}\.md$/);
+  assert.equal(r.generatedBy, 'offline');
+  assert.equal(readFileSync(join(vault, r.path), 'utf8'), r.content);
+  assert.match(r.content, /no model call/);
 });
 
 test('margin.ask answers with citations that link into the vault', limit, async () => {

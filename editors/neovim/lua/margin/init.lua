@@ -374,6 +374,22 @@ function M.report()
   end)
 end
 
+-- review opens the note of the latest run of the scheduled review name
+-- (Margin/Reviews/<name>.md defines it), prompting for the name without one.
+function M.review(name)
+  if not name or name == "" then
+    vim.ui.input({ prompt = "Review: ", default = "daily" }, function(text)
+      if text and text ~= "" then
+        M.review(text)
+      end
+    end)
+    return
+  end
+  request("reviews/latest", { name = name }, function(rev)
+    vim.cmd("edit " .. vim.fn.fnameescape(config.vault .. "/" .. rev.path))
+  end)
+end
+
 -- setup{vault = dir, cmd = {...}}: vault defaults to the folder holding
 -- .obsidian above the current directory.
 function M.setup(opts)
@@ -425,6 +441,9 @@ function M.setup(opts)
     M.approve(c.args)
   end, { nargs = "?" })
   vim.api.nvim_create_user_command("MarginReport", M.report, {})
+  vim.api.nvim_create_user_command("MarginReview", function(c)
+    M.review(c.args)
+  end, { nargs = "?" })
   vim.api.nvim_create_user_command("MarginDiff", function(c)
     M.diff(c.fargs[1], c.fargs[2])
   end, { nargs = "*" })
