@@ -103,14 +103,17 @@ func TestStuckClientDoesNotStopTheAgents(t *testing.T) {
 		}
 		// The startup wake is the first.
 		wakes := round + 2
-		deadline := time.Now().Add(30 * time.Second)
+		// Wakes run one at a time, in priority order: under -race on a
+		// loaded machine the last of seven took over 30 s (05:50 UTC,
+		// load 20), while a stuck client stops them for good.
+		deadline := time.Now().Add(90 * time.Second)
 		for {
 			behind := tasksBehind(t, vault, tasks, wakes)
 			if len(behind) == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("with the client not reading, these tasks' reports did not record wake %d within 30 s: %v", wakes, behind)
+				t.Fatalf("with the client not reading, these tasks' reports did not record wake %d within 90 s: %v", wakes, behind)
 			}
 			time.Sleep(100 * time.Millisecond) // polling the reports
 		}
