@@ -266,7 +266,28 @@ func plan(q Query) (*queryPlan, error) {
 		p.nothing = true
 		return p, nil
 	}
-	filters := required // a question's quoted phrases hold for the whole note, as filters do
+	// A question's quoted phrases hold for the whole note, as filters do.
+	p.filters = strings.Join(slices.Concat(required, p.metaFilters(props)), " AND ")
+	if user == "" {
+		p.match = p.filters
+	} else {
+		// No column filter on the words: no word can match a filter
+		// token (see metaMark).
+		p.words = "(" + user + ")"
+		p.match = p.words
+		if p.filters != "" {
+			p.match += " AND " + p.filters
+		}
+	}
+	p.match = p.leaveOutputs(p.match)
+	return p, nil
+}
+
+// metaFilters are the FTS5 expressions of the property filters props (as
+// matchExpr returns them), the task fields and the tags, each of which a
+// matching note must pass.
+func (p *queryPlan) metaFilters(props []string) []string {
+	var filters []string
 	for _, t := range props {
 		filters = append(filters, metaExpr(t))
 	}
@@ -282,20 +303,7 @@ func plan(q Query) (*queryPlan, error) {
 	for _, k := range p.tags {
 		filters = append(filters, metaExpr(metaToken(metaTag, k)))
 	}
-	p.filters = strings.Join(filters, " AND ")
-	if user == "" {
-		p.match = p.filters
-	} else {
-		// No column filter on the words: no word can match a filter
-		// token (see metaMark).
-		p.words = "(" + user + ")"
-		p.match = p.words
-		if p.filters != "" {
-			p.match += " AND " + p.filters
-		}
-	}
-	p.match = p.leaveOutputs(p.match)
-	return p, nil
+	return filters
 }
 
 // outputsToken is the filter token of margin's outputs.
