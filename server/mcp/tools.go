@@ -21,6 +21,7 @@ import (
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 // The tools' arguments and results (SPEC §10). Their JSON schemas are
@@ -174,8 +175,8 @@ func writing(name, title, desc string) *sdk.Tool {
 }
 
 func (s *Server) addTools() {
-	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words or a question in plain words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
-	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase"}})
+	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words or a question in plain words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet. Mode hybrid (or semantic) also finds notes by meaning, in any language, when the notes have been embedded; otherwise it searches by words and says why.")
+	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase", "semantic", "hybrid"}})
 	add(s, t, s.searchNotes)
 
 	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
@@ -206,25 +207,36 @@ func (s *Server) addTools() {
 	add(s, t, s.listChanges)
 }
 
-func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a SearchArgs) (*sdk.CallToolResult, index.Result, error) {
+func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a SearchArgs) (*sdk.CallToolResult, retrieve.Result, error) {
 	q := index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit, Outputs: a.Outputs}
-	if err := q.Validate(); err != nil {
-		return nil, index.Result{}, err // a QueryError names the argument
+	if err := retrieve.Validate(q); err != nil {
+		return nil, retrieve.Result{}, err // a QueryError names the argument
 	}
 	if q.Limit == 0 {
 		q.Limit = searchLimit
 	}
 	if err := s.fresh(ctx); err != nil {
-		return nil, index.Result{}, err
+		return nil, retrieve.Result{}, err
 	}
-	r, err := s.ws.Vault.Index().Find(ctx, q)
+	var r retrieve.Result
+	var err error
+	if s.ws.Retrieve != nil {
+		r, err = s.ws.Retrieve.Find(ctx, q)
+	} else {
+		r.Mode = q.Mode
+		r.Result, err = s.ws.Vault.Index().Find(ctx, q)
+	}
 	if err != nil {
-		return nil, index.Result{}, err
+		return nil, retrieve.Result{}, err
 	}
 	if r.Hits == nil {
 		r.Hits = []index.Hit{}
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: hitsText(r)}}}, r, nil
+	text := hitsText(r.Result)
+	if r.Fallback != "" {
+		text = "Searched by words (" + r.Fallback + ").\n" + text
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, r, nil
 }
 
 // searchLimit is search_notes' number of hits when the call names none.

@@ -6,6 +6,7 @@ import (
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 // VaultStatus is the vault's state as the index and the watcher know it.
@@ -52,7 +53,7 @@ type FileState = index.FileState
 // to, glob or tags narrow the search.
 type SearchParams struct {
 	Query string   `json:"query,omitempty"`
-	Mode  string   `json:"mode,omitempty"` // auto (default) | all | any | phrase
+	Mode  string   `json:"mode,omitempty"` // auto (default) | all | any | phrase | semantic | hybrid
 	From  string   `json:"from,omitempty"` // YYYY-MM-DD
 	To    string   `json:"to,omitempty"`   // YYYY-MM-DD
 	Glob  string   `json:"glob,omitempty"`
@@ -64,8 +65,9 @@ type SearchParams struct {
 }
 
 // SearchResult is vault/search's result: hits, how many notes matched in
-// all, and whether the hits were cut to the limit.
-type SearchResult = index.Result
+// all, whether the hits were cut to the limit, the mode that ran and,
+// when a search by meaning ran by keyword, why (fallback).
+type SearchResult = retrieve.Result
 
 // Hit is one matching note, at its best section.
 type Hit = index.Hit
