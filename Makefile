@@ -2,7 +2,11 @@
 #
 #   make demo    build margin and run it on a copy of the sample vault
 #   make test    gofmt, go vet, staticcheck, go test -race, short fuzz runs,
-#                and the editor plugins' tests (editors/test.sh)
+#                and the editor plugins' tests and packages (make editors)
+#   make editors the editor plugins' tests (editors/test.sh), then what a
+#                person installs, built and checked in bin/editors
+#                (editors/package.sh): the .vsix, the Obsidian plugin
+#                folder, the Neovim help
 #   make bench   performance figures of SPEC §9 (needs ripgrep for the comparison)
 #   make soak    the hardening suites' long runs (minutes, not seconds)
 
@@ -79,10 +83,12 @@ fuzz:
 	  done; \
 	done
 
-# editors tests the Neovim, VS Code and Obsidian plugins against bin/margin
-# (needs nvim and npm; editors/test.sh installs them when missing).
+# editors tests the Neovim, VS Code and Obsidian plugins against bin/margin,
+# then packages them as a person installs them and checks the packages
+# (needs nvim, npm and unzip; the scripts install them when missing).
 editors: build
 	bash editors/test.sh
+	bash editors/package.sh
 
 # bench prints SPEC §9's figures, then the cold build of the index alone
 # (10k parsed notes applied in a Bulk and finished, in-process: issue #16's

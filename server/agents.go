@@ -9,6 +9,7 @@ import (
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
@@ -63,7 +64,7 @@ func (s *Server) agentsList(ctx context.Context, p *protocol.AgentsListParams) (
 		return protocol.AgentsListResult{}, err
 	}
 	list, err := ws.Agents.Store().Agents(ctx, task.Lifecycle(p.Lifecycle))
-	return protocol.AgentsListResult{Agents: list}, err
+	return protocol.AgentsListResult{Agents: wire.Agents(list)}, err
 }
 
 func (s *Server) resolveAgent(ctx context.Context, ws *workspace.Workspace, v *vault.Vault, ref protocol.AgentRef) (task.Agent, error) {
@@ -81,7 +82,7 @@ func (s *Server) resolveAgent(ctx context.Context, ws *workspace.Workspace, v *v
 }
 
 func (s *Server) detail(ws *workspace.Workspace, v *vault.Vault, a task.Agent) (protocol.AgentDetail, error) {
-	d := protocol.AgentDetail{Agent: a, State: ws.Agents.WakeState(a.ID)}
+	d := protocol.AgentDetail{Agent: wire.Agent(a), State: wire.WakeState(ws.Agents.WakeState(a.ID))}
 	rep, err := s.taskReport(v, a)
 	switch {
 	case err == nil:
@@ -149,27 +150,34 @@ func (s *Server) agentsControl(ctx context.Context, p *protocol.AgentsControlPar
 	return s.detail(ws, v, a)
 }
 
-func (s *Server) agentsActivity(ctx context.Context, p *protocol.AgentsActivityParams) (task.Activity, error) {
+func (s *Server) agentsActivity(ctx context.Context, p *protocol.AgentsActivityParams) (protocol.Activity, error) {
 	if p.ID == "" {
-		return task.Activity{}, invalidParams("id", "is required")
+		return protocol.Activity{}, invalidParams("id", "is required")
 	}
 	if p.Limit < 0 || p.Limit > 1000 {
-		return task.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
+		return protocol.Activity{}, invalidParams("limit", fmt.Sprintf("must be between 1 and 1000, got %d", p.Limit))
 	}
 	if p.Limit == 0 {
 		p.Limit = 50
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return task.Activity{}, err
+		return protocol.Activity{}, err
 	}
 	if _, err := ws.Agents.Store().Agent(ctx, p.ID); err != nil {
-		return task.Activity{}, err
+		return protocol.Activity{}, err
 	}
-	return ws.Agents.Store().Activity(ctx, p.ID, p.Limit)
+	a, err := ws.Agents.Store().Activity(ctx, p.ID, p.Limit)
+	return wire.Activity(a), err
 }
 
-func (s *Server) reportsGet(ctx context.Context, p *protocol.AgentRef) (task.Report, error) {
+func (s *Server) reportsGet(ctx context.Context, p *protocol.AgentRef) (protocol.Report, error) {
+	r, err := s.findReport(ctx, p)
+	return wire.Report(r), err
+}
+
+// findReport reads the report of the agent or the task ref names.
+func (s *Server) findReport(ctx context.Context, p *protocol.AgentRef) (task.Report, error) {
 	ws, v, err := s.agentsReady(ctx)
 	if err != nil {
 		return task.Report{}, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/vault/edit"
 )
 
@@ -106,41 +107,60 @@ func (s *Server) changesList(ctx context.Context, p *protocol.ChangesListParams)
 		}
 	}
 	sets, err := ws.Changes.ChangeSets(ctx, f)
-	return protocol.ChangesListResult{ChangeSets: sets}, err
+	return protocol.ChangesListResult{ChangeSets: wire.ChangeSets(sets)}, err
 }
 
-func (s *Server) changesDecide(ctx context.Context, p *protocol.ChangesDecideParams) (changes.ChangeSet, error) {
+func (s *Server) changesDecide(ctx context.Context, p *protocol.ChangesDecideParams) (protocol.ChangeSet, error) {
 	if p.ID == "" {
-		return changes.ChangeSet{}, invalidParams("id", "is required")
+		return protocol.ChangeSet{}, invalidParams("id", "is required")
 	}
 	if len(p.Decisions) == 0 {
-		return changes.ChangeSet{}, invalidParams("decisions", "at least one decision is required")
+		return protocol.ChangeSet{}, invalidParams("decisions", "at least one decision is required")
 	}
 	for i, d := range p.Decisions {
 		if d.Item == "" {
-			return changes.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
+			return protocol.ChangeSet{}, invalidParams(fmt.Sprintf("decisions[%d].item", i), "is required")
 		}
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return changes.ChangeSet{}, err
+		return protocol.ChangeSet{}, err
 	}
-	cs, err := ws.Changes.Decide(ctx, p.ID, p.Decisions)
+	cs, err := ws.Changes.Decide(ctx, p.ID, wire.ItemDecisions(p.Decisions))
 	if errors.Is(err, changes.ErrBadVerdict) {
-		return cs, invalidParams("decisions.verdict", err.Error())
+		return protocol.ChangeSet{}, invalidParams("decisions.verdict", err.Error())
 	}
-	return cs, err
+	return wire.ChangeSet(cs), err
 }
 
-func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfirmAllParams) (changes.ChangeSet, error) {
+func (s *Server) changesConfirmAll(ctx context.Context, p *protocol.ChangesConfirmAllParams) (protocol.ChangeSet, error) {
 	if p.ID == "" {
-		return changes.ChangeSet{}, invalidParams("id", "is required")
+		return protocol.ChangeSet{}, invalidParams("id", "is required")
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return changes.ChangeSet{}, err
+		return protocol.ChangeSet{}, err
 	}
-	return ws.Changes.ConfirmAll(ctx, p.ID)
+	cs, err := ws.Changes.ConfirmAll(ctx, p.ID)
+	return wire.ChangeSet(cs), err
+}
+
+func (s *Server) changesPreview(ctx context.Context, p *protocol.ChangesPreviewParams) (protocol.ChangePreview, error) {
+	switch {
+	case p.ID == "":
+		return protocol.ChangePreview{}, invalidParams("id", "is required")
+	case p.Item == "":
+		return protocol.ChangePreview{}, invalidParams("item", "is required")
+	}
+	ws, _, err := s.agentsReady(ctx)
+	if err != nil {
+		return protocol.ChangePreview{}, err
+	}
+	pv, err := ws.Changes.Preview(ctx, p.ID, p.Item)
+	if err != nil {
+		return protocol.ChangePreview{}, err
+	}
+	return wire.ChangePreview(pv), nil
 }
 
 func (s *Server) changesUndo(ctx context.Context, p *protocol.ChangesUndoParams) (protocol.ChangesUndoResult, error) {
@@ -169,7 +189,7 @@ func (s *Server) changesUndo(ctx context.Context, p *protocol.ChangesUndoParams)
 		items = append([]string{p.Item}, items...)
 	}
 	cs, err := ws.Changes.Undo(ctx, ws.History, p.ID, items)
-	return protocol.ChangesUndoResult{ChangeSet: &cs}, err
+	return protocol.ChangesUndoResult{ChangeSet: new(wire.ChangeSet(cs))}, err
 }
 
 func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListParams) (protocol.DecisionsListResult, error) {
@@ -187,5 +207,5 @@ func (s *Server) decisionsList(ctx context.Context, p *protocol.DecisionsListPar
 		}
 	}
 	ds, err := ws.Changes.Store().Decisions(ctx, f)
-	return protocol.DecisionsListResult{Decisions: ds}, err
+	return protocol.DecisionsListResult{Decisions: wire.Decisions(ds)}, err
 }

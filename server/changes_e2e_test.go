@@ -105,9 +105,9 @@ func TestChangeSetTickedInFileAppliesOnlyThatLine(t *testing.T) {
 	}
 	var lenses []protocol.CodeLens
 	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + cs.Path}}, &lenses)
-	if len(lenses) != 6 || lenses[0].Command.Command != "margin.confirm" || lenses[1].Command.Command != "margin.reject" ||
-		lenses[5].Command.Arguments[1] != "c3" || !strings.HasPrefix(strings.Split(file, "\n")[lenses[0].Range.Start.Line], "- [ ] Set estimate") {
-		t.Errorf("change set lenses = %+v, want Apply and Reject on each item's line", lenses)
+	if len(lenses) != 9 || lenses[0].Command.Command != "margin.confirm" || lenses[1].Command.Command != "margin.reject" || lenses[2].Command.Command != "margin.preview" ||
+		lenses[8].Command.Arguments[1] != "c3" || !strings.HasPrefix(strings.Split(file, "\n")[lenses[0].Range.Start.Line], "- [ ] Set estimate") {
+		t.Errorf("change set lenses = %+v, want Apply, Reject and Diff on each item's line", lenses)
 	}
 	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": "file://" + dir + "/" + shipTask}}, &lenses)
 	if len(lenses) != 3 || lenses[0].Command.Title != "TLDR: QA and docs left." || lenses[1].Command.Title != "3 suggested changes" || lenses[2].Command.Command != "margin.confirmAll" {

@@ -87,7 +87,8 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 				case changes.ItemPending, changes.ItemDeferred:
 					lenses = append(lenses,
 						lens(r, "Apply"+proposedBy(cs), "margin.confirm", cs.ID, it.ID),
-						lens(r, "Reject", "margin.reject", cs.ID, it.ID))
+						lens(r, "Reject", "margin.reject", cs.ID, it.ID),
+						lens(r, "Diff", "margin.preview", cs.ID, it.ID))
 				case changes.ItemConfirmed:
 					lenses = append(lenses, lens(r, "Undo", "margin.undo", cs.ID, it.ID))
 				case changes.ItemUndone:

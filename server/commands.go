@@ -10,6 +10,7 @@ import (
 
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 )
 
 // editorCommands are the commands workspace/executeCommand runs (SPEC §6,
@@ -74,14 +75,20 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 		if err != nil {
 			return nil, err
 		}
-		d := changes.ItemDecision{Item: args[1], Verdict: changes.Confirmed}
+		d := protocol.ItemDecision{Item: args[1], Verdict: changes.Confirmed}
 		if p.Command == "margin.reject" {
 			d.Verdict = changes.Rejected
 			if len(args) == 3 {
 				d.Reason = args[2]
 			}
 		}
-		return s.changesDecide(ctx, &protocol.ChangesDecideParams{ID: args[0], Decisions: []changes.ItemDecision{d}})
+		return s.changesDecide(ctx, &protocol.ChangesDecideParams{ID: args[0], Decisions: []protocol.ItemDecision{d}})
+	case "margin.preview":
+		args, err := p.stringArgs(2, 2, "[changeSetId, itemId]")
+		if err != nil {
+			return nil, err
+		}
+		return s.changesPreview(ctx, &protocol.ChangesPreviewParams{ID: args[0], Item: args[1]})
 	case "margin.confirmAll":
 		args, err := p.stringArgs(1, 1, "[changeSetId]")
 		if err != nil {
@@ -132,7 +139,7 @@ func (s *Server) showChanges(ctx context.Context, id string) (protocol.ShowChang
 	if err != nil {
 		return protocol.ShowChangesResult{}, err
 	}
-	res := protocol.ShowChangesResult{ChangeSet: cs}
+	res := protocol.ShowChangesResult{ChangeSet: wire.ChangeSet(cs)}
 	s.mu.Lock()
 	canShow := s.client.Window.ShowDocument.Support
 	s.mu.Unlock()

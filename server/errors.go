@@ -108,12 +108,14 @@ func toRPCError(ctx context.Context, err error) *jsonrpc2.Error {
 		e := &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
 		e.SetError(undoErr)
 		return e
-	case errors.Is(err, changes.ErrNotApplied), errors.Is(err, history.ErrItemWrite):
+	case errors.Is(err, changes.ErrNotApplied), errors.Is(err, changes.ErrDecided), errors.Is(err, history.ErrItemWrite):
 		return &jsonrpc2.Error{Code: CodeRefused, Message: err.Error()}
 	case errors.Is(err, edit.ErrConflict), errors.Is(err, edit.ErrEditorRefused):
 		return &jsonrpc2.Error{Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, edit.ErrStale):
 		return &jsonrpc2.Error{Code: CodeStale, Message: err.Error()}
+	case errors.Is(err, changes.ErrUnreadable):
+		return &jsonrpc2.Error{Code: CodeInvalidNote, Message: err.Error()}
 	case errors.Is(err, vault.ErrNotFound):
 		return &jsonrpc2.Error{Code: CodeNotFound, Message: err.Error()}
 	case errors.Is(err, errNoVault):

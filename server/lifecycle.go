@@ -8,6 +8,7 @@ import (
 
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/sourcegraph/jsonrpc2"
@@ -137,7 +138,7 @@ func rootDir(p initializeParams) (string, error) {
 // watcher and agents in the background; requests that read the index wait
 // for the first scan.
 func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
-	opts.OnStatus = func(st vault.IndexEvent) { s.notifyDroppable("margin/indexStatus", st) }
+	opts.OnStatus = func(st vault.IndexEvent) { s.notifyDroppable("margin/indexStatus", wire.IndexStatus(st)) }
 	aopts := s.opts.Agents
 	aopts.Notifier = task.NotifyFunc(s.agentNotify)
 	aopts.Editor = editor{s}

@@ -112,7 +112,7 @@ func TestInitializeAdvertisesTheLSPSurface(t *testing.T) {
 			if !c.HoverProvider || c.CodeLensProvider == nil || !c.TextDocumentSync.OpenClose || c.TextDocumentSync.Change != 2 {
 				t.Errorf("capabilities = %+v, want hover, code lenses and incremental sync", c)
 			}
-			for _, cmd := range []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.wake", "margin.ask", "margin.showChanges"} {
+			for _, cmd := range []string{"margin.confirm", "margin.reject", "margin.confirmAll", "margin.preview", "margin.wake", "margin.ask", "margin.showChanges"} {
 				if !slices.Contains(c.ExecuteCommandProvider.Commands, cmd) {
 					t.Errorf("executeCommandProvider.commands = %v, lacks %s", c.ExecuteCommandProvider.Commands, cmd)
 				}
@@ -295,8 +295,8 @@ func TestCodeLensRangesCountUTF16(t *testing.T) {
 	json.Unmarshal(waitNth(e, "the change set", "margin/changeSetCreated", 1, nil), &cs)
 	lines := strings.Split(readFile(t, dir, cs.Path), "\n")
 	ls := lensesOf(t, e, dir, cs.Path)
-	if len(ls) != 2 {
-		t.Fatalf("lenses = %+v, want Apply and Reject", ls)
+	if len(ls) != 3 {
+		t.Fatalf("lenses = %+v, want Apply, Reject and Diff", ls)
 	}
 	line := lines[ls[0].Range.Start.Line]
 	if !strings.Contains(line, "Tell 東京 🚀 team") {

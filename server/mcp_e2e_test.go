@@ -46,7 +46,7 @@ func TestClientProposalBesideServe(t *testing.T) {
 		}
 		return titles
 	}
-	if got := strings.Join(lensTitles(cs.Path), "|"); got != "Apply (from Claude Desktop)|Reject" {
+	if got := strings.Join(lensTitles(cs.Path), "|"); got != "Apply (from Claude Desktop)|Reject|Diff" {
 		t.Errorf("change set file lenses: %s", got)
 	}
 	if got := strings.Join(lensTitles(note), "|"); got != "1 suggested change (from Claude Desktop)|Apply all" {

@@ -27,7 +27,8 @@ var methods = map[string]method{
 	"agents/activity": reader((*Server).agentsActivity),
 	"reports/get":     reader((*Server).reportsGet),
 
-	"changes/list": reader((*Server).changesList),
+	"changes/list":    reader((*Server).changesList),
+	"changes/preview": reader((*Server).changesPreview),
 	// Decisions run in order with the edits that precede them, and the
 	// serial queue is free to wait for a workspace/applyEdit answer: it
 	// is not the connection's read loop.

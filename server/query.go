@@ -8,6 +8,7 @@ import (
 
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 )
 
 // The query methods (SPEC §6): query/ask, query/reply, log/append,
@@ -16,25 +17,25 @@ import (
 // depend on the order of editor messages, and a flow of several model calls
 // must not hold up didChange and the other state changes queued behind it.
 
-func (s *Server) queryAsk(ctx context.Context, p *protocol.AskParams) (query.Result, error) {
+func (s *Server) queryAsk(ctx context.Context, p *protocol.AskParams) (protocol.Answer, error) {
 	e, err := s.queryEngine(ctx)
 	if err != nil {
-		return query.Result{}, err
+		return protocol.Answer{}, err
 	}
 	res, err := e.Ask(ctx, p.Text, stageProgress(ctx))
-	return res, queryError(err)
+	return wire.Answer(res), queryError(err)
 }
 
-func (s *Server) queryReply(ctx context.Context, p *protocol.ReplyParams) (query.Result, error) {
+func (s *Server) queryReply(ctx context.Context, p *protocol.ReplyParams) (protocol.Answer, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
-		return query.Result{}, invalidParams("sessionId", "required")
+		return protocol.Answer{}, invalidParams("sessionId", "required")
 	}
 	e, err := s.queryEngine(ctx)
 	if err != nil {
-		return query.Result{}, err
+		return protocol.Answer{}, err
 	}
 	res, err := e.Reply(ctx, p.SessionID, p.Answers, p.Decline, stageProgress(ctx))
-	return res, queryError(err)
+	return wire.Answer(res), queryError(err)
 }
 
 func (s *Server) logAppend(ctx context.Context, p *protocol.LogParams) (protocol.LogResult, error) {
@@ -54,17 +55,7 @@ func (s *Server) logAppend(ctx context.Context, p *protocol.LogParams) (protocol
 	if err := queryError(err); err != nil {
 		return protocol.LogResult{}, err
 	}
-	out := protocol.LogResult{Type: res.Type, Uncertain: []string{}}
-	if l := res.Logged; l != nil {
-		out.Path, out.Heading, out.Parsed, out.Corrects, out.Note = l.Path, l.Heading, l.Parsed, l.Corrects, l.Note
-		if l.Uncertain != nil {
-			out.Uncertain = l.Uncertain
-		}
-	}
-	if res.Type == query.InputBoth {
-		out.Answer = &res
-	}
-	return out, nil
+	return wire.LogResult(res), nil
 }
 
 func (s *Server) contextGet(ctx context.Context, _ *empty) (protocol.ContextResult, error) {

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/margin-md/margin/server/wire"
 )
 
 // refreshTimeout bounds the wait for the client's answer to a refresh.
@@ -12,7 +15,14 @@ const refreshTimeout = 30 * time.Second
 // code lenses show (a TLDR, a change set, an item's status), asks the
 // client to fetch them again.
 func (s *Server) agentNotify(method string, params any) {
-	s.notify(method, params)
+	p, ok := wire.Notification(params)
+	if !ok {
+		// A notification added to the agents without its wire type
+		// (server/wire's tests hold the known ones to the protocol).
+		s.logger.Error("a notification the protocol does not carry was not sent", "method", method, "params", fmt.Sprintf("%T", params))
+		return
+	}
+	s.notify(method, p)
 	switch method {
 	case "margin/reportUpdated", "margin/changeSetCreated", "margin/changeApplied":
 		s.refreshLenses()

@@ -12,6 +12,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 )
 
 // The template and evolution methods (SPEC §6, §4.4). Reading and saving a
@@ -51,7 +52,7 @@ func (s *Server) templatesGet(ctx context.Context, p *protocol.TemplateParams) (
 	if err != nil {
 		return protocol.TemplateResult{}, templateError(err)
 	}
-	res := protocol.TemplateResult{Template: t}
+	res := protocol.TemplateResult{Template: wire.Template(t)}
 	if t.Status == templates.StatusActive {
 		if res.Problem, err = ws.Templates.Problem(ctx, p.Name); err != nil {
 			return protocol.TemplateResult{}, templateError(err)
@@ -69,85 +70,85 @@ func (s *Server) templatesVersions(ctx context.Context, p *protocol.TemplatePara
 		return protocol.TemplateVersionsResult{}, err
 	}
 	vs, err := ws.Templates.Versions(ctx, p.Name)
-	return protocol.TemplateVersionsResult{Name: p.Name, Versions: vs}, templateError(err)
+	return protocol.TemplateVersionsResult{Name: p.Name, Versions: wire.Templates(vs)}, templateError(err)
 }
 
-func (s *Server) templatesSave(ctx context.Context, p *protocol.TemplateSaveParams) (templates.Template, error) {
+func (s *Server) templatesSave(ctx context.Context, p *protocol.TemplateSaveParams) (protocol.Template, error) {
 	if err := requireName(p.Name); err != nil {
-		return templates.Template{}, err
+		return protocol.Template{}, err
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return templates.Template{}, err
+		return protocol.Template{}, err
 	}
 	t, err := ws.Templates.Save(ctx, p.Name, p.GeneralDirective, p.ReportDirective)
-	return t, templateError(err)
+	return wire.Template(t), templateError(err)
 }
 
-func (s *Server) templatesRollback(ctx context.Context, p *protocol.TemplateParams) (templates.Template, error) {
+func (s *Server) templatesRollback(ctx context.Context, p *protocol.TemplateParams) (protocol.Template, error) {
 	if err := requireName(p.Name); err != nil {
-		return templates.Template{}, err
+		return protocol.Template{}, err
 	}
 	if p.Version <= 0 {
-		return templates.Template{}, invalidParams("version", "is required: the version to make active again")
+		return protocol.Template{}, invalidParams("version", "is required: the version to make active again")
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return templates.Template{}, err
+		return protocol.Template{}, err
 	}
 	t, err := ws.Templates.Rollback(ctx, p.Name, p.Version)
-	return t, templateError(err)
+	return wire.Template(t), templateError(err)
 }
 
-func (s *Server) evolutionStart(ctx context.Context, p *protocol.EvolutionStartParams) (evolution.Turn, error) {
+func (s *Server) evolutionStart(ctx context.Context, p *protocol.EvolutionStartParams) (protocol.EvolutionTurn, error) {
 	if err := checkTemplateName("template", p.Template); err != nil {
-		return evolution.Turn{}, err
+		return protocol.EvolutionTurn{}, err
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return evolution.Turn{}, err
+		return protocol.EvolutionTurn{}, err
 	}
 	turn, err := ws.Evolution.Start(ctx, p.Template)
-	return turn, templateError(err)
+	return wire.EvolutionTurn(turn), templateError(err)
 }
 
-func (s *Server) evolutionSend(ctx context.Context, p *protocol.EvolutionSendParams) (evolution.Turn, error) {
+func (s *Server) evolutionSend(ctx context.Context, p *protocol.EvolutionSendParams) (protocol.EvolutionTurn, error) {
 	switch {
 	case strings.TrimSpace(p.SessionID) == "":
-		return evolution.Turn{}, invalidParams("sessionId", "required")
+		return protocol.EvolutionTurn{}, invalidParams("sessionId", "required")
 	case strings.TrimSpace(p.Text) == "":
-		return evolution.Turn{}, invalidParams("text", "must not be empty")
+		return protocol.EvolutionTurn{}, invalidParams("text", "must not be empty")
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return evolution.Turn{}, err
+		return protocol.EvolutionTurn{}, err
 	}
 	turn, err := ws.Evolution.Send(ctx, p.SessionID, p.Text)
-	return turn, templateError(err)
+	return wire.EvolutionTurn(turn), templateError(err)
 }
 
-func (s *Server) evolutionApprove(ctx context.Context, p *protocol.EvolutionDecideParams) (templates.Template, error) {
+func (s *Server) evolutionApprove(ctx context.Context, p *protocol.EvolutionDecideParams) (protocol.Template, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
-		return templates.Template{}, invalidParams("sessionId", "required")
+		return protocol.Template{}, invalidParams("sessionId", "required")
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return templates.Template{}, err
+		return protocol.Template{}, err
 	}
 	t, err := ws.Evolution.Approve(ctx, p.SessionID)
-	return t, templateError(err)
+	return wire.Template(t), templateError(err)
 }
 
-func (s *Server) evolutionReject(ctx context.Context, p *protocol.EvolutionDecideParams) (evolution.Session, error) {
+func (s *Server) evolutionReject(ctx context.Context, p *protocol.EvolutionDecideParams) (protocol.EvolutionSession, error) {
 	if strings.TrimSpace(p.SessionID) == "" {
-		return evolution.Session{}, invalidParams("sessionId", "required")
+		return protocol.EvolutionSession{}, invalidParams("sessionId", "required")
 	}
 	ws, _, err := s.agentsReady(ctx)
 	if err != nil {
-		return evolution.Session{}, err
+		return protocol.EvolutionSession{}, err
 	}
 	sess, err := ws.Evolution.Reject(ctx, p.SessionID, p.Reason)
-	return sess, templateError(err)
+	return wire.EvolutionSession(sess), templateError(err)
 }
 
 func requireName(name string) error {

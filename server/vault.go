@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/retrieve"
 )
@@ -19,11 +20,13 @@ func (s *Server) vaultStatus(ctx context.Context, _ *empty) (protocol.StatusResu
 	if err != nil {
 		return protocol.StatusResult{}, err
 	}
-	res := protocol.StatusResult{VaultStatus: st, OpenNotes: s.docs.paths(), Model: s.model.get()}
+	res := protocol.StatusResult{VaultStatus: wire.VaultStatus(st), OpenNotes: s.docs.paths(), Model: s.model.get()}
 	if ws := s.open(); ws != nil {
-		if res.Agents, err = ws.Agents.Counts(ctx); err != nil {
+		counts, err := ws.Agents.Counts(ctx)
+		if err != nil {
 			return protocol.StatusResult{}, err
 		}
+		res.Agents = wire.AgentCounts(counts)
 	}
 	return res, nil
 }
@@ -45,7 +48,7 @@ func (s *Server) vaultCoverage(ctx context.Context, p *protocol.CoverageParams) 
 	if files == nil {
 		files = []index.FileState{}
 	}
-	return protocol.CoverageResult{Files: files}, nil
+	return protocol.CoverageResult{Files: wire.FileStates(files)}, nil
 }
 
 func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (protocol.SearchResult, error) {
@@ -62,7 +65,7 @@ func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (pro
 			return protocol.SearchResult{}, err
 		}
 	}
-	var r protocol.SearchResult
+	var r retrieve.Result
 	if ws := s.open(); ws != nil && ws.Retrieve != nil {
 		r, err = ws.Retrieve.Find(ctx, q)
 	} else {
@@ -75,7 +78,7 @@ func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (pro
 	if r.Hits == nil {
 		r.Hits = []index.Hit{}
 	}
-	return r, nil
+	return wire.SearchResult(r), nil
 }
 
 // searchQuery validates search params, naming the bad field.
@@ -101,7 +104,7 @@ func (s *Server) vaultRescan(ctx context.Context, _ *empty) (protocol.RescanResu
 	res, err := v.Rescan(ctx, "requested by the client", func(done, total int) {
 		reportProgress(ctx, fmt.Sprintf("%d/%d files", done, total), done*100/max(total, 1))
 	})
-	return protocol.RescanResult{ScanResult: res}, err
+	return protocol.RescanResult{ScanResult: wire.ScanResult(res)}, err
 }
 
 // uriPath turns a document URI into a vault path.

@@ -311,32 +311,12 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 		inEditor bool
 	)
 	_, err := c.v.Root().ChangeParts(ctx, c.opts.Editor, task, func(cur edit.Current) ([]byte, []edit.Part, error) {
-		decided, applied, inEditor = slices.Clone(items), nil, cur.InEditor
-		if isEdit(items, confirm) {
-			out, parts := applyEdits(cur, decided, confirm, &applied)
-			return out, parts, nil
-		}
-		if !cur.Exists {
-			for _, i := range confirm {
-				decided[i].Status, decided[i].Detail = ItemStale, "the task note "+task+" is gone"
-			}
-			return nil, nil, nil
-		}
-		out := cur.Content
-		var parts []edit.Part // each item's own splice, so each can be undone alone
-		for _, i := range confirm {
-			next, stale, err := applyItem(task, out, decided[i], c.v.Rules().TaskOptions())
-			switch {
-			case err != nil:
-				decided[i].Detail = "not applied: " + err.Error()
-			case stale != "":
-				decided[i].Status, decided[i].Detail = ItemStale, stale
-			default:
-				parts = append(parts, edit.Part{Item: decided[i].ID, Before: out, After: next})
-				out = next
-				applied = append(applied, i)
-			}
-		}
+		decided, inEditor = slices.Clone(items), cur.InEditor
+		var (
+			out   []byte
+			parts []edit.Part
+		)
+		out, parts, applied = c.applyTo(task, cur, decided, confirm)
 		return out, parts, nil
 	})
 	if decided == nil {
@@ -363,6 +343,41 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 		items[i].Status = ItemConfirmed
 	}
 	return nil
+}
+
+// applyTo applies the confirmed items of items (by index) to the note at
+// task as cur has it, each to what the ones before it made, and settles
+// in items the ones that do not apply: stale, with why, or left open with
+// why in Detail. It returns the note after them (nil when none applies to
+// a note to create), each applied item's part, so each can be undone
+// alone, and the indices of those applied. Applying and previewing an
+// item both come here, so a preview shows what applying writes.
+func (c *Changes) applyTo(task string, cur edit.Current, items []ChangeItem, confirm []int) (out []byte, parts []edit.Part, applied []int) {
+	if isEdit(items, confirm) {
+		out, parts := applyEdits(cur, items, confirm, &applied)
+		return out, parts, applied
+	}
+	if !cur.Exists {
+		for _, i := range confirm {
+			items[i].Status, items[i].Detail = ItemStale, "the task note "+task+" is gone"
+		}
+		return nil, nil, nil
+	}
+	out = cur.Content
+	for _, i := range confirm {
+		next, stale, err := applyItem(task, out, items[i], c.v.Rules().TaskOptions())
+		switch {
+		case err != nil:
+			items[i].Detail = "not applied: " + err.Error()
+		case stale != "":
+			items[i].Status, items[i].Detail = ItemStale, stale
+		default:
+			parts = append(parts, edit.Part{Item: items[i].ID, Before: out, After: next})
+			out = next
+			applied = append(applied, i)
+		}
+	}
+	return out, parts, applied
 }
 
 // writeSetFile brings a change set's file in line with its statuses,

@@ -18,6 +18,8 @@ import (
 	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/query"
 	"github.com/margin-md/margin/agents/task"
+	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
@@ -25,7 +27,12 @@ import (
 )
 
 // The tools' arguments and results (SPEC §10). Their JSON schemas are
-// generated from these types; closed sets are enums.
+// generated from these types; closed sets are enums. A search and an
+// answer are the editor protocol's own (server/protocol, through
+// server/wire), as they are the same shape; the rest are MCP's, as they
+// are not: snake_case names, and what a model needs of a report or a
+// change set (who proposed it and the file to read) rather than the
+// editor's fields.
 type (
 	SearchArgs struct {
 		Query string   `json:"query" jsonschema:"words to find; \"quoted words\" are a phrase, word* a prefix, key:value a property, tag:name a tag"`
@@ -88,11 +95,11 @@ type (
 		Time string `json:"time,omitempty" jsonschema:"when: RFC 3339 or YYYY-MM-DDTHH:MM (default now)"`
 	}
 	LogResult struct {
-		Type    string         `json:"type"`
-		Path    string         `json:"path,omitempty"`
-		Heading string         `json:"heading,omitempty"`
-		Parsed  map[string]any `json:"parsed,omitempty"`
-		Answer  *query.Result  `json:"answer,omitempty"`
+		Type    string           `json:"type"`
+		Path    string           `json:"path,omitempty"`
+		Heading string           `json:"heading,omitempty"`
+		Parsed  map[string]any   `json:"parsed,omitempty"`
+		Answer  *protocol.Answer `json:"answer,omitempty"`
 	}
 	EditArgs struct {
 		Path    string `json:"path" jsonschema:"the note's path relative to the vault (.md)"`
@@ -207,32 +214,33 @@ func (s *Server) addTools() {
 	add(s, t, s.listChanges)
 }
 
-func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a SearchArgs) (*sdk.CallToolResult, retrieve.Result, error) {
+func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a SearchArgs) (*sdk.CallToolResult, protocol.SearchResult, error) {
 	q := index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit, Outputs: a.Outputs}
 	if err := retrieve.Validate(q); err != nil {
-		return nil, retrieve.Result{}, err // a QueryError names the argument
+		return nil, protocol.SearchResult{}, err // a QueryError names the argument
 	}
 	if q.Limit == 0 {
 		q.Limit = searchLimit
 	}
 	if err := s.fresh(ctx); err != nil {
-		return nil, retrieve.Result{}, err
+		return nil, protocol.SearchResult{}, err
 	}
-	var r retrieve.Result
+	var found retrieve.Result
 	var err error
 	if s.ws.Retrieve != nil {
-		r, err = s.ws.Retrieve.Find(ctx, q)
+		found, err = s.ws.Retrieve.Find(ctx, q)
 	} else {
-		r.Mode = q.Mode
-		r.Result, err = s.ws.Vault.Index().Find(ctx, q)
+		found.Mode = q.Mode
+		found.Result, err = s.ws.Vault.Index().Find(ctx, q)
 	}
 	if err != nil {
-		return nil, retrieve.Result{}, err
+		return nil, protocol.SearchResult{}, err
 	}
-	if r.Hits == nil {
-		r.Hits = []index.Hit{}
+	if found.Hits == nil {
+		found.Hits = []index.Hit{}
 	}
-	text := hitsText(r.Result)
+	r := wire.SearchResult(found)
+	text := hitsText(r)
 	if r.Fallback != "" {
 		text = "Searched by words (" + r.Fallback + ").\n" + text
 	}
@@ -246,7 +254,7 @@ const searchLimit = 20
 // each hit's place and snippet, without the JSON keys and escapes of the
 // structured content (20 hits on the 10k bench vault: 3.4–4.4 kB against
 // 5.0–6.0 kB).
-func hitsText(r index.Result) string {
+func hitsText(r protocol.SearchResult) string {
 	var b strings.Builder
 	switch {
 	case r.Total == 0:
@@ -389,9 +397,9 @@ func (s *Server) taskPath(ctx context.Context, name string) (string, error) {
 	return s.ws.Vault.FindTask(ctx, name)
 }
 
-func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, a AskArgs) (*sdk.CallToolResult, query.Result, error) {
+func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, a AskArgs) (*sdk.CallToolResult, protocol.Answer, error) {
 	if err := s.fresh(ctx); err != nil {
-		return nil, query.Result{}, err
+		return nil, protocol.Answer{}, err
 	}
 	var (
 		res query.Result
@@ -403,16 +411,17 @@ func (s *Server) ask(ctx context.Context, _ *sdk.CallToolRequest, a AskArgs) (*s
 		res, err = s.ws.Query.Question(ctx, a.Question, nil)
 	}
 	if err != nil {
-		return nil, query.Result{}, err
+		return nil, protocol.Answer{}, err
 	}
 	res.Transitions = nil // the state machine's inner path: not the client's business
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: answerText(res)}}}, res, nil
+	answer := wire.Answer(res)
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: answerText(answer)}}}, answer, nil
 }
 
 // answerText is the query flow's result as a model reads it.
-func answerText(r query.Result) string {
+func answerText(r protocol.Answer) string {
 	var b strings.Builder
-	switch r.Status {
+	switch query.Status(r.Status) {
 	case query.StatusClarification:
 		fmt.Fprintf(&b, "margin needs a clarification (session_id %q). Ask the person, then call ask again with session_id and answers {question id: answer}:\n", r.SessionID)
 		for _, q := range r.Questions {
@@ -464,7 +473,7 @@ func (s *Server) logEntry(ctx context.Context, _ *sdk.CallToolRequest, a LogArgs
 	}
 	if res.Type == query.InputBoth {
 		res.Transitions = nil
-		out.Answer = &res
+		out.Answer = new(wire.Answer(res))
 	}
 	return nil, out, nil
 }

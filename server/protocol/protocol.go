@@ -5,11 +5,13 @@
 // interfaces from the types reachable from Methods, EditorCommands and
 // Notifications.
 //
-// A type the wire shares with the part of margin that produces it (an
-// agent, a change set, a search hit) is an alias of that part's type, so
-// the two cannot drift; the rest are declared here. Field names are the
-// contract: json tags name them, and omitempty marks what a client may
-// leave out or may not get.
+// Every type is declared here, and the package imports nothing of
+// margin's: an agent, a change set or a search hit has a wire type of its
+// own, which server/wire converts margin's domain values to, so a field
+// renamed or added in agents/ or vault/ leaves the editors' protocol as
+// it is (server/wire's tests fail until its conversion says where the
+// field goes). Field names are the contract: json tags name them, and
+// omitempty marks what a client may leave out or may not get.
 package protocol
 
 //go:generate go run ./gen -root ../..
@@ -56,6 +58,7 @@ var Methods = []Method{
 	method[ChangesListParams, ChangesListResult]("changes/list"),
 	method[ChangesDecideParams, ChangeSet]("changes/decide"),
 	method[ChangesConfirmAllParams, ChangeSet]("changes/confirmAll"),
+	method[ChangesPreviewParams, ChangePreview]("changes/preview"),
 	method[ChangesUndoParams, ChangesUndoResult]("changes/undo"),
 	method[DecisionsListParams, DecisionsListResult]("decisions/list"),
 
@@ -91,6 +94,10 @@ var EditorCommands = []EditorCommand{
 	command[ChangeSet]("margin.confirm", "changes/decide", "changeSetId", "itemId"),
 	command[ChangeSet]("margin.reject", "changes/decide", "changeSetId", "itemId", "reason?"),
 	command[ChangeSet]("margin.confirmAll", "changes/confirmAll", "changeSetId"),
+	// margin.preview is the Diff lens on an open item of a change set
+	// file: an editor plugin runs it itself, showing the preview as a
+	// diff with Apply and Reject; a client without one gets the preview.
+	command[ChangePreview]("margin.preview", "changes/preview", "changeSetId", "itemId"),
 	command[ChangesUndoResult]("margin.undo", "changes/undo", "changeSetId", "itemId?"),
 	command[ShowChangesResult]("margin.showChanges", "changes/list", "changeSetId"),
 	command[AgentDetail]("margin.wake", "agents/control", "agentId"),

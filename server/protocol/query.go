@@ -1,6 +1,6 @@
 package protocol
 
-import "github.com/margin-md/margin/agents/query"
+import "time"
 
 // AskParams are query/ask's params.
 type AskParams struct {
@@ -8,14 +8,63 @@ type AskParams struct {
 }
 
 // Answer is the result of query/ask and query/reply.
-type Answer = query.Result
+type Answer struct {
+	SessionID  string     `json:"sessionId"`
+	Type       string     `json:"type"`   // log | query | both | correction
+	Status     string     `json:"status"` // answered | needs_clarification | partial | degraded | logged
+	Answer     string     `json:"answer"`
+	Citations  []Citation `json:"citations"`
+	Confidence string     `json:"confidence"`
+	Gaps       []string   `json:"gaps"`
+	Questions  []Question `json:"questions"`
+	Logged     *Logged    `json:"logged,omitempty"`
+	// Truncated says retrieval found more than query.max_entries entries
+	// (or more text than fits the prompt) and the answer saw only part.
+	Truncated bool `json:"truncated,omitempty"`
+	// Transitions is the query flow's path through this request.
+	Transitions []Transition `json:"transitions"`
+}
 
 // Citation points at a note an answer rests on.
-type Citation = query.Citation
+type Citation struct {
+	Path    string `json:"path"`
+	Heading string `json:"heading"`
+	Line    int    `json:"line"`
+	Link    string `json:"link"` // [[path#heading]]
+}
 
 // Question is a clarification question; its id is what query/reply
 // answers.
-type Question = query.Question
+type Question struct {
+	ID       string   `json:"id"`
+	Question string   `json:"question"`
+	Options  []string `json:"options"`
+	Gap      string   `json:"gap,omitempty"`
+}
+
+// Logged says where a logged input went.
+type Logged struct {
+	Path    string `json:"path"`
+	Heading string `json:"heading"`
+	// Parsed is the data extracted per domain; nil when no model was
+	// reachable and the raw text was stored unparsed.
+	Parsed map[string]any `json:"parsed"`
+	// Uncertain lists fields the parser was unsure of or dropped.
+	Uncertain []string `json:"uncertain,omitempty"`
+	// Corrects is the entry a correction updates, as [[path#heading]].
+	Corrects string `json:"corrects,omitempty"`
+	// Note says something the person should know, e.g. that it was
+	// stored unparsed.
+	Note string `json:"note,omitempty"`
+}
+
+// Transition is one step of the query flow: from a state to the next.
+type Transition struct {
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	Why  string    `json:"why"`
+	At   time.Time `json:"at"`
+}
 
 // ReplyParams are query/reply's params.
 type ReplyParams struct {
@@ -33,10 +82,10 @@ type LogParams struct {
 
 // LogResult is log/append's result.
 type LogResult struct {
-	Type    query.InputType `json:"type"`
-	Path    string          `json:"path"`
-	Heading string          `json:"heading"`
-	Parsed  map[string]any  `json:"parsed"`
+	Type    string         `json:"type"` // log | query | both | correction
+	Path    string         `json:"path"`
+	Heading string         `json:"heading"`
+	Parsed  map[string]any `json:"parsed"`
 	// Uncertain lists fields the parser was unsure of or dropped.
 	Uncertain []string `json:"uncertain"`
 	Corrects  string   `json:"corrects,omitempty"`

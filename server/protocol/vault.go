@@ -1,16 +1,33 @@
 package protocol
 
-import (
-	"time"
-
-	"github.com/margin-md/margin/agents/task"
-	"github.com/margin-md/margin/vault"
-	"github.com/margin-md/margin/vault/index"
-	"github.com/margin-md/margin/vault/retrieve"
-)
+import "time"
 
 // VaultStatus is the vault's state as the index and the watcher know it.
-type VaultStatus = vault.Status
+type VaultStatus struct {
+	Vault string `json:"vault"`
+	// Notes are the person's notes; margin's own files (reports,
+	// journals, change sets, its templates) are Outputs.
+	Notes      int `json:"notes"`
+	Outputs    int `json:"outputs"`
+	Tasks      int `json:"tasks"`
+	DailyNotes int `json:"dailyNotes"`
+	// Templates are the notes in Obsidian's templates folders, among Notes.
+	Templates int `json:"templates"`
+	// ChecklistItems are the `- [ ]` lines in the person's notes.
+	ChecklistItems   int       `json:"checklistItems"`
+	Indexed          int       `json:"indexed"`
+	Skipped          int       `json:"skipped"`
+	Failed           int       `json:"failed"`
+	Watching         bool      `json:"watching"`
+	WatchedDirs      int       `json:"watchedDirs"`
+	LastRescan       time.Time `json:"lastRescan,omitzero"` // absent before any rescan
+	LastRescanReason string    `json:"lastRescanReason,omitempty"`
+	// Degraded is empty when everything is watched; otherwise it says what
+	// margin cannot see change, and why.
+	Degraded string `json:"degraded,omitempty"`
+	// Warnings are settings margin could not read and what it does instead.
+	Warnings []string `json:"warnings,omitempty"`
+}
 
 // StatusResult is vault/status's result.
 type StatusResult struct {
@@ -33,7 +50,24 @@ type ModelStatus struct {
 }
 
 // AgentCounts are the agents by state.
-type AgentCounts = task.Counts
+type AgentCounts struct {
+	Active  int `json:"active"`
+	Dormant int `json:"dormant"`
+	Queued  int `json:"queued"`
+	Running int `json:"running"`
+	// Routing counts batches of vault changes not yet routed to the
+	// agents: wakes may come of them, so the agents are not idle yet.
+	Routing int `json:"routing"`
+	// WaitingForModel counts the agents whose wake waits for a model
+	// that is away.
+	WaitingForModel int `json:"waitingForModel"`
+	// TokensToday are the model tokens the wakes spent today (the local
+	// day), against DailyTokenBudget (0: no limit); BudgetSpent says the
+	// wakes that need the model wait for the next day.
+	TokensToday      int  `json:"tokensToday"`
+	DailyTokenBudget int  `json:"dailyTokenBudget"`
+	BudgetSpent      bool `json:"budgetSpent"`
+}
 
 // CoverageParams are vault/coverage's params: the state to list, or every
 // file.
@@ -47,7 +81,11 @@ type CoverageResult struct {
 }
 
 // FileState is one file's standing in the index.
-type FileState = index.FileState
+type FileState struct {
+	Path   string `json:"path"`
+	State  string `json:"state"` // indexed | skipped | failed
+	Reason string `json:"reason"`
+}
 
 // SearchParams are vault/search's params: query is required unless from,
 // to, glob or tags narrow the search.
@@ -66,11 +104,31 @@ type SearchParams struct {
 
 // SearchResult is vault/search's result: hits, how many notes matched in
 // all, whether the hits were cut to the limit, the mode that ran and,
-// when a search by meaning ran by keyword, why (fallback).
-type SearchResult = retrieve.Result
+// when a search by meaning ran by keyword, why.
+type SearchResult struct {
+	Hits      []Hit `json:"hits"`
+	Total     int   `json:"total"`
+	Truncated bool  `json:"truncated"`
+	// Mode is the mode that ran: auto, all, any, phrase, semantic or hybrid.
+	Mode string `json:"mode"`
+	// Fallback, when a search by meaning ran by keyword, says why: "no
+	// embedding model", "no vectors yet", "vectors of another model",
+	// "embedding model unavailable" or "no text to search by meaning".
+	Fallback string `json:"fallback,omitempty"`
+}
 
 // Hit is one matching note, at its best section.
-type Hit = index.Hit
+type Hit struct {
+	Path    string `json:"path"`
+	Heading string `json:"heading"` // as written; "" for text before the first heading
+	Line    int    `json:"line"`    // 1-based line of the first match in the section
+	// SectionLine is the line of the section's heading (or of the note
+	// body for text before the first heading): where the section starts.
+	SectionLine int     `json:"section_line"`
+	Snippet     string  `json:"snippet"` // a short excerpt, matched words between ** and **
+	Date        string  `json:"date,omitempty"`
+	Rank        float64 `json:"rank,omitempty"`
+}
 
 // RescanResult is vault/rescan's result: what the scan did.
 type RescanResult struct {
@@ -78,4 +136,13 @@ type RescanResult struct {
 }
 
 // ScanResult counts what a scan did.
-type ScanResult = vault.ScanResult
+type ScanResult struct {
+	Files     int           `json:"files"`     // files seen
+	Unchanged int           `json:"unchanged"` // same size and mtime as indexed: not read
+	Updated   int           `json:"updated"`   // read and (re)indexed
+	Touched   int           `json:"touched"`   // read, same content: only the stat refreshed
+	Removed   int           `json:"removed"`   // indexed but gone
+	Skipped   int           `json:"skipped"`
+	Failed    int           `json:"failed"`
+	Duration  time.Duration `json:"duration"` // in nanoseconds
+}

@@ -53,6 +53,29 @@ func (c Current) Fingerprint() Fingerprint {
 	return FingerprintOf(c.Content)
 }
 
+// CurrentOf is the note at name as Change would find it now: the buffer
+// when it is open in ed, else the file. A preview of a change is made
+// from it, so it shows what Change would make of the same text.
+func (r *Root) CurrentOf(ed Editor, name string) (Current, error) {
+	p, err := Clean(name)
+	if err != nil {
+		return Current{}, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if ed != nil {
+		if text, _, open := ed.Open(p); open {
+			return Current{Content: []byte(text), Exists: true, InEditor: true}, nil
+		}
+	}
+	snap, err := r.Read(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Current{}, nil
+	}
+	if err != nil {
+		return Current{}, err
+	}
+	return Current{Content: snap.Content, Exists: true}, nil
+}
+
 // Changed is what Change did to a note.
 type Changed struct {
 	// Content is the note's text now: what the change made of it, or the

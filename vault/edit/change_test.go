@@ -177,6 +177,41 @@ func TestChangeInOpenBuffer(t *testing.T) {
 	}
 }
 
+// CurrentOf finds what Change would be given: the buffer of an open note,
+// else the file, else nothing; and writes nothing.
+func TestCurrentOf(t *testing.T) {
+	r, dir := changeVault(t)
+	buffer := "# Ship\ntyped, not saved\n"
+	ed := newFakeEditor(map[string]string{ship: buffer})
+	for _, tc := range []struct {
+		name string
+		ed   Editor
+		path string
+		want Current
+	}{
+		{"open in the editor", ed, ship, Current{Content: []byte(buffer), Exists: true, InEditor: true}},
+		{"no editor", nil, ship, Current{Content: []byte("# Ship\n"), Exists: true}},
+		{"closed in the editor", newFakeEditor(nil), "Tasks/./Ship.md", Current{Content: []byte("# Ship\n"), Exists: true}},
+		{"missing", ed, "Tasks/New.md", Current{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cur, err := r.CurrentOf(tc.ed, tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(cur.Content) != string(tc.want.Content) || cur.Exists != tc.want.Exists || cur.InEditor != tc.want.InEditor {
+				t.Errorf("CurrentOf(%s) = %+v, want %+v", tc.path, cur, tc.want)
+			}
+		})
+	}
+	if _, err := r.CurrentOf(nil, "../outside.md"); !errors.Is(err, ErrInvalidPath) && !errors.Is(err, ErrOutsideVault) {
+		t.Errorf("a path out of the vault: %v", err)
+	}
+	if got := readString(t, filepath.Join(dir, ship)); got != "# Ship\n" || ed.edits() != 0 {
+		t.Errorf("CurrentOf wrote: file %q, %d edits", got, ed.edits())
+	}
+}
+
 func TestChangeLeavesNoteAlone(t *testing.T) {
 	same := func(cur Current) ([]byte, error) { return append([]byte(nil), cur.Content...), nil }
 	none := func(Current) ([]byte, error) { return nil, nil }

@@ -268,7 +268,7 @@ func (r *Retriever) semantic(ctx context.Context, q index.Query, vec []float32) 
 
 // poolOf is how deep a hybrid search reads each ranking: past the limit,
 // so that a note ranked low one way and high the other can rise into it.
-func poolOf(limit int) int { return max(2*limit, 40) }
+func poolOf(limit int) int { return max(limit, 20) }
 
 // hybrid fuses q's keyword ranking with its ranking by meaning.
 func (r *Retriever) hybrid(ctx context.Context, q index.Query, vec []float32) (Result, error) {
@@ -276,12 +276,21 @@ func (r *Retriever) hybrid(ctx context.Context, q index.Query, vec []float32) (R
 	pool := poolOf(limit)
 	kq := q
 	kq.Mode, kq.Limit = index.ModeAuto, pool
+	// The two rankings read different databases: side by side, the
+	// search by meaning mostly hides behind the keyword search.
+	var ms []vectors.Match
+	var vecErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ms, vecErr = r.nearest(ctx, q, vec, pool)
+	}()
 	kw, err := r.ix.Find(ctx, kq)
+	<-done
 	if err != nil {
 		return Result{}, err
 	}
-	ms, err := r.nearest(ctx, q, vec, pool)
-	if errors.Is(err, vectors.ErrNoVectors) {
+	if err = vecErr; errors.Is(err, vectors.ErrNoVectors) {
 		return r.keyword(ctx, q, index.ModeAuto, FallbackNoVectors)
 	}
 	if err != nil {

@@ -1,7 +1,10 @@
 // Command fakeollama is the model of the editor plugins' tests: llmtest's
 // fake Ollama server, scripted so that the first wake of the agent of
 // Tasks/Ship invoice export.md proposes a change set (its estimate, 2h),
-// every other wake only writes a report, and the question Clarified first
+// the first wake of the agent of Tasks/Renew passport.md proposes the set
+// a diff review goes through (its status, its due date and a checklist
+// item: one to apply, one to make stale by hand, one to reject), every
+// other wake only writes a report, and the question Clarified first
 // gets clarifying questions with the reason it asks, then a cited answer
 // once they are answered, or a partial answer naming its gaps when they are
 // declined. It prints its URL on the first line of stdout and serves until
@@ -78,7 +81,7 @@ func main() {
 	fake := llmtest.NewOllama(program{}, models...)
 	queries := querytest.NewModel(clarifiedScript())
 	var mu sync.Mutex
-	proposed := false
+	proposed := map[string]bool{} // guarded by mu: the tasks whose agent proposed its set
 	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
 		switch role := querytest.RoleOf(r); {
 		case role == "router" && !strings.Contains(querytest.User(r), Clarified):
@@ -90,19 +93,29 @@ func main() {
 		}
 		report := llmtest.ToolCall{Name: "update_report", Args: map[string]any{"tldr": "QA and docs left.", "content": "## Left\n- QA\n"}}
 		mu.Lock()
-		first := !proposed && forTask(r, "Tasks/Ship invoice export.md")
-		proposed = proposed || first
-		mu.Unlock()
-		if !first {
-			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{report}}
+		defer mu.Unlock()
+		for task, calls := range proposals {
+			if !proposed[task] && forTask(r, task) {
+				proposed[task] = true
+				return llmtest.Reply{ToolCalls: append(calls, report)}
+			}
 		}
-		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
-			{Name: "update_task_estimate", Args: map[string]any{"estimate": "2h", "human_summary": "Set estimate to 2h"}},
-			report,
-		}}
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{report}}
 	})
 	fmt.Println(fake.URL)
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// proposals are what the first wake of each task's agent proposes.
+var proposals = map[string][]llmtest.ToolCall{
+	"Tasks/Ship invoice export.md": {
+		{Name: "update_task_estimate", Args: map[string]any{"estimate": "2h", "human_summary": "Set estimate to 2h"}},
+	},
+	"Tasks/Renew passport.md": {
+		{Name: "set_task_status", Args: map[string]any{"status": "in-progress", "human_summary": "the form is in"}},
+		{Name: "update_task_due_date", Args: map[string]any{"due_date": "2026-12-10", "human_summary": "leave time for the post"}},
+		{Name: "add_multiple_checklist_items", Args: map[string]any{"items": []map[string]string{{"title": "Book the Seoul flights"}}}},
+	},
 }
 
 // forTask tells whether a request is a wake of the given task's agent: its

@@ -4,7 +4,9 @@
 --     -c "luafile editors/neovim/test/margin_test.lua"
 -- A task agent proposes a change set (scripted by fakeollama); the test reads
 -- the Apply lens on its item, approves it with :MarginApprove and sees the
--- task note change on disk; it asks a question the fake model asks back
+-- task note change on disk; it reviews another agent's three proposals in
+-- :MarginDiff's diff tab (one applied with ga, one rejected with gr, one
+-- stale after a hand edit); it asks a question the fake model asks back
 -- about and answers through stubbed prompts. It exits non-zero on the first
 -- failed check.
 
@@ -23,6 +25,22 @@ end
 local function read(path)
   local ok, lines = pcall(vim.fn.readfile, path)
   return ok and table.concat(lines, "\n") or ""
+end
+
+-- lenses_refresh asks for the current buffer's code lenses again.
+local function lenses_refresh()
+  vim.lsp.codelens.refresh()
+  vim.wait(200)
+end
+
+-- item_lnum is the 1-based line of a change set item in its file.
+local function item_lnum(file, item)
+  for i, l in ipairs(vim.fn.readfile(file)) do
+    if l:find("^" .. item .. "$", 1) or l:sub(-#item - 1) == "^" .. item then
+      return i
+    end
+  end
+  error("no line of " .. item .. " in " .. file)
 end
 
 local fake_job
@@ -49,12 +67,13 @@ local function run()
   vim.env.MARGIN_LLM_RETRY_LLM_RETRY = "0"
 
   -- Errors the plugin or Neovim show the person, kept for the checks.
-  local errors = {}
+  local errors, said = {}, {}
   local notify = vim.notify
   vim.notify = function(msg, level, ...)
     if level == vim.log.levels.ERROR then
       table.insert(errors, msg)
     end
+    table.insert(said, msg)
     return notify(msg, level, ...)
   end
 
@@ -123,7 +142,10 @@ local function run()
     check(l.range.start.line == qf[1].lnum - 1, "lens on line " .. l.range.start.line)
     table.insert(titles, l.command.title .. "=" .. l.command.command)
   end
-  check(table.concat(titles, " ") == "Apply=margin.confirm Reject=margin.reject", "lenses: " .. table.concat(titles, " "))
+  check(
+    table.concat(titles, " ") == "Apply=margin.confirm Reject=margin.reject Diff=margin.preview",
+    "lenses: " .. table.concat(titles, " ")
+  )
 
   -- :MarginApprove runs the Apply lens under the cursor. The task note is
   -- closed, so margin changes it on disk; the change set file is open, so
@@ -138,6 +160,92 @@ local function run()
     return vim.api.nvim_buf_get_lines(buf, qf[1].lnum - 1, qf[1].lnum, false)[1]:find("- [x] Set estimate to 2h", 1, true) ~= nil
   end)
   vim.cmd("write")
+
+  -- A diff review: fakeollama's first wake of Renew passport proposes its
+  -- status, its due date and a checklist item.
+  local passport = vault .. "/Tasks/Renew passport.md"
+  local original = read(passport) .. "\n" -- read drops the final line break
+  created = client.request_sync("agents/create", { task = "Tasks/Renew passport.md" }, 10000)
+  check(created and created.result and created.result.id, "agents/create: " .. vim.inspect(created))
+  local reviewfile
+  wait("the passport's change set file", function()
+    reviewfile = vim.fn.glob(vault .. "/Margin/Changes/Renew passport/*.md")
+    return reviewfile ~= ""
+  end)
+  local set_id = read(reviewfile):match('\nid: "([^"]+)"\n')
+  check(set_id, "the set's id in its file:\n" .. read(reviewfile))
+
+  -- :MarginDiff on c1's line (its Diff lens) opens a tab with the note as
+  -- it is and after c1, diffed; the status line reads the property change.
+  vim.cmd("edit " .. vim.fn.fnameescape(reviewfile))
+  local setbuf = vim.api.nvim_get_current_buf()
+  wait("the review set's lenses", function()
+    if #vim.lsp.codelens.get(setbuf) == 0 then
+      lenses_refresh()
+    end
+    return #vim.lsp.codelens.get(setbuf) > 0
+  end)
+  vim.api.nvim_win_set_cursor(0, { item_lnum(reviewfile, "c1"), 0 })
+  local settab = vim.api.nvim_get_current_tabpage()
+  local function review_tab()
+    wait("the diff tab", function()
+      local wins = vim.api.nvim_tabpage_list_wins(0)
+      return vim.api.nvim_get_current_tabpage() ~= settab and #wins == 2 and vim.wo[wins[1]].diff and vim.wo[wins[2]].diff
+    end)
+    local wins = vim.api.nvim_tabpage_list_wins(0)
+    local function text(win)
+      return table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(win), 0, -1, false), "\n") .. "\n"
+    end
+    return text(wins[1]), text(wins[2]), vim.wo[wins[2]].statusline
+  end
+  vim.cmd("MarginDiff")
+  local left, right, status = review_tab()
+  check(left == original, "the left side is the note as it is:\n" .. left)
+  check(right == (original:gsub("\nstatus: open\n", "\nstatus: in-progress\n")), "the right side is the note after c1:\n" .. right)
+  check(status:find("status: open → in-progress", 1, true), "the status line: " .. status)
+  -- ga applies c1: the note on disk is the right side, and the tab closes.
+  vim.cmd("normal ga")
+  wait("c1 applied", function()
+    return read(passport) .. "\n" == right and vim.api.nvim_get_current_tabpage() == settab
+  end)
+
+  -- The Diff lens of c3 runs margin.preview as the plugin's own command;
+  -- gr rejects c3, with the reason typed, and the note stays as it was.
+  local input = vim.ui.input
+  vim.ui.input = function(_, on_confirm)
+    on_confirm("not yet")
+  end
+  -- Reviewed twice, the later review replaces the earlier one.
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.lsp.commands["margin.preview"]({ command = "margin.preview", arguments = { set_id, "c3" } })
+  review_tab()
+  vim.cmd("tabprevious")
+  vim.lsp.commands["margin.preview"]({ command = "margin.preview", arguments = { set_id, "c3" } })
+  left, right = review_tab()
+  check(#vim.api.nvim_list_tabpages() == tabs + 1, "tabs after reviewing c3 twice: " .. #vim.api.nvim_list_tabpages())
+  check(right:find("\n%- %[ %] Book the Seoul flights\n") and left == read(passport) .. "\n", "c3's sides:\n" .. right)
+  vim.cmd("normal gr")
+  vim.ui.input = input
+  wait("c3 rejected", function()
+    return vim.api.nvim_get_current_tabpage() == settab and said[#said]:find("rejected", 1, true) ~= nil
+  end)
+  check(read(passport) .. "\n" == left, "rejecting c3 changed the note")
+  -- The set file is open: margin ticks it in the buffer.
+  local setlines = table.concat(vim.api.nvim_buf_get_lines(setbuf, 0, -1, false), "\n")
+  check(setlines:find('%- %[%-%] Add checklist item "Book the Seoul flights" ❌ [%d-]+ — not yet %^c3'), "c3 in the set file:\n" .. setlines)
+  check(setlines:find("%- %[x%] Set status to in%-progress"), "c1 in the set file:\n" .. setlines)
+
+  -- The person sets the due date by hand: c2 says it no longer applies,
+  -- and no diff opens.
+  vim.fn.writefile(vim.split(read(passport):gsub("due: 2026%-12%-15", "due: 2026-12-20"), "\n"), passport)
+  tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("MarginDiff " .. set_id .. " c2")
+  wait("c2 said stale", function()
+    return said[#said]:find("no longer applies", 1, true) ~= nil
+  end)
+  check(said[#said]:find("the task's due date changed since it was proposed", 1, true), "stale: " .. said[#said])
+  check(#vim.api.nvim_list_tabpages() == tabs, "a stale item opened a tab")
+  check(#errors == 0, "errors shown: " .. vim.inspect(errors))
 
   -- :MarginReport opens the report the wake wrote.
   vim.cmd("edit " .. vim.fn.fnameescape(task))

@@ -1,9 +1,10 @@
 // The margin plugin: runs margin serve for this vault, shows the open task's
 // TLDR in the status bar, lists pending changes with Apply/Reject, and asks.
-import { App, FileSystemAdapter, ItemView, Modal, Notice, Plugin, PluginSettingTab, Setting, TFile, WorkspaceLeaf } from 'obsidian';
-import { Answer, Margin, Question, changeNotifications, notFound } from './margin';
+import { App, FileSystemAdapter, ItemView, Modal, Notice, Plugin, PluginSettingTab, Setting, TFile, ViewStateResult, WorkspaceLeaf } from 'obsidian';
+import { Answer, Margin, Question, changeNotifications, notFound, review } from './margin';
 
 const CHANGES_VIEW = 'margin-changes';
+const REVIEW_VIEW = 'margin-review';
 
 interface Settings {
   path: string;
@@ -19,6 +20,7 @@ export default class MarginPlugin extends Plugin {
     this.addSettingTab(new MarginSettings(this.app, this));
     this.status = this.addStatusBarItem();
     this.registerView(CHANGES_VIEW, (leaf) => new ChangesView(leaf, this));
+    this.registerView(REVIEW_VIEW, (leaf) => new ReviewView(leaf, this));
     this.addCommand({ id: 'ask', name: 'Ask', callback: () => new AskModal(this.app, this).open() });
     this.addCommand({ id: 'changes', name: 'Show pending changes', callback: () => this.showChanges() });
     this.registerEvent(this.app.workspace.on('file-open', () => this.showTLDR()));
@@ -71,6 +73,13 @@ export default class MarginPlugin extends Plugin {
     }
   }
 
+  /** review opens an item's diff in a tab of its own: one tab per item, each taken or left alone. */
+  async review(set: string, item: string): Promise<void> {
+    const leaf = this.app.workspace.getLeaf('tab');
+    await leaf.setViewState({ type: REVIEW_VIEW, active: true, state: { set, item } });
+    this.app.workspace.revealLeaf(leaf);
+  }
+
   open(path: string, line?: number): void {
     const file = this.app.vault.getAbstractFileByPath(path);
     if (file instanceof TFile) {
@@ -120,6 +129,7 @@ class ChangesView extends ItemView {
       const row = el.createDiv({ cls: 'margin-change' });
       row.createEl('a', { text: p.set.task.replace(/\.md$/, '') }).onclick = () => this.plugin.open(p.set.task);
       row.createEl('p', { text: p.item.summary });
+      row.createEl('button', { text: 'Diff' }).onclick = () => this.plugin.review(p.set.id, p.item.id);
       for (const [label, verdict] of [['Apply', 'confirmed'], ['Reject', 'rejected']] as const) {
         row.createEl('button', { text: label }).onclick = async () => {
           const item = await margin.decide(p, verdict);
@@ -127,6 +137,106 @@ class ChangesView extends ItemView {
           await this.refresh();
         };
       }
+    }
+  }
+}
+
+// ReviewView shows one change item as the note as it is beside the note
+// as applying it would leave it, its frontmatter changes as properties
+// above, with Apply and Reject; a stale item says so instead.
+class ReviewView extends ItemView {
+  private set = '';
+  private item = '';
+
+  constructor(
+    leaf: WorkspaceLeaf,
+    private readonly plugin: MarginPlugin,
+  ) {
+    super(leaf);
+  }
+
+  getViewType(): string {
+    return REVIEW_VIEW;
+  }
+
+  getDisplayText(): string {
+    return this.item ? `Review ${this.item}` : 'Review a change';
+  }
+
+  getIcon(): string {
+    return 'diff';
+  }
+
+  getState(): Record<string, unknown> {
+    return { set: this.set, item: this.item };
+  }
+
+  async setState(state: { set?: string; item?: string }, result: ViewStateResult): Promise<void> {
+    this.set = state.set ?? '';
+    this.item = state.item ?? '';
+    await super.setState(state, result);
+    await this.render();
+  }
+
+  private async render(): Promise<void> {
+    const el = this.contentEl;
+    el.empty();
+    const margin = this.plugin.margin;
+    if (!margin || !this.set) {
+      el.createEl('p', { text: 'margin is not running.' });
+      return;
+    }
+    let p;
+    try {
+      p = await margin.preview(this.set, this.item);
+    } catch (e) {
+      el.createEl('p', { text: `margin: ${e instanceof Error ? e.message : e}` });
+      return;
+    }
+    el.createEl('h4', { text: p.summary });
+    el.createEl('small', { text: p.path });
+    const r = review(p);
+    if ('stale' in r) {
+      el.createEl('p', { text: r.stale, cls: 'mod-warning' });
+      return;
+    }
+    if (r.note) {
+      el.createEl('p', { text: r.note });
+    }
+    if (r.properties.length) {
+      const props = el.createEl('ul', { cls: 'margin-properties' });
+      for (const line of r.properties) {
+        props.createEl('li', { text: line });
+      }
+    }
+    const buttons = el.createDiv();
+    const reason = buttons.createEl('input', { type: 'text', placeholder: 'Why not? (optional, with Reject)' });
+    for (const [label, verdict] of [['Apply', 'confirmed'], ['Reject', 'rejected']] as const) {
+      buttons.createEl('button', { text: label, cls: verdict === 'confirmed' ? 'mod-cta' : '' }).onclick = async () => {
+        const it = await margin.decideItem(this.set, this.item, verdict, verdict === 'rejected' ? reason.value.trim() || undefined : undefined);
+        new Notice(`margin: ${it.summary}: ${it.status}${it.detail ? ` (${it.detail})` : ''}`);
+        this.leaf.detach();
+      };
+    }
+    const table = el.createEl('table', { cls: 'margin-diff' });
+    table.style.fontFamily = 'var(--font-monospace)';
+    table.style.width = '100%';
+    const head = table.createEl('tr');
+    head.createEl('th', { text: p.exists ? 'As it is' : '(a new note)' });
+    head.createEl('th', { text: 'After this change' });
+    const colors = { removed: 'var(--background-modifier-error)', added: 'var(--background-modifier-success)' };
+    for (const row of r.rows) {
+      const tr = table.createEl('tr');
+      const left = tr.createEl('td', { text: row.left ?? '' });
+      const right = tr.createEl('td', { text: row.right ?? '' });
+      if (row.kind !== 'same' && row.left !== undefined) {
+        left.style.background = colors.removed;
+      }
+      if (row.kind !== 'same' && row.right !== undefined) {
+        right.style.background = colors.added;
+      }
+      left.style.whiteSpace = right.style.whiteSpace = 'pre-wrap';
+      left.style.width = right.style.width = '50%';
     }
   }
 }

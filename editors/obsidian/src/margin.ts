@@ -5,9 +5,9 @@ import { pathToFileURL } from 'url';
 import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 // margin's types come from protocol.gen.ts, which go generate writes from
 // the server's Go package server/protocol.
-import type { Answer, ChangeItem, ChangeSet, MarginMethods, MarginNotifications, Question, Report } from './protocol.gen';
+import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, MarginNotifications, PropertyChange, Question, Report } from './protocol.gen';
 
-export type { Answer, ChangeItem, ChangeSet, Citation, Question, Report } from './protocol.gen';
+export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question, Report } from './protocol.gen';
 
 /**
  * Prompt puts one question to the person: their answer, or undefined when
@@ -32,6 +32,96 @@ export interface PendingChange {
 
 /** Server → plugin notifications the plugin redraws on. */
 export const changeNotifications: (keyof MarginNotifications)[] = ['margin/changeSetCreated', 'margin/changeApplied'];
+
+/** propertyLine is one frontmatter change as Obsidian's properties read: "status: open → in-progress". */
+export function propertyLine(p: PropertyChange): string {
+  switch (p.change) {
+    case 'added':
+      return `${p.key}: ${p.after ?? ''} (added)`;
+    case 'removed':
+      return `${p.key}: ${p.before ?? ''} (removed)`;
+  }
+  return `${p.key}: ${p.before ?? ''} → ${p.after ?? ''}`;
+}
+
+/**
+ * A row of a side-by-side diff: a line both versions share, a line only
+ * the note as it is has (removed), one only the note after has (added),
+ * or one replaced by another (changed), left against right.
+ */
+export interface DiffRow {
+  kind: 'same' | 'removed' | 'added' | 'changed';
+  left?: string;
+  right?: string;
+}
+
+/**
+ * sideBySide lines up two versions of a note for two columns. The lines
+ * both share at the start and the end are matched first, so an item's
+ * change to a long note costs a longest-common-subsequence of the few
+ * lines between; a run of removed lines next to a run of added ones pairs
+ * up into changed rows.
+ */
+export function sideBySide(before: string, after: string): DiffRow[] {
+  const split = (s: string) => (s === '' ? [] : s.replace(/\n$/, '').split('\n'));
+  const a = split(before);
+  const b = split(after);
+  let pre = 0;
+  while (pre < a.length && pre < b.length && a[pre] === b[pre]) {
+    pre++;
+  }
+  let suf = 0;
+  while (suf < a.length - pre && suf < b.length - pre && a[a.length - 1 - suf] === b[b.length - 1 - suf]) {
+    suf++;
+  }
+  const x = a.slice(pre, a.length - suf);
+  const y = b.slice(pre, b.length - suf);
+  // lcs[i][j]: the longest common subsequence of x[i:] and y[j:].
+  const lcs = Array.from({ length: x.length + 1 }, () => new Array<number>(y.length + 1).fill(0));
+  for (let i = x.length - 1; i >= 0; i--) {
+    for (let j = y.length - 1; j >= 0; j--) {
+      lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  const rows: DiffRow[] = a.slice(0, pre).map((l) => ({ kind: 'same', left: l, right: l }));
+  let removed: string[] = [];
+  let added: string[] = [];
+  const flush = () => {
+    for (let k = 0; k < Math.max(removed.length, added.length); k++) {
+      const left = removed[k];
+      const right = added[k];
+      rows.push(left !== undefined && right !== undefined ? { kind: 'changed', left, right } : left !== undefined ? { kind: 'removed', left } : { kind: 'added', right });
+    }
+    removed = [];
+    added = [];
+  };
+  let i = 0;
+  let j = 0;
+  while (i < x.length || j < y.length) {
+    if (i < x.length && j < y.length && x[i] === y[j]) {
+      flush();
+      rows.push({ kind: 'same', left: x[i], right: y[j] });
+      i++;
+      j++;
+    } else if (j >= y.length || (i < x.length && lcs[i + 1][j] >= lcs[i][j + 1])) {
+      removed.push(x[i++]);
+    } else {
+      added.push(y[j++]);
+    }
+  }
+  flush();
+  return rows.concat(a.slice(a.length - suf).map((l) => ({ kind: 'same', left: l, right: l })));
+}
+
+/** What the review view shows of an item: its diff and property changes, or why it is stale instead. */
+export type Review = { stale: string } | { properties: string[]; rows: DiffRow[]; note?: string };
+
+export function review(p: ChangePreview): Review {
+  if (p.stale) {
+    return { stale: `"${p.summary}" no longer applies to ${p.path}: ${p.reason ?? 'the note changed'}` };
+  }
+  return { properties: (p.properties ?? []).map(propertyLine), rows: sideBySide(p.before, p.after ?? ''), note: p.reason };
+}
 
 export class Margin {
   private constructor(
@@ -82,9 +172,23 @@ export class Margin {
   }
 
   /** decide applies or rejects one item; it returns the item as decided (stale when its target changed). */
-  async decide(p: PendingChange, verdict: 'confirmed' | 'rejected'): Promise<ChangeItem> {
-    const set = await this.request('changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict }] });
-    return set.items?.find((i) => i.id === p.item.id) ?? p.item;
+  decide(p: PendingChange, verdict: 'confirmed' | 'rejected'): Promise<ChangeItem> {
+    return this.decideItem(p.set.id, p.item.id, verdict);
+  }
+
+  /** preview is the note an open item changes, as it is and as applying that item alone would leave it. */
+  preview(set: string, item: string): Promise<ChangePreview> {
+    return this.request('changes/preview', { id: set, item });
+  }
+
+  /** decideItem applies or rejects one item by its set and id; it returns the item as decided. */
+  async decideItem(set: string, item: string, verdict: 'confirmed' | 'rejected', reason?: string): Promise<ChangeItem> {
+    const cs = await this.request('changes/decide', { id: set, decisions: [{ item, verdict, reason }] });
+    const it = cs.items?.find((i) => i.id === item);
+    if (!it) {
+      throw new Error(`margin: no item ${item} in change set ${set}`);
+    }
+    return it;
   }
 
   ask(text: string): Promise<Answer> {

@@ -4,14 +4,14 @@
 // run go generate ./server/protocol after changing them. A field that may
 // be absent is optional (?), one that may be null says so.
 
-/** task.Activity */
+/** protocol.Activity */
 export interface Activity {
   runs: Run[] | null;
   messages: Message[] | null;
   toolCalls: ToolCall[] | null;
 }
 
-/** task.Agent */
+/** protocol.Agent */
 export interface Agent {
   id: string;
   task: string;
@@ -28,7 +28,7 @@ export interface Agent {
   language?: string;
 }
 
-/** task.Counts */
+/** protocol.AgentCounts */
 export interface AgentCounts {
   active: number;
   dormant: number;
@@ -66,7 +66,7 @@ export interface AgentRef {
   task?: string;
 }
 
-/** task.AgentStatus */
+/** protocol.AgentStatus */
 export interface AgentStatus {
   id: string;
   task: string;
@@ -103,7 +103,7 @@ export interface AgentsListResult {
   agents: Agent[] | null;
 }
 
-/** query.Result */
+/** protocol.Answer */
 export interface Answer {
   sessionId: string;
   type: string;
@@ -123,7 +123,7 @@ export interface AskParams {
   text: string;
 }
 
-/** changes.ItemDecided */
+/** protocol.ChangeApplied */
 export interface ChangeApplied {
   id: string;
   item: string;
@@ -131,7 +131,7 @@ export interface ChangeApplied {
   detail?: string;
 }
 
-/** changes.ChangeItem */
+/** protocol.ChangeItem */
 export interface ChangeItem {
   id: string;
   tool: string;
@@ -144,7 +144,22 @@ export interface ChangeItem {
   decided?: string;
 }
 
-/** changes.ChangeSet */
+/** protocol.ChangePreview */
+export interface ChangePreview {
+  id: string;
+  item: string;
+  summary: string;
+  path: string;
+  exists: boolean;
+  inEditor: boolean;
+  before: string;
+  after?: string;
+  stale: boolean;
+  reason?: string;
+  properties: PropertyChange[] | null;
+}
+
+/** protocol.ChangeSet */
 export interface ChangeSet {
   id: string;
   agent: string;
@@ -157,7 +172,7 @@ export interface ChangeSet {
   items: ChangeItem[] | null;
 }
 
-/** changes.SetCreated */
+/** protocol.ChangeSetCreated */
 export interface ChangeSetCreated {
   id: string;
   task: string;
@@ -187,6 +202,12 @@ export interface ChangesListResult {
   changeSets: ChangeSet[] | null;
 }
 
+/** protocol.ChangesPreviewParams */
+export interface ChangesPreviewParams {
+  id: string;
+  item: string;
+}
+
 /** protocol.ChangesUndoParams */
 export interface ChangesUndoParams {
   id?: string;
@@ -209,7 +230,7 @@ export interface ChangesUndoResult {
   write?: UndoneWrite;
 }
 
-/** query.Citation */
+/** protocol.Citation */
 export interface Citation {
   path: string;
   heading: string;
@@ -233,7 +254,7 @@ export interface CoverageResult {
   files: FileState[] | null;
 }
 
-/** changes.Decision */
+/** protocol.Decision */
 export interface Decision {
   id: number;
   agent: string;
@@ -272,7 +293,7 @@ export interface EvolutionSendParams {
   text: string;
 }
 
-/** evolution.Session */
+/** protocol.EvolutionSession */
 export interface EvolutionSession {
   sessionId: string;
   template: string;
@@ -293,7 +314,7 @@ export interface EvolutionStartParams {
   template: string;
 }
 
-/** evolution.Turn */
+/** protocol.EvolutionTurn */
 export interface EvolutionTurn {
   sessionId: string;
   message: string;
@@ -302,14 +323,14 @@ export interface EvolutionTurn {
   metrics: Metrics;
 }
 
-/** index.FileState */
+/** protocol.FileState */
 export interface FileState {
   path: string;
   state: string;
   reason: string;
 }
 
-/** index.Hit */
+/** protocol.Hit */
 export interface Hit {
   path: string;
   heading: string;
@@ -320,7 +341,7 @@ export interface Hit {
   rank?: number;
 }
 
-/** vault.IndexEvent */
+/** protocol.IndexStatus */
 export interface IndexStatus {
   kind: string;
   reason?: string;
@@ -328,7 +349,7 @@ export interface IndexStatus {
   status: VaultStatus;
 }
 
-/** changes.ItemDecision */
+/** protocol.ItemDecision */
 export interface ItemDecision {
   item: string;
   verdict: string;
@@ -353,7 +374,7 @@ export interface LogResult {
   answer?: Answer;
 }
 
-/** query.Logged */
+/** protocol.Logged */
 export interface Logged {
   path: string;
   heading: string;
@@ -363,7 +384,7 @@ export interface Logged {
   note?: string;
 }
 
-/** task.Message */
+/** protocol.Message */
 export interface Message {
   id: number;
   run: number;
@@ -375,7 +396,7 @@ export interface Message {
   created: string;
 }
 
-/** evolution.Metrics */
+/** protocol.Metrics */
 export interface Metrics {
   agents: number;
   wakes: number;
@@ -400,7 +421,15 @@ export interface ModelStatus {
   error?: string;
 }
 
-/** evolution.Proposal */
+/** protocol.PropertyChange */
+export interface PropertyChange {
+  key: string;
+  before?: string;
+  after?: string;
+  change: string;
+}
+
+/** protocol.Proposal */
 export interface Proposal {
   generalDirective: string;
   reportDirective: string;
@@ -410,7 +439,7 @@ export interface Proposal {
   reportDiff: string;
 }
 
-/** query.Question */
+/** protocol.Question */
 export interface Question {
   id: string;
   question: string;
@@ -418,7 +447,7 @@ export interface Question {
   gap?: string;
 }
 
-/** evolution.Rejection */
+/** protocol.Rejection */
 export interface Rejection {
   tool: string;
   version?: number;
@@ -434,7 +463,7 @@ export interface ReplyParams {
   decline?: boolean;
 }
 
-/** task.Report */
+/** protocol.Report */
 export interface Report {
   path: string;
   task: string;
@@ -458,7 +487,7 @@ export interface ReportSummary {
   template: string;
 }
 
-/** task.ReportUpdated */
+/** protocol.ReportUpdated */
 export interface ReportUpdated {
   task: string;
   path: string;
@@ -477,7 +506,7 @@ export interface RescanResult {
   duration: number;
 }
 
-/** task.Run */
+/** protocol.Run */
 export interface Run {
   id: number;
   agent: string;
@@ -496,7 +525,7 @@ export interface Run {
   finished: string;
 }
 
-/** vault.ScanResult */
+/** protocol.ScanResult */
 export interface ScanResult {
   files: number;
   unchanged: number;
@@ -520,7 +549,7 @@ export interface SearchParams {
   outputs?: boolean;
 }
 
-/** index.Result */
+/** protocol.SearchResult */
 export interface SearchResult {
   hits: Hit[] | null;
   total: number;
@@ -564,7 +593,7 @@ export interface StatusResult {
   agents: AgentCounts;
 }
 
-/** templates.Template */
+/** protocol.Template */
 export interface Template {
   name: string;
   kind: string;
@@ -587,7 +616,7 @@ export interface TemplateParams {
   version?: number;
 }
 
-/** templates.TemplateProblem */
+/** protocol.TemplateProblem */
 export interface TemplateProblem {
   name: string;
   path: string;
@@ -640,7 +669,7 @@ export interface TemplatesListResult {
   templates: TemplateSummary[] | null;
 }
 
-/** task.ToolCall */
+/** protocol.ToolCall */
 export interface ToolCall {
   operationId: string;
   run: number;
@@ -652,7 +681,7 @@ export interface ToolCall {
   created: string;
 }
 
-/** evolution.ToolRate */
+/** protocol.ToolRate */
 export interface ToolRate {
   tool: string;
   confirmed: number;
@@ -660,7 +689,7 @@ export interface ToolRate {
   deferred: number;
 }
 
-/** query.Transition */
+/** protocol.Transition */
 export interface Transition {
   from: string;
   to: string;
@@ -674,7 +703,7 @@ export interface UndoneWrite {
   path: string;
 }
 
-/** vault.Status */
+/** protocol.VaultStatus */
 export interface VaultStatus {
   vault: string;
   notes: number;
@@ -694,7 +723,7 @@ export interface VaultStatus {
   warnings?: string[];
 }
 
-/** evolution.VersionMetrics */
+/** protocol.VersionMetrics */
 export interface VersionMetrics {
   version: number;
   active: boolean;
@@ -709,7 +738,7 @@ export interface VersionMetrics {
   tools: ToolRate[] | null;
 }
 
-/** task.WakeState */
+/** protocol.WakeState */
 export interface WakeState {
   queued: boolean;
   running: boolean;
@@ -735,6 +764,7 @@ export interface MarginMethods {
   'changes/list': { params: ChangesListParams; result: ChangesListResult };
   'changes/decide': { params: ChangesDecideParams; result: ChangeSet };
   'changes/confirmAll': { params: ChangesConfirmAllParams; result: ChangeSet };
+  'changes/preview': { params: ChangesPreviewParams; result: ChangePreview };
   'changes/undo': { params: ChangesUndoParams; result: ChangesUndoResult };
   'decisions/list': { params: DecisionsListParams; result: DecisionsListResult };
   'templates/list': { params: void; result: TemplatesListResult };
@@ -753,6 +783,7 @@ export interface MarginCommands {
   'margin.confirm': { args: [changeSetId: string, itemId: string]; result: ChangeSet };
   'margin.reject': { args: [changeSetId: string, itemId: string, reason?: string]; result: ChangeSet };
   'margin.confirmAll': { args: [changeSetId: string]; result: ChangeSet };
+  'margin.preview': { args: [changeSetId: string, itemId: string]; result: ChangePreview };
   'margin.undo': { args: [changeSetId: string, itemId?: string]; result: ChangesUndoResult };
   'margin.showChanges': { args: [changeSetId: string]; result: ShowChangesResult };
   'margin.wake': { args: [agentId: string]; result: AgentDetail };

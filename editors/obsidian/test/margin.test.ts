@@ -3,16 +3,16 @@
 // one question.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { Margin, PendingChange, notFound } from '../src/margin';
+import { Margin, PendingChange, notFound, review, sideBySide } from '../src/margin';
 
 const root = resolve(__dirname, '../../..');
 
-test('pending changes are listed and applied; reports come back; questions are answered, clarified or not', { timeout: 60000 }, async (t) => {
+test('pending changes are listed and applied; a diff review takes one, leaves one, finds one stale; reports come back; questions are answered, clarified or not', { timeout: 60000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'margin-obsidian-'));
   const vault = join(dir, 'vault');
   cpSync(join(root, 'testdata/vault'), vault, { recursive: true });
@@ -31,10 +31,15 @@ test('pending changes are listed and applied; reports come back; questions are a
   });
   t.after(() => margin.stop());
 
-  let pending: PendingChange[] = [];
-  for (const end = Date.now() + 30000; pending.length === 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
-    pending = await margin.pendingChanges();
-  }
+  // Every task has an agent: fakeollama has two of them propose.
+  const pendingOn = async (task: string, n: number): Promise<PendingChange[]> => {
+    let pending: PendingChange[] = [];
+    for (const end = Date.now() + 30000; pending.length < n && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+      pending = (await margin.pendingChanges()).filter((p) => p.set.task === task);
+    }
+    return pending;
+  };
+  const pending = await pendingOn('Tasks/Ship invoice export.md', 1);
   assert.equal(pending.length, 1, 'the change fakeollama proposes');
   const [p] = pending;
   assert.equal(p.set.task, 'Tasks/Ship invoice export.md');
@@ -43,7 +48,41 @@ test('pending changes are listed and applied; reports come back; questions are a
   assert.match(readFileSync(join(vault, p.set.task), 'utf8'), /\nestimate: 1d\n/);
   assert.equal((await margin.decide(p, 'confirmed')).status, 'confirmed');
   assert.match(readFileSync(join(vault, p.set.task), 'utf8'), /\nestimate: 2h\n/);
-  assert.deepEqual(await margin.pendingChanges(), []);
+  assert.deepEqual((await margin.pendingChanges()).filter((q) => q.set.task === p.set.task), []);
+
+  // The review view of each of the three items of Renew passport's set.
+  const passport = 'Tasks/Renew passport.md';
+  const items = await pendingOn(passport, 3);
+  assert.deepEqual(items.map((q) => q.item.id), ['c1', 'c2', 'c3']);
+  const set = items[0].set.id;
+  const disk = () => readFileSync(join(vault, passport), 'utf8');
+  const before = disk();
+  const c1 = await margin.preview(set, 'c1');
+  assert.equal(c1.before, before);
+  const r1 = review(c1);
+  assert.ok(!('stale' in r1), JSON.stringify(r1));
+  assert.deepEqual(r1.properties, ['status: open → in-progress']);
+  assert.deepEqual(
+    r1.rows.filter((r) => r.kind !== 'same'),
+    [{ kind: 'changed', left: 'status: open', right: 'status: in-progress' }],
+  );
+  assert.equal(r1.rows.length, before.split('\n').length - 1, 'every line of the note, once');
+  assert.equal((await margin.decideItem(set, 'c1', 'confirmed')).status, 'confirmed');
+  assert.equal(disk(), c1.after, 'Apply wrote what the view showed on the right');
+
+  const r3 = review(await margin.preview(set, 'c3'));
+  assert.ok(!('stale' in r3), JSON.stringify(r3));
+  assert.deepEqual(r3.properties, []);
+  assert.deepEqual(r3.rows.filter((r) => r.kind !== 'same'), [{ kind: 'added', right: '- [ ] Book the Seoul flights' }]);
+  const rejected = await margin.decideItem(set, 'c3', 'rejected', 'not yet');
+  assert.deepEqual([rejected.status, rejected.reason], ['rejected', 'not yet']);
+  assert.equal(disk(), c1.after, 'Reject wrote nothing');
+
+  // The person sets the due date by hand: c2's view says it no longer applies.
+  writeFileSync(join(vault, passport), disk().replace('due: 2026-12-15', 'due: 2026-12-20'));
+  assert.deepEqual(review(await margin.preview(set, 'c2')), {
+    stale: `"Set due date to 2026-12-10 (because: leave time for the post)" no longer applies to ${passport}: the task's due date changed since it was proposed`,
+  });
 
   const report = await margin.report(p.set.task);
   assert.ok(report?.tldr, `report of ${p.set.task}: ${JSON.stringify(report)}`);
@@ -89,4 +128,21 @@ test('pending changes are listed and applied; reports come back; questions are a
     heading: 'Not found in your notes',
     gaps: ['how stressed you were on Friday', 'what you ate before the session'],
   });
+});
+
+test('sideBySide lines up two versions in rows', () => {
+  assert.deepEqual(sideBySide('a\nb\nc\n', 'a\nB\nc\nd\n'), [
+    { kind: 'same', left: 'a', right: 'a' },
+    { kind: 'changed', left: 'b', right: 'B' },
+    { kind: 'same', left: 'c', right: 'c' },
+    { kind: 'added', right: 'd' },
+  ]);
+  assert.deepEqual(sideBySide('a\nx\ny\nb\n', 'a\nb\n'), [
+    { kind: 'same', left: 'a', right: 'a' },
+    { kind: 'removed', left: 'x' },
+    { kind: 'removed', left: 'y' },
+    { kind: 'same', left: 'b', right: 'b' },
+  ]);
+  assert.deepEqual(sideBySide('', 'new\n'), [{ kind: 'added', right: 'new' }], 'a note to create');
+  assert.deepEqual(sideBySide('p\nq\nr\ns\n', 'p\nr\nq\ns\n').filter((r) => r.kind !== 'same').length, 2, 'a swap is one line out and one in');
 });

@@ -2,9 +2,9 @@
 // drive the real server with these same functions over vscode-jsonrpc.
 // margin's types come from protocol.gen.ts, which go generate writes from
 // the server's Go package server/protocol.
-import type { Answer, ChangeItem, ChangeSet, MarginMethods, Question } from './protocol.gen';
+import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, PropertyChange, Question } from './protocol.gen';
 
-export type { Answer, ChangeItem, ChangeSet, Citation, Question } from './protocol.gen';
+export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question } from './protocol.gen';
 
 /** The server's arguments after the binary (setting margin.path). */
 export const serverArgs = ['serve'];
@@ -87,13 +87,126 @@ export async function pendingChanges(c: Requester): Promise<PendingChange[]> {
 
 /** decide confirms or rejects one item and returns the change set after applying. */
 export function decide(c: Requester, p: PendingChange, verdict: Verdict, reason?: string): Promise<ChangeSet> {
-  return request(c, 'changes/decide', { id: p.set.id, decisions: [{ item: p.item.id, verdict, reason }] });
+  return decideItem(c, p.set.id, p.item.id, verdict, reason);
+}
+
+export function decideItem(c: Requester, set: string, item: string, verdict: Verdict, reason?: string): Promise<ChangeSet> {
+  return request(c, 'changes/decide', { id: set, decisions: [{ item, verdict, reason }] });
 }
 
 /** The item's outcome in words, e.g. "confirmed" or "stale (the estimate changed since)". */
 export function outcome(set: ChangeSet, item: string): string {
   const it = set.items?.find((i) => i.id === item);
   return it ? it.status + (it.detail ? ` (${it.detail})` : '') : 'unknown';
+}
+
+/** preview asks margin for the note an open item changes, as it is and as applying that item alone would leave it. */
+export function preview(c: Requester, set: string, item: string): Promise<ChangePreview> {
+  return request(c, 'changes/preview', { id: set, item });
+}
+
+/** propertyLine is one frontmatter change as a person reads a property: "status: open → in-progress". */
+export function propertyLine(p: PropertyChange): string {
+  switch (p.change) {
+    case 'added':
+      return `${p.key}: ${p.after ?? ''} (added)`;
+    case 'removed':
+      return `${p.key}: ${p.before ?? ''} (removed)`;
+  }
+  return `${p.key}: ${p.before ?? ''} → ${p.after ?? ''}`;
+}
+
+/** The scheme of the two virtual documents of a diff review. */
+export const previewScheme = 'margin-preview';
+
+export type Side = 'before' | 'after';
+
+/** Where one side of an item's diff lives: the note's path, and the set, item and side in the query. */
+export interface PreviewAddress {
+  path: string;
+  query: string;
+}
+
+/** What the diff editor of an item shows: its two sides and a title naming the change and its properties. */
+export interface DiffView {
+  before: PreviewAddress;
+  after: PreviewAddress;
+  title: string;
+}
+
+export function previewAddress(p: ChangePreview, side: Side): PreviewAddress {
+  return { path: '/' + p.path, query: new URLSearchParams({ set: p.id, item: p.item, side }).toString() };
+}
+
+/** parsePreviewQuery reads the set, item and side back from a preview document's query. */
+export function parsePreviewQuery(query: string): { set: string; item: string; side: Side } | undefined {
+  const q = new URLSearchParams(query);
+  const set = q.get('set');
+  const item = q.get('item');
+  const side = q.get('side');
+  if (!set || !item || (side !== 'before' && side !== 'after')) {
+    return undefined;
+  }
+  return { set, item, side };
+}
+
+/**
+ * Reviews keeps the previews a diff review shows, one per item, so the two
+ * virtual documents of each diff and the Apply and Reject of its editor
+ * title find theirs: several items can be open side by side and each is
+ * taken or left on its own.
+ */
+export class Reviews {
+  private readonly previews = new Map<string, ChangePreview>();
+
+  constructor(private readonly c: Requester) {}
+
+  private static key(set: string, item: string): string {
+    return `${set}/${item}`;
+  }
+
+  /**
+   * open previews an item: the diff to show, or, for a stale item (the note
+   * moved on; applying would not apply it), the message to show instead.
+   */
+  async open(set: string, item: string): Promise<{ diff: DiffView } | { stale: string }> {
+    return this.show(await preview(this.c, set, item));
+  }
+
+  /** show is open for a preview margin gave already (the Diff lens's margin.preview). */
+  show(p: ChangePreview): { diff: DiffView } | { stale: string } {
+    if (p.stale) {
+      this.previews.delete(Reviews.key(p.id, p.item));
+      return { stale: `margin: "${p.summary}" no longer applies to ${p.path}: ${p.reason ?? 'the note changed'}` };
+    }
+    this.previews.set(Reviews.key(p.id, p.item), p);
+    const name = p.path.split('/').pop()!.replace(/\.md$/, '');
+    const props = (p.properties ?? []).map(propertyLine);
+    const title = `${name}: ${p.summary}${props.length ? ` — ${props.join('; ')}` : ''}${p.reason ? ` (${p.reason})` : ''}`;
+    return { diff: { before: previewAddress(p, 'before'), after: previewAddress(p, 'after'), title } };
+  }
+
+  /** content is the text of a preview document, '' for one no longer reviewed. */
+  content(query: string): string {
+    const q = parsePreviewQuery(query);
+    const p = q && this.previews.get(Reviews.key(q.set, q.item));
+    if (!p || !q) {
+      return '';
+    }
+    return q.side === 'before' ? p.before : (p.after ?? '');
+  }
+
+  /** decide applies or rejects the item a preview document shows, ends its review and says how it went. */
+  async decide(query: string, verdict: Verdict, reason?: string): Promise<string> {
+    const q = parsePreviewQuery(query);
+    const p = q && this.previews.get(Reviews.key(q.set, q.item));
+    if (!p || !q) {
+      return 'margin: this diff is no longer under review';
+    }
+    const set = await decideItem(this.c, q.set, q.item, verdict, reason);
+    this.previews.delete(Reviews.key(q.set, q.item));
+    return `margin: ${p.summary}: ${outcome(set, q.item)}`;
+  }
 }
 
 /**

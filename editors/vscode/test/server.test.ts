@@ -1,11 +1,11 @@
 // Drives the real margin binary the way the extension does: the same
 // initialize params, requests shaped by src/protocol.ts, and the answers
 // VS Code gives to the server's own requests. A fake Ollama (bin/fakeollama)
-// makes the task agent propose one change set and the query flow ask back
-// about one question.
+// makes two task agents propose change sets (one for a diff review) and the
+// query flow ask back about one question.
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -144,7 +144,7 @@ test('a proposed change is listed, shown as lenses and applied by its Apply lens
   // The person opens the change set file: Apply and Reject on the item's line.
   const uri = openDoc(p.set.path);
   const lenses = await conn.sendRequest<Lens[]>('textDocument/codeLens', { textDocument: { uri } });
-  assert.deepEqual(lenses.map((l) => `${l.command.title}=${l.command.command}`), ['Apply=margin.confirm', 'Reject=margin.reject']);
+  assert.deepEqual(lenses.map((l) => `${l.command.title}=${l.command.command}`), ['Apply=margin.confirm', 'Reject=margin.reject', 'Diff=margin.preview']);
   const line = docs.get(uri)!.text.split('\n')[lenses[0].range.start.line];
   assert.match(line, /^- \[ \] Set estimate to 2h \^c1$/);
 
@@ -155,6 +155,71 @@ test('a proposed change is listed, shown as lenses and applied by its Apply lens
   assert.match(readFileSync(join(vault, task), 'utf8'), /\nestimate: 2h\n/, 'the task note on disk');
   assert.match(docs.get(uri)!.text, /\n- \[x\] Set estimate to 2h /, 'the open change set file, edited through workspace/applyEdit');
   assert.deepEqual(await margin.pendingChanges(conn), []);
+});
+
+test('a diff review: each item of a set opens as a diff, one applied, one rejected, a stale one said so', limit, async () => {
+  // fakeollama's first wake of this task proposes its status, its due date
+  // and a checklist item.
+  const passport = 'Tasks/Renew passport.md';
+  await conn.sendRequest('agents/create', { task: passport });
+  const items = await waitFor('the three proposed changes', async () => {
+    const pending = (await margin.pendingChanges(conn)).filter((p) => p.set.task === passport);
+    return pending.length === 3 ? pending : undefined;
+  });
+  const set = items[0].set;
+  const reviews = new margin.Reviews(conn);
+  const disk = () => readFileSync(join(vault, passport), 'utf8');
+  const before = disk();
+
+  // The Diff lens on c1's line runs margin.preview; VS Code's middleware
+  // shows what it returns as a diff of two margin-preview documents.
+  const uri = openDoc(set.path);
+  const lenses = await conn.sendRequest<Lens[]>('textDocument/codeLens', { textDocument: { uri } });
+  const diffLens = lenses.find((l) => l.command.title === 'Diff' && l.command.arguments[1] === 'c1')!;
+  assert.equal(diffLens.command.command, 'margin.preview');
+  const shown = reviews.show(await margin.executeCommand<margin.ChangePreview>(conn, diffLens.command.command, diffLens.command.arguments));
+  assert.ok('diff' in shown, JSON.stringify(shown));
+  const { diff } = shown;
+  assert.equal(diff.title, 'Renew passport: Set status to in-progress (because: the form is in) — status: open → in-progress');
+  assert.equal(diff.before.path, '/' + passport);
+  assert.deepEqual(margin.parsePreviewQuery(diff.after.query), { set: set.id, item: 'c1', side: 'after' });
+  assert.equal(reviews.content(diff.before.query), before, 'the left side is the note as it is');
+  assert.equal(reviews.content(diff.after.query), before.replace('status: open', 'status: in-progress'), 'the right side is the note after c1');
+
+  // c3 opens in a diff of its own beside c1's; each is taken or left alone.
+  const c3 = await reviews.open(set.id, 'c3');
+  assert.ok('diff' in c3, JSON.stringify(c3));
+  assert.equal(c3.diff.title, 'Renew passport: Add checklist item "Book the Seoul flights"');
+  assert.match(reviews.content(c3.diff.after.query), /\n- \[ \] Track the application 📅 2026-12-08\n- \[ \] Book the Seoul flights\n/);
+
+  // Apply in c1's diff title writes exactly its right side.
+  const previewed = reviews.content(diff.after.query);
+  assert.equal(await reviews.decide(diff.after.query, 'confirmed'), 'margin: Set status to in-progress (because: the form is in): confirmed');
+  assert.equal(disk(), previewed);
+  assert.equal(reviews.content(diff.after.query), '', 'a decided item is no longer under review');
+  // Reject in c3's leaves the note alone.
+  assert.equal(await reviews.decide(c3.diff.after.query, 'rejected', 'not yet'), 'margin: Add checklist item "Book the Seoul flights": rejected');
+  assert.equal(disk(), previewed);
+
+  // The person sets the due date by hand: c2 no longer applies, and its
+  // review says so instead of showing a diff.
+  writeFileSync(join(vault, passport), previewed.replace('due: 2026-12-15', 'due: 2026-12-20'));
+  const stale = await reviews.open(set.id, 'c2');
+  assert.ok('stale' in stale, JSON.stringify(stale));
+  assert.equal(stale.stale, `margin: "Set due date to 2026-12-10 (because: leave time for the post)" no longer applies to ${passport}: the task's due date changed since it was proposed`);
+});
+
+test("the diff editor's title bar offers Apply and Reject on margin-preview documents only", () => {
+  const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8'));
+  const titled = (pkg.contributes.menus['editor/title'] as { command: string; when: string }[]).map((m) => `${m.command} when ${m.when}`);
+  assert.deepEqual(titled, [
+    `margin.reviewApply when resourceScheme == ${margin.previewScheme}`,
+    `margin.reviewReject when resourceScheme == ${margin.previewScheme}`,
+  ]);
+  const declared = (pkg.contributes.commands as { command: string }[]).map((c) => c.command);
+  for (const c of ['margin.review', 'margin.reviewApply', 'margin.reviewReject']) {
+    assert.ok(declared.includes(c), `${c} is not among the contributed commands`);
+  }
 });
 
 test('margin.ask answers with citations that link into the vault', limit, async () => {

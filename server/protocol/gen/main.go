@@ -8,9 +8,9 @@
 // encoding/json would encode them: json tags name the fields, omitempty and
 // omitzero make a field optional, a pointer, slice or map without them may
 // be null, and an embedded struct's fields are the outer one's. A type
-// gets the name server/protocol gives it (an alias renames another
-// package's type), else its Go name. A test fails when the files are not
-// what gen would write.
+// keeps its Go name: server/protocol declares every type on the wire, and
+// gen refuses an alias or an import of margin's own packages there. A test
+// fails when the files are not what gen would write.
 package main
 
 import (

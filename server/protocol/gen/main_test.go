@@ -57,7 +57,7 @@ type outer struct {
 }
 
 func TestTypeScriptFollowsEncodingJSON(t *testing.T) {
-	w := newWriter(map[string]string{})
+	w := newWriter()
 	if got := w.ref(reflect.TypeFor[outer](), false); got != "outer" {
 		t.Fatalf("ref = %q, want the interface's name", got)
 	}
@@ -106,7 +106,7 @@ type textual struct{}
 func (textual) MarshalText() ([]byte, error) { return nil, nil }
 
 func TestTypeScriptRefusesWhatItCannotName(t *testing.T) {
-	w := newWriter(map[string]string{})
+	w := newWriter()
 	w.ref(reflect.TypeFor[a](), false)
 	type a struct{ Y string } // another a, in another scope
 	w.ref(reflect.TypeFor[a](), false)
@@ -114,35 +114,33 @@ func TestTypeScriptRefusesWhatItCannotName(t *testing.T) {
 		t.Errorf("two types named a: err = %v", err)
 	}
 
-	w = newWriter(map[string]string{})
+	w = newWriter()
 	w.ref(reflect.TypeFor[struct{ T textual }](), false)
 	if _, err := w.interfaces(); err == nil || !strings.Contains(err.Error(), "encoding of its own") {
 		t.Errorf("a type with MarshalText: err = %v", err)
 	}
 }
 
-func TestAliasesNameTheirTypes(t *testing.T) {
-	dir := t.TempDir()
-	src := `package protocol
-
-import "time"
-
-type When = time.Time
-type Own struct{}
-type unexported struct{}
-`
-	if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	names, wire, err := declared(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if names["time.Time"] != "When" || !strings.HasSuffix(strings.Join(wire, ","), "When,Own") {
-		t.Errorf("names %v, wire %v", names, wire)
-	}
-	w := newWriter(map[string]string{reflect.TypeFor[a]().PkgPath() + ".a": "Renamed"})
-	if got := w.ref(reflect.TypeFor[[]a](), true); got != "Renamed[]" {
-		t.Errorf("a renamed type = %q", got)
+// TestProtocolIsALeaf: protocol declares its wire types itself, so gen
+// refuses a package that imports margin's own or aliases a type.
+func TestProtocolIsALeaf(t *testing.T) {
+	for _, c := range []struct{ name, src, err string }{
+		{"std imports", "package protocol\n\nimport \"time\"\n\ntype Own struct{ At time.Time }\ntype unexported struct{}\n", ""},
+		{"a margin import", "package protocol\n\nimport \"github.com/margin-md/margin/vault\"\n\ntype Own struct{ S vault.Status }\n", "protocol imports github.com/margin-md/margin/vault"},
+		{"an alias", "package protocol\n\nimport \"time\"\n\ntype When = time.Time\n", "When is an alias"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "p.go"), []byte(c.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wire, err := declared(dir)
+			switch {
+			case c.err == "" && (err != nil || strings.Join(wire, ",") != "Own"):
+				t.Errorf("wire %v, err %v; want [Own]", wire, err)
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Errorf("err = %v, want one saying %q", err, c.err)
+			}
+		})
 	}
 }

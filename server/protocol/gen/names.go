@@ -18,18 +18,19 @@ import (
 // from their LSP libraries.
 var unlisted = map[string]bool{"protocol.go": true, "lsp.go": true}
 
-// declared reads the Go files of package protocol in dir: the TypeScript
-// name of each type it declares or renames, by the type's package path and
-// Go name ("github.com/margin-md/margin/agents.Turn" → "EvolutionTurn"),
-// and the names each method's result must reach (every exported type
-// outside unlisted files).
-func declared(dir string) (names map[string]string, wire []string, err error) {
-	self := reflect.TypeFor[protocol.Method]().PkgPath()
+// module is margin's import path, which protocol must not import from.
+var module = strings.TrimSuffix(reflect.TypeFor[protocol.Method]().PkgPath(), "/server/protocol")
+
+// declared reads the Go files of package protocol in dir: the names each
+// method's result must reach (every exported type outside unlisted
+// files). It refuses an import of margin's own packages and an alias:
+// protocol declares each wire type itself, so that a change to an agent
+// or the vault cannot change the wire unseen (server/wire converts).
+func declared(dir string) (wire []string, err error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	names = map[string]string{}
 	fset := token.NewFileSet()
 	for _, path := range files {
 		if strings.HasSuffix(path, "_test.go") {
@@ -37,16 +38,12 @@ func declared(dir string) (names map[string]string, wire []string, err error) {
 		}
 		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		imports := map[string]string{} // by the name the file uses
 		for _, imp := range f.Imports {
-			p, _ := strconv.Unquote(imp.Path.Value)
-			name := p[strings.LastIndex(p, "/")+1:]
-			if imp.Name != nil {
-				name = imp.Name.Name
+			if p, _ := strconv.Unquote(imp.Path.Value); p == module || strings.HasPrefix(p, module+"/") {
+				return nil, fmt.Errorf("%s: protocol imports %s: it holds the wire types alone; convert to them in server/wire", fset.Position(imp.Pos()), p)
 			}
-			imports[name] = p
 		}
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
@@ -58,37 +55,14 @@ func declared(dir string) (names map[string]string, wire []string, err error) {
 				if !spec.Name.IsExported() {
 					continue
 				}
-				key := self + "." + spec.Name.Name
 				if spec.Assign.IsValid() {
-					path, name := aliased(spec.Type, imports)
-					if path == "" {
-						return nil, nil, fmt.Errorf("%s: alias %s must name another package's type", fset.Position(spec.Pos()), spec.Name.Name)
-					}
-					key = path + "." + name
+					return nil, fmt.Errorf("%s: %s is an alias: declare the wire type itself, and convert to it in server/wire", fset.Position(spec.Pos()), spec.Name.Name)
 				}
-				if prev, ok := names[key]; ok {
-					return nil, nil, fmt.Errorf("%s: %s names the type %s names already", fset.Position(spec.Pos()), spec.Name.Name, prev)
-				}
-				names[key] = spec.Name.Name
 				if !unlisted[filepath.Base(path)] {
 					wire = append(wire, spec.Name.Name)
 				}
 			}
 		}
 	}
-	return names, wire, nil
-}
-
-// aliased is the package path and name of the type an alias names, as
-// pkg.Name; "" for anything else.
-func aliased(t ast.Expr, imports map[string]string) (path, name string) {
-	sel, ok := t.(*ast.SelectorExpr)
-	if !ok {
-		return "", ""
-	}
-	pkg, ok := sel.X.(*ast.Ident)
-	if !ok {
-		return "", ""
-	}
-	return imports[pkg.Name], sel.Sel.Name
+	return wire, nil
 }

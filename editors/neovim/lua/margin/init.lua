@@ -1,5 +1,6 @@
 -- margin for Neovim: starts `margin serve` for the markdown notes of one
--- vault and adds :MarginAsk, :MarginChanges, :MarginApprove and :MarginReport.
+-- vault and adds :MarginAsk, :MarginChanges, :MarginApprove, :MarginDiff and
+-- :MarginReport.
 -- Works on Neovim 0.7 (Debian 12) and later.
 local M = {}
 
@@ -253,6 +254,119 @@ function M.approve(set_id)
   end)
 end
 
+-- lines splits a note's text into buffer lines; the final line break
+-- ends the last line rather than starting an empty one.
+local function lines(text)
+  local ls = vim.split(text or "", "\n", { plain = true })
+  if ls[#ls] == "" then
+    table.remove(ls)
+  end
+  return ls
+end
+
+-- property_line is a frontmatter change as a person reads a property:
+-- "status: open → in-progress".
+local function property_line(p)
+  if p.change == "added" then
+    return p.key .. ": " .. (p.after or "") .. " (added)"
+  elseif p.change == "removed" then
+    return p.key .. ": " .. (p.before or "") .. " (removed)"
+  end
+  return p.key .. ": " .. (p.before or "") .. " → " .. (p.after or "")
+end
+
+-- preview_buffer is one side of a diff review: a scratch buffer holding
+-- text, named after the item and side so that several reviews can be open.
+local function preview_buffer(pv, side, text)
+  local name = string.format("margin-preview://%s/%s/%s/%s", pv.id, pv.item, side, pv.path)
+  local earlier = vim.fn.bufnr("^" .. vim.fn.escape(name, "\\/.*$^~[]") .. "$")
+  if earlier ~= -1 then
+    -- The item reviewed again: the new preview replaces the old one.
+    vim.api.nvim_buf_delete(earlier, { force = true })
+  end
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
+  vim.api.nvim_buf_set_name(buf, name)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines(text))
+  vim.bo[buf].modifiable, vim.bo[buf].filetype = false, "markdown"
+  vim.cmd("diffthis")
+  return buf
+end
+
+-- show_preview opens the preview of a change item in a new tab: the note
+-- as it is on the left, as applying the item would leave it on the right,
+-- diffed. The status lines name the change, its property changes and the
+-- keys: ga applies the item, gr rejects it (asking why), either closes
+-- the tab. A stale item (the note moved on) is said instead.
+function M.show_preview(pv)
+  if pv.stale then
+    notify(string.format('"%s" no longer applies to %s: %s', pv.summary, pv.path, pv.reason or "the note changed"), vim.log.levels.WARN)
+    return
+  end
+  local status = { pv.summary }
+  for _, p in ipairs(pv.properties or {}) do
+    table.insert(status, property_line(p))
+  end
+  if pv.reason then
+    table.insert(status, pv.reason)
+  end
+  table.insert(status, "ga apply, gr reject")
+  status = ("margin: " .. table.concat(status, " | ")):gsub("%%", "%%%%")
+  vim.cmd("tabnew")
+  local bufs = { preview_buffer(pv, "before", pv.before) }
+  vim.wo.statusline = "%f"
+  vim.cmd("rightbelow vnew")
+  table.insert(bufs, preview_buffer(pv, "after", pv.after))
+  vim.wo.statusline = status
+  local tab = vim.api.nvim_get_current_tabpage()
+  local function decide(verdict, reason)
+    local d = { item = pv.item, verdict = verdict, reason = reason }
+    request("changes/decide", { id = pv.id, decisions = { d } }, function(cs)
+      for _, it in ipairs(cs.items) do
+        if it.id == pv.item then
+          notify(pv.summary .. ": " .. it.status .. (it.detail and (" (" .. it.detail .. ")") or ""))
+        end
+      end
+      if vim.api.nvim_tabpage_is_valid(tab) then
+        vim.cmd(vim.api.nvim_tabpage_get_number(tab) .. "tabclose")
+      end
+    end)
+  end
+  for _, buf in ipairs(bufs) do
+    vim.keymap.set("n", "ga", function()
+      decide("confirmed")
+    end, { buffer = buf, desc = "margin: apply this change" })
+    vim.keymap.set("n", "gr", function()
+      vim.ui.input({ prompt = "Why? (optional) " }, function(reason)
+        if reason ~= nil then -- nil: cancelled, nothing decided
+          decide("rejected", reason ~= "" and reason or nil)
+        end
+      end)
+    end, { buffer = buf, desc = "margin: reject this change" })
+  end
+end
+
+-- diff opens the diff review of item item_id of change set set_id, or
+-- without them of the item under the cursor in a change set file (where
+-- the server puts its Diff lens).
+function M.diff(set_id, item_id)
+  if set_id and set_id ~= "" then
+    request("changes/preview", { id = set_id, item = item_id }, M.show_preview)
+    return
+  end
+  local line = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local params = { textDocument = { uri = vim.uri_from_bufnr(0) } }
+  request("textDocument/codeLens", params, function(found)
+    for _, l in ipairs(found or {}) do
+      if l.range.start.line == line and l.command.command == "margin.preview" then
+        M.diff(l.command.arguments[1], l.command.arguments[2])
+        return
+      end
+    end
+    notify("no open change on this line", vim.log.levels.WARN)
+  end)
+end
+
 -- report opens the report of the task note in the current buffer.
 function M.report()
   request("reports/get", { task = vim.api.nvim_buf_get_name(0) }, function(rep)
@@ -311,6 +425,14 @@ function M.setup(opts)
     M.approve(c.args)
   end, { nargs = "?" })
   vim.api.nvim_create_user_command("MarginReport", M.report, {})
+  vim.api.nvim_create_user_command("MarginDiff", function(c)
+    M.diff(c.fargs[1], c.fargs[2])
+  end, { nargs = "*" })
+  -- The Diff lens (vim.lsp.codelens.run) opens the review here rather
+  -- than asking the server for a preview it cannot show.
+  vim.lsp.commands["margin.preview"] = function(cmd)
+    M.diff(cmd.arguments[1], cmd.arguments[2])
+  end
 end
 
 return M
