@@ -1,9 +1,9 @@
 // Package retrieve finds notes for a query by their words, by their
 // meaning, or both: it sits above the keyword index (vault/index) and the
-// note vectors (vault/vectors) and fuses their ranks. Every front door
-// searches through it — vault/search, margin search, search_notes, the
-// query flow's retriever and the agents' evidence — so each says the same
-// thing about how it searched.
+// note vectors (vault/vectors) and fuses their ranks. vault/search,
+// search_notes, margin search --mode semantic|hybrid and the query flow's
+// question retrieval search through it, so each says the same thing about
+// how it searched.
 //
 // Search by meaning needs an embedding model and the notes' vectors of
 // that model. Without either, or with the model unreachable, a search by
