@@ -51,7 +51,7 @@ func (ix *Index) Scope(ctx context.Context, q Query) (Scope, error) {
 		return Scope{}, fmt.Errorf("scoping: %w", err)
 	}
 	_, _, props := matchExpr(text, ModeAll, nil)
-	filters := strings.Join(p.metaFilters(props), " AND ")
+	filters := strings.Join(p.scopeFilters(props), " AND ")
 
 	var where []string
 	var args []any
@@ -113,6 +113,30 @@ func (ix *Index) Scope(ctx context.Context, q Query) (Scope, error) {
 		s.Paths = []string{} // nothing passes: not nil, which would read as no filter
 	}
 	return s, nil
+}
+
+// scopeFilters are the FTS5 expressions of the property filters props
+// (as matchExpr returns them), the task fields and the tags, built as plan
+// builds them for a search by words (which keeps its own copy, so that the
+// keyword path stays as it was measured); TestScope holds the two alike.
+func (p *queryPlan) scopeFilters(props []string) []string {
+	var filters []string
+	for _, t := range props {
+		filters = append(filters, metaExpr(t))
+	}
+	if !p.fields.isZero() {
+		filters = append(filters, metaExpr(metaKind+string(note.KindTask)))
+		if len(p.fields.Status) > 0 {
+			filters = append(filters, metaExpr(tokensOf(metaStatus, p.fields.Status)...))
+		}
+		if len(p.fields.Priority) > 0 {
+			filters = append(filters, metaExpr(tokensOf(metaPriority, p.fields.Priority)...))
+		}
+	}
+	for _, k := range p.tags {
+		filters = append(filters, metaExpr(metaToken(metaTag, k)))
+	}
+	return filters
 }
 
 // Place is a line of a note, as a search by meaning finds it: the start

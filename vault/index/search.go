@@ -266,28 +266,7 @@ func plan(q Query) (*queryPlan, error) {
 		p.nothing = true
 		return p, nil
 	}
-	// A question's quoted phrases hold for the whole note, as filters do.
-	p.filters = strings.Join(slices.Concat(required, p.metaFilters(props)), " AND ")
-	if user == "" {
-		p.match = p.filters
-	} else {
-		// No column filter on the words: no word can match a filter
-		// token (see metaMark).
-		p.words = "(" + user + ")"
-		p.match = p.words
-		if p.filters != "" {
-			p.match += " AND " + p.filters
-		}
-	}
-	p.match = p.leaveOutputs(p.match)
-	return p, nil
-}
-
-// metaFilters are the FTS5 expressions of the property filters props (as
-// matchExpr returns them), the task fields and the tags, each of which a
-// matching note must pass.
-func (p *queryPlan) metaFilters(props []string) []string {
-	var filters []string
+	filters := required // a question's quoted phrases hold for the whole note, as filters do
 	for _, t := range props {
 		filters = append(filters, metaExpr(t))
 	}
@@ -303,7 +282,20 @@ func (p *queryPlan) metaFilters(props []string) []string {
 	for _, k := range p.tags {
 		filters = append(filters, metaExpr(metaToken(metaTag, k)))
 	}
-	return filters
+	p.filters = strings.Join(filters, " AND ")
+	if user == "" {
+		p.match = p.filters
+	} else {
+		// No column filter on the words: no word can match a filter
+		// token (see metaMark).
+		p.words = "(" + user + ")"
+		p.match = p.words
+		if p.filters != "" {
+			p.match += " AND " + p.filters
+		}
+	}
+	p.match = p.leaveOutputs(p.match)
+	return p, nil
 }
 
 // outputsToken is the filter token of margin's outputs.
