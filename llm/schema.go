@@ -44,6 +44,21 @@ func SchemaFor[T any]() (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// ArgsSchema is the [SchemaFor] schema of a tool's arguments T, which
+// tighten (when not nil) then edits where Go types cannot say it: enums,
+// patterns, minimums. It panics when T has no schema: a tool's argument
+// type is fixed at compile time, so that is a programming error.
+func ArgsSchema[T any](tighten func(s *jsonschema.Schema)) *jsonschema.Schema {
+	s, err := SchemaFor[T]()
+	if err != nil {
+		panic(fmt.Sprintf("schema of %T: %v", *new(T), err))
+	}
+	if tighten != nil {
+		tighten(s)
+	}
+	return s
+}
+
 // The longest values of the llm:"line" and llm:"word" kinds.
 const (
 	LineMax = 300

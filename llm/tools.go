@@ -29,6 +29,22 @@ type Tool interface {
 	Run(ctx context.Context, args json.RawMessage) (string, error)
 }
 
+// FuncTool is a [Tool] made of its parts: the agents' tools are each a
+// name, a description, a schema of their arguments (see [ArgsSchema]) and
+// a function.
+type FuncTool struct {
+	ToolName, About string
+	ArgSchema       *jsonschema.Schema
+	Do              func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+func (t *FuncTool) Name() string               { return t.ToolName }
+func (t *FuncTool) Description() string        { return t.About }
+func (t *FuncTool) Schema() *jsonschema.Schema { return t.ArgSchema }
+func (t *FuncTool) Run(ctx context.Context, args json.RawMessage) (string, error) {
+	return t.Do(ctx, args)
+}
+
 // Errors a tool call can fail with before its tool runs.
 var (
 	ErrUnknownTool = errors.New("unknown tool")

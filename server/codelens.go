@@ -153,7 +153,7 @@ func (s *Server) taskReport(v *vault.Vault, a task.Agent) (task.Report, error) {
 		}
 		return rep, nil
 	}
-	return task.ReadReport(v, a)
+	return task.ReadReport(v.Root(), v.Options().OutputFolder, a)
 }
 
 // taskReportAt is the report on the task at taskPath, found through its agent:

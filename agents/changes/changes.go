@@ -75,7 +75,7 @@ func (notifyNothing) Notify(string, any) {}
 
 // Changes is the change sets of one vault.
 type Changes struct {
-	v      *vault.Vault
+	v      Vault
 	store  *Store
 	agents Agents
 	opts   Options
@@ -89,8 +89,8 @@ type Changes struct {
 	files *vault.Paths // change set files a person saved, waiting for Run
 }
 
-// New opens the change sets of v in its state database.
-func New(ctx context.Context, v *vault.Vault, agents Agents, opts Options) (*Changes, error) {
+// New returns the change sets of v, kept in st.
+func New(v Vault, st *Store, agents Agents, opts Options) *Changes {
 	if opts.MaxItems <= 0 {
 		opts.MaxItems = 10
 	}
@@ -106,18 +106,14 @@ func New(ctx context.Context, v *vault.Vault, agents Agents, opts Options) (*Cha
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	st, err := OpenStore(ctx, v.DB())
-	if err != nil {
-		return nil, err
-	}
-	return &Changes{v: v, store: st, agents: agents, opts: opts, log: opts.Logger, files: vault.NewPaths()}, nil
+	return &Changes{v: v, store: st, agents: agents, opts: opts, log: opts.Logger, files: vault.NewPaths()}
 }
 
 // Store gives read access to the change sets and decisions.
 func (c *Changes) Store() *Store { return c.store }
 
 func (c *Changes) now() time.Time       { return c.opts.Now() }
-func (c *Changes) outputFolder() string { return c.v.Options().OutputFolder }
+func (c *Changes) outputFolder() string { return c.v.OutputFolder }
 
 // SetCreated is margin/changeSetCreated: a change set waits for a person.
 type SetCreated struct {
@@ -144,9 +140,9 @@ func (c *Changes) notify(method string, params any) {
 // file is queued for Run, which decides what they ticked. Call it before
 // the vault runs. Saves before the first scan is done are not queued.
 func (c *Changes) Watch() {
-	c.v.Subscribe(func(changes []vault.Change) {
+	c.v.Events.Subscribe(func(changes []vault.Change) {
 		select {
-		case <-c.v.Ready():
+		case <-c.v.Events.Ready():
 		default:
 			return
 		}

@@ -15,7 +15,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -95,12 +94,12 @@ func (c *Changes) ProposeEdit(ctx context.Context, client string, a EditArgs) (C
 	if err := checkEdit(args); err != nil {
 		return ChangeSet{}, err
 	}
-	snap, err := c.v.Root().Read(p)
+	snap, err := c.v.Files.Read(p)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ChangeSet{}, err
 	}
-	if limit := c.v.Options().MaxFileSize; int64(len(snap.Content)) > limit {
+	if limit := c.v.MaxFileSize; int64(len(snap.Content)) > limit {
 		return ChangeSet{}, fmt.Errorf("%s is %d bytes, more than margin edits (vault.max_file_size, %d)", p, len(snap.Content), limit)
 	}
 	out, err := applyEdit(a, snap.Content, exists)
@@ -124,14 +123,14 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	if err != nil {
 		return ChangeSet{}, err
 	}
-	snap, err := c.v.Root().Read(p)
+	snap, err := c.v.Files.Read(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ChangeSet{}, fmt.Errorf("no note at %s: %w", p, ErrNotATask)
 	}
 	if err != nil {
 		return ChangeSet{}, err
 	}
-	n := note.Parse(p, snap.Content, c.v.Rules().TaskOptions())
+	n := note.Parse(p, snap.Content, c.v.Rules.TaskOptions())
 	if n.Task == nil {
 		return ChangeSet{}, fmt.Errorf("%s: %w", p, ErrNotATask)
 	}
@@ -155,7 +154,7 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	// A client's newer value for a field supersedes its older one on the
 	// same task, not on every task it proposed to.
 	it.field = p + "\x00" + it.field
-	out, stale, err := applyItem(p, snap.Content, it, c.v.Rules().TaskOptions())
+	out, stale, err := applyItem(p, snap.Content, it, c.v.Rules.TaskOptions())
 	if err != nil {
 		return ChangeSet{}, err
 	}
@@ -215,7 +214,7 @@ func (c *Changes) proposeItem(ctx context.Context, client, p string, it ChangeIt
 	if err != nil {
 		return ChangeSet{}, fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 	}
-	fp, err := c.v.Root().WriteContext(edit.WithCause(ctx, c.cause(ctx, cs, p)), cs.Path, "", data)
+	fp, err := c.v.Files.WriteContext(edit.WithCause(ctx, c.cause(ctx, cs, p)), cs.Path, "", data)
 	if err != nil {
 		return ChangeSet{}, fmt.Errorf("writing change set %s: %w", cs.ID, err)
 	}
@@ -400,7 +399,7 @@ const maxDiffLines = 200
 // diff a person reads in the change set file, cut to maxDiffLines lines
 // of hunk body.
 func unifiedDiff(p string, before, after []byte) string {
-	d := kit.Diff("a/"+p, "b/"+p, string(before), string(after), 3)
+	d := edit.Diff("a/"+p, "b/"+p, string(before), string(after), 3)
 	var b strings.Builder
 	lines := 0
 	for i, l := range strings.SplitAfter(d, "\n") {
@@ -439,11 +438,11 @@ func itemDiffs(p string, src []byte, items []ChangeItem, taskRules note.Options)
 // diffs is what each of items would change in the task note at task as
 // it is now; none when the note cannot be read.
 func (c *Changes) diffs(task string, items []ChangeItem) map[string]string {
-	snap, err := c.v.Root().Read(task)
+	snap, err := c.v.Files.Read(task)
 	if err != nil {
 		return nil
 	}
-	return itemDiffs(task, snap.Content, items, c.v.Rules().TaskOptions())
+	return itemDiffs(task, snap.Content, items, c.v.Rules.TaskOptions())
 }
 
 // diffSection renders the diffs of a set's items below their lines, in

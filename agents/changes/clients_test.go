@@ -51,10 +51,7 @@ func clientRig(t *testing.T) (*Changes, string, *[]string) {
 	}
 	t.Cleanup(func() { v.Close() })
 	woken := &[]string{}
-	c, err := New(t.Context(), v, noAgents{woken}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(vaultOf(v), openStore(t, v), noAgents{woken}, Options{})
 	return c, dir, woken
 }
 
@@ -335,7 +332,7 @@ func TestClientDecisionsAreNotTheAgents(t *testing.T) {
 // for byte, and the undo is a decision in the client's ledger.
 func TestClientEditsAreUndone(t *testing.T) {
 	c, dir, _ := clientRig(t)
-	h := historytest.Record(t, c.v.DB(), c.v.Root(), history.Options{Git: "-"})
+	h := historytest.Record(t, c.store.db, c.v.Files.(*edit.Root), history.Options{Git: "-"})
 	ideas := readFile(t, dir, "Notes/Ideas.md")
 	for _, a := range []EditArgs{
 		{Path: "Notes/Ideas.md", Kind: EditAppend, Text: "- three", Reason: "r"},
@@ -378,7 +375,7 @@ func TestClientEditsAreUndone(t *testing.T) {
 // client's write of that set.
 func TestClientSetFileIsRecordedAsTheClients(t *testing.T) {
 	c, _, _ := clientRig(t)
-	h := historytest.Record(t, c.v.DB(), c.v.Root(), history.Options{Git: "-"})
+	h := historytest.Record(t, c.store.db, c.v.Files.(*edit.Root), history.Options{Git: "-"})
 	cs, err := c.ProposeEdit(t.Context(), "Claude Code", EditArgs{Path: "Notes/Ideas.md", Kind: EditAppend, Text: "- three", Reason: "r"})
 	if err != nil {
 		t.Fatal(err)
@@ -407,10 +404,7 @@ func TestClientTaskChangeInTaskNotesFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v.Close() })
-	c, err := New(t.Context(), v, noAgents{&[]string{}}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(vaultOf(v), openStore(t, v), noAgents{&[]string{}}, Options{})
 	cs, err := c.ProposeTaskChange(t.Context(), "x", p, "status", "done", "r")
 	if err != nil {
 		t.Fatal(err)
@@ -425,4 +419,19 @@ func TestClientTaskChangeInTaskNotesFolder(t *testing.T) {
 	if got := readFile(t, dir, p); got != strings.Replace(clientTask, "status: open", "status: done", 1) {
 		t.Errorf("task after approval:\n%s", got)
 	}
+}
+
+// vaultOf hands the change sets the parts of v, as the composition root does.
+func vaultOf(v *vault.Vault) Vault {
+	return Vault{Files: v.Root(), Events: v, Rules: v.Rules(), OutputFolder: v.Options().OutputFolder, MaxFileSize: v.Options().MaxFileSize}
+}
+
+// openStore opens the change sets' tables in v's state database.
+func openStore(t *testing.T, v *vault.Vault) *Store {
+	t.Helper()
+	st, err := OpenStore(t.Context(), v.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

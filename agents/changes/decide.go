@@ -64,7 +64,7 @@ func (c *Changes) Route(ctx context.Context, agent string, o Owner, run int64, t
 		if err != nil {
 			return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 		}
-		fp, err := c.v.Root().WriteContext(edit.WithCause(ctx, edit.Cause{Actor: agent, Task: o.Task, ChangeSet: cs.ID}), cs.Path, "", data)
+		fp, err := c.v.Files.WriteContext(edit.WithCause(ctx, edit.Cause{Actor: agent, Task: o.Task, ChangeSet: cs.ID}), cs.Path, "", data)
 		if err != nil {
 			return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 		}
@@ -101,14 +101,14 @@ func (c *Changes) Restore(ctx context.Context) error {
 			return err
 		}
 		fp := edit.Fingerprint("")
-		if snap, err := c.v.Root().Read(cs.Path); err == nil {
+		if snap, err := c.v.Files.Read(cs.Path); err == nil {
 			fp = snap.Fingerprint
 		} else if errors.Is(err, fs.ErrNotExist) {
 			data, err := renderChangeSet(cs, c.diffs(cs.Task, cs.Items))
 			if err != nil {
 				return fmt.Errorf("rendering change set %s: %w", cs.ID, err)
 			}
-			if fp, err = c.v.Root().WriteContext(edit.WithCause(ctx, c.cause(ctx, cs, cs.Task)), cs.Path, "", data); err != nil {
+			if fp, err = c.v.Files.WriteContext(edit.WithCause(ctx, c.cause(ctx, cs, cs.Task)), cs.Path, "", data); err != nil {
 				return fmt.Errorf("writing change set %s: %w", cs.ID, err)
 			}
 			c.log.Info("wrote the file of a change set a crash had left without one", "id", cs.ID, "path", cs.Path)
@@ -310,7 +310,7 @@ func (c *Changes) applyConfirmed(ctx context.Context, task string, items []Chang
 		applied  []int
 		inEditor bool
 	)
-	_, err := c.v.Root().ChangeParts(ctx, c.opts.Editor, task, func(cur edit.Current) ([]byte, []edit.Part, error) {
+	_, err := c.v.Files.ChangeParts(ctx, c.opts.Editor, task, func(cur edit.Current) ([]byte, []edit.Part, error) {
 		decided, inEditor = slices.Clone(items), cur.InEditor
 		var (
 			out   []byte
@@ -365,7 +365,7 @@ func (c *Changes) applyTo(task string, cur edit.Current, items []ChangeItem, con
 	}
 	out = cur.Content
 	for _, i := range confirm {
-		next, stale, err := applyItem(task, out, items[i], c.v.Rules().TaskOptions())
+		next, stale, err := applyItem(task, out, items[i], c.v.Rules.TaskOptions())
 		switch {
 		case err != nil:
 			items[i].Detail = "not applied: " + err.Error()
@@ -390,7 +390,7 @@ func (c *Changes) writeSetFile(ctx context.Context, cs ChangeSet) {
 		damaged  error
 		inEditor bool
 	)
-	res, err := c.v.Root().Change(ctx, c.opts.Editor, cs.Path, func(cur edit.Current) ([]byte, error) {
+	res, err := c.v.Files.Change(ctx, c.opts.Editor, cs.Path, func(cur edit.Current) ([]byte, error) {
 		inEditor = cur.InEditor
 		if !cur.Exists {
 			return nil, nil // deleted by hand: the decisions stand in the database
@@ -460,7 +460,7 @@ func (c *Changes) DecideFile(ctx context.Context, p string) error {
 	if err != nil || !ok {
 		return err
 	}
-	snap, err := c.v.Root().Read(p)
+	snap, err := c.v.Files.Read(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

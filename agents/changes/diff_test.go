@@ -28,7 +28,7 @@ func TestAgentSetShowsEachItemsDiff(t *testing.T) {
 	c.agents = oneAgent{noAgents{&[]string{}}}
 	ctx := t.Context()
 	const task = "Tasks/Renew passport.md"
-	n := note.Parse(task, []byte(clientTask), note.Options{TaskFolders: c.v.Options().TaskFolders})
+	n := note.Parse(task, []byte(clientTask), note.Options{TaskFolders: c.v.Rules.TaskFolders})
 	tx, err := c.store.db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error 
 				continue
 			}
 		}
-		if _, err := c.v.Root().MoveContext(edit.WithCause(ctx, c.cause(ctx, cs, cs.Task)), cs.Path, to); err != nil {
+		if _, err := c.v.Files.MoveContext(edit.WithCause(ctx, c.cause(ctx, cs, cs.Task)), cs.Path, to); err != nil {
 			c.log.Warn("a change set file keeps its place", "path", cs.Path, "err", err)
 			continue
 		}
@@ -68,7 +68,7 @@ func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error 
 	}
 	for dir := range left {
 		// An empty folder of the old name would read as the task's still.
-		if _, err := c.v.Root().RemoveEmptyFolder(dir); err != nil {
+		if _, err := c.v.Files.RemoveEmptyFolder(dir); err != nil {
 			c.log.Warn("removing the emptied change set folder", "path", dir, "err", err)
 		}
 	}
@@ -79,7 +79,7 @@ func (c *Changes) MoveSets(ctx context.Context, agent, outputName string) error 
 // when it still names the task at from: a link the person changed, or a
 // file they damaged or deleted, is left as they made it.
 func (c *Changes) relinkSetFile(ctx context.Context, cs ChangeSet, from string) {
-	res, err := c.v.Root().Change(ctx, c.opts.Editor, cs.Path, func(cur edit.Current) ([]byte, error) {
+	res, err := c.v.Files.Change(ctx, c.opts.Editor, cs.Path, func(cur edit.Current) ([]byte, error) {
 		if !cur.Exists {
 			return nil, nil
 		}

@@ -70,7 +70,7 @@ func (c *Changes) Preview(ctx context.Context, id, item string) (Preview, error)
 	if err != nil {
 		return Preview{}, err
 	}
-	cur, err := c.v.Root().CurrentOf(c.opts.Editor, o.Task)
+	cur, err := c.v.Files.CurrentOf(c.opts.Editor, o.Task)
 	if err != nil {
 		return Preview{}, fmt.Errorf("previewing %s of %s: %w", item, id, err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
@@ -263,8 +262,9 @@ var taskTools = []taskTool{
 	{name: "set_task_title", description: "Propose a new title for the task.",
 		field: "title", arg: "title", label: "title", frontmatter: "title", current: func(n *note.Note) string { return n.Title },
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[titleArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "title", func(p *jsonschema.Schema) { p.MinLength, p.MaxLength = kit.One(1), kit.One(llm.LineMax) })
+			return llm.ArgsSchema[titleArgs](func(s *jsonschema.Schema) {
+				p := s.Properties["title"]
+				p.MinLength, p.MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(llm.LineMax)
 			})
 		},
 		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
@@ -279,16 +279,16 @@ var taskTools = []taskTool{
 	{name: "set_task_status", description: "Propose a new status for the task.",
 		field: "status", arg: "status", label: "status", frontmatter: "status", current: ofTask(func(t *note.Task) string { return t.Status }),
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[statusArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "status", func(p *jsonschema.Schema) { p.Enum = enum(taskStatuses) })
+			return llm.ArgsSchema[statusArgs](func(s *jsonschema.Schema) {
+				s.Properties["status"].Enum = enum(taskStatuses)
 			})
 		},
 		check: func(v itemValues) error { return checkOneOf("status", v.Status, taskStatuses) }},
 	{name: "update_task_estimate", description: "Propose a new time estimate for the task.",
 		field: "estimate", arg: "estimate", label: "estimate", frontmatter: "estimate", current: ofTask(func(t *note.Task) string { return strconv.Itoa(t.Estimate) }),
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[estimateArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "estimate", func(p *jsonschema.Schema) { p.Pattern = estimateRE.String() })
+			return llm.ArgsSchema[estimateArgs](func(s *jsonschema.Schema) {
+				s.Properties["estimate"].Pattern = estimateRE.String()
 			})
 		},
 		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
@@ -303,24 +303,26 @@ var taskTools = []taskTool{
 	{name: "update_task_due_date", description: "Propose a new due date for the task.",
 		field: "due", arg: "due_date", label: "due date", frontmatter: "due", current: ofTask(func(t *note.Task) string { return t.Due }),
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[dueArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "due_date", func(p *jsonschema.Schema) { p.Pattern = dateRE.String() })
+			return llm.ArgsSchema[dueArgs](func(s *jsonschema.Schema) {
+				s.Properties["due_date"].Pattern = dateRE.String()
 			})
 		},
 		check: checkDue},
 	{name: "update_task_priority", description: "Propose a new priority for the task.",
 		field: "priority", arg: "priority", label: "priority", frontmatter: "priority", current: ofTask(func(t *note.Task) string { return t.Priority }),
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[priorityArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "priority", func(p *jsonschema.Schema) { p.Enum = enum(priorities) })
+			return llm.ArgsSchema[priorityArgs](func(s *jsonschema.Schema) {
+				s.Properties["priority"].Enum = enum(priorities)
 			})
 		},
 		check: func(v itemValues) error { return checkOneOf("priority", v.Priority, priorities) }},
 	{name: "assign_task_labels", description: "Propose labels to add to the task.",
 		field: "labels", arg: "labels", label: "labels",
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[labelArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "labels", func(p *jsonschema.Schema) { p.MinItems = kit.One(1); p.Items.MinLength = kit.One(1) })
+			return llm.ArgsSchema[labelArgs](func(s *jsonschema.Schema) {
+				p := s.Properties["labels"]
+				p.MinItems = jsonschema.Ptr(1)
+				p.Items.MinLength = jsonschema.Ptr(1)
 			})
 		},
 		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
@@ -367,12 +369,11 @@ var taskTools = []taskTool{
 	{name: "add_multiple_checklist_items", item: "add_checklist_item", label: "checklist",
 		description: "Propose checklist items to add to the task; each becomes its own change.", unfit: noChecklist,
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[addItemsArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
-					p.MinItems = kit.One(1)
-					p.Items.Properties["title"].MinLength = kit.One(1)
-					p.Items.Properties["title"].MaxLength = kit.One(llm.LineMax)
-				})
+			return llm.ArgsSchema[addItemsArgs](func(s *jsonschema.Schema) {
+				p := s.Properties["items"]
+				p.MinItems = jsonschema.Ptr(1)
+				p.Items.Properties["title"].MinLength = jsonschema.Ptr(1)
+				p.Items.Properties["title"].MaxLength = jsonschema.Ptr(llm.LineMax)
 			})
 		},
 		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
@@ -405,12 +406,11 @@ var taskTools = []taskTool{
 	{name: "update_checklist_items", item: "update_checklist_item", label: "checklist",
 		description: "Propose checking or unchecking existing checklist items; each becomes its own change.", unfit: noChecklist,
 		schema: func() *jsonschema.Schema {
-			return kit.SchemaFor[updateItemsArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "items", func(p *jsonschema.Schema) {
-					p.MinItems = kit.One(1)
-					p.Items.Properties["text"].MinLength = kit.One(1)
-					p.Items.Properties["text"].MaxLength = kit.One(llm.LineMax)
-				})
+			return llm.ArgsSchema[updateItemsArgs](func(s *jsonschema.Schema) {
+				p := s.Properties["items"]
+				p.MinItems = jsonschema.Ptr(1)
+				p.Items.Properties["text"].MinLength = jsonschema.Ptr(1)
+				p.Items.Properties["text"].MaxLength = jsonschema.Ptr(llm.LineMax)
 			})
 		},
 		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {

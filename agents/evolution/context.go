@@ -130,7 +130,7 @@ func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics,
 	prefix := "run:"
 	if t.Kind == templates.KindImprover {
 		prefix = "evolution:"
-		err := e.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(status = 'approved'), 0), COALESCE(SUM(status = 'open'), 0),
+		err := e.store.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(status = 'approved'), 0), COALESCE(SUM(status = 'open'), 0),
 			COALESCE(SUM(status = 'rejected'), 0) FROM evolution_sessions`).Scan(&m.Wakes, &m.Completed, &m.Incomplete, &m.Failed)
 		if err != nil {
 			return m, fmt.Errorf("counting evolution sessions: %w", err)
@@ -138,7 +138,7 @@ func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics,
 		if m.Completed+m.Failed > 0 {
 			m.Tools = []ToolRate{{Tool: "propose_directives", Confirmed: m.Completed, Rejected: m.Failed}}
 		}
-		rows, err := e.db.QueryContext(ctx, `SELECT template, base_version, reason, updated_at FROM evolution_sessions
+		rows, err := e.store.db.QueryContext(ctx, `SELECT template, base_version, reason, updated_at FROM evolution_sessions
 			WHERE status = 'rejected' AND reason <> '' ORDER BY updated_at DESC, rowid DESC LIMIT ?`, recentRejections)
 		if err != nil {
 			return m, err
@@ -459,7 +459,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 		b.WriteString("(no agent has woken yet)\n")
 	}
 	for _, a := range recent {
-		rep, err := task.ReadReport(e.v, a)
+		rep, err := task.ReadReport(e.v.Files, e.v.OutputFolder, a)
 		if errors.Is(err, vault.ErrNotFound) {
 			fmt.Fprintf(b, "- %s: no report yet\n", a.Task)
 			continue
@@ -476,7 +476,7 @@ func (e *Evolution) writeOutputs(ctx context.Context, b *strings.Builder) error 
 	b.WriteString("\n## Instance Observations\n\n")
 	none := true
 	for _, a := range recent {
-		lines, err := task.ReadJournal(e.v.Root(), task.JournalPath(e.v.Options().OutputFolder, a.OutputName))
+		lines, err := task.ReadJournal(e.v.Files, task.JournalPath(e.v.OutputFolder, a.OutputName))
 		if err != nil || len(lines) == 0 {
 			continue
 		}

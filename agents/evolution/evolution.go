@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/agents/templates"
@@ -131,11 +130,11 @@ type Options struct {
 // evolution agent reads a template's directives and how its agents did,
 // proposes new directives, and a person approves or rejects them.
 type Evolution struct {
-	v         *vault.Vault
+	v         Vault
 	templates *templates.Templates
+	store     *Store         // evolution_sessions
 	agents    *task.Store    // the task agents' runs, for the metrics
 	changes   *changes.Store // the decisions on what they proposed
-	db        *sql.DB        // evolution_sessions
 	ledger    *ledger.Ledger
 	model     llm.Model
 	opts      Options
@@ -180,34 +179,19 @@ func (e *Evolution) lock(id string) func() {
 	}
 }
 
-// New opens evolution sessions on v's state database. model may be nil;
-// then every session fails with ErrNoModel.
-func New(ctx context.Context, v *vault.Vault, lib *templates.Templates, model llm.Model, opts Options) (*Evolution, error) {
+// New runs evolution sessions on the templates of lib, kept in v and
+// stores. model may be nil; then every session fails with ErrNoModel.
+func New(v Vault, lib *templates.Templates, stores Stores, model llm.Model, opts Options) *Evolution {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := store.Migrate(ctx, v.DB(), "evolution", schema); err != nil {
-		return nil, fmt.Errorf("opening evolution sessions: %w", err)
+	return &Evolution{
+		v: v, templates: lib, store: stores.Sessions, agents: stores.Agents, changes: stores.Changes, ledger: stores.Ledger,
+		model: model, opts: opts,
 	}
-	// The metrics read the agents' runs, the change sets' decisions and
-	// the ledger; they are migrated here too, so a command line run
-	// works on a fresh vault.
-	st, err := task.OpenStore(ctx, v.DB())
-	if err != nil {
-		return nil, err
-	}
-	ch, err := changes.OpenStore(ctx, v.DB())
-	if err != nil {
-		return nil, err
-	}
-	l, err := ledger.Open(ctx, v.DB(), opts.Logger)
-	if err != nil {
-		return nil, err
-	}
-	return &Evolution{v: v, templates: lib, agents: st, changes: ch, db: v.DB(), ledger: l, model: model, opts: opts}, nil
 }
 
 func (e *Evolution) now() time.Time { return e.opts.Now() }
@@ -370,10 +354,10 @@ type proposeArgs struct {
 // empty, changes nothing, or still would not fit the template file is
 // refused with the reason, so the model can correct itself.
 func proposeTool(target templates.Template, record func(Proposal)) llm.Tool {
-	return &kit.Tool{
+	return &llm.FuncTool{
 		ToolName:  "propose_directives",
 		About:     "Propose new general and report directives for the template. Both are complete texts, not fragments; a person sees a diff of each and approves or rejects.",
-		ArgSchema: kit.SchemaFor[proposeArgs](nil),
+		ArgSchema: llm.ArgsSchema[proposeArgs](nil),
 		Do: func(ctx context.Context, raw json.RawMessage) (string, error) {
 			var a proposeArgs
 			if err := json.Unmarshal(raw, &a); err != nil {
@@ -440,7 +424,7 @@ func directiveDiff(what string, version int, old, new string) string {
 	if strings.TrimSpace(old) == strings.TrimSpace(new) {
 		return ""
 	}
-	return kit.Diff(fmt.Sprintf("v%d/%s", version, what), "proposed/"+what, strings.TrimSpace(old)+"\n", strings.TrimSpace(new)+"\n", 3)
+	return edit.Diff(fmt.Sprintf("v%d/%s", version, what), "proposed/"+what, strings.TrimSpace(old)+"\n", strings.TrimSpace(new)+"\n", 3)
 }
 
 // evolutionScaffold is the fixed head of the evolution agent's prompt.
@@ -483,12 +467,12 @@ func newSessionID() string {
 // sessionPath names the session's file; a second session on one template
 // in the same minute gets a suffix.
 func (e *Evolution) sessionPath(name string, at time.Time) string {
-	base := path.Join(e.v.Options().OutputFolder, "Evolution", name+"-"+at.Format("2006-01-02-1504"))
+	base := path.Join(e.v.OutputFolder, "Evolution", name+"-"+at.Format("2006-01-02-1504"))
 	p := base + ".md"
 	for n := 2; ; n++ {
-		if _, err := e.v.Root().Stat(p); err != nil {
+		if _, err := e.v.Files.Stat(p); err != nil {
 			var used int
-			e.db.QueryRow(`SELECT COUNT(*) FROM evolution_sessions WHERE path = ?`, p).Scan(&used)
+			e.store.db.QueryRow(`SELECT COUNT(*) FROM evolution_sessions WHERE path = ?`, p).Scan(&used)
 			if used == 0 {
 				return p
 			}
@@ -505,7 +489,7 @@ func (e *Evolution) insert(ctx context.Context, s *Session) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.db.ExecContext(ctx, `INSERT INTO evolution_sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, '', '', 0, ?, ?)`,
+	_, err = e.store.db.ExecContext(ctx, `INSERT INTO evolution_sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, '', '', 0, ?, ?)`,
 		s.ID, s.Template, s.BaseVersion, s.Status, s.Path, s.Context, string(metrics), msgs, store.Stamp(s.Created), store.Stamp(s.Updated))
 	if err != nil {
 		return fmt.Errorf("recording the evolution session: %w", err)
@@ -520,7 +504,7 @@ func (e *Evolution) update(ctx context.Context, s *Session) error {
 	if edit.CauseOf(ctx).Actor == "" {
 		ctx = edit.WithCause(ctx, edit.Cause{Actor: "evolution"})
 	}
-	fp, err := e.v.Root().WriteContext(ctx, s.Path, s.fileFP, renderSession(*s))
+	fp, err := e.v.Files.WriteContext(ctx, s.Path, s.fileFP, renderSession(*s))
 	switch {
 	case errors.Is(err, edit.ErrConflict):
 		e.opts.Logger.Warn("the evolution session file was edited; margin left it as it is", "path", s.Path, "session", s.ID)
@@ -537,7 +521,7 @@ func (e *Evolution) update(ctx context.Context, s *Session) error {
 	if s.Proposal != nil {
 		proposal, _ = json.Marshal(s.Proposal)
 	}
-	_, err = e.db.ExecContext(ctx, `UPDATE evolution_sessions SET status = ?, file_fp = ?, messages = ?, proposal = ?, reason = ?,
+	_, err = e.store.db.ExecContext(ctx, `UPDATE evolution_sessions SET status = ?, file_fp = ?, messages = ?, proposal = ?, reason = ?,
 		result_version = ?, updated_at = ? WHERE id = ?`,
 		s.Status, string(s.fileFP), msgs, string(proposal), s.Reason, s.ResultVersion, store.Stamp(s.Updated), s.ID)
 	if err != nil {
@@ -594,7 +578,7 @@ func scanSession(row interface{ Scan(...any) error }) (Session, error) {
 
 // Session reads one session.
 func (e *Evolution) Session(ctx context.Context, id string) (Session, error) {
-	s, err := scanSession(e.db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM evolution_sessions WHERE id = ?`, id))
+	s, err := scanSession(e.store.db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM evolution_sessions WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("%w: %s", ErrSessionNotFound, id)
 	}
@@ -603,7 +587,7 @@ func (e *Evolution) Session(ctx context.Context, id string) (Session, error) {
 
 // Sessions lists a template's sessions, newest first.
 func (e *Evolution) Sessions(ctx context.Context, template string, limit int) ([]Session, error) {
-	rows, err := e.db.QueryContext(ctx, `SELECT `+sessionColumns+` FROM evolution_sessions WHERE template = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`, template, limit)
+	rows, err := e.store.db.QueryContext(ctx, `SELECT `+sessionColumns+` FROM evolution_sessions WHERE template = ? ORDER BY created_at DESC, rowid DESC LIMIT ?`, template, limit)
 	if err != nil {
 		return nil, err
 	}

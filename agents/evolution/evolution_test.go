@@ -61,8 +61,8 @@ func newEvolutionFixture(t *testing.T) *evolutionFixture {
 	t.Cleanup(func() { v.Close() })
 	clock := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	opts := Options{Now: func() time.Time { clock = clock.Add(time.Minute); return clock }}
-	f := &evolutionFixture{v: v, lib: templates.New(v, templates.Options{Now: opts.Now}), model: &scriptedModel{}}
-	if f.evo, err = New(ctx, v, f.lib, f.model, opts); err != nil {
+	f := &evolutionFixture{v: v, lib: templates.New(libraryVault(v), templates.Options{Now: opts.Now}), model: &scriptedModel{}}
+	if f.evo, err = newEvolution(ctx, v, f.lib, f.model, opts); err != nil {
 		t.Fatal(err)
 	}
 	f.led = f.evo.ledger
@@ -333,7 +333,7 @@ func TestEvolutionModelFailureKeepsTheSession(t *testing.T) {
 		t.Errorf("approve: %+v, %v", v2, err)
 	}
 
-	noModel, err := New(ctx, f.v, f.lib, nil, Options{})
+	noModel, err := newEvolution(ctx, f.v, f.lib, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,4 +358,31 @@ func TestEvolutionUsesImproverTierAndModel(t *testing.T) {
 	if r := f.model.requests[0]; r.Tier != "high" || r.Model != "some-model" {
 		t.Errorf("request tier %q model %q, want the improver template's high and some-model", r.Tier, r.Model)
 	}
+}
+
+// newEvolution opens evolution on v as the composition root does: its
+// stores in v's state database, and the parts of v it is handed.
+func newEvolution(ctx context.Context, v *vault.Vault, lib *templates.Templates, model llm.Model, opts Options) (*Evolution, error) {
+	var (
+		stores Stores
+		err    error
+	)
+	if stores.Sessions, err = OpenStore(ctx, v.DB()); err != nil {
+		return nil, err
+	}
+	if stores.Agents, err = task.OpenStore(ctx, v.DB()); err != nil {
+		return nil, err
+	}
+	if stores.Changes, err = changes.OpenStore(ctx, v.DB()); err != nil {
+		return nil, err
+	}
+	if stores.Ledger, err = ledger.Open(ctx, v.DB(), opts.Logger); err != nil {
+		return nil, err
+	}
+	return New(Vault{Files: v.Root(), OutputFolder: v.Options().OutputFolder}, lib, stores, model, opts), nil
+}
+
+// libraryVault hands the template library the parts of v.
+func libraryVault(v *vault.Vault) templates.Vault {
+	return templates.Vault{Files: v.Root(), Events: v, OutputFolder: v.Options().OutputFolder}
 }

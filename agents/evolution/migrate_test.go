@@ -51,8 +51,8 @@ func TestMigrationLeavesTheVersionOfOldRunsUnknown(t *testing.T) {
 	}
 	defer v.Close()
 	opts := Options{Now: func() time.Time { return querytest.Now }}
-	lib := templates.New(v, templates.Options{Now: opts.Now})
-	evo, err := New(ctx, v, lib, nil, opts) // migrates the agents' tables
+	lib := templates.New(libraryVault(v), templates.Options{Now: opts.Now})
+	evo, err := newEvolution(ctx, v, lib, nil, opts) // opening its stores migrates the agents' tables
 	if err != nil {
 		t.Fatal(err)
 	}

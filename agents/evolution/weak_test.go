@@ -48,7 +48,7 @@ func TestEvolutionOverAWeakModel(t *testing.T) {
 				t.Fatal(err)
 			}
 			f := newEvolutionFixture(t)
-			if f.evo, err = New(ctx, f.v, f.lib, client, Options{}); err != nil {
+			if f.evo, err = newEvolution(ctx, f.v, f.lib, client, Options{}); err != nil {
 				t.Fatal(err)
 			}
 

@@ -289,7 +289,7 @@ func (env *chaosEnv) engineWith(t *testing.T, edit func(*llm.Config)) *query.Eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := query.New(context.Background(), env.v, client, query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: chaosLoopMax})
+	e, err := query.NewEngine(context.Background(), env.v, client, query.Options{Now: func() time.Time { return querytest.Now }, LoopMax: chaosLoopMax})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func slowEngine(t *testing.T, role string) *query.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := query.New(context.Background(), v, client, query.Options{
+	e, err := query.NewEngine(context.Background(), v, client, query.Options{
 		Now: func() time.Time { return querytest.Now }, Deadline: 2 * time.Second,
 	})
 	if err != nil {

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -38,8 +36,8 @@ type Domain struct {
 // loadDomains reads every domain module in dir (vault-relative). A module
 // that does not parse is skipped and reported, so one broken file cannot
 // stop the flow.
-func loadDomains(vaultDir, dir string) ([]Domain, []error) {
-	files, err := os.ReadDir(filepath.Join(vaultDir, filepath.FromSlash(dir)))
+func loadDomains(files Files, dir string) ([]Domain, []error) {
+	entries, err := files.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -50,12 +48,12 @@ func loadDomains(vaultDir, dir string) ([]Domain, []error) {
 		out  []Domain
 		errs []error
 	)
-	for _, f := range files {
+	for _, f := range entries {
 		if f.IsDir() || !strings.EqualFold(path.Ext(f.Name()), ".md") {
 			continue
 		}
 		p := path.Join(dir, f.Name())
-		data, err := os.ReadFile(filepath.Join(vaultDir, filepath.FromSlash(p)))
+		data, err := files.ReadFile(p)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reading domain %s: %w", p, err))
 			continue

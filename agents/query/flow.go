@@ -117,32 +117,32 @@ var (
 
 // Engine runs the query and log flows over one vault.
 type Engine struct {
-	v         *vault.Vault
+	v         Vault
+	store     *Store
 	client    *llm.Client // nil: no model configured, everything degrades
 	opts      Options
 	retriever *Retriever
 	log       *slog.Logger
 }
 
-// New returns an engine over v, creating its tables. client may be nil.
-func New(ctx context.Context, v *vault.Vault, client *llm.Client, opts Options) (*Engine, error) {
+// New returns an engine over v, keeping its sessions in st. client may
+// be nil.
+func New(v Vault, st *Store, client *llm.Client, opts Options) *Engine {
 	opts.setDefaults()
-	if err := migrate(ctx, v); err != nil {
-		return nil, err
-	}
-	exclude := append([]string{v.Options().OutputFolder}, v.Rules().TemplateFolders...)
+	exclude := append([]string{v.OutputFolder}, v.Rules.TemplateFolders...)
 	return &Engine{
 		v:      v,
+		store:  st,
 		client: client,
 		opts:   opts,
 		retriever: &Retriever{
-			Index:      v.Index(),
+			Index:      v.Index,
 			Exclude:    exclude,
 			MaxEntries: opts.MaxEntries,
 			Meaning:    opts.Meaning,
 		},
 		log: opts.Logger,
-	}, nil
+	}
 }
 
 // Progress hears the stage a request has reached, for $/progress.
@@ -246,7 +246,7 @@ func (e *Engine) newSession(ctx context.Context, text string, at time.Time, forc
 // prepare loads what a session reads but does not persist: the domain
 // modules and the global context, read fresh so edits apply at once.
 func (e *Engine) prepare(s *Session) error {
-	domains, errs := loadDomains(e.v.Dir(), e.domainsFolder())
+	domains, errs := loadDomains(e.v.Files, e.domainsFolder())
 	for _, err := range errs {
 		e.log.Warn("domain module skipped", "err", err)
 	}

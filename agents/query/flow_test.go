@@ -36,7 +36,7 @@ func fakeModel(t *testing.T, replies querytest.Replies) (*llmtest.Ollama, *query
 
 func engine(t *testing.T, v *vault.Vault, client *llm.Client, now time.Time) *query.Engine {
 	t.Helper()
-	e, err := query.New(context.Background(), v, client, query.Options{Now: func() time.Time { return now }, LoopMax: 2})
+	e, err := query.NewEngine(context.Background(), v, client, query.Options{Now: func() time.Time { return now }, LoopMax: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

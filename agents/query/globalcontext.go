@@ -21,13 +21,13 @@ import (
 // Preferences, Patterns, Facts and Insights, so a person can read and edit
 // them; lines margin cannot read are kept as written.
 
-func (e *Engine) domainsFolder() string { return path.Join(e.v.Options().OutputFolder, "Domains") }
+func (e *Engine) domainsFolder() string { return path.Join(e.v.OutputFolder, "Domains") }
 
 // ContextPath is the vault path of the global context.
-func (e *Engine) ContextPath() string { return path.Join(e.v.Options().OutputFolder, "Context.md") }
+func (e *Engine) ContextPath() string { return path.Join(e.v.OutputFolder, "Context.md") }
 
 func (e *Engine) archivePath() string {
-	return path.Join(e.v.Options().OutputFolder, "Context Archive.md")
+	return path.Join(e.v.OutputFolder, "Context Archive.md")
 }
 
 // Context returns the global context's path and content ("" when margin
@@ -38,7 +38,7 @@ func (e *Engine) Context(ctx context.Context) (string, string, error) {
 }
 
 func (e *Engine) readContext() (string, error) {
-	b, err := e.v.Root().ReadFile(e.ContextPath())
+	b, err := e.v.Files.ReadFile(e.ContextPath())
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -291,7 +291,7 @@ func invented(v any, numbers map[float64]bool) bool {
 // table: the heading, numbered when the note already has an entry with
 // that heading.
 func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, correction bool) (path, heading, key, note string, err error) {
-	path = e.v.DailyFormat().Path(at)
+	path = e.v.Daily.DailyFormat().Path(at)
 	heading = at.Format("15:04")
 	if correction {
 		heading += " [correction]"
@@ -303,7 +303,7 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 		if !exists {
 			base, note = e.newDailyNote(at)
 			fromTemplate = len(base) > 0
-			if r := e.v.Rules(); !r.DailySettings {
+			if r := e.v.Rules; !r.DailySettings {
 				// margin's default, not the vault's: say where it went,
 				// so a new folder of daily notes is no surprise.
 				note = joinNotes(note, fmt.Sprintf("a new daily note in %s, where vault.daily_folder and vault.daily_format put daily notes: %s", dailyFolder(r.Daily.Folder), strings.TrimPrefix(r.DailySource, "config: ")))
@@ -354,15 +354,15 @@ func dailyFolder(folder string) string {
 // cannot read (missing, outside the vault, a broken settings file) does
 // not stop the log: the note is made without it, and note says why.
 func (e *Engine) newDailyNote(at time.Time) (content []byte, note string) {
-	tpl, err := e.v.DailyTemplate()
+	tpl, err := e.v.Daily.DailyTemplate()
 	if err == nil && tpl != "" {
 		var src []byte
-		if src, err = e.v.Root().ReadFile(tpl); err == nil {
-			title := strings.TrimSuffix(e.v.DailyFormat().Path(at), ".md")
+		if src, err = e.v.Files.ReadFile(tpl); err == nil {
+			title := strings.TrimSuffix(e.v.Daily.DailyFormat().Path(at), ".md")
 			if i := strings.LastIndex(title, "/"); i >= 0 {
 				title = title[i+1:]
 			}
-			n := newNote{at: at, created: e.opts.Now(), title: title, locale: e.v.DailyFormat().Format.Locale()}
+			n := newNote{at: at, created: e.opts.Now(), title: title, locale: e.v.Daily.DailyFormat().Format.Locale()}
 			return []byte(renderTemplate(renderTemplater(string(src), n), at, title)), ""
 		}
 	}
@@ -449,7 +449,7 @@ func formatMoment(format string, at time.Time) (string, bool) {
 // recentEntries are the entries a correction most likely targets: the last
 // twenty of the week up to at.
 func (e *Engine) recentEntries(ctx context.Context, at time.Time) ([]Entry, error) {
-	ems, err := e.v.Index().Entries(ctx, at.AddDate(0, 0, -7).Format(time.DateOnly), at.Format(time.DateOnly))
+	ems, err := e.v.Index.Entries(ctx, at.AddDate(0, 0, -7).Format(time.DateOnly), at.Format(time.DateOnly))
 	if err != nil {
 		return nil, fmt.Errorf("reading recent entries: %w", err)
 	}
@@ -527,7 +527,7 @@ func (e *Engine) saveParsed(ctx context.Context, notePath, entry, raw string, da
 		if err != nil {
 			return fmt.Errorf("storing parsed data of %s#%s: %w", notePath, entry, err)
 		}
-		_, err = e.v.DB().ExecContext(ctx, `
+		_, err = e.store.db.ExecContext(ctx, `
 			INSERT INTO query_parsed (note, entry, domain, data, uncertain, raw, corrected_by, updated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (note, entry, domain) DO UPDATE SET data = excluded.data, corrected_by = excluded.corrected_by, updated = excluded.updated,
 				uncertain = CASE WHEN excluded.corrected_by = '' THEN excluded.uncertain ELSE uncertain END`,
@@ -542,7 +542,7 @@ func (e *Engine) saveParsed(ctx context.Context, notePath, entry, raw string, da
 // ParsedData returns the stored data of one entry, by domain.
 func (e *Engine) ParsedData(ctx context.Context, notePath, entry string) (map[string]any, error) {
 	out := map[string]any{}
-	rows, err := e.v.DB().QueryContext(ctx, `SELECT domain, data FROM query_parsed WHERE note = ? AND entry = ?`, notePath, entry)
+	rows, err := e.store.db.QueryContext(ctx, `SELECT domain, data FROM query_parsed WHERE note = ? AND entry = ?`, notePath, entry)
 	if err != nil {
 		return nil, fmt.Errorf("reading parsed data: %w", err)
 	}

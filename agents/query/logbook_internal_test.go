@@ -29,7 +29,7 @@ func TestEntryHeadingsInCodeAreNotEntries(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(v.Dir(), daily), []byte(tc.note), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			e, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }})
+			e, err := newEngine(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestEntryHeadingsInCodeAreNotEntries(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(v.Dir(), daily), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		e, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }})
+		e, err := newEngine(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }})
 		if err != nil {
 			t.Fatal(err)
 		}

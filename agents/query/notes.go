@@ -12,7 +12,7 @@ import (
 // edit.Root.Change, which re-applies change to a version a person saved
 // meanwhile, so nothing of theirs is ever overwritten.
 func (e *Engine) editNote(ctx context.Context, p string, change func(cur []byte, exists bool) ([]byte, error)) error {
-	_, err := e.v.Root().Change(ctx, e.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
+	_, err := e.v.Files.Change(ctx, e.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
 		return change(cur.Content, cur.Exists)
 	})
 	return err

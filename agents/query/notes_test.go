@@ -45,7 +45,7 @@ func TestContextOpenInTheEditorIsWrittenThroughIt(t *testing.T) {
 		v := querytest.SampleVault(t)
 		buffer := "---\nlast_updated: 2026-11-01\nversion: 3\n---\n# Global Context\n\n## Preferences\n- units: kg (certain) — typed, not saved\n"
 		ed := &fakeEditor{open: map[string]string{"Margin/Context.md": buffer}, applied: applied, edits: map[string]string{}}
-		e, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed})
+		e, err := newEngine(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestContextArchivesEachItemOnce(t *testing.T) {
 	}
 	buffer := gc.render("2026-11-01")
 	ed := &typingEditor{path: "Margin/Context.md", text: buffer, version: 7}
-	e, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed, ContextMaxTokens: (len(buffer) + 3) / 4})
+	e, err := newEngine(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed, ContextMaxTokens: (len(buffer) + 3) / 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCorrectionKeyIsCountedOnTheBufferItMarks(t *testing.T) {
 	ed := &rewritingEditor{path: daily, version: 3,
 		text:  "## 18:30 [correction]\nan older fix\n\n## 18:30\nActually the squat was 105\n",
 		typed: "## 18:30\nActually the squat was 105\n"}
-	e, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed})
+	e, err := newEngine(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }, Editor: ed})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ type Retriever struct {
 	// Index answers the searches, and gives a keyword hit in a non-daily
 	// note its whole section (as the index stored it) rather than a
 	// snippet.
-	Index *index.Index
+	Index Index
 	// Exclude are folders whose notes are never evidence: margin's own
 	// output folder (the global context is given to the agents
 	// separately) and the templates folders.

@@ -12,9 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
-	"github.com/margin-md/margin/vault/store"
 )
 
 // Session is the whole state of one input's flow (seed 003 §5.3). It is
@@ -232,13 +230,6 @@ CREATE TABLE query_parsed (
 ) WITHOUT ROWID;
 `}
 
-func migrate(ctx context.Context, v *vault.Vault) error {
-	if err := store.Migrate(ctx, v.DB(), "query", schema); err != nil {
-		return fmt.Errorf("opening the query store: %w", err)
-	}
-	return nil
-}
-
 func newSessionID() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -256,7 +247,7 @@ func (e *Engine) saveSession(ctx context.Context, s *Session) error {
 	if s.State == StateWaitUser {
 		expires = s.Expires.UTC().Format(time.RFC3339Nano)
 	}
-	_, err = e.v.DB().ExecContext(ctx, `
+	_, err = e.store.db.ExecContext(ctx, `
 		INSERT INTO query_sessions (id, state, created, updated, expires, data) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated = excluded.updated, expires = excluded.expires, data = excluded.data`,
 		s.ID, string(s.State), s.Created.UTC().Format(time.RFC3339Nano), s.Updated.UTC().Format(time.RFC3339Nano), expires, string(data))
@@ -269,7 +260,7 @@ func (e *Engine) saveSession(ctx context.Context, s *Session) error {
 // Session reads a saved session, for inspection of its transitions.
 func (e *Engine) Session(ctx context.Context, id string) (*Session, error) {
 	var data string
-	err := e.v.DB().QueryRowContext(ctx, `SELECT data FROM query_sessions WHERE id = ?`, id).Scan(&data)
+	err := e.store.db.QueryRowContext(ctx, `SELECT data FROM query_sessions WHERE id = ?`, id).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("no session %q: %w", id, ErrSessionNotFound)
 	}

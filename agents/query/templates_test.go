@@ -22,7 +22,7 @@ func TestTemplatesAreNotEvidence(t *testing.T) {
 		os.WriteFile(full, []byte(s), 0o644)
 	}
 	v := querytest.IndexedVault(t, dir)
-	e, err := New(context.Background(), v, nil, Options{})
+	e, err := newEngine(context.Background(), v, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

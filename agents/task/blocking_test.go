@@ -49,7 +49,7 @@ func TestCreateIsNotBlockedByAChangeSetFileDecision(t *testing.T) {
 	ed := slowEditor{dir: v.Dir(), entered: make(chan string, 1), release: make(chan struct{})}
 	t.Cleanup(func() { close(ed.release) })
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := New(ctx, v, nil, Options{Editor: ed})
+	rt, err := newRuntime(ctx, v, nil, Options{Editor: ed})
 	if err != nil {
 		t.Fatal(err)
 	}

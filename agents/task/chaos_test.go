@@ -257,7 +257,7 @@ func newChaosRig(t *testing.T, timeout time.Duration, with ...func(*Options)) *c
 	for _, f := range with {
 		f(&opts)
 	}
-	c.rt, err = New(ctx, c.v, client, opts)
+	c.rt, err = newRuntime(ctx, c.v, client, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func (c *chaosRig) report(t *testing.T) (Report, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ReadReport(c.v, a)
+	return ReadReport(c.v.Root(), c.v.Options().OutputFolder, a)
 }
 
 func (c *chaosRig) notified(prefix string) []string {

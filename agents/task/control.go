@@ -14,7 +14,7 @@ import (
 // returns the one it has; a destroyed agent comes back to life. The agent
 // wakes at once.
 func (r *Runtime) Create(ctx context.Context, taskPath string) (Agent, error) {
-	m, err := r.v.Index().Note(ctx, taskPath)
+	m, err := r.v.Index.Note(ctx, taskPath)
 	if err != nil {
 		return Agent{}, fmt.Errorf("creating an agent for %s: %w", taskPath, vault.ErrNotFound)
 	}

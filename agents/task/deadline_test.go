@@ -28,7 +28,7 @@ func TestWakeIsCutAtItsDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := twoPlansVault(t)
-	rt, err := New(context.Background(), v, client, Options{Now: func() time.Time { return querytest.Now }, WakeDeadline: 500 * time.Millisecond})
+	rt, err := newRuntime(context.Background(), v, client, Options{Now: func() time.Time { return querytest.Now }, WakeDeadline: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func newEconomyRig(t *testing.T, tasks []economyTask, opts Options) *economyRig 
 	if opts.QuietPeriod == 0 {
 		opts.QuietPeriod, opts.MaxWait = 50*time.Millisecond, time.Second
 	}
-	rt, err := New(ctx, v, model, opts)
+	rt, err := newRuntime(ctx, v, model, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func (e *economyRig) report(t *testing.T, task string) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, ok, err := readReport(e.rt.v.Root(), ReportPath(e.rt.outputFolder(), a.OutputName))
+	rep, ok, err := readReport(e.rt.v.Files, ReportPath(e.rt.outputFolder(), a.OutputName))
 	if err != nil || !ok {
 		t.Fatalf("no report on %s: %v", task, err)
 	}

@@ -34,10 +34,13 @@ func TestEvolutionMetricsByVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetModel(client)
-	evo, err := evolution.New(ctx, c.Vault(), c.Runtime().Templates(), client, evolution.Options{})
+	sessions, err := evolution.OpenStore(ctx, c.Vault().DB())
 	if err != nil {
 		t.Fatal(err)
 	}
+	rt := c.Runtime()
+	evo := evolution.New(evolution.Vault{Files: c.Vault().Root(), OutputFolder: c.Vault().Options().OutputFolder}, rt.Templates(),
+		evolution.Stores{Sessions: sessions, Agents: rt.Store(), Changes: rt.Changes().Store(), Ledger: led}, client, evolution.Options{})
 	var mu sync.Mutex
 	var replies []llmtest.Reply // what the model says next, in order
 	script := func(rs ...llmtest.Reply) { mu.Lock(); replies = rs; mu.Unlock() }

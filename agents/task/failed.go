@@ -35,7 +35,7 @@ func (w *waking) markFailed(ctx context.Context, why string) error {
 		}
 	}
 	changed := errors.New("the report changed since the wake read it")
-	res, err := w.rt.v.Root().Change(w.cause(ctx), w.rt.opts.Editor, w.reportPath(), func(cur edit.Current) ([]byte, error) {
+	res, err := w.rt.v.Files.Change(w.cause(ctx), w.rt.opts.Editor, w.reportPath(), func(cur edit.Current) ([]byte, error) {
 		if cur.Fingerprint() != w.reportBase {
 			return nil, changed
 		}

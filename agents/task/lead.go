@@ -3,7 +3,6 @@ package task
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"time"
 
 	"github.com/margin-md/margin/vault/store"
@@ -18,14 +17,14 @@ import (
 // leader's to wake (watchOthers), and when the leader stops, a follower
 // takes the lock within a poll and starts as margin does.
 
-const agentsLock = "agents.lock"
+// AgentsLock is the lock's file in the vault's state dir.
+const AgentsLock = "agents.lock"
 
 // lead waits until this process holds the agents lock, or ctx is done. A
 // state dir whose file system has no locks leads without one.
 func (r *Runtime) lead(ctx context.Context) (*store.Lock, error) {
-	path := filepath.Join(r.v.StateDir(), agentsLock)
 	for {
-		l, err := store.TryLock(path)
+		l, err := r.v.Lock()
 		switch {
 		case err == nil:
 			if r.following.Swap(false) {

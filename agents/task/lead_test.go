@@ -27,14 +27,14 @@ func TestOneProcessRunsTheAgents(t *testing.T) {
 	model1, model2 := blockedModel{entered: make(chan struct{}, 1)}, blockedModel{entered: make(chan struct{}, 1)}
 
 	ctx1, stop1 := context.WithCancel(context.Background())
-	rt1, err := New(ctx1, first, model1, opts)
+	rt1, err := newRuntime(ctx1, first, model1, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	done1 := runUntilStopped(ctx1, first, rt1)
 	defer func() { stop1(); done1() }()
 	waitFor(t, "the first process to take the agents lock", func() bool {
-		l, err := store.TryLock(filepath.Join(first.StateDir(), agentsLock))
+		l, err := store.TryLock(filepath.Join(first.StateDir(), AgentsLock))
 		if err == nil {
 			l.Unlock()
 		}
@@ -42,7 +42,7 @@ func TestOneProcessRunsTheAgents(t *testing.T) {
 	})
 
 	ctx2, stop2 := context.WithCancel(context.Background())
-	rt2, err := New(ctx2, second, model2, opts)
+	rt2, err := newRuntime(ctx2, second, model2, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

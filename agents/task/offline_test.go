@@ -57,7 +57,7 @@ func TestModelAwayIsNotAFailure(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	const backoff = 20 * time.Millisecond
-	rt, err := New(ctx, v, client, Options{QuietPeriod: 30 * time.Millisecond, MaxWait: 200 * time.Millisecond,
+	rt, err := newRuntime(ctx, v, client, Options{QuietPeriod: 30 * time.Millisecond, MaxWait: 200 * time.Millisecond,
 		BackoffInitial: backoff, BackoffMax: 2 * backoff, DormantAfter: 2, ProbeInitial: 10 * time.Millisecond, ProbeMax: 40 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestModelAwayIsNotAFailure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, _ := ReadReport(v, got)
+		r, _ := ReadReport(v.Root(), v.Options().OutputFolder, got)
 		return r
 	}
 	waitUntil(t, "the offline report", func() bool { return strings.Contains(report().TLDR, "4 of 8 checklist items done") })
@@ -140,7 +140,7 @@ func TestModelAwayIsNotAFailure(t *testing.T) {
 func TestNoModelIsNotAFailure(t *testing.T) {
 	v := querytest.SampleVault(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := New(ctx, v, nil, Options{QuietPeriod: 30 * time.Millisecond, MaxWait: 200 * time.Millisecond,
+	rt, err := newRuntime(ctx, v, nil, Options{QuietPeriod: 30 * time.Millisecond, MaxWait: 200 * time.Millisecond,
 		BackoffInitial: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond, DormantAfter: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ type Report struct {
 }
 
 // readReport reads a report file; ok is false when there is none.
-func readReport(root *edit.Root, p string) (Report, bool, error) {
+func readReport(root Reader, p string) (Report, bool, error) {
 	snap, err := root.Read(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Report{Path: p}, false, nil
@@ -162,7 +162,7 @@ func journalLine(at time.Time, text string) string {
 }
 
 // ReadJournal returns the journal's entry lines, oldest first.
-func ReadJournal(root *edit.Root, p string) ([]string, error) {
+func ReadJournal(root Reader, p string) ([]string, error) {
 	snap, err := root.Read(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -181,7 +181,7 @@ func ReadJournal(root *edit.Root, p string) ([]string, error) {
 
 // journalHas reports whether every text is in the journal as an entry's
 // text: how a re-run tells whether a crashed attempt's append landed.
-func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
+func journalHas(root Reader, p string, texts []string) (bool, error) {
 	lines, err := ReadJournal(root, p)
 	if err != nil {
 		return false, err
@@ -204,7 +204,7 @@ func journalHas(root *edit.Root, p string, texts []string) (bool, error) {
 // through the editor when the journal is open there (ed may be nil). It
 // only ever adds at the end, so an edit the person made is kept: appended
 // to a version they saved meanwhile (edit.Root.Change).
-func appendJournal(ctx context.Context, root *edit.Root, ed edit.Editor, p, taskPath, agent string, lines []string) error {
+func appendJournal(ctx context.Context, root Files, ed edit.Editor, p, taskPath, agent string, lines []string) error {
 	header := edit.RenderFrontmatter(edit.Field{Key: "margin", Value: "journal"}, edit.Field{Key: "task", Value: edit.Quoted(note.Wikilink(taskPath))},
 		edit.Field{Key: "agent", Value: agent}) + "# Journal: " + stem(taskPath) + "\n\n"
 	_, err := root.Change(ctx, ed, p, func(cur edit.Current) ([]byte, error) {
@@ -301,10 +301,11 @@ func brokenReport(taskPath, problem string) (tldr, content string) {
 	return tldr, content
 }
 
-// ReadReport reads the report of agent a from the vault.
-func ReadReport(v *vault.Vault, a Agent) (Report, error) {
-	p := ReportPath(v.Options().OutputFolder, a.OutputName)
-	rep, ok, err := readReport(v.Root(), p)
+// ReadReport reads the report of agent a from the vault's files, whose
+// output folder is outputFolder.
+func ReadReport(files Reader, outputFolder string, a Agent) (Report, error) {
+	p := ReportPath(outputFolder, a.OutputName)
+	rep, ok, err := readReport(files, p)
 	if err != nil {
 		return rep, fmt.Errorf("reading the report on %s: %w", a.Task, err)
 	}

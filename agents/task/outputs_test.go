@@ -94,7 +94,7 @@ type planRig struct {
 
 func newPlanRig(t *testing.T, v *vault.Vault) planRig {
 	t.Helper()
-	rt, err := New(context.Background(), v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
+	rt, err := newRuntime(context.Background(), v, planModel(t), Options{Now: func() time.Time { return querytest.Now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSameStemTasksKeepTheirOwnOutputs(t *testing.T) {
 		{home, "Home", "Tasks/Home/Plan"},
 	} {
 		t.Run(c.which, func(t *testing.T) {
-			rep, err := ReadReport(v, c.agent)
+			rep, err := ReadReport(v.Root(), v.Options().OutputFolder, c.agent)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,7 +218,7 @@ func TestRenamedTaskGivesItsOutputsItsNewName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ReadReport(v, moved)
+	rep, err := ReadReport(v.Root(), v.Options().OutputFolder, moved)
 	if err != nil {
 		t.Fatal(err)
 	}

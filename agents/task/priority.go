@@ -90,11 +90,11 @@ func (r *Runtime) taskPriorities(ctx context.Context, paths []string) (map[strin
 	if len(paths) == 0 {
 		return out, nil
 	}
-	tasks, err := r.v.Index().TasksAt(ctx, paths)
+	tasks, err := r.v.Index.TasksAt(ctx, paths)
 	if err != nil {
 		return nil, err
 	}
-	stats, err := r.v.Index().StatPaths(ctx, paths)
+	stats, err := r.v.Index.StatPaths(ctx, paths)
 	if err != nil {
 		return nil, err
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/note"
 )
 
@@ -210,7 +210,7 @@ func sourceDiffs(w wakeContext) string {
 }
 
 func unifiedDiff(id, old, new string) string {
-	return kit.Diff("before/"+id, "now/"+id, old, new, 2)
+	return edit.Diff("before/"+id, "now/"+id, old, new, 2)
 }
 
 func firstLine(s string) string {

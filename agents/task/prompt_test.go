@@ -116,7 +116,7 @@ func TestLegacyTemplatePrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { v.Close() })
-	l := templates.New(v, templates.Options{})
+	l := templates.New(templates.Vault{Files: v.Root(), Events: v, OutputFolder: v.Options().OutputFolder}, templates.Options{})
 	legacy := "---\nmargin: template\nname: task-agent\nversion: 1\n---\n# Mine\n\n## Directives\n\nBe warm.\n\nKeep the report short.\n"
 	vaulttest.Write(t, dir, "Margin/Templates/task-agent.md", legacy)
 	cur, err := l.Active(ctx, templates.TaskAgent)

@@ -182,7 +182,7 @@ func (r *Runtime) readersOf(ctx context.Context, p string) (noteReaders, error) 
 		return noteReaders{}, err
 	}
 	tasks := map[string]bool{}
-	linked, err := r.v.Index().LinkedTasks(ctx, p) // a removed note links nothing
+	linked, err := r.v.Index.LinkedTasks(ctx, p) // a removed note links nothing
 	if err != nil {
 		return noteReaders{}, err
 	}
@@ -197,7 +197,7 @@ func (r *Runtime) readersOf(ctx context.Context, p string) (noteReaders, error) 
 // interrupted by a crash, retries still due, and a wake (usually skipped
 // by its run key) for every active agent.
 func (r *Runtime) reconcile(ctx context.Context) error {
-	tasks, err := r.v.Index().Tasks(ctx)
+	tasks, err := r.v.Index.Tasks(ctx)
 	if err != nil {
 		return err
 	}
@@ -229,7 +229,7 @@ func (r *Runtime) reconcile(ctx context.Context) error {
 			if owned[t.Path] {
 				continue
 			}
-			m, err := r.v.Index().Note(ctx, t.Path)
+			m, err := r.v.Index.Note(ctx, t.Path)
 			if err != nil || m.Stat.Hash != a.taskFingerprint {
 				continue
 			}
@@ -252,7 +252,7 @@ func (r *Runtime) reconcile(ctx context.Context) error {
 			if owned[t.Path] || r.isOutput(t.Path) {
 				continue
 			}
-			m, err := r.v.Index().Note(ctx, t.Path)
+			m, err := r.v.Index.Note(ctx, t.Path)
 			if err != nil {
 				continue
 			}

@@ -61,7 +61,7 @@ func (r *Runtime) relinkReport(ctx context.Context, a *Agent, from string) error
 // else in the file stays as it is; a file the person damaged, relinked or
 // deleted is left alone. ok says it was written.
 func (r *Runtime) relink(ctx context.Context, p, from, to, title string) (res edit.Changed, ok bool) {
-	res, err := r.v.Root().Change(ctx, r.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
+	res, err := r.v.Files.Change(ctx, r.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
 		if !cur.Exists {
 			return nil, nil
 		}
@@ -136,7 +136,7 @@ func (r *Runtime) moveOutputs(ctx context.Context, a *Agent) error {
 	// agent's, is passed over, as if it were another task's report.
 	taken := func(name string) string {
 		for _, p := range []string{ReportPath(folder, name), JournalPath(folder, name), path.Join(folder, "Changes", name)} {
-			if _, err := r.v.Root().Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			if _, err := r.v.Files.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 				return p
 			}
 		}
@@ -151,7 +151,7 @@ func (r *Runtime) moveOutputs(ctx context.Context, a *Agent) error {
 		{ReportPath(folder, old), ReportPath(folder, name)},
 		{JournalPath(folder, old), JournalPath(folder, name)},
 	} {
-		ok, err := r.v.Root().MoveContext(ctx, m[0], m[1])
+		ok, err := r.v.Files.MoveContext(ctx, m[0], m[1])
 		if err == nil {
 			if ok {
 				moved = append(moved, m)
@@ -160,7 +160,7 @@ func (r *Runtime) moveOutputs(ctx context.Context, a *Agent) error {
 		}
 		r.log.Warn("the renamed task's outputs keep their name", "agent", a.ID, "name", old, "err", err)
 		for i := len(moved) - 1; i >= 0; i-- {
-			if _, err := r.v.Root().MoveContext(ctx, moved[i][1], moved[i][0]); err != nil {
+			if _, err := r.v.Files.MoveContext(ctx, moved[i][1], moved[i][0]); err != nil {
 				// Both names hold outputs now: the new one stands, and
 				// what is left under the old one stays for the person.
 				r.log.Warn("moving an output back", "from", moved[i][1], "to", moved[i][0], "err", err)

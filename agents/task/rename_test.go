@@ -196,7 +196,7 @@ func TestRenamedTasksOutputsPassOverAFileOfThatName(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(dir, "Margin/Reports/Garden.md")); err != nil || string(got) != mine {
 		t.Errorf("the person's note at the new stem (%v):\n%s", err, got)
 	}
-	if rep, err := ReadReport(v, moved); err != nil || rep.Path != "Margin/Reports/Garden (Home).md" || rep.Wake != 2 {
+	if rep, err := ReadReport(v.Root(), v.Options().OutputFolder, moved); err != nil || rep.Path != "Margin/Reports/Garden (Home).md" || rep.Wake != 2 {
 		t.Errorf("report after the rename: %+v, %v", rep, err)
 	}
 }

@@ -84,7 +84,7 @@ func (r *Runtime) Run(ctx context.Context) error {
 		}
 	}()
 	select {
-	case <-r.v.Ready():
+	case <-r.v.Events.Ready():
 	case <-ctx.Done():
 		return nil
 	}

@@ -36,7 +36,7 @@ import (
 // Runtime runs the task agents of one vault. Create it before the vault
 // runs (so no change is missed), then call Run.
 type Runtime struct {
-	v         *vault.Vault
+	v         Vault
 	store     *Store
 	templates *templates.Templates
 	changes   *changes.Changes
@@ -59,16 +59,13 @@ type Runtime struct {
 	skipped map[string]int // wakes skipped because their run key had completed, per agent, since start
 }
 
-// New opens the agents' store in the vault's state database and subscribes
-// to the vault's changes. model may be nil (offline).
-func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*Runtime, error) {
+// New runs the agents of v from its stores and subscribes to the vault's
+// changes. model may be nil (offline).
+func New(ctx context.Context, v Vault, stores Stores, model llm.Model, opts Options) (*Runtime, error) {
 	opts.setDefaults()
-	st, err := OpenStore(ctx, v.DB())
-	if err != nil {
-		return nil, err
-	}
+	st := stores.Agents
 	r := &Runtime{
-		v: v, store: st, templates: templates.New(v, opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
+		v: v, store: st, templates: templates.New(v.templates(), opts.TemplatesOptions()), model: model, opts: opts, log: opts.Logger,
 		sem:     make(chan struct{}, opts.Concurrency),
 		changed: make(chan struct{}, 1),
 		skipped: map[string]int{},
@@ -83,12 +80,10 @@ func New(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*R
 	}
 	r.sched.budget.add(now, spent)
 	st.reportTask = r.reportTask
-	if r.changes, err = changes.New(ctx, v, r, opts.ChangesOptions()); err != nil {
-		return nil, err
-	}
+	r.changes = changes.New(v.changes(), stores.Changes, r, opts.ChangesOptions())
 	r.templates.Watch()
 	r.changes.Watch()
-	v.Subscribe(r.onBatch)
+	v.Events.Subscribe(r.onBatch)
 	return r, nil
 }
 
@@ -102,13 +97,13 @@ func (r *Runtime) Changes() *changes.Changes { return r.changes }
 func (r *Runtime) Templates() *templates.Templates { return r.templates }
 
 func (r *Runtime) now() time.Time       { return r.opts.Now() }
-func (r *Runtime) outputFolder() string { return r.v.Options().OutputFolder }
+func (r *Runtime) outputFolder() string { return r.v.OutputFolder }
 
 // reportTask is the task the report of outputName says it is about, "" when
 // there is no such report.
 func (r *Runtime) reportTask(outputName string) string {
 	p := ReportPath(r.outputFolder(), outputName)
-	snap, err := r.v.Root().Read(p)
+	snap, err := r.v.Files.Read(p)
 	if err != nil {
 		return ""
 	}
@@ -123,7 +118,7 @@ func (r *Runtime) notify(method string, params any) {
 // reconciles with the whole index then.
 func (r *Runtime) onBatch(changes []vault.Change) {
 	select {
-	case <-r.v.Ready():
+	case <-r.v.Events.Ready():
 	default:
 		return
 	}

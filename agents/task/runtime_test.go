@@ -2,12 +2,15 @@ package task
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/store"
 )
 
 // blockedModel answers no call: each waits until its wake is stopped.
@@ -29,7 +32,7 @@ func TestStartupWakesBounded(t *testing.T) {
 	v := querytest.SampleVault(t)
 	model := blockedModel{entered: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := New(ctx, v, model, Options{AutoCreate: true, Concurrency: 1})
+	rt, err := newRuntime(ctx, v, model, Options{AutoCreate: true, Concurrency: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +102,7 @@ func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 	model := lazyModel{entered: make(chan struct{}, 1), release: make(chan struct{}), calls: make(chan time.Time, 10)}
 	ctx, cancel := context.WithCancel(context.Background())
 	const backoff = 400 * time.Millisecond
-	rt, err := New(ctx, v, model, Options{BackoffInitial: backoff, BackoffMax: time.Minute})
+	rt, err := newRuntime(ctx, v, model, Options{BackoffInitial: backoff, BackoffMax: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +140,7 @@ func TestRequestDuringAFailedWakeWaitsForTheBackoff(t *testing.T) {
 func TestWakeIsQueuedWhenItReturns(t *testing.T) {
 	v := querytest.SampleVault(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := New(ctx, v, blockedModel{entered: make(chan struct{}, 1)}, Options{QuietPeriod: time.Hour})
+	rt, err := newRuntime(ctx, v, blockedModel{entered: make(chan struct{}, 1)}, Options{QuietPeriod: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +163,7 @@ func TestWakeIsQueuedWhenItReturns(t *testing.T) {
 func TestUnroutedChangesCount(t *testing.T) {
 	v := querytest.SampleVault(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	rt, err := New(ctx, v, nil, Options{})
+	rt, err := newRuntime(ctx, v, nil, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +207,7 @@ func TestAgentResumedByAnotherProcessWakes(t *testing.T) {
 	v := querytest.SampleVault(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	model := blockedModel{entered: make(chan struct{}, 1)}
-	rt, err := New(ctx, v, model, Options{othersPoll: 20 * time.Millisecond})
+	rt, err := newRuntime(ctx, v, model, Options{othersPoll: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +245,7 @@ func TestAgentResumedByAnotherProcessWakes(t *testing.T) {
 func TestFailedWakeKeepsAPauseOrDestroy(t *testing.T) {
 	v := querytest.SampleVault(t)
 	ctx := context.Background()
-	rt, err := New(ctx, v, nil, Options{DormantAfter: 1})
+	rt, err := newRuntime(ctx, v, nil, Options{DormantAfter: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,4 +274,23 @@ func TestFailedWakeKeepsAPauseOrDestroy(t *testing.T) {
 			t.Errorf("%s: after the failed wake %s %q, want %s %q", tt.task, got.Lifecycle, got.DormantReason, tt.lifecycle, tt.reason)
 		}
 	}
+}
+
+// newRuntime opens the agents of v as the composition root does: their
+// stores in its state database, and the parts of v they are handed.
+func newRuntime(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*Runtime, error) {
+	st, err := OpenStore(ctx, v.DB())
+	if err != nil {
+		return nil, err
+	}
+	cs, err := changes.OpenStore(ctx, v.DB())
+	if err != nil {
+		return nil, err
+	}
+	o := v.Options()
+	tv := Vault{
+		Files: v.Root(), Index: v.Index(), Events: v, Rules: v.Rules(), OutputFolder: o.OutputFolder, MaxFileSize: o.MaxFileSize,
+		Lock: func() (*store.Lock, error) { return store.TryLock(filepath.Join(v.StateDir(), AgentsLock)) },
+	}
+	return New(ctx, tv, Stores{Agents: st, Changes: cs}, model, opts)
 }

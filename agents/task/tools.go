@@ -14,7 +14,6 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/margin-md/margin/agents/changes"
-	"github.com/margin-md/margin/agents/internal/kit"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/note"
 )
@@ -58,25 +57,27 @@ func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
 	nonEmpty := func(names ...string) func(*jsonschema.Schema) {
 		return func(s *jsonschema.Schema) {
 			for _, n := range names {
-				kit.SetProp(s, n, func(p *jsonschema.Schema) { p.MinLength = kit.One(1) })
+				s.Properties[n].MinLength = jsonschema.Ptr(1)
 			}
 		}
 	}
 	tools := []llm.Tool{
-		&kit.Tool{ToolName: "update_report", About: "Publish the task's new report: a short tldr and the whole report as markdown. Call it once, last; the wake ends with it.",
-			ArgSchema: kit.SchemaFor[reportArgs](nonEmpty("tldr", "content")), Do: wt.updateReport},
-		&kit.Tool{ToolName: "record_observations", About: "Append private observations to your journal, to remember on later wakes.",
-			ArgSchema: kit.SchemaFor[observationArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "observations", func(p *jsonschema.Schema) { p.MinItems = kit.One(1); p.Items.MinLength = kit.One(1) })
+		&llm.FuncTool{ToolName: "update_report", About: "Publish the task's new report: a short tldr and the whole report as markdown. Call it once, last; the wake ends with it.",
+			ArgSchema: llm.ArgsSchema[reportArgs](nonEmpty("tldr", "content")), Do: wt.updateReport},
+		&llm.FuncTool{ToolName: "record_observations", About: "Append private observations to your journal, to remember on later wakes.",
+			ArgSchema: llm.ArgsSchema[observationArgs](func(s *jsonschema.Schema) {
+				p := s.Properties["observations"]
+				p.MinItems = jsonschema.Ptr(1)
+				p.Items.MinLength = jsonschema.Ptr(1)
 			}), Do: wt.recordObservations},
 	}
 	withheld := map[string]string{}
 	if err := languageUnset(wt.w.language()); err != nil {
 		withheld["set_task_language"] = err.Error()
 	} else {
-		tools = append(tools, &kit.Tool{ToolName: "set_task_language", About: "Set the language of the task's notes when it is clear and not set yet.",
-			ArgSchema: kit.SchemaFor[languageArgs](func(s *jsonschema.Schema) {
-				kit.SetProp(s, "language", func(p *jsonschema.Schema) { p.Pattern = languageRE.String() })
+		tools = append(tools, &llm.FuncTool{ToolName: "set_task_language", About: "Set the language of the task's notes when it is clear and not set yet.",
+			ArgSchema: llm.ArgsSchema[languageArgs](func(s *jsonschema.Schema) {
+				s.Properties["language"].Pattern = languageRE.String()
 			}), Do: wt.setLanguage})
 	}
 	for _, d := range changes.DeferredTools() {
@@ -86,7 +87,7 @@ func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
 				continue
 			}
 		}
-		tools = append(tools, &kit.Tool{ToolName: d.Name, About: d.Description + " The person approves or rejects it.", ArgSchema: d.Schema,
+		tools = append(tools, &llm.FuncTool{ToolName: d.Name, About: d.Description + " The person approves or rejects it.", ArgSchema: d.Schema,
 			Do: func(ctx context.Context, args json.RawMessage) (string, error) { return wt.propose(ctx, d, args) }})
 	}
 	box, err := llm.NewToolbox(tools...)
@@ -169,7 +170,7 @@ func (w *waking) settleStarted(ctx context.Context) error {
 			var a observationArgs
 			json.Unmarshal(tc.Args, &a)
 			texts = observationTexts(a.Observations)
-			if landed, err = journalHas(w.rt.v.Root(), w.journalPath(), texts); err != nil {
+			if landed, err = journalHas(w.rt.v.Files, w.journalPath(), texts); err != nil {
 				return err
 			}
 		}
@@ -229,12 +230,12 @@ func (wt *wakeTools) recordObservations(ctx context.Context, args json.RawMessag
 		if len(lines) == 0 {
 			return "", "", nil, errors.New("every observation is blank or says nothing")
 		}
-		if err := appendJournal(w.cause(ctx), w.rt.v.Root(), w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
+		if err := appendJournal(w.cause(ctx), w.rt.v.Files, w.rt.opts.Editor, w.journalPath(), w.agent.Task, w.agent.ID, lines); err != nil {
 			return "", "", nil, err
 		}
 		return "applied", result, nil, nil
 	}, func() (string, bool) {
-		in, err := journalHas(w.rt.v.Root(), w.journalPath(), texts)
+		in, err := journalHas(w.rt.v.Files, w.journalPath(), texts)
 		return result, err == nil && in
 	})
 }

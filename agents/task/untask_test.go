@@ -56,7 +56,7 @@ func wakeMoveHouse(t *testing.T, model llm.Model) string {
 		t.Fatal(err)
 	}
 	v := querytest.IndexedVault(t, dir)
-	rt, err := New(context.Background(), v, model, Options{Now: func() time.Time { return querytest.Now }})
+	rt, err := newRuntime(context.Background(), v, model, Options{Now: func() time.Time { return querytest.Now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestWakeReadsATaskNotesTask(t *testing.T) {
 		}
 	}
 	v := querytest.IndexedVault(t, dir)
-	rt, err := New(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }})
+	rt, err := newRuntime(context.Background(), v, nil, Options{Now: func() time.Time { return querytest.Now }})
 	if err != nil {
 		t.Fatal(err)
 	}

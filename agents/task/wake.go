@@ -123,7 +123,7 @@ func (w *waking) writeReport(ctx context.Context, tldr, content, generator strin
 	p := w.reportPath()
 	data := renderReport(w.agent.Task, w.agent.ID, w.template.Label(), w.rt.now(), w.agent.Wakes+1, tldr, generator, w.language(), content)
 	edited := fmt.Errorf("the report %s changed since this wake read it (edited by hand?); it was not overwritten, and the next wake will see that version", p)
-	res, err := w.rt.v.Root().Change(w.cause(ctx), w.rt.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
+	res, err := w.rt.v.Files.Change(w.cause(ctx), w.rt.opts.Editor, p, func(cur edit.Current) ([]byte, error) {
 		if cur.Fingerprint() != w.reportBase {
 			return nil, edited
 		}
@@ -160,15 +160,15 @@ func (w *waking) gather(ctx context.Context) (found bool, err error) {
 	if w.template, err = rt.templates.Active(ctx, templates.TaskAgent); err != nil {
 		return false, err
 	}
-	w.taskSnap, err = rt.v.Root().Read(w.agent.Task)
+	w.taskSnap, err = rt.v.Files.Read(w.agent.Task)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("reading the task: %w", err)
 	}
-	w.task = note.Parse(w.agent.Task, w.taskSnap.Content, rt.v.Rules().TaskOptions())
-	w.entries, err = rt.v.Index().LinkedEntries(ctx, w.agent.Task)
+	w.task = note.Parse(w.agent.Task, w.taskSnap.Content, rt.v.Rules.TaskOptions())
+	w.entries, err = rt.v.Index.LinkedEntries(ctx, w.agent.Task)
 	if err != nil && !errors.Is(err, index.ErrNotFound) {
 		return false, err
 	}
@@ -178,7 +178,7 @@ func (w *waking) gather(ctx context.Context) (found bool, err error) {
 		// the write compares against.
 		w.report, w.hasReport = ParseReport(w.reportPath(), []byte(text)), true
 		w.report.fingerprint = edit.FingerprintOf([]byte(text))
-	} else if w.report, w.hasReport, err = readReport(rt.v.Root(), w.reportPath()); err != nil {
+	} else if w.report, w.hasReport, err = readReport(rt.v.Files, w.reportPath()); err != nil {
 		return false, fmt.Errorf("reading the report: %w", err)
 	}
 	w.reportBase = w.report.fingerprint
@@ -207,7 +207,7 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 	if err != nil {
 		return runEnd{}, err
 	}
-	journal, err := ReadJournal(rt.v.Root(), w.journalPath())
+	journal, err := ReadJournal(rt.v.Files, w.journalPath())
 	if err != nil {
 		return runEnd{}, fmt.Errorf("reading the journal: %w", err)
 	}

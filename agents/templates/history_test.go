@@ -26,7 +26,7 @@ func TestTemplateWritesNameTheirVersion(t *testing.T) {
 	}
 	t.Cleanup(func() { v.Close() })
 	h := historytest.Record(t, v.DB(), v.Root(), history.Options{Git: "-"})
-	l := New(v, Options{})
+	l := New(vaultOf(v), Options{})
 	if _, err := l.Active(ctx, TaskAgent); err != nil {
 		t.Fatal(err)
 	}

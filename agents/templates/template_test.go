@@ -124,7 +124,7 @@ func library(t *testing.T) (*Templates, string, *[]TemplateProblem) {
 	t.Cleanup(func() { v.Close() })
 	clock := time.Date(2026, 11, 22, 5, 0, 0, 0, time.UTC)
 	var problems []TemplateProblem
-	l := New(v, Options{
+	l := New(vaultOf(v), Options{
 		Now: func() time.Time { clock = clock.Add(time.Minute); return clock },
 		Notifier: NotifyFunc(func(method string, params any) {
 			if method == "margin/templateProblem" {
@@ -346,3 +346,8 @@ func TestDirectivesThatWouldNotReadBackAreRefused(t *testing.T) {
 type NotifyFunc func(method string, params any)
 
 func (f NotifyFunc) Notify(method string, params any) { f(method, params) }
+
+// vaultOf hands the library the parts of v, as the composition root does.
+func vaultOf(v *vault.Vault) Vault {
+	return Vault{Files: v.Root(), Events: v, OutputFolder: v.Options().OutputFolder}
+}

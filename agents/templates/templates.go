@@ -13,9 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -56,8 +54,8 @@ var versionFileRE = regexp.MustCompile(`^v([1-9][0-9]*)\.md$`)
 // must not both make version N+1 (the file writes are compare-and-swap,
 // so another margin process racing this one gets a conflict, not a loss).
 type Templates struct {
-	v      *vault.Vault
-	root   *edit.Root
+	files  Files
+	events Events
 	folder string
 	now    func() time.Time
 	log    *slog.Logger
@@ -92,7 +90,7 @@ func (notifyNothing) Notify(string, any) {}
 
 // New opens the template library of v. Watch and Run pick up a
 // person's edits of the active files.
-func New(v *vault.Vault, opts Options) *Templates {
+func New(v Vault, opts Options) *Templates {
 	if opts.Role == "" {
 		opts.Role = "task"
 	}
@@ -106,7 +104,7 @@ func New(v *vault.Vault, opts Options) *Templates {
 		opts.Now = time.Now
 	}
 	return &Templates{
-		v: v, root: v.Root(), folder: path.Join(v.Options().OutputFolder, "Templates"),
+		files: v.Files, events: v.Events, folder: path.Join(v.OutputFolder, "Templates"),
 		now: opts.Now, log: opts.Logger, notify: opts.Notifier, role: opts.Role, problems: map[string]edit.Fingerprint{},
 		edits: vault.NewPaths(),
 	}
@@ -147,7 +145,7 @@ type templateState struct {
 // not parse is logged and left out: the others still work.
 func (l *Templates) readVersions(name string) ([]Template, error) {
 	dir := path.Join(l.folder, name)
-	entries, err := os.ReadDir(filepath.Join(l.root.Dir(), filepath.FromSlash(dir)))
+	entries, err := l.files.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -161,7 +159,7 @@ func (l *Templates) readVersions(name string) ([]Template, error) {
 			continue
 		}
 		p := path.Join(dir, e.Name())
-		snap, err := l.root.Read(p)
+		snap, err := l.files.Read(p)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +201,7 @@ func (l *Templates) sync(name string) (templateState, error) {
 		return st, err
 	}
 	active := l.activePath(name)
-	st.file, err = l.root.Read(active)
+	st.file, err = l.files.Read(active)
 	switch {
 	case err == nil:
 		st.hasFile = true
@@ -233,7 +231,7 @@ func (l *Templates) sync(name string) (templateState, error) {
 		}
 		vp := l.versionPath(name, t.Version)
 		kept := edit.WithCause(context.Background(), edit.Cause{Actor: "templates (first version)", Template: t.Label()})
-		if _, err := l.root.WriteContext(kept, vp, "", st.file.Content); err != nil {
+		if _, err := l.files.WriteContext(kept, vp, "", st.file.Content); err != nil {
 			return st, fmt.Errorf("recording %s as its first version: %w", active, err)
 		}
 		l.log.Info("template recorded as its first version", "template", name, "version", t.Version)
@@ -243,12 +241,12 @@ func (l *Templates) sync(name string) (templateState, error) {
 	st.cur = activeOf(st.versions)
 	if !st.hasFile {
 		// Deleted by hand: the active version comes back.
-		src, err := l.root.Read(st.cur.Path)
+		src, err := l.files.Read(st.cur.Path)
 		if err != nil {
 			return st, err
 		}
 		back := edit.WithCause(context.Background(), edit.Cause{Actor: "templates (restored)", Template: st.cur.Label()})
-		if st.file.Fingerprint, err = l.root.WriteContext(back, active, "", src.Content); err != nil {
+		if st.file.Fingerprint, err = l.files.WriteContext(back, active, "", src.Content); err != nil {
 			return st, fmt.Errorf("restoring %s: %w", active, err)
 		}
 		st.file.Content, st.hasFile = src.Content, true
@@ -294,7 +292,7 @@ func (l *Templates) activate(next Template, prev *Template, base edit.Fingerprin
 	content := Render(next)
 	// margin's history names the version and who wrote it.
 	ctx := edit.WithCause(context.Background(), edit.Cause{Actor: "templates (" + next.AuthoredBy + ")", Template: next.Label()})
-	if _, err := l.root.WriteContext(ctx, next.Path, "", content); err != nil {
+	if _, err := l.files.WriteContext(ctx, next.Path, "", content); err != nil {
 		return next, fmt.Errorf("writing version %d of %s: %w", next.Version, next.Name, err)
 	}
 	if prev != nil {
@@ -311,7 +309,7 @@ func (l *Templates) activate(next Template, prev *Template, base edit.Fingerprin
 // setStatus changes only the status key of a version file, for the cause
 // ctx names.
 func (l *Templates) setStatus(ctx context.Context, t Template, status string) error {
-	snap, err := l.root.Read(t.Path)
+	snap, err := l.files.Read(t.Path)
 	if err != nil {
 		return err
 	}
@@ -319,14 +317,14 @@ func (l *Templates) setStatus(ctx context.Context, t Template, status string) er
 	if err != nil {
 		return fmt.Errorf("marking %s %s: %w", t.Path, status, err)
 	}
-	if _, err := l.root.WriteContext(ctx, t.Path, snap.Fingerprint, out); err != nil {
+	if _, err := l.files.WriteContext(ctx, t.Path, snap.Fingerprint, out); err != nil {
 		return fmt.Errorf("marking %s %s: %w", t.Path, status, err)
 	}
 	return nil
 }
 
 func (l *Templates) writeActive(ctx context.Context, name string, base edit.Fingerprint, content []byte) error {
-	_, err := l.root.WriteContext(ctx, l.activePath(name), base, content)
+	_, err := l.files.WriteContext(ctx, l.activePath(name), base, content)
 	if errors.Is(err, edit.ErrConflict) {
 		l.log.Warn("the active template file changed while margin wrote a new version; the edit is kept and becomes the next version", "template", name)
 		return nil
@@ -419,7 +417,7 @@ func (l *Templates) Models() ([]TemplateModel, error) {
 	}
 	var models []TemplateModel
 	for _, n := range names {
-		snap, err := l.root.Read(l.activePath(n))
+		snap, err := l.files.Read(l.activePath(n))
 		if err != nil {
 			continue // not written yet (a built-in), or unreadable: List reports that
 		}
@@ -444,7 +442,7 @@ func (l *Templates) names() ([]string, error) {
 	for n := range builtins {
 		set[n] = true
 	}
-	entries, err := os.ReadDir(filepath.Join(l.root.Dir(), filepath.FromSlash(l.folder)))
+	entries, err := l.files.ReadDir(l.folder)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("listing templates: %w", err)
 	}
@@ -529,7 +527,7 @@ func (l *Templates) Rollback(ctx context.Context, name string, version int) (Tem
 	if err := l.setStatus(ctx, st.cur, StatusArchived); err != nil {
 		return Template{}, err
 	}
-	src, err := l.root.Read(target.Path)
+	src, err := l.files.Read(target.Path)
 	if err != nil {
 		return Template{}, err
 	}
@@ -555,7 +553,7 @@ func (l *Templates) Seed(ctx context.Context) error {
 	var errs []error
 	for _, n := range names {
 		if _, builtin := builtins[n]; builtin {
-			if _, err := os.Stat(filepath.Join(l.root.Dir(), filepath.FromSlash(l.activePath(n)))); errors.Is(err, fs.ErrNotExist) {
+			if _, err := l.files.Stat(l.activePath(n)); errors.Is(err, fs.ErrNotExist) {
 				continue // seeded when first needed, not into every vault
 			}
 		}
@@ -594,9 +592,9 @@ func (l *Templates) isActiveTemplateFile(p string) (string, bool) {
 // version stays active. Call it before the vault runs. Changes before the
 // first scan is done are not queued: Active reads the files as they are.
 func (l *Templates) Watch() {
-	l.v.Subscribe(func(changes []vault.Change) {
+	l.events.Subscribe(func(changes []vault.Change) {
 		select {
-		case <-l.v.Ready():
+		case <-l.events.Ready():
 		default:
 			return
 		}

@@ -52,16 +52,12 @@ are created and woken by margin serve (agents.auto_create) or agents/create.`,
 			default:
 				return usageError(fmt.Errorf("--lifecycle must be active, dormant or destroyed, got %q", lifecycle))
 			}
-			ws, err := g.openVault(cmd)
+			ws, err := g.openTasks(cmd)
 			if err != nil {
 				return err
 			}
 			defer ws.Close()
-			v := ws.Vault
-			st, err := task.OpenStore(cmd.Context(), v.DB())
-			if err != nil {
-				return err
-			}
+			st := ws.Tasks
 			list, err := st.Agents(cmd.Context(), task.Lifecycle(lifecycle))
 			if err != nil {
 				return err
@@ -104,17 +100,13 @@ or its name.`,
   margin report "Ship invoice export"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := g.openVault(cmd)
+			ws, err := g.openTasks(cmd)
 			if err != nil {
 				return err
 			}
 			defer ws.Close()
-			v := ws.Vault
+			v, st := ws.Vault, ws.Tasks
 			taskPath, err := findTask(cmd, v, args[0])
-			if err != nil {
-				return err
-			}
-			st, err := task.OpenStore(cmd.Context(), v.DB())
 			if err != nil {
 				return err
 			}
@@ -125,7 +117,7 @@ or its name.`,
 			if err != nil {
 				return err
 			}
-			rep, err := task.ReadReport(v, a)
+			rep, err := task.ReadReport(v.Root(), v.Options().OutputFolder, a)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -39,10 +40,15 @@ func TestEvolveInteractive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	evo, err := evolution.New(ctx, v, templates.New(v, templates.Options{}), client, evolution.Options{})
+	agents, err := workspace.TaskStores(ctx, v)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stores, err := workspace.EvolutionStores(ctx, v, agents, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evo := evolution.New(workspace.EvolutionVault(v), templates.New(workspace.TemplatesVault(v), templates.Options{}), stores, client, evolution.Options{})
 	turn, err := evo.Start(ctx, "task-agent")
 	if err != nil || turn.Proposal != nil {
 		t.Fatalf("start: %+v, %v", turn, err)

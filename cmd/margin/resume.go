@@ -29,16 +29,12 @@ within seconds; one started later wakes it when it starts.`,
 			if all == (len(args) == 1) {
 				return usageError(errors.New("name one agent (its ID or TASK), or pass --all"))
 			}
-			ws, err := g.openVault(cmd)
+			ws, err := g.openTasks(cmd)
 			if err != nil {
 				return err
 			}
 			defer ws.Close()
-			ctx := cmd.Context()
-			st, err := task.OpenStore(ctx, ws.Vault.DB())
-			if err != nil {
-				return err
-			}
+			ctx, st := cmd.Context(), ws.Tasks
 			var agents []task.Agent
 			if all {
 				if agents, err = st.Agents(ctx, task.Dormant); err != nil {

@@ -34,6 +34,15 @@ func (g *globals) openVault(cmd *cobra.Command) (*workspace.Workspace, error) {
 	return openWorkspace(cmd.Context(), cfg, logger, workspace.Options{})
 }
 
+// openTasks is openVault with the agents' records.
+func (g *globals) openTasks(cmd *cobra.Command) (*workspace.Workspace, error) {
+	cfg, logger, err := g.load(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return openWorkspace(cmd.Context(), cfg, logger, workspace.Options{Parts: workspace.Tasks})
+}
+
 // openWorkspace opens the vault of cfg in-process with the parts o names,
 // its index brought up to date before they open, drawing the scan's
 // progress on stderr when it is a terminal.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/margin-md/margin/agents/task"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -146,7 +147,12 @@ func runAgents(ctx context.Context, vo vault.Options, model llm.Model, to task.O
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if rt, err = task.New(ctx, v, model, to); err != nil {
+	stores, err := workspace.TaskStores(ctx, v)
+	if err != nil {
+		v.Close()
+		return nil, nil, nil, err
+	}
+	if rt, err = task.New(ctx, workspace.TaskVault(v), stores, model, to); err != nil {
 		v.Close()
 		return nil, nil, nil, err
 	}

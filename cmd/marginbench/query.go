@@ -12,6 +12,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -59,10 +60,11 @@ func (b *bench) measureQueries(tb testing.TB) error {
 		if _, err := v.Scan(ctx, nil); err != nil {
 			return err
 		}
-		e, err := query.New(ctx, v, client, query.Options{Now: func() time.Time { return querytest.Now }})
+		st, err := query.OpenStore(ctx, v.DB())
 		if err != nil {
 			return err
 		}
+		e := query.New(workspace.QueryVault(v), st, client, query.Options{Now: func() time.Time { return querytest.Now }})
 		r, err := e.Ask(ctx, sc.Input, nil)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)

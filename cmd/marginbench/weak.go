@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
 	"github.com/margin-md/margin/server/editortest"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -132,10 +133,11 @@ func (b *bench) weakRun(tb testing.TB, f weakFlow, scripted querytest.Replies, w
 	if _, err := v.Scan(ctx, nil); err != nil {
 		return 0, "", err
 	}
-	e, err := query.New(ctx, v, client, query.Options{Now: func() time.Time { return querytest.Now }})
+	st, err := query.OpenStore(ctx, v.DB())
 	if err != nil {
 		return 0, "", err
 	}
+	e := query.New(workspace.QueryVault(v), st, client, query.Options{Now: func() time.Time { return querytest.Now }})
 	r, err := f.run(ctx, e)
 	if err != nil {
 		return 0, "", err

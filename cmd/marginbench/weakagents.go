@@ -13,6 +13,7 @@ import (
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 )
 
@@ -123,11 +124,16 @@ func weakSession(ctx context.Context, dir string, model llm.Model) (string, erro
 		return "", err
 	}
 	defer v.Close()
-	lib := templates.New(v, templates.Options{})
-	evo, err := evolution.New(ctx, v, lib, model, evolution.Options{})
+	lib := templates.New(workspace.TemplatesVault(v), templates.Options{})
+	agents, err := workspace.TaskStores(ctx, v)
 	if err != nil {
 		return "", err
 	}
+	stores, err := workspace.EvolutionStores(ctx, v, agents, nil)
+	if err != nil {
+		return "", err
+	}
+	evo := evolution.New(workspace.EvolutionVault(v), lib, stores, model, evolution.Options{})
 	turn, err := evo.Start(ctx, templates.TaskAgent)
 	if err != nil {
 		return "", err

@@ -86,11 +86,7 @@ func New(ctx context.Context, ws *workspace.Workspace, opts Options) (*Server, e
 	if opts.Refresh <= 0 {
 		opts.Refresh = time.Second
 	}
-	st, err := task.OpenStore(ctx, ws.Vault.DB())
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{ws: ws, tasks: st, opts: opts, log: opts.Logger, ready: make(chan struct{}), kept: make(chan struct{}),
+	s := &Server{ws: ws, tasks: ws.Tasks, opts: opts, log: opts.Logger, ready: make(chan struct{}), kept: make(chan struct{}),
 		calls: make(chan ledger.ToolCall, 1024), done: make(chan struct{})}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "margin", Title: "margin", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:       opts.Logger,

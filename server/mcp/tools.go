@@ -367,7 +367,7 @@ func (s *Server) report(ctx context.Context, p string) (task.Report, error) {
 	if err != nil {
 		return task.Report{}, err
 	}
-	return task.ReadReport(s.ws.Vault, a)
+	return task.ReadReport(s.ws.Vault.Root(), s.ws.Vault.Options().OutputFolder, a)
 }
 
 func (s *Server) getReport(ctx context.Context, _ *sdk.CallToolRequest, a ReportArgs) (*sdk.CallToolResult, ReportResult, error) {

@@ -47,6 +47,9 @@ const (
 	Evolution
 	// Query is the query and log flow (margin ask, log/append).
 	Query
+	// Tasks is the agents' records without the runtime (margin agents,
+	// resume, doctor); Agents, Changes and Evolution open them too.
+	Tasks
 	// Search is the retriever, by words and by meaning (margin search,
 	// vault/search, search_notes); the query flow opens it too.
 	Search
@@ -87,6 +90,7 @@ type Workspace struct {
 	History   *history.History
 	Ledger    *ledger.Ledger
 	Templates *templates.Templates
+	Tasks     *task.Store
 	Changes   *changes.Changes
 	Agents    *task.Runtime
 	Evolution *evolution.Evolution
@@ -145,27 +149,29 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 	if opts.LLM != nil {
 		model = opts.LLM
 	}
+	var stores task.Stores
+	if opts.Parts&(Tasks|Changes|Agents|Evolution) != 0 {
+		var err error
+		if stores, err = TaskStores(ctx, v); err != nil {
+			return fmt.Errorf("opening agents: %w", err)
+		}
+		w.Tasks = stores.Agents
+	}
 	switch {
 	case opts.Parts&Agents != 0:
 		// The agents subscribe to the vault here, before it runs, so they
 		// miss no change.
 		opts.Agents.History = w.History
-		rt, err := task.New(ctx, v, model, opts.Agents)
+		rt, err := task.New(ctx, TaskVault(v), stores, model, opts.Agents)
 		if err != nil {
 			return fmt.Errorf("opening agents: %w", err)
 		}
 		w.Agents, w.Changes, w.Templates = rt, rt.Changes(), rt.Templates()
 	case opts.Parts&Changes != 0:
-		st, err := task.OpenStore(ctx, v.DB())
-		if err != nil {
-			return err
-		}
-		if w.Changes, err = changes.New(ctx, v, task.Offline{Store: st}, opts.Agents.ChangesOptions()); err != nil {
-			return err
-		}
+		w.Changes = changes.New(ChangesVault(v), stores.Changes, task.Offline{Store: stores.Agents}, opts.Agents.ChangesOptions())
 	}
 	if w.Templates == nil && opts.Parts&(Templates|Evolution) != 0 {
-		w.Templates = templates.New(v, opts.Agents.TemplatesOptions())
+		w.Templates = templates.New(TemplatesVault(v), opts.Agents.TemplatesOptions())
 		// The task runtime seeds the library as it starts; evolution
 		// without it seeds the library here.
 		if opts.Parts&Evolution != 0 {
@@ -175,11 +181,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Parts&Evolution != 0 {
-		evo, err := evolution.New(ctx, v, w.Templates, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
+		evo, err := EvolutionStores(ctx, v, stores, opts.Logger)
 		if err != nil {
 			return fmt.Errorf("opening evolution sessions: %w", err)
 		}
-		w.Evolution = evo
+		w.Evolution = evolution.New(EvolutionVault(v), w.Templates, evo, model, evolution.Options{Logger: opts.Logger, Now: opts.Agents.Now})
 	}
 	if opts.Parts&(Search|Query) != 0 {
 		if err := w.openRetriever(ctx, opts); err != nil {
@@ -188,11 +194,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		opts.Query.Meaning = w.Retrieve
 	}
 	if opts.Parts&Query != 0 {
-		e, err := query.New(ctx, v, opts.LLM, opts.Query)
+		st, err := query.OpenStore(ctx, v.DB())
 		if err != nil {
 			return fmt.Errorf("opening the query engine: %w", err)
 		}
-		w.Query = e
+		w.Query = query.New(QueryVault(v), st, opts.LLM, opts.Query)
 	}
 	return nil
 }

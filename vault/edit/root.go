@@ -157,6 +157,22 @@ func (r *Root) ReadFile(name string) ([]byte, error) {
 	return b, nil
 }
 
+// ReadDir lists a folder inside the vault, sorted by name, following
+// symlinks that stay inside it: readers of margin's own folders (the
+// template versions, the query domains) list through the Root like they
+// read, so a folder linked out of the vault is refused, not listed.
+func (r *Root) ReadDir(name string) ([]fs.DirEntry, error) {
+	p, err := Clean(name)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", name, err)
+	}
+	entries, err := fs.ReadDir(r.root.FS(), p)
+	if err != nil {
+		return nil, r.classify(err)
+	}
+	return entries, nil
+}
+
 // OpenRead opens a file inside the vault for reading, following symlinks
 // that stay inside it, so that its caller can stat and read it through one
 // handle (the scanner: resolving a path inside the vault costs a system call

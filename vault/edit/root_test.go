@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -159,6 +160,11 @@ func TestEscapesAreRefused(t *testing.T) {
 		"out.md",       // symlink to a file outside
 		"outdir/x.md",  // symlinked directory pointing out
 		"Notes/rel.md", // relative symlink climbing out
+	}
+	for _, p := range []string{"..", "outdir", secret} {
+		if _, err := r.ReadDir(p); !errors.Is(err, ErrOutsideVault) {
+			t.Errorf("ReadDir(%q): %v, want ErrOutsideVault", p, err)
+		}
 	}
 	for _, p := range paths {
 		t.Run(p, func(t *testing.T) {
@@ -491,5 +497,23 @@ func TestReaderOpensAsRoot(t *testing.T) {
 	}
 	if err := rd.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestReadDirListsInsideTheVault(t *testing.T) {
+	r, _, _ := testVault(t)
+	entries, err := r.ReadDir("Notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got, want := strings.Join(names, ","), "Ship.md,rel.md"; got != want {
+		t.Fatalf("ReadDir(Notes) = %s, want %s", got, want)
+	}
+	if _, err := r.ReadDir("Nowhere"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("ReadDir(Nowhere) = %v, want fs.ErrNotExist", err)
 	}
 }

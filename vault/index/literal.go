@@ -286,7 +286,39 @@ func (ls *literals) holding(ctx context.Context, tx readTx, idCol string, cands 
 		return nil, nil
 	}
 	ids := jsonIDs(cands)
-	// held[id][i]: the note holds literal i (or one of its synonyms).
+	held, err := ls.heldAsWritten(ctx, tx, ids, cands)
+	if err != nil {
+		return nil, err
+	}
+	// The FTS5 expressions the notes may match instead: a literal's
+	// synonyms, and in any mode the other words.
+	for i, l := range ls.lits {
+		alts, err := notesMatching(ctx, tx, idCol, l.alts, ids)
+		if err != nil {
+			return nil, err
+		}
+		for id := range alts {
+			held[id][i] = true
+		}
+	}
+	rest, err := notesMatching(ctx, tx, idCol, ls.rest, ids)
+	if err != nil {
+		return nil, err
+	}
+	var out []int64
+	for _, id := range cands {
+		h := held[id]
+		if ls.any && (rest[id] || slices.Contains(h, true)) || !ls.any && !slices.Contains(h, false) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// heldAsWritten returns, for each of the notes cands (ids, as JSON),
+// which literals its path, properties or sections hold as written:
+// held[id][i], the note holds literal i.
+func (ls *literals) heldAsWritten(ctx context.Context, tx readTx, ids string, cands []int64) (map[int64][]bool, error) {
 	held := make(map[int64][]bool, len(cands))
 	for _, id := range cands {
 		held[id] = make([]bool, len(ls.lits))
@@ -335,43 +367,24 @@ func (ls *literals) holding(ctx context.Context, tx readTx, idCol string, cands 
 	if err != nil {
 		return nil, err
 	}
-	// The FTS5 expressions the notes may match instead: a literal's
-	// synonyms, and in any mode the other words.
-	matching := func(expr string) (map[int64]bool, error) {
-		out := map[int64]bool{}
-		if expr == "" {
-			return out, nil
-		}
-		err := collect(ctx, tx, `SELECT `+idCol+` FROM notes_fts t WHERE t.notes_fts MATCH `+matchArg+`
+	return held, nil
+}
+
+// notesMatching returns the notes among ids (as JSON) whose rows match
+// the FTS5 expression expr; none when expr is "".
+func notesMatching(ctx context.Context, tx readTx, idCol, expr, ids string) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	if expr == "" {
+		return out, nil
+	}
+	err := collect(ctx, tx, `SELECT `+idCol+` FROM notes_fts t WHERE t.notes_fts MATCH `+matchArg+`
 			AND +`+idCol+` IN (SELECT value FROM json_each(?))`, []any{expr, ids}, func(r *sql.Rows) error {
-			var id int64
-			err := r.Scan(&id)
-			out[id] = true
-			return err
-		})
-		return out, err
-	}
-	for i, l := range ls.lits {
-		alts, err := matching(l.alts)
-		if err != nil {
-			return nil, err
-		}
-		for id := range alts {
-			held[id][i] = true
-		}
-	}
-	rest, err := matching(ls.rest)
-	if err != nil {
-		return nil, err
-	}
-	var out []int64
-	for _, id := range cands {
-		h := held[id]
-		if ls.any && (rest[id] || slices.Contains(h, true)) || !ls.any && !slices.Contains(h, false) {
-			out = append(out, id)
-		}
-	}
-	return out, nil
+		var id int64
+		err := r.Scan(&id)
+		out[id] = true
+		return err
+	})
+	return out, err
 }
 
 // literalsOf returns what the literals among terms, the terms of the

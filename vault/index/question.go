@@ -42,60 +42,7 @@ func asQuestion(text string) *question {
 	trimmed := strings.TrimRightFunc(text, unicode.IsSpace)
 	asked := strings.HasSuffix(trimmed, "?") || strings.HasSuffix(trimmed, "？")
 	text = strings.TrimRight(trimmed, "?？")
-	var us []unit
-	var plain [][]folded // the pieces of each plain word, nil for others
-	at := 0
-	for _, w := range words(text) {
-		start := at + max(strings.Index(text[at:], w.text), 0)
-		end := start + len(w.text)
-		at = end
-		// A word with symbols (c++, .net) is a word as written: its
-		// letters alone may be a stop word (c, as in c'est).
-		if w.quoted || w.prefix || propTerm.MatchString(w.text) || literalOf(w.text, w.prefix) != nil {
-			t := w.text
-			if w.quoted {
-				t = `"` + t + `"`
-				if w.prefix {
-					t += "*"
-				}
-			}
-			us = append(us, unit{text: t, start: start, end: end})
-			plain = append(plain, nil)
-			continue
-		}
-		ps := foldedPieces(w.text)
-		for i := range ps {
-			ps[i].start += start
-			ps[i].end += start
-		}
-		plain = append(plain, ps)
-		us = append(us, unit{text: w.text, start: start, end: end})
-	}
-	stops := stopWordsOf(plain)
-	// Split the plain words at their stop words: a word stays whole unless
-	// some piece of it is one (l'index, what's, 会議のメモ).
-	var out []unit
-	for i, u := range us {
-		ps := plain[i]
-		if ps == nil {
-			out = append(out, u)
-			continue
-		}
-		var parts []unit
-		dropped := false
-		for _, p := range ps {
-			for _, part := range splitUnspaced(p) {
-				part.stop = part.stop || stops[part.text]
-				dropped = dropped || part.stop
-				parts = append(parts, part)
-			}
-		}
-		if !dropped {
-			out = append(out, u)
-			continue
-		}
-		out = append(out, parts...)
-	}
+	out := splitAtStops(unitsOf(text))
 	content, stopped := 0, 0
 	first, last := -1, -1
 	for i, u := range out {
@@ -124,6 +71,69 @@ func asQuestion(text string) *question {
 		q.phrase = strings.ToValidUTF8(text[start:end], "")
 	}
 	return q
+}
+
+// unitsOf returns the words of text as units, and the pieces of each plain
+// word, nil for the others.
+func unitsOf(text string) (us []unit, plain [][]folded) {
+	at := 0
+	for _, w := range words(text) {
+		start := at + max(strings.Index(text[at:], w.text), 0)
+		end := start + len(w.text)
+		at = end
+		// A word with symbols (c++, .net) is a word as written: its
+		// letters alone may be a stop word (c, as in c'est).
+		if w.quoted || w.prefix || propTerm.MatchString(w.text) || literalOf(w.text, w.prefix) != nil {
+			t := w.text
+			if w.quoted {
+				t = `"` + t + `"`
+				if w.prefix {
+					t += "*"
+				}
+			}
+			us = append(us, unit{text: t, start: start, end: end})
+			plain = append(plain, nil)
+			continue
+		}
+		ps := foldedPieces(w.text)
+		for i := range ps {
+			ps[i].start += start
+			ps[i].end += start
+		}
+		plain = append(plain, ps)
+		us = append(us, unit{text: w.text, start: start, end: end})
+	}
+	return us, plain
+}
+
+// splitAtStops splits the plain words us at their stop words, plain
+// holding their pieces: a word stays whole unless some piece of it is one
+// (l'index, what's, 会議のメモ).
+func splitAtStops(us []unit, plain [][]folded) []unit {
+	stops := stopWordsOf(plain)
+	var out []unit
+	for i, u := range us {
+		ps := plain[i]
+		if ps == nil {
+			out = append(out, u)
+			continue
+		}
+		var parts []unit
+		dropped := false
+		for _, p := range ps {
+			for _, part := range splitUnspaced(p) {
+				part.stop = part.stop || stops[part.text]
+				dropped = dropped || part.stop
+				parts = append(parts, part)
+			}
+		}
+		if !dropped {
+			out = append(out, u)
+			continue
+		}
+		out = append(out, parts...)
+	}
+	return out
 }
 
 // questionExpr is a question as plan reads it.

@@ -41,155 +41,19 @@ type scored struct {
 // search runs a query with text: rank the matching notes, keep the best,
 // then find each one's best section.
 func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
-	var joins, where []string
-	args := []any{nil} // the match, set below
-	// A long note has several search rows (see ftsRow.rows): when there is
-	// one, rows map to notes and each note keeps its best row.
-	id := "t.rowid"
-	if err := tx.QueryRowContext(ctx, chunkedSQL).Scan(&p.chunked); err != nil {
-		return Result{}, fmt.Errorf("matching: %w", err)
-	}
-	match := p.match
-	if p.chunked {
-		id = noteOfRow("t.rowid")
-		if p.words != "" && p.filters != "" {
-			// A filter holds for the whole note, wherever its tokens
-			// sit, while the words must meet in one row.
-			match = p.leaveOutputs(p.words)
-			where = append(where, `+`+id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`)
-			args = append(args, p.filters)
-		}
-	}
-	args[0] = match
-	if !p.outputs && p.chunked {
-		where = append(where, `+`+id+` NOT IN (`+longOutputsSQL+`)`)
-	}
-	if p.from != "" || p.fields.DueFrom != "" || p.fields.DueTo != "" {
-		joins = append(joins, "notes n ON n.file_id = "+id)
-	}
-	if p.from != "" {
-		where = append(where, "n.date BETWEEN ? AND ?")
-		args = append(args, p.from, p.to)
-		// Daily notes sit in a narrow band of file ids (notes are indexed
-		// in walk order, and daily notes sort by date), so bounding the
-		// rowid lets FTS5 skip the rest of a common word's matches.
-		w, a, err := p.idBound(ctx, tx, `SELECT MIN(file_id), MAX(file_id) FROM notes WHERE date BETWEEN ? AND ?`, p.from, p.to)
-		if err != nil || w == "" {
-			return Result{}, err
-		}
-		where, args = append(where, w), append(args, a...)
-	}
-	if p.prefix != "" {
-		w, a, err := p.idBound(ctx, tx, `SELECT MIN(id), MAX(id) FROM files WHERE path >= ? AND path < ?`, p.prefix, prefixEnd(p.prefix))
-		if err != nil || w == "" {
-			return Result{}, err
-		}
-		where, args = append(where, w), append(args, a...)
-	}
-	pathCol := "''"
-	if p.glob != "" {
-		joins = append(joins, "files f ON f.id = "+id)
-		pathCol = "f.path"
-		if p.exact {
-			where = append(where, "f.path = ?")
-		} else {
-			where = append(where, "f.path GLOB ?")
-		}
-		args = append(args, p.glob)
-	}
-	if p.fields.DueFrom != "" || p.fields.DueTo != "" {
-		w, a := p.dueWhere()
-		where, args = append(where, w...), append(args, a...)
-	}
-	named, err := p.namedNotes(ctx, tx)
-	if err != nil {
+	m, err := p.matchesOf(ctx, tx)
+	if err != nil || m == nil {
 		return Result{}, err
 	}
-	// CROSS JOIN keeps the FTS table as the outer loop: SQLite would
-	// otherwise start from a selective filter and probe FTS5 per row, which
-	// is orders of magnitude slower. from is the query's tables and
-	// conditions over the search table table, named t.
-	from := func(table string) string {
-		f := ` FROM ` + table + ` t`
-		for _, j := range joins {
-			f += " CROSS JOIN " + j
-		}
-		return f + " WHERE " + strings.Join(append([]string{table + " MATCH " + matchArg}, where...), " AND ")
+	if m.named, err = p.namedNotes(ctx, tx); err != nil {
+		return Result{}, err
 	}
+	m.namedArgs = int64Args(slices.Collect(maps.Keys(m.named)))
 	if p.literals != nil {
-		// Of the notes that hold the letters of a word with symbols,
-		// those that hold it as written.
-		var cands []int64
-		err := collect(ctx, tx, `SELECT DISTINCT `+id+from("notes_fts"), args, func(r *sql.Rows) error {
-			var c int64
-			cands = append(cands, c)
-			return r.Scan(&cands[len(cands)-1])
-		})
-		if err != nil {
-			return Result{}, fmt.Errorf("matching: %w", err)
-		}
-		held, err := p.literals.holding(ctx, tx, id, cands)
-		if err != nil || len(held) == 0 {
+		if held, err := m.keepLiterals(ctx, tx); err != nil || !held {
 			return Result{}, err
 		}
-		where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
-		args = append(args, jsonIDs(held))
 	}
-	// Within a tier, the named note first, then by score; ties in the
-	// index's order. Without a glob to check in Go, SQLite keeps the best
-	// rows itself (a bounded sort, no row crossing to Go but those), and
-	// counts the rest without ranking them. The '+' keeps SQLite from
-	// looking the listed notes up in FTS5 one by one.
-	namedArgs := int64Args(slices.Collect(maps.Keys(named)))
-	// rank returns the notes whose rows in table match, in order, scored
-	// by score, at most limit (0: all); with rowids (lo, hi), only those
-	// of rows lo to hi. tx is the search's or one beside it.
-	rank := func(tx readTx, table, score string, limit int, rowids ...int64) ([]scored, error) {
-		q := from(table)
-		var within []any
-		if len(rowids) == 2 {
-			q += " AND t.rowid BETWEEN ? AND ?"
-			within = []any{rowids[0], rowids[1]}
-		}
-		lim := ""
-		if limit > 0 {
-			lim = fmt.Sprintf(" LIMIT %d", limit)
-		}
-		if p.chunked {
-			// Materialized: bm25 cannot run inside the aggregate.
-			q = `WITH m AS MATERIALIZED (SELECT ` + id + ` AS note, ` + pathCol + ` AS path, ` + score + ` AS score` + q +
-				`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(named)) + `) DESC, 3, note` + lim
-		} else {
-			q = `SELECT ` + id + `, ` + pathCol + `, ` + score + q + ` ORDER BY +` + id + ` IN (` + placeholders(len(named)) + `) DESC, 3, ` + id + lim
-		}
-		var out []scored
-		qargs := slices.Concat([]any{match}, args[1:], within, namedArgs)
-		err := collect(ctx, tx, q, qargs, func(rows *sql.Rows) error {
-			var c scored
-			var path string
-			if err := rows.Scan(&c.id, &path, &c.score); err != nil {
-				return err
-			}
-			if p.inGlob == nil || p.inGlob(path) {
-				out = append(out, c)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, fmt.Errorf("matching: %w", err)
-		}
-		return out, nil
-	}
-	// Notes rank in two tiers, by score within each: first the notes whose
-	// title, aliases, path, headings or properties hold the query, found
-	// and scored in fields_fts, which holds only those; then those that
-	// hold it only in their text, scored in notes_fts. bm25 reads the size
-	// of each row it scores, which costs more than finding and counting
-	// the matches, so the second tier, for a common word nearly every
-	// note, is scored only when the first does not fill the page. The
-	// body's share of the score is the price: within the first tier it
-	// does not order.
-	var r Result
 	limit := 0 // with a glob to check in Go, every match crosses
 	if p.inGlob == nil {
 		limit = p.limit + 1 // one more, to tell a cut list
@@ -197,147 +61,348 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	var cands []scored
 	var complete bool // every match is in cands
 	total := -1       // of matches, once counted
-	if p.words == "" {
+	switch {
+	case p.words == "":
 		// Only filters: one tier, every weight 0.
-		cands, err = rank(tx, "notes_fts", "0.0", limit)
-		if err != nil {
-			return Result{}, err
-		}
+		cands, err = m.rank(ctx, tx, "notes_fts", "0.0", limit)
 		complete = limit == 0 || len(cands) < limit
-	} else if p.tiered() {
-		notesOf := func(expr string) ([]int64, error) {
-			a := slices.Clone(args)
-			a[0] = p.withFilters(expr)
-			var ids []int64
-			if p.inGlob == nil {
-				// In one row: a row crossing to Go costs more than
-				// finding it.
-				var list sql.NullString
-				if err := tx.QueryRowContext(ctx, `SELECT group_concat(DISTINCT `+id+`)`+from("notes_fts"), a...).Scan(&list); err != nil {
-					return nil, fmt.Errorf("matching: %w", err)
-				}
-				for f := range strings.SplitSeq(list.String, ",") {
-					if n, err := strconv.ParseInt(f, 10, 64); err == nil {
-						ids = append(ids, n)
-					}
-				}
-				return ids, nil
-			}
-			err := collect(ctx, tx, `SELECT DISTINCT `+id+`, `+pathCol+from("notes_fts"), a, func(rows *sql.Rows) error {
-				var n int64
-				var path string
-				if err := rows.Scan(&n, &path); err != nil {
-					return err
-				}
-				if p.inGlob(path) {
-					ids = append(ids, n)
-				}
-				return nil
-			})
-			if err != nil {
-				return nil, fmt.Errorf("matching: %w", err)
-			}
-			return ids, nil
-		}
-		rankBy := func(all bool, ids []int64) ([]scored, error) {
-			if all { // FTS5 skips the rows without every word
-				match = p.withFilters(strings.Join(p.cover, " AND "))
-			}
-			// Only the notes ids: bm25 reads no other match. The '+'
-			// keeps SQLite from looking each up in FTS5.
-			where = append(where, `+`+id+` IN (SELECT value FROM json_each(?))`)
-			args = append(args, jsonIDs(ids))
-			return rank(tx, "notes_fts", `bm25(notes_fts, `+rankWeights+`)`, 0)
-		}
-		cands, total, err = p.rankQuestion(named, notesOf, rankBy)
-		if err != nil {
-			return Result{}, err
-		}
-	} else {
-		cands, err = rank(tx, "fields_fts", `bm25(fields_fts, `+fieldWeights+`)`, limit)
-		if err != nil {
-			return Result{}, err
-		}
-		complete = false // the second tier is not read
-		if limit == 0 || len(cands) < p.limit {
-			// The second tier is every match but the first tier's notes,
-			// which are few here (they did not fill the page): rank them
-			// all and drop those in Go, rather than have SQLite look each
-			// match up in the first tier (a fifth of the ranking's cost).
-			score := `bm25(notes_fts, ` + rankWeights + `)`
-			// Counted first where ranking may cost: the count is the
-			// total, and says whether to rank in halves on two cores.
-			// (bm25 reads each match's size, a microsecond or more a
-			// match, where counting costs a tenth of that.)
-			if limit > 0 && !p.chunked && tx.ranker != nil {
-				if err := tx.QueryRowContext(ctx, `SELECT count(*)`+from("notes_fts"), args...).Scan(&total); err != nil {
-					return Result{}, fmt.Errorf("counting matches: %w", err)
-				}
-			}
-			var more []scored
-			if total >= rankInHalves {
-				// The halves hold as many matches each: a word of daily
-				// logs is in daily notes, which are a band of ids.
-				var mid int64
-				if err := tx.QueryRowContext(ctx, `SELECT t.rowid`+from("notes_fts")+` ORDER BY t.rowid LIMIT 1 OFFSET ?`,
-					append(slices.Clone(args), total/2)...).Scan(&mid); err != nil {
-					return Result{}, fmt.Errorf("matching: %w", err)
-				}
-				more, err = rankHalves(ctx, tx, named, limit, mid, func(tx readTx, lo, hi int64) ([]scored, error) {
-					return rank(tx, "notes_fts", score, limit, lo, hi)
-				})
-			} else {
-				more, err = rank(tx, "notes_fts", score, limit)
-			}
-			if err != nil {
-				return Result{}, err
-			}
-			complete = limit == 0 || len(more) < limit
-			inFirst := make(map[int64]bool, len(cands))
-			for _, c := range cands {
-				inFirst[c.id] = true
-			}
-			for _, c := range more {
-				if !inFirst[c.id] {
-					cands = append(cands, c)
-				}
-			}
-		}
+	case p.tiered():
+		cands, total, err = p.rankQuestion(m.named,
+			func(expr string) ([]int64, error) { return m.notesOf(ctx, tx, expr) },
+			func(all bool, ids []int64) ([]scored, error) { return m.rankNotes(ctx, tx, all, ids) })
+	default:
+		cands, total, complete, err = m.rankTiers(ctx, tx, limit)
 	}
+	if err != nil {
+		return Result{}, err
+	}
+	var r Result
 	switch {
 	case complete:
 		r.Total = len(cands)
 	case total >= 0:
 		r.Total = total
 	default:
-		count := "count(*)"
-		if p.chunked {
-			count = "count(DISTINCT " + id + ")"
-		}
-		if err := tx.QueryRowContext(ctx, `SELECT `+count+from("notes_fts"), args...).Scan(&r.Total); err != nil {
-			return Result{}, fmt.Errorf("counting matches: %w", err)
+		if r.Total, err = m.count(ctx, tx); err != nil {
+			return Result{}, err
 		}
 	}
 	r.Truncated = r.Total > p.limit
 	if len(cands) == 0 {
 		return r, nil
 	}
-	cands = cands[:min(len(cands), p.limit)]
+	r.Hits, err = p.hits(ctx, tx, cands[:min(len(cands), p.limit)])
+	return r, err
+}
+
+// matches is a search's statements over a search table, named t, in
+// pieces: what a row must meet past its MATCH, and the notes the query
+// names, which rank first.
+type matches struct {
+	p     *queryPlan
+	id    string   // the note id of a row of t
+	path  string   // the path of its note: '' without a glob to check in Go
+	joins []string // the tables CROSS JOINed to t
+	where []string // the conditions past t's MATCH
+	args  []any    // the match, then where's arguments
+
+	named     map[int64]bool
+	namedArgs []any // named's ids
+}
+
+// matchesOf turns p's filters into the search's statement pieces; nil when
+// the date range or the glob's folder holds no note, so nothing matches.
+func (p *queryPlan) matchesOf(ctx context.Context, tx readTx) (*matches, error) {
+	m := &matches{p: p, id: "t.rowid", path: "''", args: []any{p.match}}
+	// A long note has several search rows (see ftsRow.rows): when there is
+	// one, rows map to notes and each note keeps its best row.
+	if err := tx.QueryRowContext(ctx, chunkedSQL).Scan(&p.chunked); err != nil {
+		return nil, fmt.Errorf("matching: %w", err)
+	}
+	if p.chunked {
+		m.id = noteOfRow("t.rowid")
+		if p.words != "" && p.filters != "" {
+			// A filter holds for the whole note, wherever its tokens
+			// sit, while the words must meet in one row.
+			m.args[0] = p.leaveOutputs(p.words)
+			m.restrict(`+`+m.id+` IN (SELECT `+noteOfRow("v.rowid")+` FROM notes_fts v WHERE v.notes_fts MATCH `+matchArg+`)`, p.filters)
+		}
+		if !p.outputs {
+			m.restrict(`+` + m.id + ` NOT IN (` + longOutputsSQL + `)`)
+		}
+	}
+	due := p.fields.DueFrom != "" || p.fields.DueTo != ""
+	if p.from != "" || due {
+		m.joins = append(m.joins, "notes n ON n.file_id = "+m.id)
+	}
+	if p.from != "" {
+		m.restrict("n.date BETWEEN ? AND ?", p.from, p.to)
+		// Daily notes sit in a narrow band of file ids (notes are indexed
+		// in walk order, and daily notes sort by date), so bounding the
+		// rowid lets FTS5 skip the rest of a common word's matches.
+		w, a, err := p.idBound(ctx, tx, `SELECT MIN(file_id), MAX(file_id) FROM notes WHERE date BETWEEN ? AND ?`, p.from, p.to)
+		if err != nil || w == "" {
+			return nil, err
+		}
+		m.restrict(w, a...)
+	}
+	if p.prefix != "" {
+		w, a, err := p.idBound(ctx, tx, `SELECT MIN(id), MAX(id) FROM files WHERE path >= ? AND path < ?`, p.prefix, prefixEnd(p.prefix))
+		if err != nil || w == "" {
+			return nil, err
+		}
+		m.restrict(w, a...)
+	}
+	if p.glob != "" {
+		m.joins = append(m.joins, "files f ON f.id = "+m.id)
+		m.path = "f.path"
+		if p.exact {
+			m.restrict("f.path = ?", p.glob)
+		} else {
+			m.restrict("f.path GLOB ?", p.glob)
+		}
+	}
+	if due {
+		w, a := p.dueWhere()
+		m.where, m.args = append(m.where, w...), append(m.args, a...)
+	}
+	return m, nil
+}
+
+// restrict adds the condition w, with its arguments.
+func (m *matches) restrict(w string, args ...any) {
+	m.where = append(m.where, w)
+	m.args = append(m.args, args...)
+}
+
+// restrictTo keeps the notes ids. The '+' keeps SQLite from looking each
+// up in FTS5.
+func (m *matches) restrictTo(ids []int64) {
+	m.restrict(`+`+m.id+` IN (SELECT value FROM json_each(?))`, jsonIDs(ids))
+}
+
+// from is the statements' tables and conditions over table. CROSS JOIN
+// keeps the FTS table as the outer loop: SQLite would otherwise start from
+// a selective filter and probe FTS5 per row, which is orders of magnitude
+// slower.
+func (m *matches) from(table string) string {
+	f := ` FROM ` + table + ` t`
+	for _, j := range m.joins {
+		f += " CROSS JOIN " + j
+	}
+	return f + " WHERE " + strings.Join(append([]string{table + " MATCH " + matchArg}, m.where...), " AND ")
+}
+
+// keepLiterals keeps, of the notes that hold the letters of a word with
+// symbols, those that hold it as written; false when none does.
+func (m *matches) keepLiterals(ctx context.Context, tx readTx) (bool, error) {
+	var cands []int64
+	err := collect(ctx, tx, `SELECT DISTINCT `+m.id+m.from("notes_fts"), m.args, func(r *sql.Rows) error {
+		var c int64
+		cands = append(cands, c)
+		return r.Scan(&cands[len(cands)-1])
+	})
+	if err != nil {
+		return false, fmt.Errorf("matching: %w", err)
+	}
+	held, err := m.p.literals.holding(ctx, tx, m.id, cands)
+	if err != nil || len(held) == 0 {
+		return false, err
+	}
+	m.restrictTo(held)
+	return true, nil
+}
+
+// rank returns the notes whose rows in table match, in order, scored by
+// score, at most limit (0: all); with rowids (lo, hi), only those of rows
+// lo to hi. tx is the search's or one beside it.
+//
+// Within a tier, the named notes first, then by score; ties in the index's
+// order. Without a glob to check in Go, SQLite keeps the best rows itself
+// (a bounded sort, no row crossing to Go but those), and counts the rest
+// without ranking them. The '+' keeps SQLite from looking the named notes
+// up in FTS5 one by one.
+func (m *matches) rank(ctx context.Context, tx readTx, table, score string, limit int, rowids ...int64) ([]scored, error) {
+	q := m.from(table)
+	var within []any
+	if len(rowids) == 2 {
+		q += " AND t.rowid BETWEEN ? AND ?"
+		within = []any{rowids[0], rowids[1]}
+	}
+	lim := ""
+	if limit > 0 {
+		lim = fmt.Sprintf(" LIMIT %d", limit)
+	}
+	if m.p.chunked {
+		// Materialized: bm25 cannot run inside the aggregate.
+		q = `WITH m AS MATERIALIZED (SELECT ` + m.id + ` AS note, ` + m.path + ` AS path, ` + score + ` AS score` + q +
+			`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(m.named)) + `) DESC, 3, note` + lim
+	} else {
+		q = `SELECT ` + m.id + `, ` + m.path + `, ` + score + q + ` ORDER BY +` + m.id + ` IN (` + placeholders(len(m.named)) + `) DESC, 3, ` + m.id + lim
+	}
+	var out []scored
+	err := collect(ctx, tx, q, slices.Concat(m.args, within, m.namedArgs), func(rows *sql.Rows) error {
+		var c scored
+		var path string
+		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
+			return err
+		}
+		if m.p.inGlob == nil || m.p.inGlob(path) {
+			out = append(out, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("matching: %w", err)
+	}
+	return out, nil
+}
+
+// notesOf lists the notes matching expr, an expression of the query's
+// words, with the query's filters.
+func (m *matches) notesOf(ctx context.Context, tx readTx, expr string) ([]int64, error) {
+	a := slices.Clone(m.args)
+	a[0] = m.p.withFilters(expr)
+	var ids []int64
+	if m.p.inGlob == nil {
+		// In one row: a row crossing to Go costs more than finding it.
+		var list sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT group_concat(DISTINCT `+m.id+`)`+m.from("notes_fts"), a...).Scan(&list); err != nil {
+			return nil, fmt.Errorf("matching: %w", err)
+		}
+		for f := range strings.SplitSeq(list.String, ",") {
+			if n, err := strconv.ParseInt(f, 10, 64); err == nil {
+				ids = append(ids, n)
+			}
+		}
+		return ids, nil
+	}
+	err := collect(ctx, tx, `SELECT DISTINCT `+m.id+`, `+m.path+m.from("notes_fts"), a, func(rows *sql.Rows) error {
+		var n int64
+		var path string
+		if err := rows.Scan(&n, &path); err != nil {
+			return err
+		}
+		if m.p.inGlob(path) {
+			ids = append(ids, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("matching: %w", err)
+	}
+	return ids, nil
+}
+
+// rankNotes ranks a question's notes ids by bm25, matching all of its
+// words rather than any when all says they hold them: FTS5 then skips the
+// rows without every word. Only the notes ids: bm25 reads no other match.
+func (m *matches) rankNotes(ctx context.Context, tx readTx, all bool, ids []int64) ([]scored, error) {
+	if all {
+		m.args[0] = m.p.withFilters(strings.Join(m.p.cover, " AND "))
+	}
+	m.restrictTo(ids)
+	return m.rank(ctx, tx, "notes_fts", `bm25(notes_fts, `+rankWeights+`)`, 0)
+}
+
+// rankTiers ranks the notes of a keyword query in two tiers, by score
+// within each: first the notes whose title, aliases, path, headings or
+// properties hold the query, found and scored in fields_fts, which holds
+// only those; then those that hold it only in their text, scored in
+// notes_fts. bm25 reads the size of each row it scores, which costs more
+// than finding and counting the matches, so the second tier, for a common
+// word nearly every note, is scored only when the first does not fill the
+// page. The body's share of the score is the price: within the first tier
+// it does not order. total is the number of matches when counted, else -1;
+// complete says that cands holds every match.
+func (m *matches) rankTiers(ctx context.Context, tx readTx, limit int) (cands []scored, total int, complete bool, err error) {
+	cands, err = m.rank(ctx, tx, "fields_fts", `bm25(fields_fts, `+fieldWeights+`)`, limit)
+	if err != nil || limit > 0 && len(cands) >= m.p.limit {
+		return cands, -1, false, err // the second tier is not read
+	}
+	// The second tier is every match but the first tier's notes, which
+	// are few here (they did not fill the page): rank them all and drop
+	// those in Go, rather than have SQLite look each match up in the
+	// first tier (a fifth of the ranking's cost).
+	more, total, err := m.rankText(ctx, tx, limit)
+	if err != nil {
+		return nil, -1, false, err
+	}
+	inFirst := make(map[int64]bool, len(cands))
+	for _, c := range cands {
+		inFirst[c.id] = true
+	}
+	for _, c := range more {
+		if !inFirst[c.id] {
+			cands = append(cands, c)
+		}
+	}
+	return cands, total, limit == 0 || len(more) < limit, nil
+}
+
+// rankText ranks every match in notes_fts, at most limit (0: all); total
+// is their number when counted, else -1.
+func (m *matches) rankText(ctx context.Context, tx readTx, limit int) ([]scored, int, error) {
+	score := `bm25(notes_fts, ` + rankWeights + `)`
+	// Counted first where ranking may cost: the count is the total, and
+	// says whether to rank in halves on two cores. (bm25 reads each
+	// match's size, a microsecond or more a match, where counting costs a
+	// tenth of that.)
+	total := -1
+	if limit > 0 && !m.p.chunked && tx.ranker != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*)`+m.from("notes_fts"), m.args...).Scan(&total); err != nil {
+			return nil, -1, fmt.Errorf("counting matches: %w", err)
+		}
+	}
+	if total < rankInHalves {
+		more, err := m.rank(ctx, tx, "notes_fts", score, limit)
+		return more, total, err
+	}
+	// The halves hold as many matches each: a word of daily logs is in
+	// daily notes, which are a band of ids.
+	var mid int64
+	if err := tx.QueryRowContext(ctx, `SELECT t.rowid`+m.from("notes_fts")+` ORDER BY t.rowid LIMIT 1 OFFSET ?`,
+		append(slices.Clone(m.args), total/2)...).Scan(&mid); err != nil {
+		return nil, -1, fmt.Errorf("matching: %w", err)
+	}
+	more, err := rankHalves(ctx, tx, m.named, limit, mid, func(tx readTx, lo, hi int64) ([]scored, error) {
+		return m.rank(ctx, tx, "notes_fts", score, limit, lo, hi)
+	})
+	return more, total, err
+}
+
+// count counts the matching notes.
+func (m *matches) count(ctx context.Context, tx readTx) (int, error) {
+	count := "count(*)"
+	if m.p.chunked {
+		count = "count(DISTINCT " + m.id + ")"
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT `+count+m.from("notes_fts"), m.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting matches: %w", err)
+	}
+	return n, nil
+}
+
+// hits is the hits of the notes cands, at their best sections, in cands'
+// order.
+func (p *queryPlan) hits(ctx context.Context, tx readTx, cands []scored) ([]Hit, error) {
 	ids := make([]int64, len(cands))
 	for i, c := range cands {
 		ids[i] = c.id
 	}
-	hits, err := bestSections(ctx, tx, ids, p.terms)
+	best, err := bestSections(ctx, tx, ids, p.terms)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
+	var hits []Hit
 	for _, c := range cands {
-		if h, ok := hits[c.id]; ok {
+		if h, ok := best[c.id]; ok {
 			h.Rank = -c.score
-			r.Hits = append(r.Hits, h)
+			hits = append(hits, h)
 		}
 	}
-	return r, nil
+	return hits, nil
 }
 
 // rankInHalves is how many matches make the second tier ranked in two
@@ -657,60 +722,10 @@ var propTerm = regexp.MustCompile(`^(\pL[\pL\pN_-]*):([^/].*)$`)
 // returns the meta tokens of its key:value filters. The expression is ""
 // when the text holds no searchable word.
 func matchExpr(text string, mode Mode, expand map[string][]string) (string, []term, []string) {
-	syn := make(map[string][]string, len(expand))
+	x := &textExpr{syn: make(map[string][]string, len(expand))}
 	for k, v := range expand {
 		key := pieceKey(foldedPieces(k))
-		syn[key] = append(syn[key], v...)
-	}
-	var terms []term
-	add := func(ps []folded, prefix bool) {
-		for i, p := range ps {
-			terms = append(terms, term{text: p.text, unspaced: p.unspaced, prefix: prefix && i == len(ps)-1})
-		}
-		if len(ps) > 1 { // the section holding the words together is the better hit
-			terms = append(terms, term{text: pieceKey(ps), phrase: true})
-		}
-	}
-	synonyms := func(ps []folded) []string {
-		var alts []string
-		for _, s := range syn[pieceKey(ps)] {
-			if sp := foldedPieces(s); len(sp) > 0 {
-				alts = append(alts, phrase(sp, false))
-				add(sp, false)
-			}
-		}
-		return alts
-	}
-	withSynonyms := func(expr string, ps []folded) string {
-		alts := synonyms(ps)
-		if len(alts) == 0 {
-			return expr
-		}
-		return "(" + expr + " OR " + strings.Join(alts, " OR ") + ")"
-	}
-	// A word with symbols is matched as written (see literal): the
-	// expression finds the notes that hold its letters, and its term
-	// keeps those that hold it.
-	addWord := func(text string, ps []folded, prefix, quoted bool) string {
-		expr := phrase(ps, prefix)
-		l := literalOf(text, prefix)
-		if l == nil {
-			add(ps, prefix)
-			if quoted {
-				return expr
-			}
-			return withSynonyms(expr, ps)
-		}
-		terms = append(terms, term{text: string(l.runes), lit: l})
-		if quoted {
-			return expr
-		}
-		alts := synonyms(ps)
-		if len(alts) == 0 {
-			return expr
-		}
-		l.alts = strings.Join(alts, " OR ")
-		return "(" + expr + " OR " + l.alts + ")"
+		x.syn[key] = append(x.syn[key], v...)
 	}
 	if mode == ModePhrase {
 		ps := foldedPieces(text)
@@ -718,38 +733,101 @@ func matchExpr(text string, mode Mode, expand map[string][]string) (string, []te
 			return "", nil, nil
 		}
 		prefix := strings.HasSuffix(strings.TrimSpace(text), "*")
-		return addWord(text, ps, prefix, false), terms, nil
+		return x.word(text, ps, prefix, false), x.terms, nil
 	}
 	var exprs, props []string
 	for _, w := range words(text) {
-		if m := propTerm.FindStringSubmatch(w.text); m != nil && !w.quoted {
-			// Obsidian's tag: operator (tag:work, tag:#work) is the tag
-			// filter, nested tags included; a `tag:` property is a tag too.
-			if strings.EqualFold(m[1], "tag") {
-				if k := tagKey(strings.Trim(m[2], `"`)); k != "" {
-					props = append(props, metaToken(metaTag, k))
-					continue
-				}
-			}
-			vs := foldedPieces(strings.Trim(m[2], `"`))
-			for _, v := range vs {
-				props = append(props, propToken(m[1], v))
-			}
-			if len(vs) > 0 {
-				continue
-			}
+		if toks, ok := propFilter(w); ok {
+			props = append(props, toks...)
+			continue
 		}
 		ps := foldedPieces(w.text)
 		if len(ps) == 0 {
 			continue
 		}
-		exprs = append(exprs, addWord(w.text, ps, w.prefix, w.quoted))
+		exprs = append(exprs, x.word(w.text, ps, w.prefix, w.quoted))
 	}
 	op := " AND "
 	if mode == ModeAny {
 		op = " OR "
 	}
-	return strings.Join(exprs, op), terms, props
+	return strings.Join(exprs, op), x.terms, props
+}
+
+// propFilter returns the meta tokens of w when it is a key:value filter
+// with a value to search for.
+func propFilter(w word) ([]string, bool) {
+	m := propTerm.FindStringSubmatch(w.text)
+	if m == nil || w.quoted {
+		return nil, false
+	}
+	// Obsidian's tag: operator (tag:work, tag:#work) is the tag filter,
+	// nested tags included; a `tag:` property is a tag too.
+	if strings.EqualFold(m[1], "tag") {
+		if k := tagKey(strings.Trim(m[2], `"`)); k != "" {
+			return []string{metaToken(metaTag, k)}, true
+		}
+	}
+	var toks []string
+	for _, v := range foldedPieces(strings.Trim(m[2], `"`)) {
+		toks = append(toks, propToken(m[1], v))
+	}
+	return toks, len(toks) > 0
+}
+
+// textExpr is matchExpr's reading of a text: the synonyms of its
+// expansions by key, and the terms found so far.
+type textExpr struct {
+	syn   map[string][]string
+	terms []term
+}
+
+// add adds the terms of the pieces ps.
+func (x *textExpr) add(ps []folded, prefix bool) {
+	for i, p := range ps {
+		x.terms = append(x.terms, term{text: p.text, unspaced: p.unspaced, prefix: prefix && i == len(ps)-1})
+	}
+	if len(ps) > 1 { // the section holding the words together is the better hit
+		x.terms = append(x.terms, term{text: pieceKey(ps), phrase: true})
+	}
+}
+
+// synonyms returns the expressions of the synonyms of ps, and adds their
+// terms.
+func (x *textExpr) synonyms(ps []folded) []string {
+	var alts []string
+	for _, s := range x.syn[pieceKey(ps)] {
+		if sp := foldedPieces(s); len(sp) > 0 {
+			alts = append(alts, phrase(sp, false))
+			x.add(sp, false)
+		}
+	}
+	return alts
+}
+
+// word returns the expression of a word of the text, its pieces ps, and
+// adds its terms; a word not quoted matches its synonyms too. A word with
+// symbols is matched as written (see literal): the expression finds the
+// notes that hold its letters, and its term keeps those that hold it.
+func (x *textExpr) word(text string, ps []folded, prefix, quoted bool) string {
+	expr := phrase(ps, prefix)
+	l := literalOf(text, prefix)
+	if l == nil {
+		x.add(ps, prefix)
+	} else {
+		x.terms = append(x.terms, term{text: string(l.runes), lit: l})
+	}
+	if quoted {
+		return expr
+	}
+	alts := x.synonyms(ps)
+	if len(alts) == 0 {
+		return expr
+	}
+	if l != nil {
+		l.alts = strings.Join(alts, " OR ")
+	}
+	return "(" + expr + " OR " + strings.Join(alts, " OR ") + ")"
 }
 
 func pieceKey(ps []folded) string {

@@ -195,9 +195,39 @@ func plan(q Query) (*queryPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.restrict(q); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(q.Text) == "" {
+		return p, nil
+	}
+	user, props, required := p.readText(q, mode)
+	if user == "" && len(props) == 0 {
+		p.nothing = true
+		return p, nil
+	}
+	p.filters = strings.Join(p.filterExprs(props, required), " AND ")
+	if user == "" {
+		p.match = p.filters
+	} else {
+		// No column filter on the words: no word can match a filter
+		// token (see metaMark).
+		p.words = "(" + user + ")"
+		p.match = p.words
+		if p.filters != "" {
+			p.match += " AND " + p.filters
+		}
+	}
+	p.match = p.leaveOutputs(p.match)
+	return p, nil
+}
+
+// restrict checks and folds q's date range, glob, tags and task fields
+// into p.
+func (p *queryPlan) restrict(q Query) error {
 	for _, d := range []struct{ name, v string }{{"from", q.From}, {"to", q.To}, {"due from", q.Fields.DueFrom}, {"due to", q.Fields.DueTo}} {
 		if d.v != "" && !dateRE.MatchString(d.v) {
-			return nil, fmt.Errorf("%s date %q is not YYYY-MM-DD", d.name, d.v)
+			return fmt.Errorf("%s date %q is not YYYY-MM-DD", d.name, d.v)
 		}
 	}
 	if q.From != "" || q.To != "" {
@@ -207,9 +237,10 @@ func plan(q Query) (*queryPlan, error) {
 		}
 	}
 	if q.Glob != "" {
+		var err error
 		p.glob, p.exact, p.inGlob, err = translateGlob(q.Glob)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.prefix = q.Glob[:strings.IndexAny(q.Glob+"*", "*?[")]
 	}
@@ -226,13 +257,15 @@ func plan(q Query) (*queryPlan, error) {
 	for _, pr := range q.Fields.Priority {
 		p.fields.Priority = append(p.fields.Priority, foldPriority(pr))
 	}
+	return nil
+}
 
-	if strings.TrimSpace(q.Text) == "" {
-		return p, nil
-	}
-	var user string
-	var terms []term
-	var props, required []string
+// readText reads q's text, in mode, as a question or as keywords: it
+// sets the terms, the names and, for a question, the words to rank by, and
+// returns the FTS5 expression of the user's words, the meta tokens of its
+// key:value filters, and a question's quoted phrases, which every note
+// holds.
+func (p *queryPlan) readText(q Query, mode Mode) (user string, props, required []string) {
 	if k := namedKey(q.Text); k != "" {
 		p.named = append(p.named, k)
 	}
@@ -244,7 +277,7 @@ func plan(q Query) (*queryPlan, error) {
 		x := qn.expr(q.Expand)
 		// With the quoted phrases among the words, a note that holds
 		// them and no other word matches too.
-		user, terms, props, required = strings.Join(slices.Concat(x.cover, x.required), " OR "), x.terms, x.props, x.required
+		user, p.terms, props, required = strings.Join(slices.Concat(x.cover, x.required), " OR "), x.terms, x.props, x.required
 		p.cover, p.required, p.phrase = x.cover, x.required, x.phrase
 		// "how do I plan a trip" names the note Plan a trip.
 		name := qn.phrase
@@ -258,15 +291,17 @@ func plan(q Query) (*queryPlan, error) {
 		if mode == ModeAuto {
 			mode = ModeAll
 		}
-		user, terms, props = matchExpr(q.Text, mode, q.Expand)
+		user, p.terms, props = matchExpr(q.Text, mode, q.Expand)
 	}
-	p.terms = terms
-	p.literals = literalsOf(q.Text, mode, q.Expand, terms)
-	if user == "" && len(props) == 0 {
-		p.nothing = true
-		return p, nil
-	}
-	filters := required // a question's quoted phrases hold for the whole note, as filters do
+	p.literals = literalsOf(q.Text, mode, q.Expand, p.terms)
+	return user, props, required
+}
+
+// filterExprs is the expressions of the query's filters: required, a
+// question's quoted phrases, which hold for the whole note as filters do;
+// props, the meta tokens of key:value filters; the task fields and tags.
+func (p *queryPlan) filterExprs(props, required []string) []string {
+	filters := required
 	for _, t := range props {
 		filters = append(filters, metaExpr(t))
 	}
@@ -282,20 +317,7 @@ func plan(q Query) (*queryPlan, error) {
 	for _, k := range p.tags {
 		filters = append(filters, metaExpr(metaToken(metaTag, k)))
 	}
-	p.filters = strings.Join(filters, " AND ")
-	if user == "" {
-		p.match = p.filters
-	} else {
-		// No column filter on the words: no word can match a filter
-		// token (see metaMark).
-		p.words = "(" + user + ")"
-		p.match = p.words
-		if p.filters != "" {
-			p.match += " AND " + p.filters
-		}
-	}
-	p.match = p.leaveOutputs(p.match)
-	return p, nil
+	return filters
 }
 
 // outputsToken is the filter token of margin's outputs.
@@ -372,6 +394,55 @@ func (p *queryPlan) dueWhere() ([]string, []any) {
 // list runs a query without text. It starts from notes, where every filter
 // has an index to use, and reaches a note's sections by their id range.
 func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
+	where, args := p.listWhere()
+	// The first table is the one whose index narrows the query: files for
+	// a glob with a literal prefix, else notes (date, kind or tags).
+	from := `notes n CROSS JOIN files f ON f.id = n.file_id`
+	if p.prefix != "" {
+		from = `files f CROSS JOIN notes n ON n.file_id = f.id`
+	}
+	tables := from + ` CROSS JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
+		WHERE ` + strings.Join(where, " AND ")
+	q := `SELECT s.id, f.path FROM ` + tables + ` ORDER BY s.date IS NULL, s.date, f.path, s.line`
+	if p.inGlob == nil {
+		q += fmt.Sprintf(" LIMIT %d", p.limit+1) // one more, to tell a cut list
+	}
+	var r Result
+	var ids []int64
+	err := collect(ctx, tx, q, args, func(rows *sql.Rows) error {
+		var id int64
+		var path string
+		if err := rows.Scan(&id, &path); err != nil {
+			return err
+		}
+		if p.inGlob == nil || p.inGlob(path) {
+			r.Total++
+			if len(ids) < p.limit {
+				ids = append(ids, id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return r, fmt.Errorf("listing: %w", err)
+	}
+	if r.Total > p.limit && p.inGlob == nil {
+		// The LIMIT stopped the count: count the rest.
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+tables, args...).Scan(&r.Total); err != nil {
+			return r, fmt.Errorf("listing: %w", err)
+		}
+	}
+	r.Truncated = r.Total > len(ids)
+	if len(ids) == 0 {
+		return r, nil
+	}
+	r.Hits, err = listedHits(ctx, tx, ids)
+	return r, err
+}
+
+// listWhere is the conditions of a list over notes n, files f and sections
+// s, and their arguments.
+func (p *queryPlan) listWhere() ([]string, []any) {
 	// The unary + keeps SQLite from building a throwaway index on listed
 	// for every query instead of using the id range.
 	where := []string{"+s.listed = 1"}
@@ -415,61 +486,20 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 		w, a := p.dueWhere()
 		where, args = append(where, w...), append(args, a...)
 	}
-	// The first table is the one whose index narrows the query: files for
-	// a glob with a literal prefix, else notes (date, kind or tags).
-	from := `notes n CROSS JOIN files f ON f.id = n.file_id`
-	if p.prefix != "" {
-		from = `files f CROSS JOIN notes n ON n.file_id = f.id`
-	}
-	tables := from + ` CROSS JOIN sections s ON s.id BETWEEN n.first_section AND n.last_section
-		WHERE ` + strings.Join(where, " AND ")
-	q := `SELECT s.id, f.path FROM ` + tables + ` ORDER BY s.date IS NULL, s.date, f.path, s.line`
-	if p.inGlob == nil {
-		q += fmt.Sprintf(" LIMIT %d", p.limit+1) // one more, to tell a cut list
-	}
-	var r Result
-	var ids []int64
-	err := collect(ctx, tx, q, args, func(rows *sql.Rows) error {
-		var id int64
-		var path string
-		if err := rows.Scan(&id, &path); err != nil {
-			return err
-		}
-		if p.inGlob == nil || p.inGlob(path) {
-			r.Total++
-			if len(ids) < p.limit {
-				ids = append(ids, id)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return r, fmt.Errorf("listing: %w", err)
-	}
-	if r.Total > p.limit && p.inGlob == nil {
-		// The LIMIT stopped the count: count the rest.
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+tables, args...).Scan(&r.Total); err != nil {
-			return r, fmt.Errorf("listing: %w", err)
-		}
-	}
-	r.Truncated = r.Total > len(ids)
-	if len(ids) == 0 {
-		return r, nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT s.id, f.path, s.heading, s.line, COALESCE(s.date, ''), s.body
-		FROM sections s JOIN files f ON f.id = s.file_id
-		WHERE s.id IN (`+placeholders(len(ids))+`)`, int64Args(ids)...)
-	if err != nil {
-		return r, fmt.Errorf("reading hits: %w", err)
-	}
-	defer rows.Close()
+	return where, args
+}
+
+// listedHits reads the hits of the listed sections ids, in their order.
+func listedHits(ctx context.Context, tx readTx, ids []int64) ([]Hit, error) {
 	hits := make(map[int64]Hit, len(ids))
-	for rows.Next() {
+	err := collect(ctx, tx, `SELECT s.id, f.path, s.heading, s.line, COALESCE(s.date, ''), s.body
+		FROM sections s JOIN files f ON f.id = s.file_id
+		WHERE s.id IN (`+placeholders(len(ids))+`)`, int64Args(ids), func(rows *sql.Rows) error {
 		var id int64
 		var body string
 		var h Hit
 		if err := rows.Scan(&id, &h.Path, &h.Heading, &h.Line, &h.Date, &body); err != nil {
-			return r, fmt.Errorf("reading hits: %w", err)
+			return err
 		}
 		h.SectionLine = h.Line
 		if h.Heading == "" && body == "" {
@@ -477,16 +507,18 @@ func (p *queryPlan) list(ctx context.Context, tx readTx) (Result, error) {
 		}
 		h.Snippet = leadSnippet(body)
 		hits[id] = h
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading hits: %w", err)
 	}
-	if err := rows.Err(); err != nil {
-		return r, fmt.Errorf("reading hits: %w", err)
-	}
+	var out []Hit
 	for _, id := range ids {
 		if h, ok := hits[id]; ok {
-			r.Hits = append(r.Hits, h)
+			out = append(out, h)
 		}
 	}
-	return r, nil
+	return out, nil
 }
 
 // translateGlob turns a vault glob into an SQL GLOB pattern that matches at

@@ -94,8 +94,9 @@ type model struct {
 }
 
 // Open opens (creating if needed) the vectors database at path and loads
-// the codes of the current model's vectors into memory (about a second
-// for 500,000 chunks).
+// the codes of the current model's vectors into memory: 0.5 s for 50,000
+// chunks, 9 s for 500,000 on a busy two-core machine, so a server opens it
+// off the path of its first requests.
 func Open(ctx context.Context, path string) (*Store, error) {
 	db, err := store.Open(ctx, path)
 	if err != nil {

@@ -125,6 +125,13 @@ test('activated headless, the bundle registers what it contributes and contribut
     version: '1.91.0',
     env: { appName: 'Visual Studio Code', language: 'en' },
     Uri: { file: fileUri },
+    // The bundle reads vscode's exports by name when it loads (esbuild's
+    // interop copies own properties), so what it constructs then is given.
+    EventEmitter: class {
+      event = stub();
+      fire() {}
+      dispose() {}
+    },
     commands: stub({
       registerCommand: (id: string) => (registered.add(id), stub()),
     }),
