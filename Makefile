@@ -96,6 +96,7 @@ editors: build
 bench: build
 	$(GO) run ./cmd/marginbench -bin $(BIN)/margin $(BENCHFLAGS)
 	$(GO) test -run '^$$' -bench 'BenchmarkIndexColdBulk$$' -benchtime 3x -count 3 ./vault/index
+	$(GO) test -run '^$$' -bench 'BenchmarkHybrid$$' -benchtime 400x ./vault/retrieve
 
 # soak runs the hardening suites (server/*_e2e*_test.go: edit storm, kill -9,
 # watcher overflow and limit, disk full) long: a 10k-note vault with 200

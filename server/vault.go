@@ -8,6 +8,7 @@ import (
 	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 func (s *Server) vaultStatus(ctx context.Context, _ *empty) (protocol.StatusResult, error) {
@@ -64,7 +65,13 @@ func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (pro
 			return protocol.SearchResult{}, err
 		}
 	}
-	r, err := v.Index().Find(ctx, q)
+	var r retrieve.Result
+	if ws := s.open(); ws != nil && ws.Retrieve != nil {
+		r, err = ws.Retrieve.Find(ctx, q)
+	} else {
+		r.Mode = q.Mode
+		r.Result, err = v.Index().Find(ctx, q)
+	}
 	if err != nil {
 		return protocol.SearchResult{}, err
 	}
@@ -77,7 +84,7 @@ func (s *Server) vaultSearch(ctx context.Context, p *protocol.SearchParams) (pro
 // searchQuery validates search params, naming the bad field.
 func searchQuery(p *protocol.SearchParams) (index.Query, error) {
 	q := index.Query{Text: p.Query, Mode: index.Mode(p.Mode), From: p.From, To: p.To, Glob: p.Glob, Tags: p.Tags, Limit: p.Limit, Outputs: p.Outputs}
-	if err := q.Validate(); err != nil {
+	if err := retrieve.Validate(q); err != nil {
 		var qe *index.QueryError
 		if errors.As(err, &qe) {
 			return q, invalidParams(qe.Field, qe.Reason)

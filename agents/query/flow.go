@@ -14,6 +14,7 @@ import (
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 // State is a state of the flow (seed 003 §5.1).
@@ -64,7 +65,10 @@ type Options struct {
 	// (the command line). A log appended to an open daily note goes
 	// through it: the editor's buffer is the truth (SPEC §1.2).
 	Editor edit.Editor
-	Logger *slog.Logger
+	// Meaning, unless nil, searches a question by its meaning too, when
+	// the notes have vectors (see Retriever.Meaning).
+	Meaning *retrieve.Retriever
+	Logger  *slog.Logger
 }
 
 func (o *Options) setDefaults() {
@@ -135,6 +139,7 @@ func New(v Vault, st *Store, client *llm.Client, opts Options) *Engine {
 			Index:      v.Index,
 			Exclude:    exclude,
 			MaxEntries: opts.MaxEntries,
+			Meaning:    opts.Meaning,
 		},
 		log: opts.Logger,
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 // Retriever executes the Planner's instructions against the index. It
@@ -27,6 +28,11 @@ type Retriever struct {
 	// separately) and the templates folders.
 	Exclude    []string
 	MaxEntries int
+	// Meaning, unless nil, searches a question by its meaning and its
+	// words fused (hybrid) before the searches of its words: the notes it
+	// finds come first. Without vectors or a model it finds nothing more
+	// than the searches of words do, and Question says so in a warning.
+	Meaning *retrieve.Retriever
 }
 
 // Attempt records one executed instruction (seed 003 RetrievalAttempt).
@@ -268,6 +274,21 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 		total int
 		had   = map[string]bool{}
 	)
+	if r.Meaning != nil {
+		// The question as asked: a model of meaning reads its stop
+		// words and word order too.
+		res, err := r.Meaning.Find(ctx, index.Query{Text: question, Mode: retrieve.ModeHybrid, Limit: r.limit()})
+		if err != nil {
+			return Retrieval{}, err
+		}
+		if res.Fallback == "" {
+			a.Strategy, a.Summary = "hybrid+"+a.Strategy, "by meaning and words, then "+a.Summary
+			for _, h := range res.Hits {
+				had[h.Path] = true
+				hits = append(hits, h)
+			}
+		}
+	}
 	for _, st := range steps {
 		q.Mode, q.Expand = st.mode, st.expand
 		res, err := r.Index.Find(ctx, q)

@@ -14,11 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/margin-md/margin/agents/ledger"
+	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 // openVault is what every in-process command starts with: read the
@@ -61,6 +64,21 @@ func openWorkspace(ctx context.Context, cfg Config, logger *slog.Logger, o works
 		defer fmt.Fprint(os.Stderr, "\r\033[K")
 	}
 	return workspace.Open(ctx, o)
+}
+
+// openSearch opens the vault with the retriever, its queries embedded by
+// the embed role's model, for a search by meaning.
+func (g *globals) openSearch(cmd *cobra.Command) (*workspace.Workspace, error) {
+	cfg, logger, err := g.load(cmd)
+	if err != nil {
+		return nil, err
+	}
+	slot := &ledger.Slot{} // the query's embed call goes to the ledger, as every model call does
+	client, err := llm.New(cfg.LLM, llm.WithLogger(logger), llm.WithRecorder(slot))
+	if err != nil {
+		return nil, usageError(err)
+	}
+	return openWorkspace(cmd.Context(), cfg, logger, workspace.Options{Parts: workspace.Search, LLM: client, Ledger: slot})
 }
 
 func newStatusCommand(g *globals) *cobra.Command {
@@ -124,23 +142,40 @@ func newSearchCommand(g *globals) *cobra.Command {
 		Example: `  margin search bench press
   margin search "why did my bench press feel heavy?"
   margin search --mode phrase "felt heavy"
+  margin search --mode hybrid "how do I sleep better"
   margin search --from 2026-11-09 --to 2026-11-15 sleep
   margin search --glob 'Tasks/**' --tag work
   margin search status:done rating:7
   margin search tag:work budget`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			q.Text, q.Mode = strings.Join(args, " "), index.Mode(mode)
-			if err := q.Validate(); err != nil {
+			if err := retrieve.Validate(q); err != nil {
 				return usageError(searchFlagError(err))
 			}
-			ws, err := g.openVault(cmd)
+			byMeaning := q.Mode == retrieve.ModeSemantic || q.Mode == retrieve.ModeHybrid
+			var ws *workspace.Workspace
+			var err error
+			if byMeaning {
+				ws, err = g.openSearch(cmd)
+			} else {
+				ws, err = g.openVault(cmd)
+			}
 			if err != nil {
 				return err
 			}
 			defer ws.Close()
-			r, err := ws.Vault.Index().Find(cmd.Context(), q)
+			var r retrieve.Result
+			if byMeaning {
+				r, err = ws.Retrieve.Find(cmd.Context(), q)
+			} else {
+				r.Mode = q.Mode
+				r.Result, err = ws.Vault.Index().Find(cmd.Context(), q)
+			}
 			if err != nil {
 				return err
+			}
+			if r.Fallback != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "searched by keyword: %s\n", r.Fallback)
 			}
 			if asJSON {
 				if r.Hits == nil {
@@ -171,7 +206,7 @@ func newSearchCommand(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&mode, "mode", "auto", "auto (all words, or for a question the most of its words), all, any or phrase")
+	f.StringVar(&mode, "mode", "auto", "auto (all words, or for a question the most of its words), all, any, phrase, semantic (by meaning) or hybrid (by meaning and words)")
 	f.StringVar(&q.From, "from", "", "only daily entries on or after this date (YYYY-MM-DD)")
 	f.StringVar(&q.To, "to", "", "only daily entries on or before this date (YYYY-MM-DD)")
 	f.StringVar(&q.Glob, "glob", "", "only paths matching this glob (** crosses folders)")

@@ -146,6 +146,7 @@ type bench struct {
 
 	golden            []golden.Result // the golden set's figures, nil when not measured
 	semanticQuestions int             // of the golden set, left to semantic search
+	meaning           []golden.Result // keyword, semantic and hybrid over the fake embedder, every question
 }
 
 func (b *bench) add(r row) {

@@ -23,6 +23,7 @@ import (
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 // The tools' arguments and results (SPEC §10). Their JSON schemas are
@@ -195,8 +196,8 @@ func writing(name, title, desc string) *sdk.Tool {
 }
 
 func (s *Server) addTools() {
-	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words or a question in plain words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet.")
-	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase"}})
+	t := readOnly("search_notes", "Search notes", "Search the vault's notes by words or a question in plain words, dates, path glob and tags; the best matches first, each with its path, heading, line and snippet. Mode hybrid (or semantic) also finds notes by meaning, in any language, when the notes have been embedded; otherwise it searches by words and says why.")
+	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase", "semantic", "hybrid"}})
 	add(s, t, s.searchNotes)
 
 	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
@@ -231,7 +232,7 @@ func (s *Server) addTools() {
 
 func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a SearchArgs) (*sdk.CallToolResult, protocol.SearchResult, error) {
 	q := index.Query{Text: a.Query, Mode: index.Mode(a.Mode), From: a.From, To: a.To, Glob: a.Glob, Tags: a.Tags, Limit: a.Limit, Outputs: a.Outputs}
-	if err := q.Validate(); err != nil {
+	if err := retrieve.Validate(q); err != nil {
 		return nil, protocol.SearchResult{}, err // a QueryError names the argument
 	}
 	if q.Limit == 0 {
@@ -240,7 +241,14 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 	if err := s.fresh(ctx); err != nil {
 		return nil, protocol.SearchResult{}, err
 	}
-	found, err := s.ws.Vault.Index().Find(ctx, q)
+	var found retrieve.Result
+	var err error
+	if s.ws.Retrieve != nil {
+		found, err = s.ws.Retrieve.Find(ctx, q)
+	} else {
+		found.Mode = q.Mode
+		found.Result, err = s.ws.Vault.Index().Find(ctx, q)
+	}
 	if err != nil {
 		return nil, protocol.SearchResult{}, err
 	}
@@ -248,7 +256,11 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 		found.Hits = []index.Hit{}
 	}
 	r := wire.SearchResult(found)
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: hitsText(r)}}}, r, nil
+	text := hitsText(r)
+	if r.Fallback != "" {
+		text = "Searched by words (" + r.Fallback + ").\n" + text
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, r, nil
 }
 
 // searchLimit is search_notes' number of hits when the call names none.

@@ -91,7 +91,7 @@ type FileState struct {
 // to, glob or tags narrow the search.
 type SearchParams struct {
 	Query string   `json:"query,omitempty"`
-	Mode  string   `json:"mode,omitempty"` // auto (default) | all | any | phrase
+	Mode  string   `json:"mode,omitempty"` // auto (default) | all | any | phrase | semantic | hybrid
 	From  string   `json:"from,omitempty"` // YYYY-MM-DD
 	To    string   `json:"to,omitempty"`   // YYYY-MM-DD
 	Glob  string   `json:"glob,omitempty"`
@@ -103,11 +103,18 @@ type SearchParams struct {
 }
 
 // SearchResult is vault/search's result: hits, how many notes matched in
-// all, and whether the hits were cut to the limit.
+// all, whether the hits were cut to the limit, the mode that ran and,
+// when a search by meaning ran by keyword, why.
 type SearchResult struct {
 	Hits      []Hit `json:"hits"`
 	Total     int   `json:"total"`
 	Truncated bool  `json:"truncated"`
+	// Mode is the mode that ran: auto, all, any, phrase, semantic or hybrid.
+	Mode string `json:"mode"`
+	// Fallback, when a search by meaning ran by keyword, says why: "no
+	// embedding model", "no vectors yet", "vectors of another model",
+	// "embedding model unavailable" or "no text to search by meaning".
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // Hit is one matching note, at its best section.

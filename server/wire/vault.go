@@ -4,6 +4,7 @@ import (
 	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/retrieve"
 )
 
 // VaultStatus is s as the protocol sends it.
@@ -37,11 +38,11 @@ func FileStates(fs []index.FileState) []protocol.FileState {
 }
 
 // SearchResult is r as the protocol sends it.
-func SearchResult(r index.Result) protocol.SearchResult {
+func SearchResult(r retrieve.Result) protocol.SearchResult {
 	return protocol.SearchResult{
 		Hits: list(r.Hits, func(h index.Hit) protocol.Hit {
 			return protocol.Hit{Path: h.Path, Heading: h.Heading, Line: h.Line, SectionLine: h.SectionLine, Snippet: h.Snippet, Date: h.Date, Rank: h.Rank}
 		}),
-		Total: r.Total, Truncated: r.Truncated,
+		Total: r.Total, Truncated: r.Truncated, Mode: string(r.Mode), Fallback: r.Fallback,
 	}
 }

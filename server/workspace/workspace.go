@@ -26,6 +26,8 @@ import (
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
+	"github.com/margin-md/margin/vault/retrieve"
+	"github.com/margin-md/margin/vault/vectors"
 )
 
 // Parts name what a workspace opens besides the vault.
@@ -54,6 +56,9 @@ const (
 	// schedule in Run, spend the agents' token budget and propose through
 	// their change sets.
 	Reviews
+	// Search is the retriever, by words and by meaning (margin search,
+	// vault/search, search_notes); the query flow opens it too.
+	Search
 )
 
 // Options say what a workspace opens and how.
@@ -97,6 +102,10 @@ type Workspace struct {
 	Evolution *evolution.Evolution
 	Query     *query.Engine
 	Reviews   *review.Reviews
+	// Vectors are the notes' vectors, nil until a queue made some;
+	// Retrieve searches the index and them (opened with Search or Query).
+	Vectors  *vectors.Store
+	Retrieve *retrieve.Retriever
 
 	slot      *ledger.Slot
 	keep      time.Duration // of the ledger's calls: the history's
@@ -189,6 +198,12 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		if err := w.openReviews(ctx, opts, model); err != nil {
 			return err
 		}
+	}
+	if opts.Parts&(Search|Query) != 0 {
+		if err := w.openRetriever(ctx, opts); err != nil {
+			return err
+		}
+		opts.Query.Meaning = w.Retrieve
 	}
 	if opts.Parts&Query != 0 {
 		st, err := query.OpenStore(ctx, v.DB())
@@ -283,7 +298,11 @@ func (w *Workspace) Close() error {
 		}
 		// The last writes' commits go to git before the database closes.
 		w.Vault.Root().SetRecorder(nil)
-		w.closeErr = errors.Join(w.History.Close(), w.Vault.Close())
+		var vecErr error
+		if w.Vectors != nil {
+			vecErr = w.Vectors.Close()
+		}
+		w.closeErr = errors.Join(vecErr, w.History.Close(), w.Vault.Close())
 	})
 	return w.closeErr
 }

@@ -139,7 +139,7 @@ func Keyword(ctx context.Context, root string, qs []Question, modes []index.Mode
 		if len(these) == 0 {
 			continue
 		}
-		err := withVault(ctx, filepath.Join(root, Vaults[name]), func(ix *index.Index) error {
+		err := withVault(ctx, filepath.Join(root, Vaults[name]), func(ix *index.Index, _ string) error {
 			for _, m := range modes {
 				for _, q := range these {
 					hits, err := ix.Search(ctx, index.Query{Text: q.Q, Mode: m, Limit: Depth})
@@ -160,6 +160,12 @@ func Keyword(ctx context.Context, root string, qs []Question, modes []index.Mode
 		}
 		asked = append(asked, these...)
 	}
+	return scoreModes(asked, ranked, modes), nil
+}
+
+// scoreModes scores each mode's ranking of asked (ranked[m][i] for
+// asked[i]) on each vault and on all.
+func scoreModes(asked []Question, ranked map[index.Mode][][]string, modes []index.Mode) []Result {
 	var out []Result
 	for _, m := range modes {
 		out = append(out, Result{Vault: "all", Mode: m, Scores: Score(asked, ranked[m])})
@@ -174,12 +180,12 @@ func Keyword(ctx context.Context, root string, qs []Question, modes []index.Mode
 			out = append(out, Result{Vault: name, Mode: m, Scores: Score(sub, subRanked)})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // withVault indexes a copy of the vault at dir (an index writes its state
-// inside the vault) and calls f with its index.
-func withVault(ctx context.Context, dir string, f func(*index.Index) error) error {
+// inside the vault) and calls f with its index and margin's state dir.
+func withVault(ctx context.Context, dir string, f func(ix *index.Index, state string) error) error {
 	tmp, err := os.MkdirTemp("", "margin-golden-")
 	if err != nil {
 		return err
@@ -196,5 +202,5 @@ func withVault(ctx context.Context, dir string, f func(*index.Index) error) erro
 	if _, err := v.Scan(ctx, nil); err != nil {
 		return err
 	}
-	return f(v.Index())
+	return f(v.Index(), v.StateDir())
 }

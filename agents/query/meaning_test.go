@@ -1,0 +1,70 @@
+package query
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/margin-md/margin/agents/query/querytest"
+	"github.com/margin-md/margin/llm/llmtest"
+	"github.com/margin-md/margin/vault/golden"
+	"github.com/margin-md/margin/vault/retrieve"
+	"github.com/margin-md/margin/vault/vectors"
+)
+
+// TestQuestionSearchesByMeaning: with the notes' vectors, the question's
+// retrieval finds the note that answers it in another language, which
+// its words alone miss; without vectors it retrieves by words as before.
+func TestQuestionSearchesByMeaning(t *testing.T) {
+	dir := t.TempDir()
+	for p, text := range map[string]string{
+		"Schlaf.md":   "# Schlaf\n\nDiese Woche schlecht geschlafen; nach dem Mittag ein kurzer schlafen hilft.\n",
+		"Garden.md":   "# Garden\n\nThe tomato plants need seeds sown in March.\n",
+		"Running.md":  "# Running\n\nJogging five kilometres on Sunday, then a long nap.\n",
+		"Expenses.md": "# Expenses\n\nThe budget for the month.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := querytest.IndexedVault(t, dir)
+	ctx := context.Background()
+	emb := golden.Embedder{E: llmtest.NewEmbedder(64, llmtest.Meanings)}
+	s, err := golden.Embed(ctx, v.Index(), filepath.Join(t.TempDir(), vectors.FileName), emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	question := "how did I sleep this week"
+	words := &Retriever{Index: v.Index(), MaxEntries: 200}
+	got, err := words.Question(ctx, question, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range got.Entries {
+		if e.Path == "Schlaf.md" {
+			t.Fatalf("the words alone found Schlaf.md: the test no longer needs meaning (%v)", linksOf(got.Entries))
+		}
+	}
+
+	withoutVectors := &Retriever{Index: v.Index(), MaxEntries: 200, Meaning: retrieve.New(v.Index(), nil, emb, retrieve.Options{})}
+	if again, err := withoutVectors.Question(ctx, question, nil, 1); err != nil || !slices.Equal(linksOf(again.Entries), linksOf(got.Entries)) || again.Attempts[0].Strategy != "keyword" {
+		t.Errorf("without vectors: %v, %v (%s); want the words' %v", err, linksOf(again.Entries), again.Attempts[0].Strategy, linksOf(got.Entries))
+	}
+
+	meaning := &Retriever{Index: v.Index(), MaxEntries: 200, Meaning: retrieve.New(v.Index(), s, emb, retrieve.Options{})}
+	got, err = meaning.Question(ctx, question, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range got.Entries {
+		found = found || e.Path == "Schlaf.md"
+	}
+	if !found || got.Attempts[0].Strategy != "hybrid+keyword" {
+		t.Errorf("by meaning: %v (%s), want Schlaf.md among them, by hybrid+keyword", linksOf(got.Entries), got.Attempts[0].Strategy)
+	}
+}
