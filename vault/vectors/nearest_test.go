@@ -1,0 +1,215 @@
+package vectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// fruitVault: note i mentions "apple" i times, so the more, the nearer a
+// query of "apple"; zeta.md mentions nothing alike.
+func fruitVault(n int) *memSource {
+	src := newMemSource()
+	for i := 1; i <= n; i++ {
+		text := ""
+		for range i {
+			text += "apple "
+		}
+		src.put(fmt.Sprintf("fruit/%03d.md", i), "Fruit", t0.Add(time.Duration(i)*time.Minute),
+			sec(1, text+"orchard"), sec(3, "pear "+text, "Pears"))
+	}
+	src.put("zeta.md", "Zeta", t0, sec(1, "quasar nebula galaxy"))
+	return src
+}
+
+func embedAll(t *testing.T, s *Store, src Source) {
+	t.Helper()
+	r := start(t, s, src, newWordEmbedder("fake/words/64"), QueueOptions{Batch: 64})
+	r.waitIdle(t)
+	r.stop(t)
+}
+
+func TestNearestFiltersBeforeRanking(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	embedAll(t, s, fruitVault(300))
+	ctx := context.Background()
+	q := wordVector("apple apple apple apple apple apple apple apple apple apple", 64)
+
+	t.Run("a filter that excludes the nearest gives the best allowed", func(t *testing.T) {
+		// Over few notes, whose scores stand apart: over 300 nearly alike
+		// the sign bits may order the allowed ones within 1e-4 of each other.
+		s := openStore(t, t.TempDir())
+		defer s.Close()
+		embedAll(t, s, fruitVault(12))
+		all, err := s.Nearest(ctx, q, 13, nil)
+		if err != nil || len(all) != 13 {
+			t.Fatalf("Nearest = %+v, %v", all, err)
+		}
+		var allow []string
+		for i := 1; i <= 12; i++ {
+			if p := fmt.Sprintf("fruit/%03d.md", i); p != all[0].Path {
+				allow = append(allow, p)
+			}
+		}
+		got, err := s.Nearest(ctx, q, 1, allow)
+		if err != nil || len(got) != 1 || got[0] != all[1] {
+			t.Fatalf("filtered Nearest = %+v, %v; want %+v", got, err, all[1])
+		}
+	})
+	t.Run("a far note alone in the filter is found", func(t *testing.T) {
+		// 600 apple chunks are nearer than it: ranking first and filtering
+		// after would find nothing.
+		got, err := s.Nearest(ctx, q, 1, []string{"zeta.md"})
+		if err != nil || len(got) != 1 || got[0].Path != "zeta.md" || got[0].Heading != "" || got[0].Line != 1 {
+			t.Errorf("Nearest in {zeta.md} = %+v, %v", got, err)
+		}
+	})
+	t.Run("an empty filter allows nothing", func(t *testing.T) {
+		if got, err := s.Nearest(ctx, q, 3, []string{}); err != nil || len(got) != 0 {
+			t.Errorf("Nearest in {} = %+v, %v", got, err)
+		}
+	})
+	t.Run("one match a note, by its best chunk", func(t *testing.T) {
+		got, err := s.Nearest(ctx, wordVector("pear", 64), 10, nil)
+		if err != nil || len(got) != 10 {
+			t.Fatalf("Nearest = %+v, %v", got, err)
+		}
+		seen := map[string]bool{}
+		for i, m := range got {
+			if seen[m.Path] {
+				t.Errorf("%s twice", m.Path)
+			}
+			seen[m.Path] = true
+			if i > 0 && m.Score > got[i-1].Score {
+				t.Errorf("not best first: %+v", got)
+			}
+		}
+		if got[0].Heading != "Pears" || got[0].Chunk != 1 || got[0].Line != 3 {
+			t.Errorf("nearest to pear is %+v, want a Pears section", got[0])
+		}
+	})
+	t.Run("wrong dimensions", func(t *testing.T) {
+		if _, err := s.Nearest(ctx, make([]float32, 12), 1, nil); err == nil {
+			t.Error("a query of 12 dimensions against vectors of 64 gave no error")
+		}
+	})
+}
+
+func TestRelatedExcludesTheNote(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	embedAll(t, s, fruitVault(20))
+	ctx := context.Background()
+	got, err := s.Related(ctx, "fruit/010.md", 3, nil)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("Related = %+v, %v", got, err)
+	}
+	for _, m := range got {
+		if m.Path == "fruit/010.md" || m.Path == "zeta.md" {
+			t.Errorf("related to fruit/010.md: %+v", got)
+		}
+	}
+	if got[0].Path != "fruit/009.md" && got[0].Path != "fruit/011.md" {
+		t.Errorf("nearest to 10 apples is %s, want 9 or 11 apples", got[0].Path)
+	}
+	if _, err := s.Related(ctx, "nowhere.md", 3, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Related of an unknown note: %v, want ErrNotFound", err)
+	}
+}
+
+func TestVectorsAreCloseToTheModels(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	src := fruitVault(3)
+	embedAll(t, s, src)
+	s.Close()
+	s = openStore(t, dir) // what Open loads, not what the queue left in memory
+	defer s.Close()
+	ctx := context.Background()
+	vs, err := s.Vectors(ctx, "fruit/002.md")
+	if err != nil || len(vs) != 2 {
+		t.Fatalf("Vectors = %d, %v", len(vs), err)
+	}
+	for i, c := range chunksOf(mustNote(t, src, "fruit/002.md"), 200) {
+		if cos := cosine(vs[i], wordVector(c.text, 64)); cos < 0.995 {
+			t.Errorf("chunk %d: cosine %f to the model's vector", i, cos)
+		}
+	}
+	ms, err := s.Nearest(ctx, wordVector("quasar", 64), 1, nil)
+	if err != nil || len(ms) != 1 || ms[0].Path != "zeta.md" {
+		t.Errorf("after reopening, Nearest = %+v, %v", ms, err)
+	}
+}
+
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// TestCodesSetAndRemove checks the in-memory codes against a plain map
+// through random replacements and removals.
+func TestCodesSetAndRemove(t *testing.T) {
+	c := newCodes(64, 0)
+	want := map[int64][]int64{} // note → vec ids
+	r := rand.New(rand.NewPCG(3, 4))
+	vec := int64(0)
+	for range 5000 {
+		id := int64(r.IntN(50) + 1)
+		if r.IntN(4) == 0 {
+			c.remove(id)
+			delete(want, id)
+			continue
+		}
+		var es []entry
+		var ids []int64
+		for j := range r.IntN(5) {
+			vec++
+			es = append(es, entry{ord: int32(j), vec: vec, code: []uint64{uint64(vec)}})
+			ids = append(ids, vec)
+		}
+		c.set(id, fmt.Sprint(id), es)
+		if len(ids) == 0 {
+			delete(want, id)
+		} else {
+			want[id] = ids
+		}
+	}
+	got := map[int64][]int64{}
+	for i, sl := range c.slot {
+		if c.code[i] != uint64(c.vec[i]) {
+			t.Fatalf("entry %d: code %d, vec %d", i, c.code[i], c.vec[i])
+		}
+		got[c.noteID[sl]] = append(got[c.noteID[sl]], c.vec[i])
+	}
+	for id, ids := range want {
+		g := got[id]
+		if len(g) != len(ids) {
+			t.Fatalf("note %d: entries %v, want %v", id, g, ids)
+		}
+		for _, v := range ids {
+			found := false
+			for _, x := range g {
+				found = found || x == v
+			}
+			if !found {
+				t.Fatalf("note %d: entries %v, want %v", id, g, ids)
+			}
+		}
+		if sl := c.byPath[fmt.Sprint(id)]; c.noteID[sl] != id || len(c.entries[sl]) != len(ids) {
+			t.Fatalf("note %d: slot %d holds note %d with %d entries", id, sl, c.noteID[sl], len(c.entries[sl]))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d notes in memory, want %d", len(got), len(want))
+	}
+}

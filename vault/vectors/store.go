@@ -1,0 +1,176 @@
+package vectors
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/margin-md/margin/vault/store"
+)
+
+// schema holds the migration steps of the vectors database. Append, never
+// edit.
+var schema = []string{`
+-- One row per embedding model the queue has used; state.model is the
+-- current one. A vector's dimensions are its model's.
+CREATE TABLE models (
+	id          INTEGER PRIMARY KEY,
+	fingerprint TEXT    NOT NULL UNIQUE,
+	dims        INTEGER NOT NULL DEFAULT 0 -- 0 until its first vector
+);
+
+-- The notes the queue has chunked, by path. version is the source's
+-- version the chunks were made from; pending is set while some chunk has
+-- no vector of the current model, so the queue finds its work by mtime
+-- without looking at every chunk.
+CREATE TABLE notes (
+	id       INTEGER PRIMARY KEY,
+	path     TEXT    NOT NULL UNIQUE,
+	mtime_ns INTEGER NOT NULL,
+	version  TEXT    NOT NULL,
+	pending  INTEGER NOT NULL
+);
+CREATE INDEX notes_pending ON notes(mtime_ns) WHERE pending = 1;
+
+-- A note's chunks, in order; hash is the chunk text's (see hashOf), which
+-- the queue re-reads from the source when it embeds: no text is kept here.
+CREATE TABLE chunks (
+	note_id INTEGER NOT NULL,
+	ord     INTEGER NOT NULL,
+	line    INTEGER NOT NULL,
+	heading TEXT    NOT NULL,
+	hash    BLOB    NOT NULL,
+	tokens  INTEGER NOT NULL, -- estimated, for the daily budget
+	PRIMARY KEY (note_id, ord)
+) WITHOUT ROWID;
+CREATE INDEX chunks_hash ON chunks(hash);
+
+-- Content-addressed: one vector per chunk text and model, whichever notes
+-- hold that text. q8 is the unit vector's int8 components (times scale),
+-- bits its sign bits, little-endian words of 64 dimensions.
+CREATE TABLE vectors (
+	id    INTEGER PRIMARY KEY,
+	model INTEGER NOT NULL,
+	hash  BLOB    NOT NULL,
+	scale REAL    NOT NULL,
+	q8    BLOB    NOT NULL,
+	bits  BLOB    NOT NULL,
+	UNIQUE (model, hash)
+);
+
+-- The queue's state, for a restart and for other processes (see
+-- Store.Progress): model, model_before, queue_state, queue_note,
+-- last_error, resumes.
+CREATE TABLE state (
+	key   TEXT PRIMARY KEY,
+	value ANY
+) WITHOUT ROWID;
+
+-- What the queue embedded each local day, for the daily budget.
+CREATE TABLE spent (
+	day    TEXT    PRIMARY KEY, -- YYYY-MM-DD
+	chunks INTEGER NOT NULL,
+	tokens INTEGER NOT NULL
+) WITHOUT ROWID;
+`}
+
+// Store is the vectors database and the in-memory codes Nearest scans. It
+// is safe for concurrent use.
+type Store struct {
+	db *sql.DB
+
+	mu  sync.RWMutex // guards mem, and model with it
+	mem *codes       // of the current model's vectors; nil before it has any
+	// model is the current model: its id in models, fingerprint and dims.
+	model model
+}
+
+type model struct {
+	id          int64
+	fingerprint string
+	dims        int
+}
+
+// Open opens (creating if needed) the vectors database at path and loads
+// the codes of the current model's vectors into memory (about a second
+// for 500,000 chunks).
+func Open(ctx context.Context, path string) (*Store, error) {
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("opening vectors: %w", err)
+	}
+	if err := store.Migrate(ctx, db, "vectors", schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening vectors: %w", err)
+	}
+	s := &Store{db: db}
+	if err := s.load(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening vectors: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Check verifies that the database file is sound, for margin doctor.
+func (s *Store) Check(ctx context.Context) error {
+	if err := store.Check(ctx, s.db); err != nil {
+		return fmt.Errorf("vectors database: %w", err)
+	}
+	return nil
+}
+
+// load reads the current model and the codes of its vectors.
+func (s *Store) load(ctx context.Context) error {
+	m, err := currentModel(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	var mem *codes
+	if m.dims > 0 {
+		if mem, err = loadCodes(ctx, s.db, m); err != nil {
+			return fmt.Errorf("loading vectors: %w", err)
+		}
+	}
+	s.mu.Lock()
+	s.model, s.mem = m, mem
+	s.mu.Unlock()
+	return nil
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// currentModel reads state.model; the zero model when none was set.
+func currentModel(ctx context.Context, q querier) (model, error) {
+	var m model
+	err := q.QueryRowContext(ctx, `SELECT m.id, m.fingerprint, m.dims FROM state s JOIN models m ON m.id = s.value WHERE s.key = 'model'`).
+		Scan(&m.id, &m.fingerprint, &m.dims)
+	if errors.Is(err, sql.ErrNoRows) {
+		return model{}, nil
+	}
+	if err != nil {
+		return model{}, fmt.Errorf("reading the model: %w", err)
+	}
+	return m, nil
+}
+
+func collect(ctx context.Context, q querier, query string, args []any, scan func(*sql.Rows) error) error {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
