@@ -40,6 +40,9 @@ type clientCapabilities struct {
 		ShowDocument struct {
 			Support bool `json:"support"`
 		} `json:"showDocument"`
+		// WorkDoneProgress: the client accepts progress tokens the server
+		// creates, for the background embedding.
+		WorkDoneProgress bool `json:"workDoneProgress"`
 	} `json:"window"`
 }
 
@@ -143,12 +146,14 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	aopts.Editor = editor{s}
 	qopts := s.opts.Query
 	qopts.Editor = editor{s}
+	eopts := s.opts.Embed
+	eopts.OnProgress = s.hearEmbedding
 	// The agents subscribe to the vault as it opens, before it runs, so
 	// they miss no change.
 	ws, err := workspace.Open(ctx, workspace.Options{
-		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query,
+		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query | workspace.Embeddings,
 		LLM: s.opts.LLM, Ledger: s.opts.Ledger, Recorders: []llm.Recorder{&s.model},
-		Agents: aopts, Query: qopts, History: s.opts.History, Logger: s.logger,
+		Agents: aopts, Query: qopts, Embed: eopts, History: s.opts.History, Logger: s.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)

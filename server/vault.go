@@ -23,6 +23,11 @@ func (s *Server) vaultStatus(ctx context.Context, _ *empty) (protocol.StatusResu
 		if res.Agents, err = ws.Agents.Counts(ctx); err != nil {
 			return protocol.StatusResult{}, err
 		}
+		e, err := ws.Vectors.Status(ctx)
+		if err != nil {
+			return protocol.StatusResult{}, err
+		}
+		res.Embedding = EmbeddingStatus(e)
 	}
 	return res, nil
 }

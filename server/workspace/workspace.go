@@ -45,6 +45,11 @@ const (
 	Evolution
 	// Query is the query and log flow (margin ask, log/append).
 	Query
+	// Embeddings is the notes' vectors, opened in the background: related
+	// notes, and search by meaning once embedded. Run embeds what changed
+	// (margin serve); Vectors.Embed embeds in the foreground (margin
+	// embed).
+	Embeddings
 )
 
 // Options say what a workspace opens and how.
@@ -70,7 +75,9 @@ type Options struct {
 	Query  query.Options
 	// History configures the record of margin's writes into the vault.
 	History history.Options
-	Logger  *slog.Logger
+	// Embed configures the Embeddings part.
+	Embed  EmbedOptions
+	Logger *slog.Logger
 }
 
 // Workspace is an open vault and the parts opened on it; a part not asked
@@ -86,6 +93,7 @@ type Workspace struct {
 	Agents    *task.Runtime
 	Evolution *evolution.Evolution
 	Query     *query.Engine
+	Vectors   *Vectors
 
 	slot      *ledger.Slot
 	keep      time.Duration // of the ledger's calls: the history's
@@ -172,6 +180,10 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 		w.Evolution = evo
 	}
+	if opts.Parts&Embeddings != 0 {
+		w.Vectors = openVectors(ctx, v, opts.LLM, opts.Embed, opts.Logger)
+		v.Subscribe(func([]vault.Change) { w.Vectors.changed() })
+	}
 	if opts.Parts&Query != 0 {
 		e, err := query.New(ctx, v, opts.LLM, opts.Query)
 		if err != nil {
@@ -195,8 +207,9 @@ func (w *Workspace) KeepLedger(ctx context.Context) {
 	}
 }
 
-// Run watches the vault, runs the agents, when they were opened, and
-// keeps the ledger until ctx is done and all have stopped.
+// Run watches the vault, runs the agents and embeds changed notes, when
+// they were opened, and keeps the ledger until ctx is done and all have
+// stopped.
 func (w *Workspace) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { w.KeepLedger(ctx) })
@@ -206,6 +219,9 @@ func (w *Workspace) Run(ctx context.Context) {
 				w.logger.Error("agents stopped", "err", err)
 			}
 		})
+	}
+	if w.Vectors != nil {
+		wg.Go(func() { w.Vectors.run(ctx) })
 	}
 	if err := w.Vault.Run(ctx); err != nil && ctx.Err() == nil {
 		w.logger.Error("vault stopped", "err", err)
@@ -222,7 +238,11 @@ func (w *Workspace) Close() error {
 		}
 		// The last writes' commits go to git before the database closes.
 		w.Vault.Root().SetRecorder(nil)
-		w.closeErr = errors.Join(w.History.Close(), w.Vault.Close())
+		var vecErr error
+		if w.Vectors != nil {
+			vecErr = w.Vectors.close()
+		}
+		w.closeErr = errors.Join(w.History.Close(), vecErr, w.Vault.Close())
 	})
 	return w.closeErr
 }
