@@ -142,6 +142,41 @@ func embeddingLines(e workspace.Embedding) []string {
 	return lines
 }
 
+// vectorsDetail is doctor's line on the embedding: "86 of 90 chunks
+// embedded with ollama/embeddinggemma@768, 4 left (stopped); 1200 tokens
+// today, no daily limit".
+func vectorsDetail(e workspace.Embedding) string {
+	if e.Off {
+		return e.Why
+	}
+	s := fmt.Sprintf("%d of %d chunks embedded with %s, %d left (%s", e.Embedded, e.Embedded+e.Left, e.Model, e.Left, e.State)
+	if e.Elsewhere {
+		s += " in another margin process"
+	}
+	if e.Rate > 0 {
+		s += fmt.Sprintf(", %.1f chunks a second", e.Rate)
+	}
+	s += ")"
+	if e.Note != "" {
+		s += ": " + e.Note
+	}
+	if e.Reembedding {
+		s += fmt.Sprintf("; the model changed from %s, so every chunk is embedded again", e.ModelBefore)
+	}
+	if e.DailyTokens > 0 {
+		s += fmt.Sprintf("; %d of %d tokens today (agents.daily_embed_token_budget)", e.TokensToday, e.DailyTokens)
+	} else {
+		s += fmt.Sprintf("; %d tokens today, no daily limit (agents.daily_embed_token_budget: 0)", e.TokensToday)
+	}
+	if e.LastError != "" {
+		s += "; last error: " + e.LastError
+	}
+	if e.KeywordOnly {
+		s += "; search is by keyword: " + e.Why
+	}
+	return s
+}
+
 // embeddingFindings are doctor's lines on the notes' vectors: the model
 // (reachable, pulled), how far the embedding is, and what stops it.
 func embeddingFindings(ctx context.Context, cfg Config, ws *workspace.Workspace) []finding {
@@ -179,8 +214,7 @@ func embeddingFindings(ctx context.Context, cfg Config, ws *workspace.Workspace)
 	if err != nil {
 		return append(out, finding{check: "vectors", detail: err.Error()})
 	}
-	f := finding{check: "vectors", ok: true, detail: strings.TrimPrefix(strings.Join(embeddingLines(e), "; "), "embedding  ")}
-	f.detail = strings.Join(strings.Fields(f.detail), " ")
+	f := finding{check: "vectors", ok: true, detail: vectorsDetail(e)}
 	switch {
 	case e.Off:
 		f.warn = true

@@ -261,7 +261,7 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 	if !held {
 		// Whatever the last queue recorded, none runs now: a killed one
 		// leaves "embedding" behind.
-		e.State, e.Rate = vectors.Stopped, 0
+		e.State, e.Rate, e.Note, e.Resumes = vectors.Stopped, 0, "", time.Time{}
 	}
 	return e, nil
 }
@@ -273,7 +273,7 @@ func (vs *Vectors) embedding(p vectors.Progress) Embedding {
 	case vs.emb == nil:
 		e.Off, e.KeywordOnly, e.Why = true, true, vs.off+": searching by keyword"
 	case p.State == vectors.Waiting:
-		e.KeywordOnly, e.Why = true, "waiting for the embedding model ("+p.LastError+"): searching by keyword meanwhile"
+		e.KeywordOnly, e.Why = true, "waiting for the embedding model (see lastError): searching by keyword meanwhile"
 	case p.Embedded == 0:
 		e.KeywordOnly, e.Why = true, "no note is embedded yet: searching by keyword meanwhile"
 	}
