@@ -219,8 +219,10 @@ func embeddingFindings(ctx context.Context, cfg Config, ws *workspace.Workspace)
 	case e.Off:
 		f.warn = true
 		f.fix = "configure llm.tiers.embed (e.g. ollama: embeddinggemma) and run: ollama pull embeddinggemma"
-	case e.State == vectors.Paused:
+	case e.DailyTokens > 0 && e.Left > 0 && e.TokensToday > 0 && (e.State == vectors.Paused || e.State == vectors.Stopped):
+		// A stopped queue records no pause: what today spent says it.
 		f.warn = true
+		f.detail += "; what is left may wait for tomorrow's budget"
 		f.fix = "wait for tomorrow, or raise agents.daily_embed_token_budget (0: no limit) and restart margin"
 	case e.State == vectors.Waiting && !e.Elsewhere:
 		f.warn = true
