@@ -189,9 +189,9 @@ func (s *Server) addTools() {
 	t.InputSchema = schema[SearchArgs](map[string][]any{"mode": {"auto", "all", "any", "phrase"}})
 	add(s, t, s.searchNotes)
 
-	add(s, readOnly("related_notes", "Related notes", "The notes nearest a note by meaning that it neither links to nor is linked from: links the person may be missing. Each with the path, heading and line of its nearest section and a score (cosine similarity). Empty, with the reason, before the notes are embedded."), s.relatedNotes)
-
 	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
+
+	add(s, readOnly("related_notes", "Related notes", "The notes nearest a note by meaning that it neither links to nor is linked from: links the person may be missing. Each with the path, heading and line of its nearest section and a score (cosine similarity). Empty, with the reason, before the notes are embedded."), s.relatedNotes)
 
 	t = readOnly("list_tasks", "List tasks", "List the vault's task notes with their fields and the TLDR of their agent's report.")
 	t.InputSchema = schema[TasksArgs](map[string][]any{"status": enum(changes.TaskStatuses())})
