@@ -147,7 +147,7 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	qopts := s.opts.Query
 	qopts.Editor = editor{s}
 	eopts := s.opts.Embed
-	eopts.OnProgress = s.hearEmbedding
+	eopts.Background, eopts.OnProgress = true, s.hearEmbedding
 	// The agents subscribe to the vault as it opens, before it runs, so
 	// they miss no change.
 	ws, err := workspace.Open(ctx, workspace.Options{

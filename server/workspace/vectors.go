@@ -22,6 +22,10 @@ type EmbedOptions struct {
 	// DailyTokens is agents.daily_embed_token_budget: the estimated
 	// tokens embedded in a day; 0 for no limit.
 	DailyTokens int
+	// Background is set when Run embeds changed notes (margin serve): the
+	// store opens after Run's first scan, which a warm start then has
+	// the cores to itself for. Otherwise it opens at once.
+	Background bool
 	// OnProgress, unless nil, hears the background queue's progress after
 	// each batch and change of state, from the queue's goroutine.
 	OnProgress func(Embedding)
@@ -41,7 +45,8 @@ const lockRetry = time.Minute
 // the background so that a warm start does not wait for its codes, and the
 // queue that embeds what changed, when a model is configured.
 type Vectors struct {
-	opened chan struct{} // closed once store or openErr is set
+	opened chan struct{}      // closed once store or openErr is set
+	cancel context.CancelFunc // stops an open that waits for the first scan
 	store  *vectors.Store
 	// openErr is why the store could not open; search is by keyword.
 	openErr error
@@ -53,24 +58,41 @@ type Vectors struct {
 	log  *slog.Logger
 	lock string // embedLock's path
 
-	mu    sync.Mutex     // guards queue
+	mu    sync.Mutex     // guards queue and first
 	queue *vectors.Queue // this process's, while it runs one
+	// first is the progress read as the store opened, beside the index's
+	// scan: the first Status takes it rather than count the chunks again
+	// after the scan (margin status asks once).
+	first *vectors.Progress
 }
 
-// openVectors starts opening the vectors store of v in the background and
-// picks the embedder from client's configuration (no call is made).
+// openVectors starts opening the vectors store of v in the background
+// (after Run's first scan when opts.Background) and picks the embedder
+// from client's configuration (no call is made).
 func openVectors(ctx context.Context, v *vault.Vault, client *llm.Client, opts EmbedOptions, log *slog.Logger) *Vectors {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	vs := &Vectors{
-		opened: make(chan struct{}), src: vectors.FromIndex(v.Index()), opts: opts, log: log,
+		opened: make(chan struct{}), cancel: cancel, src: vectors.FromIndex(v.Index()), opts: opts, log: log,
 		lock: filepath.Join(v.StateDir(), embedLock),
 	}
 	vs.emb, vs.off = embedderOf(client)
 	path := filepath.Join(v.StateDir(), vectors.FileName)
 	go func() {
 		defer close(vs.opened)
-		vs.store, vs.openErr = vectors.Open(context.WithoutCancel(ctx), path)
+		if opts.Background {
+			if vs.openErr = v.WaitReady(ctx); vs.openErr != nil {
+				return // closed first, or the vault stopped: it says why
+			}
+		}
+		vs.store, vs.openErr = vectors.Open(ctx, path)
 		if vs.openErr != nil {
 			log.Error("searching by keyword only", "err", vs.openErr)
+			return
+		}
+		if p, err := vs.store.Progress(ctx); err == nil {
+			vs.mu.Lock()
+			vs.first = &p
+			vs.mu.Unlock()
 		}
 	}()
 	return vs
@@ -89,6 +111,7 @@ func (vs *Vectors) Store(ctx context.Context) (*vectors.Store, error) {
 
 // close waits for the store to open, then closes it. No queue may run.
 func (vs *Vectors) close() error {
+	vs.cancel()
 	<-vs.opened
 	if vs.store == nil {
 		return nil
@@ -142,6 +165,9 @@ func (vs *Vectors) start(ctx context.Context, onProgress func(vectors.Progress))
 // run embeds in the background until ctx is done (margin serve), after
 // any other process embedding the vault has stopped.
 func (vs *Vectors) run(ctx context.Context) {
+	if !vs.opts.Background {
+		return
+	}
 	for {
 		q, release, err := vs.start(ctx, func(p vectors.Progress) {
 			if vs.opts.OnProgress != nil {
@@ -243,13 +269,16 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 		return Embedding{Off: true, KeywordOnly: true, Why: "the vectors database cannot be read (" + err.Error() + "): searching by keyword", DailyTokens: vs.opts.DailyTokens}, nil
 	}
 	vs.mu.Lock()
-	q := vs.queue
+	q, first := vs.queue, vs.first
+	vs.first = nil
 	vs.mu.Unlock()
 	if q != nil {
 		return vs.embedding(q.Progress()), nil
 	}
-	p, err := s.Progress(ctx)
-	if err != nil {
+	var p vectors.Progress
+	if first != nil {
+		p = *first
+	} else if p, err = s.Progress(ctx); err != nil {
 		return Embedding{}, fmt.Errorf("reading the embedding's progress: %w", err)
 	}
 	held, err := store.Held(vs.lock)

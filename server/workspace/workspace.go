@@ -127,6 +127,12 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 
 func (w *Workspace) open(ctx context.Context, opts Options) error {
 	v := w.Vault
+	if opts.Parts&Embeddings != 0 {
+		// A command's scan comes next, which the vectors do not depend
+		// on: their database opens meanwhile.
+		w.Vectors = openVectors(ctx, v, opts.LLM, opts.Embed, opts.Logger)
+		v.Subscribe(func([]vault.Change) { w.Vectors.changed() })
+	}
 	if opts.Scan {
 		if _, err := v.Scan(ctx, opts.Progress); err != nil {
 			return err
@@ -180,10 +186,6 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 		w.Evolution = evo
 	}
-	if opts.Parts&Embeddings != 0 {
-		w.Vectors = openVectors(ctx, v, opts.LLM, opts.Embed, opts.Logger)
-		v.Subscribe(func([]vault.Change) { w.Vectors.changed() })
-	}
 	if opts.Parts&Query != 0 {
 		e, err := query.New(ctx, v, opts.LLM, opts.Query)
 		if err != nil {
@@ -207,9 +209,9 @@ func (w *Workspace) KeepLedger(ctx context.Context) {
 	}
 }
 
-// Run watches the vault, runs the agents and embeds changed notes, when
-// they were opened, and keeps the ledger until ctx is done and all have
-// stopped.
+// Run watches the vault, runs the agents, when they were opened, embeds
+// changed notes, when Embed.Background, and keeps the ledger until ctx is
+// done and all have stopped.
 func (w *Workspace) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { w.KeepLedger(ctx) })
