@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -111,5 +112,31 @@ func TestEmbedWithoutAModelServer(t *testing.T) {
 	out, _, code = runMargin(t, env, "search", "--vault", vault, "seeds")
 	if code != 0 || !strings.Contains(out, "Notes/Garden.md") {
 		t.Errorf("search offline: exit %d\n%s\nwant Garden.md", code, out)
+	}
+}
+
+func TestAModelChangeEmbedsAgainAndSaysSo(t *testing.T) {
+	vault := meaningVault(t)
+	fake := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b", "embeddinggemma")
+	env := []string{"OLLAMA_HOST=" + fake.URL}
+	if out, errOut, code := runMargin(t, env, "embed", "--vault", vault); code != 0 {
+		t.Fatalf("embed: exit %d\n%s%s", code, out, errOut)
+	}
+	spent := fake.Embedder.Tokens()
+
+	// Fewer dimensions are another vector space; a budget of a little
+	// more than the first run spent stops the second part way.
+	env = append(env, "MARGIN_LLM_EMBED_DIMS=256", "MARGIN_AGENTS_DAILY_EMBED_TOKEN_BUDGET="+strconv.Itoa(spent+20))
+	out, errOut, code := runMargin(t, env, "embed", "--vault", vault)
+	if code != exitFailure || !strings.Contains(out, "the model changed from ollama/embeddinggemma@768: every chunk is embedded again") ||
+		!strings.Contains(out, "model    ollama/embeddinggemma@256") {
+		t.Errorf("embed with a new model over budget: exit %d\n%s%s\nwant the change of model said", code, out, errOut)
+	}
+	out, _, _ = runMargin(t, env, "doctor", "--vault", vault)
+	if !strings.Contains(out, "the model changed from ollama/embeddinggemma@768, so every chunk is embedded again") {
+		t.Errorf("doctor:\n%s\nwant the change of model said", out)
+	}
+	if out, errOut, code := runMargin(t, []string{"OLLAMA_HOST=" + fake.URL, "MARGIN_LLM_EMBED_DIMS=256"}, "embed", "--vault", vault); code != 0 || strings.Contains(out, "model changed") || !strings.Contains(out, "4 of 4 chunks") {
+		t.Errorf("embed with the new model and no budget: exit %d\n%s%s\nwant all 4 chunks and the change done", code, out, errOut)
 	}
 }
