@@ -116,51 +116,73 @@ func (c *codes) removeAt(p int32) {
 	c.slot, c.ord, c.vec = c.slot[:last], c.ord[:last], c.vec[:last]
 }
 
-// loadCodes reads the codes of model m's vectors for every chunk.
+// loadCodes reads the codes of model m's vectors for every chunk. It reads
+// the vectors table in its own order (unordered, rather than sorted by
+// note: SQLite would sort 500,000 rows of codes in memory, 100 MB at the
+// peak) and the chunks of each through chunks_hash, then groups entries
+// by note.
 func loadCodes(ctx context.Context, q querier, m model) (*codes, error) {
 	var n int
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks c JOIN vectors v ON v.model = ? AND v.hash = c.hash`, m.id).Scan(&n); err != nil {
 		return nil, err
 	}
+	paths := make(map[int64]string)
+	err := collect(ctx, q, `SELECT id, path FROM notes`, nil, func(r *sql.Rows) error {
+		var id int64
+		var p string
+		err := r.Scan(&id, &p)
+		paths[id] = p
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
 	// Sized once: growing by doubling would hold two copies at the peak.
 	c := newCodes(m.dims, n)
-	var (
-		cur  int64 = -1
-		path string
-		es   []entry
-		buf  []uint64 // the codes of es, reused from note to note
-	)
-	flush := func() {
-		if cur >= 0 {
-			c.set(cur, path, es)
-		}
-		es, buf = es[:0], buf[:0]
-	}
-	err := collect(ctx, q, `SELECT c.note_id, n.path, c.ord, v.id, v.bits FROM chunks c
-		JOIN notes n ON n.id = c.note_id
-		JOIN vectors v ON v.model = ? AND v.hash = c.hash
-		ORDER BY c.note_id, c.ord`, []any{m.id}, func(r *sql.Rows) error {
+	c.code = c.code[:n*c.words]
+	perSlot := []int32{}
+	i := 0
+	// +v.model: no index on it, so that the vectors table is read in
+	// order rather than by hash, a page at random for every row.
+	err = collect(ctx, q, `SELECT c.note_id, c.ord, v.id, v.bits FROM vectors v
+		CROSS JOIN chunks c ON c.hash = v.hash WHERE +v.model = ?`, []any{m.id}, func(r *sql.Rows) error {
 		var id, vec int64
-		var p string
 		var ord int32
 		var bits sql.RawBytes
-		if err := r.Scan(&id, &p, &ord, &vec, &bits); err != nil {
+		if err := r.Scan(&id, &ord, &vec, &bits); err != nil {
 			return err
 		}
-		if id != cur {
-			flush()
-			cur, path = id, p
+		if i == n { // a row added since the count: the next reload has it
+			return nil
 		}
-		buf = slices.Grow(buf, c.words)[:len(buf)+c.words]
-		code := buf[len(buf)-c.words:]
-		readCode(code, bits)
-		es = append(es, entry{ord: ord, vec: vec, code: code})
+		sl, ok := c.bySlot[id]
+		if !ok {
+			sl = int32(len(c.noteID))
+			c.bySlot[id], c.byPath[paths[id]] = sl, sl
+			c.noteID, c.path = append(c.noteID, id), append(c.path, paths[id])
+			perSlot = append(perSlot, 0)
+		}
+		perSlot[sl]++
+		readCode(c.code[i*c.words:(i+1)*c.words], bits)
+		c.slot, c.ord, c.vec = append(c.slot, sl), append(c.ord, ord), append(c.vec, vec)
+		i++
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	flush()
+	c.code = c.code[:i*c.words]
+	// Each slot's positions, cut from one array.
+	all := make([]int32, i)
+	c.entries = make([][]int32, len(c.noteID))
+	off := 0
+	for sl, k := range perSlot {
+		c.entries[sl] = all[off : off : off+int(k)]
+		off += int(k)
+	}
+	for p, sl := range c.slot {
+		c.entries[sl] = append(c.entries[sl], int32(p))
+	}
 	return c, nil
 }
 

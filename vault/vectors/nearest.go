@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -204,7 +205,11 @@ func (c *codes) scan(code []uint64, query int, mask []uint64, want int) []candid
 		if mask != nil && mask[sl/64]&(1<<(sl%64)) == 0 {
 			continue
 		}
-		d := hamming(code, c.code[i*w:(i+1)*w])
+		// hamming, inlined: this loop is the query's cost.
+		e, d := c.code[i*w:i*w+w], 0
+		for j, x := range code {
+			d += bits.OnesCount64(x ^ e[j])
+		}
 		if len(h) == want {
 			if d >= h[0].dist {
 				continue

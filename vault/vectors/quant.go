@@ -2,7 +2,6 @@ package vectors
 
 import (
 	"math"
-	"math/bits"
 )
 
 // Each vector is stored twice, both small: as int8 components with one
@@ -86,16 +85,6 @@ func signBits(v []float32) []uint64 {
 }
 
 func wordsOf(dims int) int { return (dims + 63) / 64 }
-
-// hamming is the number of bits that differ between codes a and b.
-func hamming(a, b []uint64) int {
-	d := 0
-	b = b[:len(a)]
-	for i, x := range a {
-		d += bits.OnesCount64(x ^ b[i])
-	}
-	return d
-}
 
 // Codes are stored as little-endian bytes.
 
