@@ -11,7 +11,6 @@ import (
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
-	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/related"
 	"github.com/margin-md/margin/vault/store"
 	"github.com/margin-md/margin/vault/vectors"
@@ -40,6 +39,14 @@ const embedLock = "embed.lock"
 // embedding tries to take over: a margin embed in a terminal mostly ends
 // within minutes, and a minute's delay costs nothing but freshness.
 const lockRetry = time.Minute
+
+// openGrace is how long after margin serve's first scan the vectors
+// wait to open, and the queue with them to look for work (some tens of
+// milliseconds of reading at 10,000 notes): an editor's first requests
+// (status, the open notes' lenses) come within it and get the cores. It
+// delays nothing a person waits for: search and related notes wait for
+// the store only in that window.
+const openGrace = 2 * time.Second
 
 // Vectors is the notes' embeddings: the store beside the index, opened in
 // the background so that a warm start does not wait for its codes, and the
@@ -82,6 +89,14 @@ func openVectors(ctx context.Context, v *vault.Vault, client *llm.Client, opts E
 		if opts.Background {
 			if vs.openErr = v.WaitReady(ctx); vs.openErr != nil {
 				return // closed first, or the vault stopped: it says why
+			}
+			t := time.NewTimer(openGrace)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				vs.openErr = ctx.Err()
+				return
+			case <-t.C:
 			}
 		}
 		vs.store, vs.openErr = vectors.Open(ctx, path)
@@ -348,8 +363,6 @@ func (w *Workspace) Related(ctx context.Context, path string, limit int) (Relate
 			why += fmt.Sprintf(" (%d chunks left to embed)", e.Left)
 		}
 		return RelatedNotes{Notes: []related.Note{}, Why: why}, nil
-	case errors.Is(err, index.ErrNotFound):
-		return RelatedNotes{}, err
 	case err != nil:
 		return RelatedNotes{}, err
 	}
