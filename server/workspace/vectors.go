@@ -43,9 +43,8 @@ const lockRetry = time.Minute
 // openGrace is how long after margin serve's first scan the vectors
 // wait to open, and the queue with them to look for work (some tens of
 // milliseconds of reading at 10,000 notes): an editor's first requests
-// (status, the open notes' lenses) come within it and get the cores. It
-// delays nothing a person waits for: search and related notes wait for
-// the store only in that window.
+// (status, the open notes' lenses) come within it and get the cores.
+// Related notes asked for in that window wait for it.
 const openGrace = 2 * time.Second
 
 // Vectors is the notes' embeddings: the store beside the index, opened in
