@@ -24,7 +24,11 @@ import (
 // cluster's centre). Each vault's database is built once and kept in the
 // temp dir (some 250 MB at 100k), keyed by its shape and the schema.
 //
-//	go test -run '^$' -bench . -benchtime 200x ./vault/vectors/
+//	go test -run '^$' -bench Nearest -benchtime 200x ./vault/vectors/
+//	go test -run '^$' -bench PeakRSS -benchtime 1x ./vault/vectors/
+//
+// (PeakRSS starts a child process an iteration.) The first run builds the
+// databases: some two minutes at 100k notes.
 //
 // BenchmarkNearest reports p50-ms and p99-ms a query (filter applied
 // before ranking included), recall@10 against exact int8 ranking, and,

@@ -18,7 +18,8 @@ type QueueOptions struct {
 	// Batch is the most chunks one Embed call takes; 0 for 32.
 	Batch int
 	// Retry is how long the queue waits after the embedder failed before
-	// trying again, doubled on each failure up to 32 times; 0 for 30 s.
+	// trying again, doubled on each failure in a row up to 32 times as
+	// long; 0 for 30 s.
 	Retry time.Duration
 	// OnProgress, unless nil, is called with the progress after each change
 	// of state and each batch, from the queue's goroutine: for $/progress.
@@ -30,7 +31,7 @@ type QueueOptions struct {
 type Progress struct {
 	Model     string  // the embedder's fingerprint; "" before the queue ran
 	Embedded  int     // chunks of current notes with a vector of Model
-	Left      int     // chunks (or, for notes not yet chunked, sections) still to embed
+	Left      int     // chunks of current notes with no vector of Model
 	Rate      float64 // chunks embedded a second, over the last minute; 0 when idle
 	State     State
 	Note      string    // why, for Paused and Waiting: "daily budget of 100000 tokens spent", the embedder's error
@@ -191,7 +192,7 @@ func (q *Queue) Run(ctx context.Context) error {
 			wait = q.opt.Retry << min(failures-1, 5)
 			state, note := Waiting, "the embedder failed; retrying later"
 			if !errors.As(err, &ee) {
-				note = "the vectors database failed; retrying later"
+				note = "reading notes or writing vectors failed; retrying later"
 			}
 			q.update(ctx, func(p *Progress) {
 				p.State, p.Note, p.LastError, p.Resumes = state, note, err.Error(), time.Now().Add(wait)
