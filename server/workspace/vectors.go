@@ -316,7 +316,7 @@ func (vs *Vectors) embedding(p vectors.Progress) Embedding {
 	case vs.emb == nil:
 		e.Off, e.KeywordOnly, e.Why = true, true, vs.off+": searching by keyword"
 	case p.State == vectors.Waiting:
-		e.KeywordOnly, e.Why = true, "waiting for the embedding model (see lastError): searching by keyword meanwhile"
+		e.KeywordOnly, e.Why = true, "waiting to retry ("+p.Note+"): searching by keyword meanwhile"
 	case p.Embedded == 0:
 		e.KeywordOnly, e.Why = true, "no note is embedded yet: searching by keyword meanwhile"
 	}
