@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -231,5 +232,38 @@ func TestOfflineEmbedderLeavesKeywordSearch(t *testing.T) {
 	e.MustCall("vault/related", protocol.RelatedParams{Path: "Notes/Sleep.md"}, &res)
 	if res.Notes == nil || len(res.Notes) != 0 || !strings.Contains(res.Reason, "not embedded yet") {
 		t.Errorf("related while nothing is embedded = %+v, want an empty list and the reason", res)
+	}
+}
+
+// TestOneProcessEmbeds: margin embed beside a margin serve that embeds
+// the vault says so and embeds nothing; margin status reads serve's
+// progress.
+func TestOneProcessEmbeds(t *testing.T) {
+	fake := llmtest.NewOllama(t, "embeddinggemma")
+	dir := writeVault(t, meaningVault)
+	e := startEmbedding(t, dir, embedEnv(fake.URL))
+	waitEmbedded(t, e)
+	texts := fake.Embedder.Inputs()
+
+	run := func(args ...string) (string, int) {
+		cmd := exec.Command(editortest.Binary(t), append(args, "--vault", dir)...)
+		cmd.Env = append(os.Environ(), "OLLAMA_HOST="+fake.URL, "XDG_CONFIG_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	if out, code := run("embed"); code != 1 || !strings.Contains(out, "another margin process") {
+		t.Errorf("margin embed beside serve: exit %d\n%s\nwant 1 and that another process embeds", code, out)
+	}
+	if fake.Embedder.Inputs() != texts {
+		t.Errorf("margin embed beside serve embedded %d texts", fake.Embedder.Inputs()-texts)
+	}
+	if out, _ := run("status"); !strings.Contains(out, "embedding  idle (in another margin process), 6 of 6 chunks") {
+		t.Errorf("margin status beside serve:\n%s\nwant serve's progress", out)
 	}
 }
