@@ -57,8 +57,11 @@ func EmbeddingStatus(e workspace.Embedding) protocol.EmbeddingStatus {
 		Reembedding: e.Reembedding, ModelBefore: e.ModelBefore, TokensToday: e.TokensToday, DailyTokens: e.DailyTokens,
 		Elsewhere: e.Elsewhere,
 	}
-	if e.Off {
+	switch {
+	case e.Off:
 		st.State = "off"
+	case e.Opening:
+		st.State = "opening"
 	}
 	return st
 }

@@ -27,9 +27,10 @@ type StatusResult struct {
 // EmbeddingStatus is vault/status's embedding: the notes' chunks embedded
 // and left, at what rate, and why search is by keyword when it is.
 type EmbeddingStatus struct {
-	// State is off (no embedding model) or the queue's: idle, embedding,
-	// paused (the day's budget is spent), waiting (the model failed; it
-	// retries at resumes) or stopped.
+	// State is off (no embedding model), opening (margin serve opens the
+	// vectors a moment after its first scan) or the queue's: idle,
+	// embedding, paused (the day's budget is spent), waiting (the model
+	// failed; it retries at resumes) or stopped.
 	State string `json:"state"`
 	// KeywordOnly is set while a question cannot be searched by meaning:
 	// no model, the model unreachable, or nothing embedded yet; why says

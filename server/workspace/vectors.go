@@ -268,13 +268,29 @@ type Embedding struct {
 	Why         string
 	// Elsewhere is set when another process embeds the vault; Progress
 	// is then what it last recorded.
-	Elsewhere   bool
+	Elsewhere bool
+	// Opening is set while margin serve has yet to open the store (see
+	// openGrace): Progress is not known yet.
+	Opening     bool
 	DailyTokens int
 }
 
 // Status reports the embedding: this process's queue when it runs one,
-// else what the database holds.
+// else what the database holds. In margin serve it does not wait for the
+// store to open: until then it says so.
 func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
+	if vs.opts.Background {
+		select {
+		case <-vs.opened:
+		default:
+			e := vs.embedding(vectors.Progress{State: vectors.Stopped})
+			e.Opening = true
+			if !e.Off {
+				e.Why = "the notes' vectors open a moment after margin starts: searching by keyword meanwhile"
+			}
+			return e, nil
+		}
+	}
 	s, err := vs.Store(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
