@@ -41,6 +41,9 @@ type clientCapabilities struct {
 		ShowDocument struct {
 			Support bool `json:"support"`
 		} `json:"showDocument"`
+		// WorkDoneProgress: the client accepts progress tokens the server
+		// creates, for the background embedding.
+		WorkDoneProgress bool `json:"workDoneProgress"`
 	} `json:"window"`
 }
 
@@ -144,12 +147,14 @@ func (s *Server) openVault(ctx context.Context, opts vault.Options) error {
 	aopts.Editor = editor{s}
 	qopts := s.opts.Query
 	qopts.Editor = editor{s}
+	eopts := s.opts.Embed
+	eopts.Background, eopts.OnProgress = true, s.hearEmbedding
 	// The agents subscribe to the vault as it opens, before it runs, so
 	// they miss no change.
 	ws, err := workspace.Open(ctx, workspace.Options{
-		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query | workspace.Reviews,
+		Vault: opts, Parts: workspace.Agents | workspace.Evolution | workspace.Query | workspace.Reviews | workspace.Embeddings,
 		LLM: s.opts.LLM, Ledger: s.opts.Ledger, Recorders: []llm.Recorder{&s.model},
-		Agents: aopts, Query: qopts, History: s.opts.History, Logger: s.logger,
+		Agents: aopts, Query: qopts, Embed: eopts, History: s.opts.History, Logger: s.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("opening vault %s: %w", opts.Dir, err)

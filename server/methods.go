@@ -19,6 +19,7 @@ var methods = map[string]method{
 	"vault/coverage": reader((*Server).vaultCoverage),
 	"vault/search":   reader((*Server).vaultSearch),
 	"vault/rescan":   writer((*Server).vaultRescan),
+	"vault/related":  reader((*Server).vaultRelated),
 
 	"agents/list":     reader((*Server).agentsList),
 	"agents/get":      reader((*Server).agentsGet),

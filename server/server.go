@@ -45,6 +45,8 @@ type Options struct {
 	Query query.Options
 	// History configures the record of margin's writes into the vault.
 	History history.Options
+	// Embed configures the notes' embedding, which runs in the background.
+	Embed workspace.EmbedOptions
 	// MaxMessageSize caps one incoming message; larger ones are discarded.
 	MaxMessageSize int64
 	// Version is reported in serverInfo.
@@ -74,6 +76,8 @@ type Server struct {
 	exited chan int
 	// lensRefresh queues a workspace/codeLens/refresh (see refresh.go).
 	lensRefresh chan struct{}
+	// embedding is the background embedding's progress for the client.
+	embedding embedProgress
 
 	mu         sync.Mutex // guards the fields below
 	state      lifecycle
@@ -111,6 +115,7 @@ func New(opts Options) *Server {
 		connected:   make(chan struct{}),
 		exited:      make(chan int, 1),
 		lensRefresh: make(chan struct{}, 1),
+		embedding:   embedProgress{wake: make(chan struct{}, 1)},
 		inflight:    make(map[jsonrpc2.ID]context.CancelFunc),
 		appliedNow:  make(chan struct{}),
 	}
@@ -130,6 +135,7 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) int {
 
 	go s.runSerial(ctx)
 	go s.runLensRefresh(ctx)
+	go s.runEmbedProgress(ctx)
 
 	code := 1
 	select {

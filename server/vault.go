@@ -27,6 +27,11 @@ func (s *Server) vaultStatus(ctx context.Context, _ *empty) (protocol.StatusResu
 			return protocol.StatusResult{}, err
 		}
 		res.Agents = wire.AgentCounts(counts)
+		e, err := ws.Vectors.Status(ctx)
+		if err != nil {
+			return protocol.StatusResult{}, err
+		}
+		res.Embedding = EmbeddingStatus(e)
 	}
 	return res, nil
 }

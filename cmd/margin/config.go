@@ -63,6 +63,8 @@ type AgentsConfig struct {
 	WakeDeadline  time.Duration   `mapstructure:"wake_deadline"`
 	// DailyTokenBudget caps the model tokens of wakes per day; 0: none.
 	DailyTokenBudget int `mapstructure:"daily_token_budget"`
+	// DailyEmbedTokenBudget caps the tokens embedded per day; 0: none.
+	DailyEmbedTokenBudget int `mapstructure:"daily_embed_token_budget"`
 }
 
 type BackoffConfig struct {
@@ -306,6 +308,9 @@ func (c Config) validate() error {
 	}
 	if c.Agents.DailyTokenBudget < 0 {
 		bad("agents.daily_token_budget", "must be 0 (no limit) or positive, got %d", c.Agents.DailyTokenBudget)
+	}
+	if c.Agents.DailyEmbedTokenBudget < 0 {
+		bad("agents.daily_embed_token_budget", "must be 0 (no limit) or positive, got %d", c.Agents.DailyEmbedTokenBudget)
 	}
 	if c.Agents.WakeDeadline <= 0 {
 		bad("agents.wake_deadline", "must be positive, got %s", c.Agents.WakeDeadline)

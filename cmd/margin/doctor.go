@@ -93,7 +93,8 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 	stateDB, indexDB := filepath.Join(stateDir, "state.db"), filepath.Join(stateDir, "index.db")
 	// Not scanned as it opens: doctor checks the state database first, and
 	// a failed scan is a finding.
-	ws, err := workspace.Open(ctx, workspace.Options{Vault: opts, Parts: workspace.Templates, Logger: logger})
+	client, _ := llm.New(cfg.LLM) // checkModels reports a bad llm section
+	ws, err := workspace.Open(ctx, workspace.Options{Vault: opts, Parts: workspace.Templates | workspace.Embeddings, LLM: client, Embed: cfg.embedOptions(), Logger: logger})
 	if err != nil {
 		return []finding{{check: "state db", detail: err.Error(),
 			fix: fmt.Sprintf("check that %s is writable; if state.db is damaged, move it aside: margin starts a new one, and agents start over", stateDir)}}, nil
@@ -132,6 +133,7 @@ func checkVault(ctx context.Context, cfg Config, dir string, logger *slog.Logger
 		f.fix = "no markdown notes found: is --vault the right folder?"
 	}
 	out = append(out, f, rulesFinding(v.Rules()), agentsFinding(ctx, v), budgetFinding(ctx, cfg, v.DB()))
+	out = append(out, embeddingFindings(ctx, cfg, ws)...)
 	for _, w := range st.Warnings {
 		out = append(out, finding{check: "settings", warn: true, detail: w})
 	}

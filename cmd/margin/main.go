@@ -107,6 +107,8 @@ func newRootCommand() *cobra.Command {
 		newServeCommand(g),
 		newStatusCommand(g),
 		newSearchCommand(g),
+		newRelatedCommand(g),
+		newEmbedCommand(g),
 		newDoctorCommand(g),
 		newAgentsCommand(g),
 		newReportCommand(g),

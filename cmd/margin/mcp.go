@@ -43,7 +43,9 @@ to stderr.`,
 			}
 			// The server indexes the vault as the client connects (a first
 			// index takes seconds), not before: no openWorkspace.
-			o := workspace.Options{Parts: workspace.Changes | workspace.Query | workspace.Reviews, LLM: client, Ledger: slot,
+			// Embeddings for related_notes: margin mcp reads the vectors
+			// and leaves embedding to margin serve or margin embed.
+			o := workspace.Options{Parts: workspace.Changes | workspace.Query | workspace.Reviews | workspace.Embeddings, LLM: client, Ledger: slot,
 				Agents: cfg.agentsOptions(), Query: cfg.queryOptions(now.t), Vault: cfg.vaultOptions(), Logger: logger,
 				History: history.Options{Keep: cfg.History.Keep}}
 			o.Vault.Dir = dir

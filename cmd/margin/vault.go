@@ -16,6 +16,8 @@ import (
 
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
+	"github.com/margin-md/margin/server"
+	"github.com/margin-md/margin/server/protocol"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
@@ -88,7 +90,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 		Short: "Index the vault and show what margin sees in it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ws, err := g.openVault(cmd)
+			ws, err := g.openEmbeddings(cmd)
 			if err != nil {
 				return err
 			}
@@ -102,8 +104,15 @@ func newStatusCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			e, err := ws.Vectors.Status(cmd.Context())
+			if err != nil {
+				return err
+			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), st)
+				return writeJSON(cmd.OutOrStdout(), struct {
+					vault.Status
+					Embedding protocol.EmbeddingStatus `json:"embedding"`
+				}{st, server.EmbeddingStatus(e)})
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "vault\t%s\n", st.Vault)
@@ -111,6 +120,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 			fmt.Fprintf(w, "outputs\t%d (margin's reports, journals, change sets and templates)\n", st.Outputs)
 			fmt.Fprintf(w, "files\t%d indexed, %d skipped, %d failed\n", st.Indexed, st.Skipped, st.Failed)
 			w.Flush()
+			writeEmbedding(cmd.OutOrStdout(), e)
 			for _, warning := range st.Warnings {
 				fmt.Fprintf(cmd.OutOrStdout(), "  warning: %s\n", warning)
 			}

@@ -44,7 +44,7 @@ func main() {
 	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
 	real := flag.String("real", "", "a copy of a real vault (the Obsidian help vault) to measure search on, in many scripts; empty skips it")
 	goldenRoot := flag.String("golden", ".", "repository root holding the golden set (testdata/golden) to score search relevance on; empty skips it")
-	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp; weak: only the model calls of a weak model")
+	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp; weak: only the model calls of a weak model; embedding: only the embedding figures on each size")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -52,8 +52,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *only != "" && *only != "mcp" && *only != "weak" {
-		log.Fatalf("-only %q: the figures measured alone are mcp and weak (a weak model's calls)", *only)
+	if *only != "" && *only != "mcp" && *only != "weak" && *only != "embedding" {
+		log.Fatalf("-only %q: the figures measured alone are mcp, weak (a weak model's calls) and embedding", *only)
 	}
 	b := &bench{bin: abs, runs: *runs}
 	if *only == "weak" {
@@ -86,8 +86,16 @@ func main() {
 			}
 			continue
 		}
-		if err := b.measure(dir, n); err != nil {
-			log.Fatalf("%d notes: %v", n, err)
+		if *only != "embedding" {
+			if err := b.measure(dir, n); err != nil {
+				log.Fatalf("%d notes: %v", n, err)
+			}
+		}
+		if err := b.embeddingFigures(dir, n); err != nil {
+			log.Fatalf("%d notes: embedding: %v", n, err)
+		}
+		if *only == "embedding" {
+			continue
 		}
 		if n == 1000 {
 			if err := b.agentEconomy(dir, n); err != nil {

@@ -144,7 +144,7 @@ func TestToolsAndAnnotations(t *testing.T) {
 			t.Errorf("%s: input schema %v, output schema %v", tool.Name, tool.InputSchema, tool.OutputSchema)
 		}
 	}
-	want := map[string]bool{"search_notes": true, "read_note": true, "list_tasks": true, "get_report": true, "get_review": true, "ask": true,
+	want := map[string]bool{"search_notes": true, "read_note": true, "related_notes": true, "list_tasks": true, "get_report": true, "get_review": true, "ask": true,
 		"list_changes": true, "log_entry": false, "propose_edit": false, "propose_task_change": false}
 	if len(readOnly) != len(want) {
 		t.Errorf("tools %v, want %v", readOnly, want)

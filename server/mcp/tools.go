@@ -23,6 +23,7 @@ import (
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/note"
+	"github.com/margin-md/margin/vault/related"
 	"github.com/margin-md/margin/vault/retrieve"
 )
 
@@ -48,6 +49,16 @@ type (
 	ReadArgs struct {
 		Path    string `json:"path" jsonschema:"the note's path relative to the vault, e.g. Tasks/Renew passport.md"`
 		Heading string `json:"heading,omitempty" jsonschema:"only the section under this heading"`
+	}
+	RelatedArgs struct {
+		Path  string `json:"path" jsonschema:"the note's path relative to the vault, e.g. Notes/Sleep.md"`
+		Limit int    `json:"limit,omitempty" jsonschema:"at most this many notes (default 10)"`
+	}
+	RelatedResult struct {
+		Notes []related.Note `json:"notes"`
+		// Reason says why there are none, when that is not for want of
+		// other notes: no embedding model, nothing embedded yet.
+		Reason string `json:"reason,omitempty"`
 	}
 	ReadResult struct {
 		Path        string         `json:"path"`
@@ -202,6 +213,8 @@ func (s *Server) addTools() {
 
 	add(s, readOnly("read_note", "Read a note", "Read a note of the vault, or one section of it, with its frontmatter as structured content."), s.readNote)
 
+	add(s, readOnly("related_notes", "Related notes", "The notes nearest a note by meaning that it neither links to nor is linked from: links the person may be missing. Each with the path, heading and line of its nearest section and a score (cosine similarity). Empty, with the reason, before the notes are embedded."), s.relatedNotes)
+
 	t = readOnly("list_tasks", "List tasks", "List the vault's task notes with their fields and the TLDR of their agent's report.")
 	t.InputSchema = schema[TasksArgs](map[string][]any{"status": enum(changes.TaskStatuses())})
 	add(s, t, s.listTasks)
@@ -261,6 +274,54 @@ func (s *Server) searchNotes(ctx context.Context, _ *sdk.CallToolRequest, a Sear
 		text = "Searched by words (" + r.Fallback + ").\n" + text
 	}
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, r, nil
+}
+
+func (s *Server) relatedNotes(ctx context.Context, _ *sdk.CallToolRequest, a RelatedArgs) (*sdk.CallToolResult, RelatedResult, error) {
+	if a.Limit < 0 {
+		return nil, RelatedResult{}, errors.New("limit: must not be negative")
+	}
+	if a.Limit == 0 {
+		a.Limit = relatedLimit
+	}
+	p, err := s.notePath(a.Path)
+	if err != nil {
+		return nil, RelatedResult{}, err
+	}
+	if err := s.fresh(ctx); err != nil {
+		return nil, RelatedResult{}, err
+	}
+	r, err := s.ws.Related(ctx, p, a.Limit)
+	if errors.Is(err, index.ErrNotFound) {
+		return nil, RelatedResult{}, fmt.Errorf("no note at %s", p)
+	}
+	if err != nil {
+		return nil, RelatedResult{}, err
+	}
+	res := RelatedResult{Notes: r.Notes, Reason: r.Why}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: relatedText(p, res)}}}, res, nil
+}
+
+// relatedLimit is related_notes' number of notes when the call names none.
+const relatedLimit = 10
+
+// relatedText is related notes as a model reads them.
+func relatedText(path string, r RelatedResult) string {
+	if len(r.Notes) == 0 {
+		if r.Reason != "" {
+			return "No related notes: " + r.Reason + "."
+		}
+		return "No other note is near " + path + " by meaning that it does not already link to or from."
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Notes near %s by meaning, not linked to or from it, the nearest first:\n", path)
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "\n%s:%d", n.Path, n.Line)
+		if n.Heading != "" {
+			b.WriteString(" # " + n.Heading)
+		}
+		fmt.Fprintf(&b, " (%.2f)", n.Score)
+	}
+	return b.String()
 }
 
 // searchLimit is search_notes' number of hits when the call names none.

@@ -42,6 +42,7 @@ var Methods = []Method{
 	method[CoverageParams, CoverageResult]("vault/coverage"),
 	method[SearchParams, SearchResult]("vault/search"),
 	noParams[RescanResult]("vault/rescan"),
+	method[RelatedParams, RelatedResult]("vault/related"),
 
 	method[AskParams, Answer]("query/ask"),
 	method[ReplyParams, Answer]("query/reply"),

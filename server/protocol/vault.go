@@ -37,6 +37,64 @@ type StatusResult struct {
 	OpenNotes []string    `json:"openNotes"`
 	Model     ModelStatus `json:"model"`
 	Agents    AgentCounts `json:"agents"`
+	// Embedding is how far the notes' vectors are, and whether search
+	// can use them yet.
+	Embedding EmbeddingStatus `json:"embedding"`
+}
+
+// EmbeddingStatus is vault/status's embedding: the notes' chunks embedded
+// and left, at what rate, and why search is by keyword when it is.
+type EmbeddingStatus struct {
+	// State is off (no embedding model), opening (margin serve opens the
+	// vectors a moment after its first scan) or the queue's: idle,
+	// embedding, paused (the day's budget is spent), waiting (the model
+	// failed; it retries at resumes) or stopped.
+	State string `json:"state"`
+	// KeywordOnly is set while a question cannot be searched by meaning:
+	// no model, the model unreachable, or nothing embedded yet; why says
+	// which.
+	KeywordOnly bool   `json:"keywordOnly"`
+	Why         string `json:"why,omitempty"`
+	// Model is the embedder's fingerprint, provider/model@dims.
+	Model     string  `json:"model,omitempty"`
+	Embedded  int     `json:"embedded"`
+	Left      int     `json:"left"`
+	Rate      float64 `json:"rate"` // chunks a second over the last minute; 0 when not embedding
+	Note      string  `json:"note,omitempty"`
+	LastError string  `json:"lastError,omitempty"`
+	// Resumes is when a paused or waiting queue tries again.
+	Resumes time.Time `json:"resumes,omitzero"`
+	// Reembedding is set after a change of model until every chunk has
+	// a vector of the new one; modelBefore names the old one.
+	Reembedding bool   `json:"reembedding,omitempty"`
+	ModelBefore string `json:"modelBefore,omitempty"`
+	TokensToday int    `json:"tokensToday"`
+	DailyTokens int    `json:"dailyTokens"` // agents.daily_embed_token_budget; 0 for none
+	// Elsewhere is set when another margin process embeds the vault.
+	Elsewhere bool `json:"elsewhere,omitempty"`
+}
+
+// RelatedParams are vault/related's params: a note, and how many related
+// notes at most (10 when 0).
+type RelatedParams struct {
+	Path  string `json:"path"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// RelatedResult is vault/related's result: the notes nearest by meaning
+// that the note neither links to nor is linked from, best first. Without
+// vectors notes is empty and reason says why.
+type RelatedResult struct {
+	Notes  []RelatedNote `json:"notes"`
+	Reason string        `json:"reason,omitempty"`
+}
+
+// RelatedNote is one related note, at its section nearest to the note.
+type RelatedNote struct {
+	Path    string  `json:"path"`
+	Heading string  `json:"heading"`
+	Line    int     `json:"line"`
+	Score   float32 `json:"score"` // cosine similarity, -1 to 1
 }
 
 // ModelStatus is what vault/status says about the model that serves the

@@ -2,36 +2,21 @@ package workspace
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault/retrieve"
-	"github.com/margin-md/margin/vault/vectors"
 )
 
-// openRetriever opens the notes' vectors, when a queue has made some, and
-// the retriever over them and the index. Without a vectors file it opens
-// none (creating it is the queue's), and search by meaning says "no
-// vectors yet".
-func (w *Workspace) openRetriever(ctx context.Context, opts Options) error {
-	path := filepath.Join(w.Vault.StateDir(), vectors.FileName)
-	if _, err := os.Stat(path); err == nil {
-		if w.Vectors, err = vectors.Open(ctx, path); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("opening vectors: %w", err)
-	}
+// openRetriever makes the retriever over the index and the notes'
+// vectors (the Embeddings part, which may still be opening: a search by
+// meaning waits for it, a keyword search does not).
+func (w *Workspace) openRetriever(opts Options) {
 	var emb retrieve.QueryEmbedder
 	if opts.LLM != nil {
 		emb = Embedder{opts.LLM}
 	}
 	w.Retrieve = retrieve.New(w.Vault.Index(), w.Vectors, emb, retrieve.Options{})
-	return nil
 }
 
 // Embedder embeds notes' chunks (vectors.Embedder) and search queries
@@ -39,14 +24,13 @@ func (w *Workspace) openRetriever(ctx context.Context, opts Options) error {
 // kind of text it is.
 type Embedder struct{ C *llm.Client }
 
-// Embed embeds chunks of notes, which vectors prefixed with their title
-// and heading path.
+// Embed embeds chunks of notes (see noteEmbedder).
 func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out, err := e.C.Embed(ctx, llm.EmbedRequest{Texts: texts, Kind: llm.EmbedDocument})
+	m, err := e.C.EmbedModel()
 	if err != nil {
 		return nil, err
 	}
-	return out.Vectors, nil
+	return noteEmbedder{e.C, m}.Embed(ctx, texts)
 }
 
 // Fingerprint names the configured model; "" without one.

@@ -27,7 +27,6 @@ import (
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
 	"github.com/margin-md/margin/vault/retrieve"
-	"github.com/margin-md/margin/vault/vectors"
 )
 
 // Parts name what a workspace opens besides the vault.
@@ -57,8 +56,14 @@ const (
 	// their change sets.
 	Reviews
 	// Search is the retriever, by words and by meaning (margin search,
-	// vault/search, search_notes); the query flow opens it too.
+	// vault/search, search_notes); the query flow opens it too, and both
+	// open Embeddings for the vectors they search.
 	Search
+	// Embeddings is the notes' vectors, opened in the background: related
+	// notes, and search by meaning once embedded. Run embeds what changed
+	// (margin serve); Vectors.Embed embeds in the foreground (margin
+	// embed).
+	Embeddings
 )
 
 // Options say what a workspace opens and how.
@@ -84,7 +89,9 @@ type Options struct {
 	Query  query.Options
 	// History configures the record of margin's writes into the vault.
 	History history.Options
-	Logger  *slog.Logger
+	// Embed configures the Embeddings part.
+	Embed  EmbedOptions
+	Logger *slog.Logger
 }
 
 // Workspace is an open vault and the parts opened on it; a part not asked
@@ -102,9 +109,9 @@ type Workspace struct {
 	Evolution *evolution.Evolution
 	Query     *query.Engine
 	Reviews   *review.Reviews
-	// Vectors are the notes' vectors, nil until a queue made some;
-	// Retrieve searches the index and them (opened with Search or Query).
-	Vectors  *vectors.Store
+	// Vectors are the notes' vectors (Embeddings); Retrieve searches the
+	// index and them (Search, Query).
+	Vectors  *Vectors
 	Retrieve *retrieve.Retriever
 
 	slot      *ledger.Slot
@@ -139,6 +146,15 @@ func Open(ctx context.Context, opts Options) (*Workspace, error) {
 
 func (w *Workspace) open(ctx context.Context, opts Options) error {
 	v := w.Vault
+	if opts.Parts&(Search|Query) != 0 {
+		opts.Parts |= Embeddings
+	}
+	if opts.Parts&Embeddings != 0 {
+		// A command's scan comes next, which the vectors do not depend
+		// on: their database opens meanwhile.
+		w.Vectors = openVectors(ctx, v, opts.LLM, opts.Embed, opts.Logger)
+		v.Subscribe(func([]vault.Change) { w.Vectors.changed() })
+	}
 	if opts.Scan {
 		if _, err := v.Scan(ctx, opts.Progress); err != nil {
 			return err
@@ -200,9 +216,7 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		}
 	}
 	if opts.Parts&(Search|Query) != 0 {
-		if err := w.openRetriever(ctx, opts); err != nil {
-			return err
-		}
+		w.openRetriever(opts)
 		opts.Query.Meaning = w.Retrieve
 	}
 	if opts.Parts&Query != 0 {
@@ -261,8 +275,9 @@ func (w *Workspace) KeepLedger(ctx context.Context) {
 	}
 }
 
-// Run watches the vault, runs the agents, when they were opened, and
-// keeps the ledger until ctx is done and all have stopped.
+// Run watches the vault, runs the agents, when they were opened, embeds
+// changed notes, when Embed.Background, and keeps the ledger until ctx is
+// done and all have stopped.
 func (w *Workspace) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { w.KeepLedger(ctx) })
@@ -283,6 +298,9 @@ func (w *Workspace) Run(ctx context.Context) {
 			}
 		})
 	}
+	if w.Vectors != nil {
+		wg.Go(func() { w.Vectors.run(ctx) })
+	}
 	if err := w.Vault.Run(ctx); err != nil && ctx.Err() == nil {
 		w.logger.Error("vault stopped", "err", err)
 	}
@@ -300,9 +318,9 @@ func (w *Workspace) Close() error {
 		w.Vault.Root().SetRecorder(nil)
 		var vecErr error
 		if w.Vectors != nil {
-			vecErr = w.Vectors.Close()
+			vecErr = w.Vectors.close()
 		}
-		w.closeErr = errors.Join(vecErr, w.History.Close(), w.Vault.Close())
+		w.closeErr = errors.Join(w.History.Close(), vecErr, w.Vault.Close())
 	})
 	return w.closeErr
 }

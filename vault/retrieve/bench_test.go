@@ -107,7 +107,10 @@ func BenchmarkHybrid(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	_, chunks := s.Model()
+	_, chunks, err := s.Model(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Logf("%d chunks embedded in %v", chunks, time.Since(start).Round(time.Second))
 	qv := fixed{}
 	for _, q := range benchQueries {

@@ -61,8 +61,9 @@ type QueryEmbedder interface {
 // Vectors is the notes' vectors: vectors.Store.
 type Vectors interface {
 	// Model is the fingerprint of the model the vectors are of, and how
-	// many there are.
-	Model() (fingerprint string, vectors int)
+	// many there are; an error when they cannot be read (search is then
+	// by keyword).
+	Model(ctx context.Context) (fingerprint string, vectors int, err error)
 	Nearest(ctx context.Context, q []float32, k int, allow []string) ([]vectors.Match, error)
 }
 
@@ -159,7 +160,7 @@ func modeOf(m index.Mode) index.Mode {
 func (r *Retriever) Find(ctx context.Context, q index.Query) (Result, error) {
 	mode := modeOf(q.Mode)
 	wantsMeaning := mode == ModeSemantic || mode == ModeHybrid
-	if mode == index.ModeAuto && r.opt.AutoHybrid && r.vectorsReady() {
+	if mode == index.ModeAuto && r.opt.AutoHybrid && r.vectorsReady(ctx) {
 		mode, wantsMeaning = ModeHybrid, true
 	}
 	if !wantsMeaning {
@@ -171,7 +172,7 @@ func (r *Retriever) Find(ctx context.Context, q index.Query) (Result, error) {
 	if r.emb == nil {
 		return r.keyword(ctx, q, index.ModeAuto, FallbackNoModel)
 	}
-	if !r.vectorsReady() {
+	if !r.vectorsReady(ctx) {
 		return r.keyword(ctx, q, index.ModeAuto, FallbackNoVectors)
 	}
 	vec, fp, err := r.emb.EmbedQuery(ctx, q.Text)
@@ -183,7 +184,7 @@ func (r *Retriever) Find(ctx context.Context, q index.Query) (Result, error) {
 	case err != nil:
 		return r.keyword(ctx, q, index.ModeAuto, FallbackOffline)
 	}
-	if have, _ := r.vec.Model(); fp != have {
+	if have, _, _ := r.vec.Model(ctx); fp != have {
 		return r.keyword(ctx, q, index.ModeAuto, FallbackOtherModel)
 	}
 	if mode == ModeSemantic {
@@ -193,12 +194,12 @@ func (r *Retriever) Find(ctx context.Context, q index.Query) (Result, error) {
 }
 
 // vectorsReady reports whether some vectors can be searched.
-func (r *Retriever) vectorsReady() bool {
+func (r *Retriever) vectorsReady(ctx context.Context) bool {
 	if r.vec == nil || r.emb == nil {
 		return false
 	}
-	fp, n := r.vec.Model()
-	return fp != "" && n > 0
+	fp, n, err := r.vec.Model(ctx)
+	return err == nil && fp != "" && n > 0
 }
 
 func (r *Retriever) keyword(ctx context.Context, q index.Query, mode index.Mode, fallback string) (Result, error) {

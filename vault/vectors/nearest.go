@@ -96,6 +96,9 @@ func (s *Store) nearest(ctx context.Context, qs [][]float32, k int, allow []stri
 	if k <= 0 {
 		return nil, nil
 	}
+	if err := s.codes(ctx); err != nil {
+		return nil, err
+	}
 	units := make([][]float32, len(qs))
 	s.mu.RLock()
 	m, c := s.model, s.mem

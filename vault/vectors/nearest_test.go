@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 )
@@ -211,5 +212,40 @@ func TestCodesSetAndRemove(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d notes in memory, want %d", len(got), len(want))
+	}
+}
+
+// TestCodesLoadOnFirstSearch: a reopened store reads no codes until a
+// search needs them, and what the queue writes meanwhile is found with
+// what was there before.
+func TestCodesLoadOnFirstSearch(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	src := fruitVault(5)
+	embedAll(t, s, src)
+	s.Close()
+
+	s = openStore(t, dir)
+	defer s.Close()
+	if s.loaded || s.mem != nil {
+		t.Fatalf("Open read the codes")
+	}
+	src.put("zeta.md", "Zeta", t0.Add(time.Hour), sec(1, "quasar nebula galaxy comet"))
+	src.put("moon.md", "Moon", t0.Add(time.Hour), sec(1, "quasar nebula galaxy moon"))
+	embedAll(t, s, src)
+	if s.loaded {
+		t.Fatalf("embedding read the codes")
+	}
+	got, err := s.Nearest(context.Background(), wordVector("quasar nebula galaxy", 64), 2, nil)
+	if err != nil || len(got) != 2 || got[0].Path == got[1].Path {
+		t.Fatalf("Nearest = %+v, %v; want zeta.md and moon.md", got, err)
+	}
+	for _, m := range got {
+		if m.Path != "zeta.md" && m.Path != "moon.md" {
+			t.Errorf("Nearest = %+v; want zeta.md and moon.md", got)
+		}
+	}
+	if got, err := s.Related(context.Background(), "fruit/003.md", 1, nil); err != nil || len(got) != 1 || !strings.HasPrefix(got[0].Path, "fruit/") {
+		t.Errorf("Related of a note embedded before the reopen = %+v, %v", got, err)
 	}
 }

@@ -81,8 +81,18 @@ CREATE TABLE spent (
 type Store struct {
 	db *sql.DB
 
-	mu  sync.RWMutex // guards mem, and model with it
+	loading sync.Mutex // held by the one caller loading the codes
+
+	mu  sync.RWMutex // guards the fields below
 	mem *codes       // of the current model's vectors; nil before it has any
+	// loaded is set once mem holds the current model's vectors: the first
+	// search reads them (see codes), not Open, so that a process that only
+	// reports progress or embeds (margin status, doctor, embed) never
+	// waits for them.
+	loaded bool
+	// missed counts the writes made while !loaded, which a load under way
+	// may not have seen: it loads again.
+	missed int
 	// model is the current model: its id in models, fingerprint and dims.
 	model model
 }
@@ -93,10 +103,12 @@ type model struct {
 	dims        int
 }
 
-// Open opens (creating if needed) the vectors database at path and loads
-// the codes of the current model's vectors into memory: 0.5 s for 50,000
-// chunks, 9 s for 500,000 on a busy two-core machine, so a server opens it
-// off the path of its first requests.
+// Open opens (creating if needed) the vectors database at path. The codes
+// of the current model's vectors are read into memory by the first
+// Nearest or Related, not here: 0.5 s for 50,000 chunks, 9 s for 500,000
+// on a busy two-core machine, which a process that only reports progress
+// or embeds never pays, and a server pays off the path of its first
+// requests.
 func Open(ctx context.Context, path string) (*Store, error) {
 	db, err := store.Open(ctx, path)
 	if err != nil {
@@ -125,22 +137,46 @@ func (s *Store) Check(ctx context.Context) error {
 	return nil
 }
 
-// load reads the current model and the codes of its vectors.
+// load reads the current model; its codes are read when first needed. A
+// model with no vectors yet (dims 0) has no codes to read.
 func (s *Store) load(ctx context.Context) error {
 	m, err := currentModel(ctx, s.db)
 	if err != nil {
 		return err
 	}
-	var mem *codes
-	if m.dims > 0 {
-		if mem, err = loadCodes(ctx, s.db, m); err != nil {
-			return fmt.Errorf("loading vectors: %w", err)
-		}
-	}
 	s.mu.Lock()
-	s.model, s.mem = m, mem
+	s.model, s.mem, s.loaded = m, nil, m.dims == 0
 	s.mu.Unlock()
 	return nil
+}
+
+// codes reads the current model's codes into memory unless they are.
+func (s *Store) codes(ctx context.Context) error {
+	s.mu.RLock()
+	loaded := s.loaded
+	s.mu.RUnlock()
+	if loaded {
+		return nil
+	}
+	s.loading.Lock()
+	defer s.loading.Unlock()
+	for {
+		s.mu.RLock()
+		m, loaded, missed := s.model, s.loaded, s.missed
+		s.mu.RUnlock()
+		if loaded {
+			return nil
+		}
+		mem, err := loadCodes(ctx, s.db, m)
+		if err != nil {
+			return fmt.Errorf("loading vectors: %w", err)
+		}
+		s.mu.Lock()
+		if s.model == m && s.missed == missed {
+			s.mem, s.loaded = mem, true
+		}
+		s.mu.Unlock()
+	}
 }
 
 type querier interface {

@@ -159,6 +159,9 @@ func (s *Store) removeNotes(ctx context.Context, ids []int64) error {
 		return fmt.Errorf("removing notes: %w", err)
 	}
 	s.mu.Lock()
+	if !s.loaded {
+		s.missed++
+	}
 	if s.mem != nil {
 		for _, id := range ids {
 			s.mem.remove(id)
@@ -170,10 +173,13 @@ func (s *Store) removeNotes(ctx context.Context, ids []int64) error {
 
 // reload reads the codes of notes ids into memory.
 func (s *Store) reload(ctx context.Context, ids []int64) error {
-	s.mu.RLock()
-	m := s.model
-	s.mu.RUnlock()
-	if m.dims == 0 {
+	s.mu.Lock()
+	m, loaded := s.model, s.loaded
+	if !loaded {
+		s.missed++ // codes reads them with the rest
+	}
+	s.mu.Unlock()
+	if m.dims == 0 || !loaded {
 		return nil
 	}
 	type note struct {

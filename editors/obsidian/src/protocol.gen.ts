@@ -281,6 +281,25 @@ export interface DecisionsListResult {
   decisions: Decision[] | null;
 }
 
+/** protocol.EmbeddingStatus */
+export interface EmbeddingStatus {
+  state: string;
+  keywordOnly: boolean;
+  why?: string;
+  model?: string;
+  embedded: number;
+  left: number;
+  rate: number;
+  note?: string;
+  lastError?: string;
+  resumes?: string;
+  reembedding?: boolean;
+  modelBefore?: string;
+  tokensToday: number;
+  dailyTokens: number;
+  elsewhere?: boolean;
+}
+
 /** protocol.EvolutionDecideParams */
 export interface EvolutionDecideParams {
   sessionId: string;
@@ -456,6 +475,26 @@ export interface Rejection {
   date: string;
 }
 
+/** protocol.RelatedNote */
+export interface RelatedNote {
+  path: string;
+  heading: string;
+  line: number;
+  score: number;
+}
+
+/** protocol.RelatedParams */
+export interface RelatedParams {
+  path: string;
+  limit?: number;
+}
+
+/** protocol.RelatedResult */
+export interface RelatedResult {
+  notes: RelatedNote[] | null;
+  reason?: string;
+}
+
 /** protocol.ReplyParams */
 export interface ReplyParams {
   sessionId: string;
@@ -617,6 +656,7 @@ export interface StatusResult {
   openNotes: string[] | null;
   model: ModelStatus;
   agents: AgentCounts;
+  embedding: EmbeddingStatus;
 }
 
 /** protocol.Template */
@@ -777,6 +817,7 @@ export interface MarginMethods {
   'vault/coverage': { params: CoverageParams; result: CoverageResult };
   'vault/search': { params: SearchParams; result: SearchResult };
   'vault/rescan': { params: void; result: RescanResult };
+  'vault/related': { params: RelatedParams; result: RelatedResult };
   'query/ask': { params: AskParams; result: Answer };
   'query/reply': { params: ReplyParams; result: Answer };
   'log/append': { params: LogParams; result: LogResult };
