@@ -39,7 +39,7 @@ func relatedRig(t *testing.T) (*rig, *llmtest.Ollama) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	o := workspace.Options{Parts: workspace.Changes | workspace.Query | workspace.Embeddings, Scan: true, Ledger: &ledger.Slot{}, LLM: client}
+	o := workspace.Options{Parts: workspace.Changes | workspace.Query | workspace.Reviews | workspace.Embeddings, Scan: true, Ledger: &ledger.Slot{}, LLM: client}
 	o.Vault.Dir = dir
 	ws, err := workspace.Open(ctx, o)
 	if err != nil {
