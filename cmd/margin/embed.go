@@ -88,6 +88,11 @@ Only changed sections are embedded again; a kill loses at most one batch.`,
 
 // progressLine is e in a few words: "120 of 300 chunks, 14.2 a second".
 func progressLine(e workspace.Embedding) string {
+	if e.Embedded+e.Left == 0 && e.State == vectors.Stopped {
+		// No queue has chunked the notes yet, so there is nothing to
+		// count; "0 of 0" would read as a vault with nothing to embed.
+		return "not started yet"
+	}
 	s := fmt.Sprintf("%d of %d chunks", e.Embedded, e.Embedded+e.Left)
 	if e.Rate > 0 {
 		s += fmt.Sprintf(", %.1f a second", e.Rate)

@@ -328,6 +328,11 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 // embedding is p with what search can do meanwhile, and why.
 func (vs *Vectors) embedding(p vectors.Progress) Embedding {
 	e := Embedding{Progress: p, DailyTokens: vs.opts.DailyTokens}
+	if e.Model == "" && vs.emb != nil {
+		// Before the first queue ran the store names no model: the
+		// configured one is what will embed.
+		e.Model = vs.emb.Fingerprint()
+	}
 	switch {
 	case vs.emb == nil:
 		e.Off, e.KeywordOnly, e.Why = true, true, vs.off+": searching by keyword"
