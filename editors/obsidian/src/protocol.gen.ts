@@ -619,6 +619,8 @@ export interface SearchResult {
   hits: Hit[] | null;
   total: number;
   truncated: boolean;
+  mode: string;
+  fallback?: string;
 }
 
 /** protocol.ShowChangesResult */
