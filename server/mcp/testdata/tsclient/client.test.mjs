@@ -39,7 +39,7 @@ test("margin mcp with the TypeScript SDK's stdio client", async (t) => {
 
   const { tools } = await client.listTools();
   const names = tools.map((x) => x.name).sort();
-  assert.deepEqual(names, ["ask", "get_report", "list_changes", "list_tasks", "log_entry", "propose_edit", "propose_task_change", "read_note", "search_notes"]);
+  assert.deepEqual(names, ["ask", "get_report", "get_review", "list_changes", "list_tasks", "log_entry", "propose_edit", "propose_task_change", "read_note", "related_notes", "search_notes"]);
   const byName = Object.fromEntries(tools.map((x) => [x.name, x]));
   assert.equal(byName.search_notes.annotations.readOnlyHint, true);
   assert.equal(byName.propose_edit.annotations.readOnlyHint, false);
