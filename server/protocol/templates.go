@@ -129,9 +129,6 @@ type Metrics struct {
 	Tally
 	Versions   []VersionMetrics `json:"versions,omitempty"`
 	Rejections []Rejection      `json:"rejections"`
-	// Unmeasured, when set, says why margin has no metrics for the
-	// template's kind (a review's): the counts are not measured, not zero.
-	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Tally is what a set of runs did: their wakes, model calls, and
