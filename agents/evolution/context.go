@@ -36,10 +36,13 @@ type Metrics struct {
 	// evolution session does not record the improver's version.
 	Versions   []VersionMetrics `json:"versions,omitempty"`
 	Rejections []Rejection      `json:"rejections"`
-	// Unmeasured, when set, says why margin has no metrics for the
-	// template's kind; the counts above are then not measured, not zero.
-	Unmeasured string `json:"unmeasured,omitempty"`
 }
+
+// reviewUnmeasured is what a review's evolution context says in place of
+// metrics: they are built for task agents, and a review proposes no
+// change sets, so counting them would show the task agents' numbers as
+// the review's.
+const reviewUnmeasured = "A review proposes no change sets, so there are no decisions on its work to count, and margin does not measure review runs for evolution yet: weigh the directive and the person's messages."
 
 // Tally is what a set of runs did: their wakes, model calls, and people's
 // decisions on what they proposed.
@@ -128,16 +131,11 @@ const recentRejections = 10
 // Metrics is how the agents of template t did: for a task template its
 // wakes, model calls and people's decisions, in total and for its active
 // and previous version; for the improver its evolution sessions; for a
-// review none, and Unmeasured says why.
+// review none (reviewUnmeasured says why).
 func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics, error) {
 	var m Metrics
 	if t.Kind == templates.KindReview {
-		// The counts are built for task agents: their wakes, and decisions
-		// on the change sets they proposed. A review proposes no change
-		// set, so counting those would show the task agents' numbers as
-		// the review's.
-		m.Unmeasured = "A review proposes no change sets, so there are no decisions on its work to count, and margin does not measure review runs for evolution yet: weigh the directive and the person's messages."
-		return m, nil
+		return m, nil // none: see reviewUnmeasured
 	}
 	prefix := "run:"
 	if t.Kind == templates.KindImprover {
@@ -382,8 +380,8 @@ type metricsColumn struct {
 // one before it side by side. The all-versions column is left out when
 // it would repeat the active one: then every run and decision is of it.
 func writeMetrics(b *strings.Builder, kind string, m Metrics) {
-	if m.Unmeasured != "" {
-		b.WriteString(m.Unmeasured + "\n")
+	if kind == templates.KindReview {
+		b.WriteString(reviewUnmeasured + "\n")
 		return
 	}
 	var cols []metricsColumn
