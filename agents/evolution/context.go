@@ -38,6 +38,12 @@ type Metrics struct {
 	Rejections []Rejection      `json:"rejections"`
 }
 
+// reviewUnmeasured is what a review's evolution context says in place of
+// metrics: they are built for task agents, and a review proposes no
+// change sets, so counting them would show the task agents' numbers as
+// the review's.
+const reviewUnmeasured = "A review proposes no change sets, so there are no decisions on its work to count, and margin does not measure review runs for evolution yet: weigh the directive and the person's messages."
+
 // Tally is what a set of runs did: their wakes, model calls, and people's
 // decisions on what they proposed.
 type Tally struct {
@@ -124,9 +130,13 @@ const recentRejections = 10
 
 // Metrics is how the agents of template t did: for a task template its
 // wakes, model calls and people's decisions, in total and for its active
-// and previous version; for the improver its evolution sessions.
+// and previous version; for the improver its evolution sessions; for a
+// review none (reviewUnmeasured says why).
 func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics, error) {
 	var m Metrics
+	if t.Kind == templates.KindReview {
+		return m, nil // none: see reviewUnmeasured
+	}
 	prefix := "run:"
 	if t.Kind == templates.KindImprover {
 		prefix = "evolution:"
@@ -370,6 +380,10 @@ type metricsColumn struct {
 // one before it side by side. The all-versions column is left out when
 // it would repeat the active one: then every run and decision is of it.
 func writeMetrics(b *strings.Builder, kind string, m Metrics) {
+	if kind == templates.KindReview {
+		b.WriteString(reviewUnmeasured + "\n")
+		return
+	}
 	var cols []metricsColumn
 	for _, v := range m.Versions {
 		title := fmt.Sprintf("v%d", v.Version)
