@@ -155,6 +155,9 @@ func vectorsDetail(e workspace.Embedding) string {
 		return e.Why
 	}
 	s := fmt.Sprintf("%d of %d chunks embedded with %s, %d left (%s", e.Embedded, e.Embedded+e.Left, e.Model, e.Left, e.State)
+	if e.Embedded+e.Left == 0 && e.State == vectors.Stopped {
+		s = fmt.Sprintf("nothing embedded with %s yet (margin serve embeds in the background, margin embed now", e.Model)
+	}
 	if e.Elsewhere {
 		s += " in another margin process"
 	}
