@@ -11,7 +11,7 @@ import (
 	"github.com/margin-md/margin/server/protocol"
 )
 
-func hoverOn(t *testing.T, e *editortest.Editor, dir, rel string, line, ch int) *protocol.Hover {
+func hoverOn(t testing.TB, e *editortest.Editor, dir, rel string, line, ch int) *protocol.Hover {
 	t.Helper()
 	var h *protocol.Hover
 	e.MustCall("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": uriOf(dir, rel)},
