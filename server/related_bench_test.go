@@ -26,7 +26,7 @@ func BenchmarkLensAndHover(b *testing.B) {
 		if embedded {
 			waitEmbedded(b, e)
 		} else {
-			poll(b, "the queue waiting for the model", func() bool { return embeddingStatus(b, e).State == "waiting" })
+			poll(b, "the vectors open", func() bool { return embeddingStatus(b, e).State != "opening" })
 		}
 		b.ResetTimer()
 		for range b.N {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/margin-md/margin/llm/llmtest"
@@ -46,8 +47,19 @@ func TestRelatedNotesInLensAndHover(t *testing.T) {
 		mu.Unlock()
 		return map[string]any{"success": true}, nil
 	})
-	e.InitializeWith(dir, map[string]any{"window": map[string]any{"showDocument": map[string]any{"support": true}}})
+	var refreshes atomic.Int32
+	e.OnRequest("workspace/codeLens/refresh", func(json.RawMessage) (any, *editortest.RPCError) {
+		refreshes.Add(1)
+		return nil, nil
+	})
+	e.InitializeWith(dir, map[string]any{
+		"window":    map[string]any{"showDocument": map[string]any{"support": true}},
+		"workspace": map[string]any{"codeLens": map[string]any{"refreshSupport": true}},
+	})
 	waitEmbedded(t, e)
+	// The editor is asked to fetch its lenses again once the queue is done:
+	// there are Related lenses now.
+	poll(t, "a code lens refresh after embedding", func() bool { return refreshes.Load() > 0 })
 
 	ls := relatedLenses(lensesOf(t, e, dir, "Notes/Sleep.md"))
 	if len(ls) != 1 || !strings.HasPrefix(ls[0].Command.Title, "Related: Schlaf") || strings.Contains(ls[0].Command.Title, "Naps") ||
@@ -81,7 +93,9 @@ func TestNoRelatedNotesWithoutVectors(t *testing.T) {
 	fake.Stop()
 	dir := writeVault(t, meaningVault)
 	e := startEmbedding(t, dir, embedEnv(fake.URL))
-	poll(t, "the queue waiting for the model", func() bool { return embeddingStatus(t, e).State == "waiting" })
+	// The model is away: nothing can be embedded. Once the vectors are
+	// open the lens and the hover ask them, and find none.
+	poll(t, "the vectors open", func() bool { return embeddingStatus(t, e).State != "opening" })
 
 	if ls := lensesOf(t, e, dir, "Notes/Sleep.md"); len(ls) != 0 {
 		t.Errorf("lenses without vectors = %+v, want none", ls)
