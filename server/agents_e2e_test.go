@@ -99,7 +99,7 @@ func writeFile(t *testing.T, dir, rel, content string) {
 
 // poll asks for a state over RPC until it holds. Every round trip is a
 // real request, so this waits on the server, not on a clock.
-func poll(t *testing.T, what string, cond func() bool) {
+func poll(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(editortest.Timeout)
 	for !cond() {

@@ -43,7 +43,8 @@ func openItems(cs changes.ChangeSet) int {
 	return n
 }
 
-// codeLens shows a task note's TLDR and its open change sets, and an
+// codeLens shows the notes related to a note when it has vectors, a task
+// note's TLDR and its open change sets, and an
 // Apply and a Reject on each open item of a change set file, an Undo on
 // each applied one (SPEC §6, §11).
 func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.CodeLens, error) {
@@ -99,6 +100,9 @@ func (s *Server) codeLens(ctx context.Context, p *codeLensParams) ([]protocol.Co
 		return lenses, nil
 	}
 	top := lineRange(src, 0, enc)
+	if names := s.relatedNames(ctx, ws, path); len(names) > 0 {
+		lenses = append(lenses, lens(top, "Related: "+strings.Join(names, ", "), "margin.showRelated", path))
+	}
 	if !noAgent {
 		if rep, err := s.taskReport(v, a); err == nil && rep.TLDR != "" {
 			lenses = append(lenses, lens(top, "TLDR: "+strings.Join(strings.Fields(rep.TLDR), " "), "margin.wake", a.ID))

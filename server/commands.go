@@ -117,6 +117,12 @@ func (s *Server) executeCommand(ctx context.Context, p *executeCommandParams) (a
 			return nil, err
 		}
 		return s.agentsControl(ctx, &protocol.AgentsControlParams{ID: args[0], Action: "wake"})
+	case "margin.showRelated":
+		args, err := p.stringArgs(1, 1, "[path]")
+		if err != nil {
+			return nil, err
+		}
+		return s.showRelated(ctx, args[0])
 	case "margin.ask":
 		args, err := p.stringArgs(1, 1, "[question]")
 		if err != nil {

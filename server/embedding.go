@@ -81,8 +81,12 @@ type embedProgress struct {
 // from runEmbedProgress, so the queue never waits on it.
 func (s *Server) hearEmbedding(e workspace.Embedding) {
 	s.embedding.mu.Lock()
+	was := s.embedding.latest.State
 	s.embedding.latest = e
 	s.embedding.mu.Unlock()
+	if was == vectors.Embedding && e.State != vectors.Embedding {
+		s.refreshLenses() // notes may have related notes now: a Related lens
+	}
 	select {
 	case s.embedding.wake <- struct{}{}:
 	default:

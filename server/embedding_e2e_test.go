@@ -27,7 +27,7 @@ var meaningVault = map[string]string{
 	"Notes/Money.md":  "# Budget\n\nExpenses and spending this month.\n",
 }
 
-func writeVault(t *testing.T, files map[string]string) string {
+func writeVault(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for p, text := range files {
@@ -36,7 +36,7 @@ func writeVault(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func writeNote(t *testing.T, dir, path, text string) {
+func writeNote(t testing.TB, dir, path, text string) {
 	t.Helper()
 	full := filepath.Join(dir, filepath.FromSlash(path))
 	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -61,7 +61,7 @@ func startEmbedding(t *testing.T, dir string, env []string) *editortest.Editor {
 	return e
 }
 
-func embeddingStatus(t *testing.T, e *editortest.Editor) protocol.EmbeddingStatus {
+func embeddingStatus(t testing.TB, e *editortest.Editor) protocol.EmbeddingStatus {
 	t.Helper()
 	var st protocol.StatusResult
 	e.MustCall("vault/status", nil, &st)
@@ -70,7 +70,7 @@ func embeddingStatus(t *testing.T, e *editortest.Editor) protocol.EmbeddingStatu
 
 // waitEmbedded waits until every chunk is embedded and the queue is idle,
 // and returns the status then.
-func waitEmbedded(t *testing.T, e *editortest.Editor) protocol.EmbeddingStatus {
+func waitEmbedded(t testing.TB, e *editortest.Editor) protocol.EmbeddingStatus {
 	t.Helper()
 	var st protocol.EmbeddingStatus
 	poll(t, "every chunk embedded", func() bool {

@@ -22,7 +22,8 @@ type hoverParams struct {
 
 // hover shows, on a link to a task note anywhere in any note, what the
 // task's agent knows: its TLDR, the task's status and due date, and how
-// many changes wait for a decision (SPEC §6). Anywhere else there is no
+// many changes wait for a decision (SPEC §6), and on a link to any note
+// the notes related to it when it has vectors. Anywhere else there is no
 // hover (a null result).
 func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, error) {
 	path, err := s.uriPath(p.TextDocument.URI)
@@ -64,9 +65,14 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, er
 	if err != nil {
 		return nil, err
 	}
+	r := protocol.Range{Start: enc.positionOf(src, link.Offset), End: enc.positionOf(src, link.End)}
+	related := s.relatedNames(ctx, ws, target)
 	task := s.parse(v, target, taskText)
 	if task.Task == nil {
-		return nil, nil
+		if len(related) == 0 {
+			return nil, nil
+		}
+		return &protocol.Hover{Contents: protocol.MarkupContent{Kind: "markdown", Value: relatedLine(related)}, Range: r}, nil
 	}
 	sets, err := ws.Changes.ChangeSets(ctx, changes.ChangeSetFilter{Task: target})
 	if err != nil {
@@ -101,11 +107,10 @@ func (s *Server) hover(ctx context.Context, p *hoverParams) (*protocol.Hover, er
 		due = "due " + due
 	}
 	fmt.Fprintf(&b, "%s · %s · %s", status, due, pluralChanges(pending))
-
-	return &protocol.Hover{
-		Contents: protocol.MarkupContent{Kind: "markdown", Value: b.String()},
-		Range:    protocol.Range{Start: enc.positionOf(src, link.Offset), End: enc.positionOf(src, link.End)},
-	}, nil
+	if len(related) > 0 {
+		b.WriteString("\n\n" + relatedLine(related))
+	}
+	return &protocol.Hover{Contents: protocol.MarkupContent{Kind: "markdown", Value: b.String()}, Range: r}, nil
 }
 
 // parse parses a note the way the index does.

@@ -26,7 +26,7 @@ func openNote(e *editortest.Editor, dir, rel string, version int, text string) {
 // at is the position of character ch of line.
 func at(line, ch int) protocol.Position { return protocol.Position{Line: line, Character: ch} }
 
-func lensesOf(t *testing.T, e *editortest.Editor, dir, rel string) []protocol.CodeLens {
+func lensesOf(t testing.TB, e *editortest.Editor, dir, rel string) []protocol.CodeLens {
 	t.Helper()
 	var ls []protocol.CodeLens
 	e.MustCall("textDocument/codeLens", map[string]any{"textDocument": map[string]any{"uri": uriOf(dir, rel)}}, &ls)

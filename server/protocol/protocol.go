@@ -104,6 +104,10 @@ var EditorCommands = []EditorCommand{
 	command[ShowChangesResult]("margin.showChanges", "changes/list", "changeSetId"),
 	command[AgentDetail]("margin.wake", "agents/control", "agentId"),
 	command[Answer]("margin.ask", "query/ask", "question"),
+	// margin.showRelated is the "Related: A, B, C" lens on a note's first
+	// line: it opens the first related note; a client that cannot open
+	// documents gets the list.
+	command[ShowRelatedResult]("margin.showRelated", "vault/related", "path"),
 }
 
 // A Notification is one of margin's notifications to the client (SPEC

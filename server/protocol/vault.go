@@ -204,3 +204,11 @@ type ScanResult struct {
 	Failed    int           `json:"failed"`
 	Duration  time.Duration `json:"duration"` // in nanoseconds
 }
+
+// ShowRelatedResult is margin.showRelated's result: the notes related to
+// the note whose "Related:" lens was clicked, and whether the editor was
+// asked to open the first of them (at its nearest section).
+type ShowRelatedResult struct {
+	RelatedResult
+	Shown bool `json:"shown"`
+}

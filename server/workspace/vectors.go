@@ -11,6 +11,7 @@ import (
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/vault"
+	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/related"
 	"github.com/margin-md/margin/vault/store"
 	"github.com/margin-md/margin/vault/vectors"
@@ -387,6 +388,33 @@ func (w *Workspace) Related(ctx context.Context, path string, limit int) (Relate
 		return RelatedNotes{}, err
 	}
 	return RelatedNotes{Notes: notes}, nil
+}
+
+// RelatedNow is Related for a code lens or a hover, which must not wait
+// or fail for want of vectors: no notes, at once, while the vectors are
+// still opening, when they cannot be read or when none is embedded, and
+// then no query is made.
+func (w *Workspace) RelatedNow(ctx context.Context, path string, limit int) ([]related.Note, error) {
+	if w.Vectors == nil {
+		return nil, nil
+	}
+	select {
+	case <-w.Vectors.opened:
+	default:
+		return nil, nil
+	}
+	s := w.Vectors.store
+	if s == nil {
+		return nil, nil
+	}
+	if empty, err := s.Empty(ctx); err != nil || empty {
+		return nil, err
+	}
+	notes, err := related.Find(ctx, w.Vault.Index(), s, path, limit)
+	if errors.Is(err, vectors.ErrNotFound) || errors.Is(err, vectors.ErrNoVectors) || errors.Is(err, index.ErrNotFound) {
+		return nil, nil // the note is not embedded or not indexed yet
+	}
+	return notes, err
 }
 
 // noteEmbedder is the model client as the vectors' Embedder: chunks are

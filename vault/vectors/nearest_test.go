@@ -249,3 +249,18 @@ func TestCodesLoadOnFirstSearch(t *testing.T) {
 		t.Errorf("Related of a note embedded before the reopen = %+v, %v", got, err)
 	}
 }
+
+// TestEmpty: a store says it is empty before anything is embedded, and not
+// once the queue has embedded notes after that first answer loaded it.
+func TestEmpty(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	defer s.Close()
+	ctx := context.Background()
+	if empty, err := s.Empty(ctx); err != nil || !empty {
+		t.Fatalf("Empty of a new store = %v, %v; want true", empty, err)
+	}
+	embedAll(t, s, fruitVault(3))
+	if empty, err := s.Empty(ctx); err != nil || empty {
+		t.Errorf("Empty once embedded = %v, %v; want false", empty, err)
+	}
+}

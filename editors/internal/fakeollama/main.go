@@ -7,11 +7,14 @@
 // other wake only writes a report, and the question Clarified first
 // gets clarifying questions with the reason it asks, then a cited answer
 // once they are answered, or a partial answer naming its gaps when they are
-// declined. It prints its URL on the first line of stdout and serves until
+// declined. With -embed it has the embedding model too (its vectors by
+// llmtest.Meanings), so the vault is embedded and notes have related
+// notes. It prints its URL on the first line of stdout and serves until
 // stdin closes, so a test that starts it cannot leave it running.
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -78,7 +81,13 @@ func (program) Cleanup(func())                 {}
 func (program) Errorf(format string, a ...any) { log.Fatalf(format, a...) }
 
 func main() {
-	fake := llmtest.NewOllama(program{}, models...)
+	embed := flag.Bool("embed", false, "serve the embedding model too")
+	flag.Parse()
+	pulled := models
+	if *embed {
+		pulled = append(pulled, "embeddinggemma")
+	}
+	fake := llmtest.NewOllama(program{}, pulled...)
 	queries := querytest.NewModel(clarifiedScript())
 	var mu sync.Mutex
 	proposed := map[string]bool{} // guarded by mu: the tasks whose agent proposed its set

@@ -57,7 +57,9 @@ local function run()
 
   -- The fake model serves until its stdin closes: when this test ends.
   local url
-  fake_job = vim.fn.jobstart({ os.getenv("MARGIN_FAKE_OLLAMA") }, {
+  -- -embed: the vault is embedded in the background, so notes have
+  -- related notes (a Related lens, which the task lens check leaves out).
+  fake_job = vim.fn.jobstart({ os.getenv("MARGIN_FAKE_OLLAMA"), "-embed" }, {
     on_stdout = function(_, data)
       url = url or (data[1] ~= "" and data[1] or nil)
     end,
@@ -112,7 +114,9 @@ local function run()
   wait("the first note's code lenses", function()
     local titles = {}
     for _, l in ipairs(vim.lsp.codelens.get(taskbuf)) do
-      table.insert(titles, l.command.title)
+      if not l.command.title:find("^Related: ") then
+        table.insert(titles, l.command.title)
+      end
     end
     task_lenses = table.concat(titles, " | ")
     return task_lenses:find("Apply all", 1, true) ~= nil
@@ -318,6 +322,32 @@ local function run()
     answer:find("\nNot found in your notes:\n- how stressed you were on Friday\n- what you ate before the session\n", 1, true),
     "the declined answer's gaps:\n" .. answer
   )
+
+  -- Once the vault is embedded a note's first line names its related
+  -- notes; running the lens lists them in the quickfix list and opens the
+  -- first.
+  local sleep = vault .. "/Reference/Sleep.md"
+  vim.cmd("edit " .. vim.fn.fnameescape(sleep))
+  local sleepbuf = vim.api.nvim_get_current_buf()
+  local related
+  wait("the Related lens", function()
+    lenses_refresh()
+    for _, l in ipairs(vim.lsp.codelens.get(sleepbuf)) do
+      if l.command.title:find("^Related: ") then
+        related = l
+      end
+    end
+    return related ~= nil
+  end, 45000)
+  check(related.range.start.line == 0 and related.command.command == "margin.showRelated", "the Related lens: " .. vim.inspect(related))
+  local first = related.command.title:match("^Related: ([^,]+)")
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  vim.lsp.codelens.run()
+  wait("the first related note", function()
+    return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(0), ":t:r") == first
+  end)
+  check(#vim.fn.getqflist() >= 1, "related notes in the quickfix list")
+  check(#errors == 0, "errors shown: " .. vim.inspect(errors))
 
   client.stop()
   wait("the server to stop", function()

@@ -1,10 +1,11 @@
 // The margin plugin: runs margin serve for this vault, shows the open task's
 // TLDR in the status bar, lists pending changes with Apply/Reject, and asks.
 import { App, FileSystemAdapter, ItemView, Modal, Notice, Plugin, PluginSettingTab, Setting, TFile, ViewStateResult, WorkspaceLeaf } from 'obsidian';
-import { Answer, Margin, Question, changeNotifications, notFound, review } from './margin';
+import { Answer, Margin, Question, changeNotifications, notFound, relatedView, review } from './margin';
 
 const CHANGES_VIEW = 'margin-changes';
 const REVIEW_VIEW = 'margin-review';
+const RELATED_VIEW = 'margin-related';
 
 interface Settings {
   path: string;
@@ -21,10 +22,13 @@ export default class MarginPlugin extends Plugin {
     this.status = this.addStatusBarItem();
     this.registerView(CHANGES_VIEW, (leaf) => new ChangesView(leaf, this));
     this.registerView(REVIEW_VIEW, (leaf) => new ReviewView(leaf, this));
+    this.registerView(RELATED_VIEW, (leaf) => new RelatedView(leaf, this));
     this.addCommand({ id: 'ask', name: 'Ask', callback: () => new AskModal(this.app, this).open() });
     this.addCommand({ id: 'changes', name: 'Show pending changes', callback: () => this.showChanges() });
+    this.addCommand({ id: 'related', name: 'Show related notes', callback: () => this.showRelated() });
     this.addCommand({ id: 'open-review', name: 'Open the latest review', callback: () => new ReviewModal(this.app, this).open() });
     this.registerEvent(this.app.workspace.on('file-open', () => this.showTLDR()));
+    this.registerEvent(this.app.workspace.on('active-leaf-change', () => this.refreshRelated()));
     this.app.workspace.onLayoutReady(() => this.startServer());
   }
 
@@ -66,6 +70,21 @@ export default class MarginPlugin extends Plugin {
       await leaf.setViewState({ type: CHANGES_VIEW, active: true });
     }
     this.app.workspace.revealLeaf(leaf);
+  }
+
+  async showRelated(): Promise<void> {
+    let leaf = this.app.workspace.getLeavesOfType(RELATED_VIEW)[0];
+    if (!leaf) {
+      leaf = this.app.workspace.getRightLeaf(false)!;
+      await leaf.setViewState({ type: RELATED_VIEW, active: false });
+    }
+    this.app.workspace.revealLeaf(leaf);
+  }
+
+  refreshRelated(): void {
+    for (const leaf of this.app.workspace.getLeavesOfType(RELATED_VIEW)) {
+      (leaf.view as RelatedView).refresh();
+    }
   }
 
   refreshChanges(): void {
@@ -137,6 +156,69 @@ class ChangesView extends ItemView {
           new Notice(`margin: ${p.item.summary}: ${item.status}${item.detail ? ` (${item.detail})` : ''}`);
           await this.refresh();
         };
+      }
+    }
+  }
+}
+
+// RelatedView lists the notes related to the active note, nearest first;
+// a click opens one at its nearest section. It follows the active note,
+// and keeps the last one while the view itself or a non-note is active.
+class RelatedView extends ItemView {
+  private path = '';
+
+  constructor(
+    leaf: WorkspaceLeaf,
+    private readonly plugin: MarginPlugin,
+  ) {
+    super(leaf);
+  }
+
+  getViewType(): string {
+    return RELATED_VIEW;
+  }
+
+  getDisplayText(): string {
+    return 'Related notes';
+  }
+
+  getIcon(): string {
+    return 'network';
+  }
+
+  async onOpen(): Promise<void> {
+    await this.refresh();
+  }
+
+  async refresh(): Promise<void> {
+    const file = this.app.workspace.getActiveFile();
+    if (file?.extension === 'md') {
+      this.path = file.path;
+    }
+    const margin = this.plugin.margin;
+    const path = this.path;
+    const el = this.contentEl;
+    if (!margin || !path) {
+      el.empty();
+      el.createEl('h4', { text: 'Related notes' });
+      el.createEl('p', { text: margin ? 'Open a note.' : 'margin is not running.' });
+      return;
+    }
+    const shown = await margin.related(path).then(relatedView, (e) => ({ rows: [], empty: `${e.message ?? e}` }));
+    if (path !== this.path) {
+      return; // another note became active meanwhile
+    }
+    el.empty();
+    el.createEl('h4', { text: `Related to ${path.replace(/\.md$/, '')}` });
+    if (shown.empty) {
+      el.createEl('p', { text: shown.empty });
+    }
+    const list = el.createEl('ul');
+    for (const r of shown.rows) {
+      const item = list.createEl('li');
+      item.createEl('a', { text: r.name }).onclick = () => this.plugin.open(r.path, r.line);
+      if (r.heading) {
+        item.createSpan({ text: ` › ${r.heading}`, cls: 'margin-related-heading' });
       }
     }
   }

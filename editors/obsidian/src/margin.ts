@@ -5,9 +5,9 @@ import { pathToFileURL } from 'url';
 import { MessageConnection, StreamMessageReader, StreamMessageWriter, createMessageConnection } from 'vscode-jsonrpc/node';
 // margin's types come from protocol.gen.ts, which go generate writes from
 // the server's Go package server/protocol.
-import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, MarginNotifications, PropertyChange, Question, Report, Review as ScheduledReview } from './protocol.gen';
+import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, MarginNotifications, PropertyChange, Question, RelatedNote, RelatedResult, Report, Review as ScheduledReview } from './protocol.gen';
 
-export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question, Report } from './protocol.gen';
+export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question, RelatedNote, RelatedResult, Report } from './protocol.gen';
 export type { ScheduledReview };
 
 /**
@@ -124,6 +124,20 @@ export function review(p: ChangePreview): Review {
   return { properties: (p.properties ?? []).map(propertyLine), rows: sideBySide(p.before, p.after ?? ''), note: p.reason };
 }
 
+/** RelatedRow is one line of the Related notes view: the note's name, and where clicking it opens (its nearest section). */
+export interface RelatedRow {
+  name: string;
+  path: string;
+  line: number;
+  heading: string;
+}
+
+/** relatedView is what the Related notes view shows: a row per note, or why there are none. */
+export function relatedView(r: RelatedResult): { rows: RelatedRow[]; empty?: string } {
+  const rows = (r.notes ?? []).map((n: RelatedNote) => ({ name: n.path.replace(/^.*\//, '').replace(/\.md$/, ''), path: n.path, line: n.line, heading: n.heading }));
+  return rows.length ? { rows } : { rows, empty: r.reason ? `No related notes: ${r.reason}.` : 'No related notes.' };
+}
+
 export class Margin {
   private constructor(
     private readonly proc: ChildProcess,
@@ -162,6 +176,11 @@ export class Margin {
   /** report is the report of a task note (vault-relative path), or null when it has none. */
   async report(task: string): Promise<Report | null> {
     return this.request('reports/get', { task }).catch(() => null);
+  }
+
+  /** related are the notes nearest by meaning to the note at path that it neither links to nor is linked from. */
+  related(path: string, limit?: number): Promise<RelatedResult> {
+    return this.request('vault/related', { path, limit });
   }
 
   /** latestReview is the note of the latest run of the scheduled review name. */

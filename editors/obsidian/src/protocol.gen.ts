@@ -637,6 +637,13 @@ export interface ShowChangesResult {
   shown: boolean;
 }
 
+/** protocol.ShowRelatedResult */
+export interface ShowRelatedResult {
+  notes: RelatedNote[] | null;
+  reason?: string;
+  shown: boolean;
+}
+
 /** protocol.StatusResult */
 export interface StatusResult {
   vault: string;
@@ -858,6 +865,7 @@ export interface MarginCommands {
   'margin.showChanges': { args: [changeSetId: string]; result: ShowChangesResult };
   'margin.wake': { args: [agentId: string]; result: AgentDetail };
   'margin.ask': { args: [question: string]; result: Answer };
+  'margin.showRelated': { args: [path: string]; result: ShowRelatedResult };
 }
 
 /** What margin tells the client unasked: each notification's params. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { test } from 'node:test';
-import { Margin, PendingChange, notFound, review, sideBySide } from '../src/margin';
+import { Margin, PendingChange, notFound, relatedView, review, sideBySide } from '../src/margin';
 
 const root = resolve(__dirname, '../../..');
 
@@ -145,6 +145,10 @@ test("the latest review: the plugin's command asks reviews/latest and opens its 
     MARGIN_LLM_RETRY_LLM_RETRY: '0',
   });
   t.after(() => margin.stop());
+  // No model to embed with: the Related notes view says why it lists none.
+  const none = relatedView(await margin.related('Reference/Sleep.md'));
+  assert.deepEqual(none.rows, []);
+  assert.match(none.empty ?? '', /^No related notes: .*not embedded/);
   let review = null;
   for (const end = Date.now() + 30000; !review && Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
     review = await margin.latestReview('weekly').catch(() => null);
@@ -153,6 +157,42 @@ test("the latest review: the plugin's command asks reviews/latest and opens its 
   assert.match(review.path, /^Margin\/Reviews\/weekly\/\d{4}-\d{2}-\d{2}\.md$/);
   assert.equal(readFileSync(join(vault, review.path), 'utf8'), review.content);
   await assert.rejects(margin.latestReview('monthly'), /no Margin\/Reviews\/monthly\.md/);
+});
+
+test('the Related notes view lists the notes near the active one once the vault is embedded', { timeout: 60000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'margin-obsidian-'));
+  const vault = join(dir, 'vault');
+  cpSync(join(root, 'testdata/vault'), vault, { recursive: true });
+  const fake = spawn(process.env.MARGIN_FAKE_OLLAMA ?? join(root, 'bin/fakeollama'), ['-embed'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => {
+    fake.stdin.end();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const url: string = await new Promise((ok) => createInterface({ input: fake.stdout }).once('line', ok));
+  const margin = await Margin.start(process.env.MARGIN_BIN ?? join(root, 'bin/margin'), vault, {
+    ...process.env,
+    OLLAMA_HOST: url,
+    MARGIN_AGENTS_AUTO_CREATE: 'false',
+    MARGIN_LLM_RETRY_LLM_RETRY: '0',
+  });
+  t.after(() => margin.stop());
+  const note = 'Reference/Sleep.md';
+  let shown = relatedView({ notes: [] });
+  for (const end = Date.now() + 45000; shown.rows.length === 0 && Date.now() < end; await new Promise((r) => setTimeout(r, 200))) {
+    shown = relatedView(await margin.related(note));
+  }
+  assert.ok(shown.rows.length > 0, `no related notes once embedded: ${shown.empty}`);
+  assert.equal(shown.empty, undefined);
+  const links = readFileSync(join(vault, note), 'utf8');
+  for (const r of shown.rows) {
+    assert.notEqual(r.path, note, 'the note itself');
+    assert.equal(r.name, r.path.replace(/^.*\//, '').replace(/\.md$/, ''));
+    assert.ok(!['', '#', '|'].some((end) => links.includes(`[[${r.name}${end || ']]'}`)), `${r.name} is linked from ${note}`);
+    // A click opens the note at the line of its nearest section.
+    const lines = readFileSync(join(vault, r.path), 'utf8').split('\n');
+    assert.ok(r.line >= 1 && r.line <= lines.length, `${r.path} line ${r.line}`);
+  }
+  await assert.rejects(margin.related('Nowhere.md'), /not an indexed note/);
 });
 
 test('sideBySide lines up two versions in rows', () => {

@@ -30,6 +30,9 @@ const stderr: string[] = [];
 /** The documents "open in VS Code": what didOpen/didChange told the server. */
 const docs = new Map<string, { version: number; text: string }>();
 
+/** The documents the server asked VS Code to show (window/showDocument). */
+const shownDocs: string[] = [];
+
 interface LineEdit {
   range: { start: { line: number }; end: { line: number } };
   newText: string;
@@ -78,7 +81,8 @@ before(async () => {
   mkdirSync(join(vault, 'Margin/Reviews'));
   writeFileSync(join(vault, 'Margin/Reviews/daily.md'), '---\nschedule: daily 07:00\nscope:\n  folders: [Nowhere]\n---\n# Daily\n\nWhat is due.\n');
 
-  fake = spawn(fakeBin, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // -embed: the vault is embedded in the background, so notes have related notes.
+  fake = spawn(fakeBin, ['-embed'], { stdio: ['pipe', 'pipe', 'inherit'] });
   const url: string = await new Promise((ok) => createInterface({ input: fake.stdout! }).once('line', ok));
 
   server = spawn(bin, margin.serverArgs, {
@@ -103,6 +107,10 @@ before(async () => {
       });
     }
     return { applied: true };
+  });
+  conn.onRequest('window/showDocument', (p: { uri: string }) => {
+    shownDocs.push(p.uri);
+    return { success: true };
   });
   conn.onRequest('workspace/configuration', (p: { items: unknown[] }) => p.items.map(() => null));
   for (const method of ['client/registerCapability', 'client/unregisterCapability', 'window/workDoneProgress/create', 'workspace/codeLens/refresh']) {
@@ -211,6 +219,23 @@ test('a diff review: each item of a set opens as a diff, one applied, one reject
   const stale = await reviews.open(set.id, 'c2');
   assert.ok('stale' in stale, JSON.stringify(stale));
   assert.equal(stale.stale, `margin: "Set due date to 2026-12-10 (because: leave time for the post)" no longer applies to ${passport}: the task's due date changed since it was proposed`);
+});
+
+test('a note shows a Related lens once the vault is embedded; clicking it opens the nearest note', limit, async () => {
+  const note = 'Reference/Sleep.md';
+  const uri = openDoc(note);
+  const related = await waitFor(
+    'the Related lens',
+    async () => (await conn.sendRequest<Lens[]>('textDocument/codeLens', { textDocument: { uri } })).find((l) => l.command.title.startsWith('Related: ')),
+    45000,
+  );
+  assert.equal(related.range.start.line, 0);
+  assert.equal(related.command.command, 'margin.showRelated');
+  const res = await margin.executeCommand<margin.ShowRelatedResult>(conn, related.command.command, related.command.arguments);
+  assert.ok(res.shown && res.notes && res.notes.length > 0);
+  const names = related.command.title.slice('Related: '.length).split(', ');
+  assert.equal(names[0], res.notes[0].path.replace(/^.*\//, '').replace(/\.md$/, ''));
+  assert.equal(shownDocs.at(-1), pathToFileURL(join(vault, res.notes[0].path)).href);
 });
 
 test("the diff editor's title bar offers Apply and Reject on margin-preview documents only", () => {

@@ -374,6 +374,30 @@ function M.report()
   end)
 end
 
+-- related lists the notes related to the note at path (the current
+-- buffer's without one), nearest first, in the quickfix list at their
+-- nearest sections, and opens the first; without vectors it says why there
+-- are none.
+function M.related(path)
+  path = (path and path ~= "") and path or vim.api.nvim_buf_get_name(0)
+  request("vault/related", { path = path }, function(res)
+    if #res.notes == 0 then
+      notify("margin: no related notes" .. (res.reason and (": " .. res.reason) or ""), vim.log.levels.INFO)
+      return
+    end
+    local items = {}
+    for _, n in ipairs(res.notes) do
+      table.insert(items, {
+        filename = config.vault .. "/" .. n.path,
+        lnum = math.max(n.line, 1),
+        text = string.format("%s (%.2f)", n.heading ~= "" and n.heading or n.path, n.score),
+      })
+    end
+    vim.fn.setqflist({}, " ", { title = "margin related notes", items = items })
+    vim.cmd("cfirst")
+  end)
+end
+
 -- review opens the note of the latest run of the scheduled review name
 -- (Margin/Reviews/<name>.md defines it), prompting for the name without one.
 function M.review(name)
@@ -444,6 +468,9 @@ function M.setup(opts)
   vim.api.nvim_create_user_command("MarginReview", function(c)
     M.review(c.args)
   end, { nargs = "?" })
+  vim.api.nvim_create_user_command("MarginRelated", function()
+    M.related()
+  end, {})
   vim.api.nvim_create_user_command("MarginDiff", function(c)
     M.diff(c.fargs[1], c.fargs[2])
   end, { nargs = "*" })
@@ -451,6 +478,11 @@ function M.setup(opts)
   -- than asking the server for a preview it cannot show.
   vim.lsp.commands["margin.preview"] = function(cmd)
     M.diff(cmd.arguments[1], cmd.arguments[2])
+  end
+  -- The Related lens lists the notes in the quickfix list and opens the
+  -- first, whether or not this Neovim can show documents for the server.
+  vim.lsp.commands["margin.showRelated"] = function(cmd)
+    M.related(config.vault .. "/" .. cmd.arguments[1])
   end
 end
 
