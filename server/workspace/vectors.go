@@ -144,25 +144,6 @@ func (vs *Vectors) changed() {
 	}
 }
 
-// takeEmbedLock takes embedLock, trying again for a moment when it is
-// taken: store.Held, which Status (this process's, or margin status's in
-// a terminal) uses to tell whether another process embeds, takes the lock
-// itself for microseconds, and a queue starting in that instant must not
-// think another process embeds and wait lockRetry. A process that embeds
-// holds the lock for longer than these tries.
-func takeEmbedLock(ctx context.Context, path string) (*store.Lock, error) {
-	l, err := store.TryLock(path)
-	for try := 0; errors.Is(err, store.ErrLocked) && try < 20; try++ {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-		l, err = store.TryLock(path)
-	}
-	return l, err
-}
-
 // errElsewhere says another process embeds the vault.
 var errElsewhere = errors.New("another margin process (margin serve or margin embed) is embedding this vault; margin status shows how far it is")
 
@@ -177,7 +158,7 @@ func (vs *Vectors) start(ctx context.Context, onProgress func(vectors.Progress))
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := takeEmbedLock(ctx, vs.lock)
+	l, err := store.TryLock(vs.lock)
 	if errors.Is(err, store.ErrLocked) {
 		return nil, nil, errElsewhere
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // ErrLocked says another process holds the lock.
@@ -15,10 +16,30 @@ var ErrLocked = errors.New("held by another margin process")
 type Lock struct{ f *os.File }
 
 // TryLock takes the lock on the file at path, creating it, without
-// waiting: ErrLocked when another process holds it. path must be in the
-// state dir, which OpenDir checked for symbolic links; the file itself is
-// opened without following one.
+// waiting for a holder: ErrLocked when another process holds it. A Held
+// looking at the file takes the lock itself for an instant, so a lock
+// found taken is tried again for a moment before it counts as held: a
+// process starting its work while a margin status looks must not take
+// the look for another process at work. path must be in the state dir,
+// which OpenDir checked for symbolic links; the file itself is opened
+// without following one.
 func TryLock(path string) (*Lock, error) {
+	l, err := tryLock(path)
+	for try := 0; errors.Is(err, ErrLocked) && try < probeTries; try++ {
+		time.Sleep(probeWait)
+		l, err = tryLock(path)
+	}
+	return l, err
+}
+
+// A Held holds the file for microseconds; these outlast many of them.
+const (
+	probeTries = 20
+	probeWait  = 10 * time.Millisecond
+)
+
+// tryLock is one attempt at the lock.
+func tryLock(path string) (*Lock, error) {
 	l, err := take(path, lockFile)
 	if errors.Is(err, errWouldBlock) {
 		return nil, ErrLocked
@@ -50,7 +71,7 @@ func take(path string, lock func(*os.File) error) (*Lock, error) {
 // Held reports whether another process holds a lock (Share or TryLock)
 // on the file at path; false when there is no such file.
 func Held(path string) (bool, error) {
-	l, err := TryLock(path)
+	l, err := tryLock(path)
 	switch {
 	case errors.Is(err, ErrLocked):
 		return true, nil

@@ -76,3 +76,31 @@ func TestShareAndHeld(t *testing.T) {
 	}
 	c.Unlock()
 }
+
+// A Held's look holds the lock for an instant; a TryLock in that instant
+// takes it once the look lets go, rather than report another holder.
+func TestTryLockWaitsOutAProbe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	probe, err := tryLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go probe.Unlock()
+	l, err := TryLock(path)
+	if err != nil {
+		t.Fatalf("the lock a probe let go of: %v", err)
+	}
+	l.Unlock()
+}
+
+func TestTryLockHeldThroughout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	other, err := TryLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Unlock()
+	if _, err := TryLock(path); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a lock held throughout: got %v, want ErrLocked", err)
+	}
+}
