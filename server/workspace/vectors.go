@@ -407,7 +407,7 @@ func (w *Workspace) RelatedNow(ctx context.Context, path string, limit int) ([]r
 	if s == nil {
 		return nil, nil
 	}
-	if empty, err := s.Empty(ctx); err != nil || empty {
+	if _, n, err := s.Model(ctx); err != nil || n == 0 {
 		return nil, err
 	}
 	notes, err := related.Find(ctx, w.Vault.Index(), s, path, limit)

@@ -265,15 +265,3 @@ func (s *Store) rescore(ctx context.Context, units [][]float32, cands []candidat
 	}
 	return out, nil
 }
-
-// Empty says whether the current model has no vectors, loading them on
-// first use as a search does: after that it costs no query, so a code lens
-// or a hover can ask it on every call.
-func (s *Store) Empty(ctx context.Context) (bool, error) {
-	if err := s.codes(ctx); err != nil {
-		return false, err
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.mem == nil || s.mem.len() == 0, nil
-}

@@ -252,15 +252,15 @@ func TestCodesLoadOnFirstSearch(t *testing.T) {
 
 // TestEmpty: a store says it is empty before anything is embedded, and not
 // once the queue has embedded notes after that first answer loaded it.
-func TestEmpty(t *testing.T) {
+func TestModelCountsWhatIsEmbedded(t *testing.T) {
 	s := openStore(t, t.TempDir())
 	defer s.Close()
 	ctx := context.Background()
-	if empty, err := s.Empty(ctx); err != nil || !empty {
-		t.Fatalf("Empty of a new store = %v, %v; want true", empty, err)
+	if _, n, err := s.Model(ctx); err != nil || n != 0 {
+		t.Fatalf("Model of a new store = %d vectors, %v; want none", n, err)
 	}
 	embedAll(t, s, fruitVault(3))
-	if empty, err := s.Empty(ctx); err != nil || empty {
-		t.Errorf("Empty once embedded = %v, %v; want false", empty, err)
+	if _, n, err := s.Model(ctx); err != nil || n == 0 {
+		t.Errorf("Model once embedded = %d vectors, %v; want some", n, err)
 	}
 }
