@@ -24,13 +24,32 @@ func (w *Workspace) openRetriever(opts Options) {
 // kind of text it is.
 type Embedder struct{ C *llm.Client }
 
-// Embed embeds chunks of notes (see noteEmbedder).
+// Embed embeds chunks of notes as documents. A chunk's first paragraph —
+// its note's title and heading path, a line the vectors package puts
+// there, "Title > Heading\n\n" — goes in the model's title slot, or back as
+// the same first line for a model without one.
 func (e Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	m, err := e.C.EmbedModel()
 	if err != nil {
 		return nil, err
 	}
-	return noteEmbedder{e.C, m}.Embed(ctx, texts)
+	req := llm.EmbedRequest{Texts: make([]string, len(texts)), Titles: make([]string, len(texts)), Kind: llm.EmbedDocument}
+	for i, t := range texts {
+		req.Texts[i] = t
+		if title, body, ok := cutTitle(t); ok {
+			req.Titles[i], req.Texts[i] = title, body
+		}
+	}
+	out, err := e.C.Embed(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	// The fallback provider's vectors are of another space: stored under
+	// this fingerprint they would be compared with the model's.
+	if out.Provider != m.Provider || out.Model != m.Model {
+		return nil, fmt.Errorf("%s/%s answered for %s/%s, whose vectors these are not", out.Provider, out.Model, m.Provider, m.Model)
+	}
+	return out.Vectors, nil
 }
 
 // Fingerprint names the configured model; "" without one.

@@ -417,47 +417,15 @@ func (w *Workspace) RelatedNow(ctx context.Context, path string, limit int) ([]r
 	return notes, err
 }
 
-// noteEmbedder is the model client as the vectors' Embedder: chunks are
-// documents, and a chunk's first paragraph — its note's title and heading
-// path, a line the vectors package puts there, "Title > Heading\n\n" —
-// goes in the model's title slot, or back as the same first line for a
-// model without one.
-type noteEmbedder struct {
-	c *llm.Client
-	m llm.EmbedModel
-}
-
 // embedderOf is client's embed role as an Embedder, or nil and why not.
 func embedderOf(client *llm.Client) (vectors.Embedder, string) {
 	if client == nil {
 		return nil, "no model is configured"
 	}
-	m, err := client.EmbedModel()
-	if err != nil {
+	if _, err := client.EmbedModel(); err != nil {
 		return nil, "no embedding model (" + err.Error() + ")"
 	}
-	return noteEmbedder{client, m}, ""
-}
-
-// Embed implements vectors.Embedder.
-func (e noteEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	req := llm.EmbedRequest{Texts: make([]string, len(texts)), Titles: make([]string, len(texts)), Kind: llm.EmbedDocument}
-	for i, t := range texts {
-		req.Texts[i] = t
-		if title, body, ok := cutTitle(t); ok {
-			req.Titles[i], req.Texts[i] = title, body
-		}
-	}
-	out, err := e.c.Embed(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	// The fallback provider's vectors are of another space: stored under
-	// this fingerprint they would be compared with the model's.
-	if out.Provider != e.m.Provider || out.Model != e.m.Model {
-		return nil, fmt.Errorf("%s/%s answered for %s/%s, whose vectors these are not", out.Provider, out.Model, e.m.Provider, e.m.Model)
-	}
-	return out.Vectors, nil
+	return Embedder{client}, ""
 }
 
 // cutTitle splits a chunk's one-line title paragraph from its body.
@@ -472,12 +440,6 @@ func cutTitle(text string) (title, body string, ok bool) {
 	}
 	return "", "", false
 }
-
-// Fingerprint implements vectors.Embedder.
-func (e noteEmbedder) Fingerprint() string { return e.m.Fingerprint() }
-
-// MaxTokens implements vectors.Embedder.
-func (e noteEmbedder) MaxTokens() int { return e.m.MaxTokens }
 
 // Model implements retrieve.Vectors: it waits for the store to open.
 func (vs *Vectors) Model(ctx context.Context) (string, int, error) {
