@@ -261,10 +261,11 @@ func (m *matches) rank(ctx context.Context, tx readTx, table, score string, limi
 }
 
 // notesOf lists the notes matching expr, an expression of the query's
-// words, with the query's filters.
+// words, with the query's filters, and without margin's outputs
+// unless the query keeps them, as the search's match.
 func (m *matches) notesOf(ctx context.Context, tx readTx, expr string) ([]int64, error) {
 	a := slices.Clone(m.args)
-	a[0] = m.p.withFilters(expr)
+	a[0] = m.p.leaveOutputs(m.p.withFilters(expr))
 	var ids []int64
 	if m.p.inGlob == nil {
 		// In one row: a row crossing to Go costs more than finding it.
@@ -303,7 +304,7 @@ func (m *matches) rankNotes(ctx context.Context, tx readTx, r ranking) ([]scored
 	q := *m
 	q.where, q.args = slices.Clone(m.where), slices.Clone(m.args)
 	if r.all {
-		q.args[0] = m.p.withFilters(strings.Join(m.p.cover, " AND "))
+		q.args[0] = m.p.leaveOutputs(m.p.withFilters(strings.Join(m.p.cover, " AND ")))
 	}
 	if r.ids != nil {
 		q.restrictTo(r.ids)
