@@ -63,19 +63,17 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(expr string)
 			all = all && h == n
 		}
 	}
-	tier := func(id int64) int {
-		if phrased[id] {
-			return held[id] + n + 1
-		}
-		return held[id]
-	}
-	// A note's order but for its score: the named notes first, then by
-	// tier, which is at most 2n+1.
+	// A note's order but for its score, higher first: the named notes,
+	// then those that hold the phrase, then by how many words they hold.
 	place := func(id int64) int {
-		if named[id] {
-			return tier(id) + 2*n + 2
+		pl := held[id]
+		if phrased[id] {
+			pl += n + 1
 		}
-		return tier(id)
+		if named[id] {
+			pl += 2*n + 2
+		}
+		return pl
 	}
 	sure, next := placed(ids, p.limit, place)
 	r := ranking{all: all, first: sure, limit: p.limit}
@@ -90,9 +88,6 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(expr string)
 	slices.SortFunc(cands, func(a, b scored) int {
 		return cmp.Or(cmp.Compare(place(b.id), place(a.id)), cmp.Compare(a.score, b.score), cmp.Compare(a.id, b.id))
 	})
-	for i := range cands {
-		cands[i].tier = tier(cands[i].id)
-	}
 	return cands[:min(len(cands), p.limit)], len(held), nil
 }
 

@@ -30,11 +30,9 @@ const (
 // SQLite compiled it again each time it was bound to another query.
 const matchArg = "(? || '')"
 
-// scored is a matching note and its bm25 score, lower is better; for a
-// question, its tier too (see rankQuestion).
+// scored is a matching note and its bm25 score, lower is better.
 type scored struct {
 	id    int64
-	tier  int
 	score float64
 }
 
