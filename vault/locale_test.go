@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -173,5 +174,34 @@ func TestOlderDailyNotesTellTheLocale(t *testing.T) {
 	}
 	if k := kindOf(t, v, "Kalender/2023/03-März/2023-03-02.md"); k != note.KindDaily {
 		t.Errorf("the March note is a %s, want a daily note", k)
+	}
+}
+
+// TestSettingsWarningsAreLoggedOnce: the rules' warnings are logged by the
+// open that first finds them, not by every command after it; a change in
+// them is logged again. Rules().Warnings holds them at every open.
+func TestSettingsWarningsAreLoggedOnce(t *testing.T) {
+	dir := koreanVault(t)
+	logged := func(opts Options) string {
+		var b strings.Builder
+		opts.Dir, opts.Logger = dir, slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		v, err := Open(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Rules().Warnings) != 1 {
+			t.Errorf("warnings %q, want the one", v.Rules().Warnings)
+		}
+		v.Close()
+		return b.String()
+	}
+	if got := logged(Options{}); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "looks dated") {
+		t.Errorf("the first open logged %q, want the warning", got)
+	}
+	if got := logged(Options{}); got != "" {
+		t.Errorf("the second open logged %q, want nothing new", got)
+	}
+	if got := logged(Options{Locale: "en"}); !strings.Contains(got, "3 notes in the vault root look dated") {
+		t.Errorf("an open with other warnings logged %q, want them", got)
 	}
 }
