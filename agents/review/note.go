@@ -358,8 +358,19 @@ func (r *Reviews) write(ctx context.Context, tmpl templates.Template, w *written
 		w.away = "the model's reply was not the review asked for"
 		return nil
 	}
-	w.model = resp.Model
 	w.keep(ctx, r, rep)
+	if len(w.sections) == 0 && len(w.proposals) == 0 {
+		// Nothing of the reply held to the notes (a weak model's filler,
+		// or claims citing notes the run never read): the note is the
+		// structure's, and says so rather than carry the model's name.
+		w.away = "the model's reply held no claim citing a note this review read"
+		if w.dropped > 0 {
+			w.away = fmt.Sprintf("the model's %s cited no note this review read", plural(w.dropped, "claim"))
+		}
+		w.dropped = 0
+		return nil
+	}
+	w.model = resp.Model
 	return nil
 }
 

@@ -287,7 +287,7 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 			e := vs.embedding(vectors.Progress{State: vectors.Stopped})
 			e.Opening = true
 			if !e.Off {
-				e.Why = "the notes' vectors open a moment after margin starts: searching by keyword meanwhile"
+				e.Why = "the notes' vectors open a moment after margin starts"
 			}
 			return e, nil
 		}
@@ -336,11 +336,11 @@ func (vs *Vectors) embedding(p vectors.Progress) Embedding {
 	}
 	switch {
 	case vs.emb == nil:
-		e.Off, e.KeywordOnly, e.Why = true, true, vs.off+": searching by keyword"
+		e.Off, e.KeywordOnly, e.Why = true, true, vs.off
 	case p.State == vectors.Waiting:
-		e.KeywordOnly, e.Why = true, "waiting to retry ("+p.Note+"): searching by keyword meanwhile"
+		e.KeywordOnly, e.Why = true, "waiting to retry ("+p.Note+")"
 	case p.Embedded == 0:
-		e.KeywordOnly, e.Why = true, "no note is embedded yet: searching by keyword meanwhile"
+		e.KeywordOnly, e.Why = true, "no note is embedded yet"
 	}
 	return e
 }

@@ -115,6 +115,7 @@ export interface Answer {
   questions: Question[] | null;
   logged?: Logged;
   truncated?: boolean;
+  keywordOnly?: string;
   transitions: Transition[] | null;
 }
 
