@@ -82,7 +82,7 @@ func TestEvolvedDirectiveDrivesTheNextRun(t *testing.T) {
 	if turn.Proposal == nil || !strings.Contains(turn.Proposal.GeneralDiff, "+"+evolvedDirective) {
 		t.Fatalf("turn %+v, want a proposal of the kiln-first directive", turn)
 	}
-	if turn.Metrics.Agents != 0 || turn.Metrics.Tools != nil || len(turn.Metrics.Rejections) != 0 {
+	if turn.Metrics.Agents != 0 || turn.Metrics.Tools != nil || len(turn.Metrics.Rejections) != 0 || !strings.Contains(turn.Metrics.Unmeasured, "does not measure review runs") {
 		t.Errorf("a review's metrics %+v, want none and why", turn.Metrics)
 	}
 	s, err := evo.Session(ctx, turn.SessionID)
