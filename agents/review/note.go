@@ -76,6 +76,7 @@ type written struct {
 	model     string    // the model that wrote it; "" offline
 	away      string    // why the review was built offline, when it was not for lack of news
 	note      string    // a line the note carries about the run
+	replaced  string    // a line saying the person's edit replaced an evolved directive
 }
 
 // maxListed caps a list of facts in the note; the rest are counted.
@@ -222,8 +223,10 @@ func (w *written) render() []byte {
 	var b strings.Builder
 	b.WriteString(edit.RenderFrontmatter(fields...))
 	fmt.Fprintf(&b, "# %s review — %s\n\n**TLDR:** %s\n", w.def.Name, w.run.Date, note.OneLine(tldr))
-	if w.note != "" {
-		fmt.Fprintf(&b, "\n%s\n", w.note)
+	for _, line := range []string{w.replaced, w.note} {
+		if line != "" {
+			fmt.Fprintf(&b, "\n%s\n", line)
+		}
 	}
 	if w.away != "" {
 		fmt.Fprintf(&b, "\nBuilt offline from the vault's structure: %s.\n", w.away)

@@ -430,6 +430,7 @@ export interface Metrics {
   tools: ToolRate[] | null;
   versions?: VersionMetrics[];
   rejections: Rejection[] | null;
+  unmeasured?: string;
 }
 
 /** protocol.ModelStatus */
