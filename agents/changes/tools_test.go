@@ -35,7 +35,7 @@ func TestDeferredToolsProposeOnlyChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
-			items, unchanged, err := byName[tt.tool].Items(task, json.RawMessage(tt.args))
+			items, unchanged, err := byName[tt.tool].Items(task, Shown{}, json.RawMessage(tt.args))
 			if tt.wantErrSubstr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErrSubstr) {
 					t.Errorf("err = %v, want %q", err, tt.wantErrSubstr)

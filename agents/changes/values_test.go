@@ -78,7 +78,7 @@ func TestChangeLineSaysWhatTheItemDoes(t *testing.T) {
 			status = d
 		}
 	}
-	ps, _, err := status.Items(n, json.RawMessage(`{"status":"done","human_summary":"Add checklist item \"Write docs\" — agreed ^c2"}`))
+	ps, _, err := status.Items(n, Shown{}, json.RawMessage(`{"status":"done","human_summary":"Add checklist item \"Write docs\" — agreed ^c2"}`))
 	if err != nil || len(ps) != 1 {
 		t.Fatalf("items = %+v, %v", ps, err)
 	}

@@ -39,7 +39,7 @@ func sampleWake() wakeContext {
 func TestUserMessageGolden(t *testing.T) {
 	first := sampleWake()
 	first.Reason = "created"
-	msg, full := userMessage(first)
+	msg, full, _ := userMessage(first)
 	if !full {
 		t.Error("the first wake is not full-context")
 	}
@@ -55,7 +55,7 @@ func TestUserMessageGolden(t *testing.T) {
 	changed := entrySources(entriesOf("Daily/2026-11-20.md", "11:00", "Demo of [[Ship export]] went well. Dana wants a flag."))
 	next.Entries[1] = changed[0]
 	next.Seen["Daily/2026-11-18.md#17:00"] = entrySources(entriesOf("Daily/2026-11-18.md", "17:00", "Unlinked since."))[0]
-	msg, full = userMessage(next)
+	msg, full, _ = userMessage(next)
 	if full {
 		t.Error("a wake with seen sources is full-context")
 	}
@@ -69,7 +69,7 @@ func TestUserMessageBudgetDropsOldestEntriesFirst(t *testing.T) {
 	w := sampleWake()
 	w.Entries = entrySources(append(entriesOf("Daily/a.md", "08:00", strings.Repeat("old ", 400)), entriesOf("Daily/b.md", "09:00", "newest")...))
 	w.Budget = 350
-	msg, _ := userMessage(w)
+	msg, _, _ := userMessage(w)
 	if strings.Contains(msg, "old old") || !strings.Contains(msg, "newest") || !strings.Contains(msg, "1 older linked entries left out") {
 		t.Errorf("over budget, the oldest entry should go and say so:\n%s", msg)
 	}
