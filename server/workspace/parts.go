@@ -39,7 +39,7 @@ func TaskVault(v *vault.Vault, related task.Related) task.Vault {
 	return task.Vault{
 		Files: v.Root(), Index: v.Index(), Events: v, Rules: v.Rules(), OutputFolder: o.OutputFolder, MaxFileSize: o.MaxFileSize,
 		Related: related,
-		Lock: func() (*store.Lock, error) { return store.TryLock(filepath.Join(v.StateDir(), task.AgentsLock)) },
+		Lock:    func() (*store.Lock, error) { return store.TryLock(filepath.Join(v.StateDir(), task.AgentsLock)) },
 	}
 }
 
