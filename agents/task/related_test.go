@@ -304,7 +304,9 @@ func TestWakeProposesLinksToRelatedNotes(t *testing.T) {
 // since the agent's last wake, and offers the link tool only then.
 func TestIncrementalWakeShowsRelatedNotesWhenTheyChange(t *testing.T) {
 	r := newRelatedRig(t, true, true)
-	r.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}} })
+	r.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
+	})
 	if run, req := r.wake(t); !run.FullContext || !strings.Contains(promptOf(req), relatedSection) {
 		t.Fatalf("first wake (full %v) shows no related notes", run.FullContext)
 	}
@@ -393,7 +395,9 @@ func TestWeakModelLinksNothing(t *testing.T) {
 func TestRelatedNotesCostPerWake(t *testing.T) {
 	cost := func(vectorsToo bool) (full, incremental int) {
 		r := newRelatedRig(t, vectorsToo, vectorsToo)
-		r.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply { return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}} })
+		r.fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{goodReport}}
+		})
 		first, _ := r.wake(t)
 		next, _ := r.wake(t)
 		if !first.FullContext || next.FullContext {
