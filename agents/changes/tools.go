@@ -551,8 +551,12 @@ func proposeLinks(t *note.Note, shown Shown, args json.RawMessage) ([]Proposal, 
 		for _, r := range shown.Related {
 			paths = append(paths, r.Path)
 		}
+		verb := "are"
+		if len(unknown) == 1 {
+			verb = "is"
+		}
 		return nil, nil, fmt.Errorf("%s %s not among the related notes this wake showed; nothing was proposed: link only these notes, by their path: %s",
-			strings.Join(unknown, ", "), map[bool]string{true: "is", false: "are"}[len(unknown) == 1], strings.Join(paths, ", "))
+			strings.Join(unknown, ", "), verb, strings.Join(paths, ", "))
 	}
 	return out, unchanged, nil
 }

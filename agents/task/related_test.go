@@ -40,6 +40,8 @@ var gardenVault = map[string]string{
 	"Notes/Garten.md":  "# Garten\n\nGarten und jardin: gardening.\n",
 	"Notes/Money.md":   "# Budget\n\nExpenses and spending this month.\n",
 	"Notes/Sleep.md":   "# Sleep\n\nSlept badly; a nap helps.\n",
+	// margin's own file, nearest of all, and no note of the person's.
+	"Margin/Reports/Garden plan.md": "# Garden plan\n\nGarden, gardening, plants, seeds.\n",
 }
 
 // ollamaEmbedder embeds chunks through the fake Ollama's /api/embed, as
@@ -244,9 +246,9 @@ func TestWakeProposesLinksToRelatedNotes(t *testing.T) {
 			t.Errorf("the prompt lacks %q:\n%s", want, prompt)
 		}
 	}
-	for _, unwanted := range []string{"related note Garden/Beds.md", "related note Notes/Money.md", "related note Notes/Sleep.md"} {
+	for _, unwanted := range []string{"related note Garden/Beds.md", "related note Margin/", "related note Notes/Money.md", "related note Notes/Sleep.md"} {
 		if strings.Contains(prompt, unwanted) {
-			t.Errorf("the prompt shows %q: linked, or past the three nearest", unwanted)
+			t.Errorf("the prompt shows %q: linked, margin's own, or past the three nearest", unwanted)
 		}
 	}
 	if !offers(req, "link_related_notes") {
