@@ -390,10 +390,10 @@ func (w *Workspace) Related(ctx context.Context, path string, limit int) (Relate
 	return RelatedNotes{Notes: notes}, nil
 }
 
-// RelatedNow is Related for a code lens or a hover, which must not wait
-// or fail for want of vectors: no notes, at once, while the vectors are
-// still opening, when they cannot be read or when none is embedded, and
-// then no query is made.
+// RelatedNow is Related for a code lens, a hover or a task agent's wake
+// (it implements task.Related), which must not wait or fail for want of
+// vectors: no notes, at once, while the vectors are still opening, when
+// they cannot be read or when none is embedded, and then no query is made.
 func (w *Workspace) RelatedNow(ctx context.Context, path string, limit int) ([]related.Note, error) {
 	if w.Vectors == nil {
 		return nil, nil
