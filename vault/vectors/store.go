@@ -74,6 +74,45 @@ CREATE TABLE spent (
 	chunks INTEGER NOT NULL,
 	tokens INTEGER NOT NULL
 ) WITHOUT ROWID;
+`, `
+-- How many chunks there are and how many of them have a vector of the
+-- current model, kept by the triggers below in the transaction of each
+-- write, so that the embedding's progress (margin status, doctor) reads
+-- one row instead of joining every chunk with the vectors (20 ms at 10k
+-- notes). Triggers rather than the queue's writes, so that no write path
+-- can forget them.
+CREATE TABLE tally (
+	id       INTEGER PRIMARY KEY CHECK (id = 1),
+	chunks   INTEGER NOT NULL,
+	embedded INTEGER NOT NULL
+);
+INSERT INTO tally (id, chunks, embedded)
+	SELECT 1, count(*), count(v.id) FROM chunks c
+	LEFT JOIN vectors v ON v.model = (SELECT value FROM state WHERE key = 'model') AND v.hash = c.hash;
+
+CREATE TRIGGER tally_chunk_added AFTER INSERT ON chunks BEGIN
+	UPDATE tally SET chunks = chunks + 1, embedded = embedded + EXISTS (SELECT 1 FROM vectors
+		WHERE model = (SELECT value FROM state WHERE key = 'model') AND hash = NEW.hash);
+END;
+CREATE TRIGGER tally_chunk_deleted AFTER DELETE ON chunks BEGIN
+	UPDATE tally SET chunks = chunks - 1, embedded = embedded - EXISTS (SELECT 1 FROM vectors
+		WHERE model = (SELECT value FROM state WHERE key = 'model') AND hash = OLD.hash);
+END;
+CREATE TRIGGER tally_vector_added AFTER INSERT ON vectors
+	WHEN NEW.model = (SELECT value FROM state WHERE key = 'model') BEGIN
+	UPDATE tally SET embedded = embedded + (SELECT count(*) FROM chunks WHERE hash = NEW.hash);
+END;
+CREATE TRIGGER tally_vector_deleted AFTER DELETE ON vectors
+	WHEN OLD.model = (SELECT value FROM state WHERE key = 'model') BEGIN
+	UPDATE tally SET embedded = embedded - (SELECT count(*) FROM chunks WHERE hash = OLD.hash);
+END;
+-- useModel sets the model with INSERT OR REPLACE: an insert. A model
+-- used before may have vectors left (sweep keeps them until the new one
+-- is complete), so this is a full count, once per model change.
+CREATE TRIGGER tally_model AFTER INSERT ON state WHEN NEW.key = 'model' BEGIN
+	UPDATE tally SET embedded = (SELECT count(*) FROM chunks c
+		WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.model = NEW.value AND v.hash = c.hash));
+END;
 `}
 
 // Store is the vectors database and the in-memory codes Nearest scans. It
