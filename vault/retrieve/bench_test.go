@@ -4,8 +4,10 @@ import (
 	"context"
 	"hash/fnv"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +26,9 @@ import (
 // same text in the same run. Run with
 //
 //	go test -run '^$' -bench BenchmarkHybrid -benchtime 400x ./vault/retrieve/
+//
+// MARGIN_BENCH_NOTES=100000 measures 100,000 notes instead (some 380,000
+// chunks: ten minutes on two cores, most of it embedding them).
 //
 // The vectors are synthetic (a sum of random directions per word, 384
 // wide, as embeddinggemma cut to 384 would be), and the query's vector
@@ -86,10 +91,25 @@ func (f fixed) EmbedQuery(ctx context.Context, text string) ([]float32, string, 
 var benchQueries = []string{"bench", "sleep", "deadlift", "invoice", "meeting notes", "tired", "protein", "release", "physio", "chezmoi",
 	"why did I sleep badly", "how heavy was the bench press last week", "what did the physio say about my knee"}
 
+// benchNotes is the size of the benchmarks' vault: MARGIN_BENCH_NOTES,
+// 10,000 unless set, so that make bench stays short.
+func benchNotes(b *testing.B) int {
+	env := os.Getenv("MARGIN_BENCH_NOTES")
+	if env == "" {
+		return 10_000
+	}
+	n, err := strconv.Atoi(env)
+	if err != nil || n <= 0 {
+		b.Fatalf("MARGIN_BENCH_NOTES=%q: want a number of notes", env)
+	}
+	return n
+}
+
 func BenchmarkHybrid(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 10_000, Seed: 1}); err != nil {
+	notes := benchNotes(b)
+	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: notes, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	v, err := vault.Open(ctx, vault.Options{Dir: dir})
@@ -111,7 +131,7 @@ func BenchmarkHybrid(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%d chunks embedded in %v", chunks, time.Since(start).Round(time.Second))
+	b.Logf("%d notes, %d chunks embedded in %v", notes, chunks, time.Since(start).Round(time.Second))
 	qv := fixed{}
 	for _, q := range benchQueries {
 		qv[q] = emb.vector(q)
