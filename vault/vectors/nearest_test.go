@@ -250,6 +250,46 @@ func TestCodesLoadOnFirstSearch(t *testing.T) {
 	}
 }
 
+// TestCodesWrittenDuringTheLoad: the queue's writes that land while the
+// first search reads the codes are read after it, once, rather than the
+// whole load again (which never finished while the queue kept writing).
+func TestCodesWrittenDuringTheLoad(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	src := fruitVault(5)
+	embedAll(t, s, src)
+	s.Close()
+
+	s = openStore(t, dir)
+	defer s.Close()
+	loads := 0
+	s.loadedHook = func() {
+		loads++
+		if loads > 1 {
+			return
+		}
+		src.put("comet.md", "Comet", t0.Add(time.Hour), sec(1, "comet meteor aurora"))
+		src.remove("fruit/002.md")
+		embedAll(t, s, src)
+	}
+	got, err := s.Nearest(context.Background(), wordVector("comet meteor aurora", 64), 1, nil)
+	if err != nil || len(got) != 1 || got[0].Path != "comet.md" {
+		t.Fatalf("Nearest = %+v, %v; want comet.md, embedded during the load", got, err)
+	}
+	if loads != 1 {
+		t.Errorf("the codes were read %d times, want once", loads)
+	}
+	got, err = s.Nearest(context.Background(), wordVector(mustNote(t, fruitVault(5), "fruit/002.md").Sections[0].Text, 64), 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		if m.Path == "fruit/002.md" {
+			t.Errorf("Nearest found fruit/002.md, removed during the load")
+		}
+	}
+}
+
 // TestEmpty: a store says it is empty before anything is embedded, and not
 // once the queue has embedded notes after that first answer loaded it.
 func TestModelCountsWhatIsEmbedded(t *testing.T) {

@@ -121,6 +121,9 @@ type Store struct {
 	db *sql.DB
 
 	loading sync.Mutex // held by the one caller loading the codes
+	// reloading is held from reload's read of notes' vectors to their
+	// set in mem, so that of two reloads of a note the later read wins.
+	reloading sync.Mutex
 
 	mu  sync.RWMutex // guards the fields below
 	mem *codes       // of the current model's vectors; nil before it has any
@@ -129,9 +132,14 @@ type Store struct {
 	// reports progress or embeds (margin status, doctor, embed) never
 	// waits for them.
 	loaded bool
-	// missed counts the writes made while !loaded, which a load under way
-	// may not have seen: it loads again.
-	missed int
+	// written holds the notes written while !loaded, which a load under
+	// way may or may not have seen: it reads them again once done. (Loading
+	// again instead never finished while the queue kept writing: a load
+	// of 400,000 chunks takes longer than the queue's batches.)
+	written map[int64]bool
+	// loadedHook, if set (by tests), runs between a load's read of the
+	// codes and their install, where the queue's writes may land.
+	loadedHook func()
 	// model is the current model: its id in models, fingerprint and dims.
 	model model
 }
@@ -184,7 +192,7 @@ func (s *Store) load(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	s.model, s.mem, s.loaded = m, nil, m.dims == 0
+	s.model, s.mem, s.loaded, s.written = m, nil, m.dims == 0, nil
 	s.mu.Unlock()
 	return nil
 }
@@ -201,7 +209,7 @@ func (s *Store) codes(ctx context.Context) error {
 	defer s.loading.Unlock()
 	for {
 		s.mu.RLock()
-		m, loaded, missed := s.model, s.loaded, s.missed
+		m, loaded := s.model, s.loaded
 		s.mu.RUnlock()
 		if loaded {
 			return nil
@@ -210,11 +218,22 @@ func (s *Store) codes(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("loading vectors: %w", err)
 		}
+		if s.loadedHook != nil {
+			s.loadedHook()
+		}
 		s.mu.Lock()
-		if s.model == m && s.missed == missed {
+		var written []int64
+		if s.model == m { // else the model changed meanwhile: load its codes
 			s.mem, s.loaded = mem, true
+			for id := range s.written {
+				written = append(written, id)
+			}
+			s.written = nil
 		}
 		s.mu.Unlock()
+		if err := s.reload(ctx, written); err != nil {
+			return fmt.Errorf("loading vectors: %w", err)
+		}
 	}
 }
 

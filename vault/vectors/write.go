@@ -156,26 +156,16 @@ func (s *Store) removeNotes(ctx context.Context, ids []int64) error {
 	if err != nil {
 		return fmt.Errorf("removing notes: %w", err)
 	}
-	s.mu.Lock()
-	if !s.loaded {
-		s.missed++
-	}
-	if s.mem != nil {
-		for _, id := range ids {
-			s.mem.remove(id)
-		}
-	}
-	s.mu.Unlock()
-	return nil
+	return s.reload(ctx, ids) // which finds them gone
 }
 
 // reload reads the codes of notes ids into memory.
 func (s *Store) reload(ctx context.Context, ids []int64) error {
+	s.reloading.Lock()
+	defer s.reloading.Unlock()
 	s.mu.Lock()
 	m, loaded := s.model, s.loaded
-	if !loaded {
-		s.missed++ // codes reads them with the rest
-	}
+	s.markWritten(ids) // codes reads them once it has read the rest
 	s.mu.Unlock()
 	if m.dims == 0 || !loaded {
 		return nil
@@ -212,6 +202,20 @@ func (s *Store) reload(ctx context.Context, ids []int64) error {
 		s.mem.set(id, n.path, n.es)
 	}
 	return nil
+}
+
+// markWritten keeps ids for the load under way, if one may be: see
+// Store.written. s.mu is held.
+func (s *Store) markWritten(ids []int64) {
+	if s.loaded {
+		return
+	}
+	if s.written == nil {
+		s.written = make(map[int64]bool)
+	}
+	for _, id := range ids {
+		s.written[id] = true
+	}
 }
 
 // pendingNotes returns up to limit notes with chunks to embed, the most
