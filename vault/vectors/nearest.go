@@ -242,26 +242,33 @@ func (h *farthestFirst) Pop() any {
 // cosine similarity to its query, by position in cands.
 func (s *Store) rescore(ctx context.Context, units [][]float32, cands []candidate) (map[int]float32, error) {
 	ids := make([]int64, 0, len(cands))
-	for _, cd := range cands {
-		ids = append(ids, cd.vec)
+	byVec := make(map[int64][]int, len(cands)) // a vector may be several queries' candidate
+	for i, cd := range cands {
+		if _, ok := byVec[cd.vec]; !ok {
+			ids = append(ids, cd.vec)
+		}
+		byVec[cd.vec] = append(byVec[cd.vec], i)
 	}
 	js, _ := json.Marshal(ids) // []int64 always encodes
-	vecs := make(map[int64][]byte, len(ids))
+	out := make(map[int]float32, len(cands))
+	// Each q8 is scored as it is read, not copied out: at 768 dimensions
+	// the copies were most of a search's garbage, and margin serve's peak
+	// resident set grows with garbage.
 	err := collect(ctx, s.db, `SELECT id, q8 FROM vectors WHERE id IN (SELECT value FROM json_each(?))`, []any{string(js)}, func(r *sql.Rows) error {
 		var id int64
-		var q8 []byte
-		err := r.Scan(&id, &q8)
-		vecs[id] = q8
-		return err
+		var q8 sql.RawBytes
+		if err := r.Scan(&id, &q8); err != nil {
+			return err
+		}
+		for _, i := range byVec[id] {
+			if u := units[cands[i].query]; len(q8) == len(u) {
+				out[i] = cosineInt8(u, q8)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rescoring: %w", err)
-	}
-	out := make(map[int]float32, len(cands))
-	for i, cd := range cands {
-		if q8, ok := vecs[cd.vec]; ok && len(q8) == len(units[cd.query]) {
-			out[i] = cosineInt8(units[cd.query], q8)
-		}
 	}
 	return out, nil
 }
