@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,22 @@ func TestNearestFiltersBeforeRanking(t *testing.T) {
 		got, err := s.Nearest(ctx, q, 1, allow)
 		if err != nil || len(got) != 1 || got[0] != all[1] {
 			t.Fatalf("filtered Nearest = %+v, %v; want %+v", got, err, all[1])
+		}
+	})
+	t.Run("notes left out are skipped before ranking", func(t *testing.T) {
+		// The 200 nearest notes left out: asked for 1 out of 100
+		// candidates, ranking first and dropping them after finds none.
+		all, err := s.Nearest(ctx, q, 201, nil)
+		if err != nil || len(all) != 201 {
+			t.Fatalf("Nearest = %d matches, %v", len(all), err)
+		}
+		var except []string
+		for _, m := range all[:200] {
+			except = append(except, m.Path)
+		}
+		got, err := s.NearestExcept(ctx, q, 1, except)
+		if err != nil || len(got) != 1 || slices.Contains(except, got[0].Path) {
+			t.Fatalf("NearestExcept = %+v, %v; want a note not left out", got, err)
 		}
 	})
 	t.Run("a far note alone in the filter is found", func(t *testing.T) {
