@@ -80,6 +80,7 @@ func (b *bench) serveMemory(dir string, n int) error {
 			if err != nil {
 				return fmt.Errorf("margin serve with vectors: %w", err)
 			}
+			fmt.Fprintf(os.Stderr, "margin serve's peak RSS with vectors %.1f MB, without %.1f MB\n", float64(e)/1024, float64(a)/1024)
 			peaks, bases = append(peaks, e), append(bases, a)
 			ratios = append(ratios, float64(e)/float64(a))
 		}
