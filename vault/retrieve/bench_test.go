@@ -155,6 +155,10 @@ func BenchmarkHybrid(b *testing.B) {
 	// Paired: each round runs the keyword query, then the same text
 	// hybrid and semantic, so the machine's load weighs on all alike.
 	lat := map[index.Mode][]time.Duration{}
+	slowest := map[index.Mode]struct { // a tail has a query to look at
+		d    time.Duration
+		text string
+	}{}
 	kw, hy, se := queries(index.ModeAuto), queries(retrieve.ModeHybrid), queries(retrieve.ModeSemantic)
 	for i := 0; b.Loop(); i++ {
 		j := i % len(benchQueries)
@@ -163,7 +167,14 @@ func BenchmarkHybrid(b *testing.B) {
 			if _, err := r.Find(ctx, q); err != nil {
 				b.Fatal(err)
 			}
-			lat[q.Mode] = append(lat[q.Mode], time.Since(t))
+			d := time.Since(t)
+			lat[q.Mode] = append(lat[q.Mode], d)
+			if d > slowest[q.Mode].d {
+				slowest[q.Mode] = struct {
+					d    time.Duration
+					text string
+				}{d, q.Text}
+			}
 		}
 	}
 	pct := func(m index.Mode, p int) float64 {
@@ -177,6 +188,7 @@ func BenchmarkHybrid(b *testing.B) {
 	}{{index.ModeAuto, "keyword"}, {retrieve.ModeHybrid, "hybrid"}, {retrieve.ModeSemantic, "semantic"}} {
 		b.ReportMetric(pct(m.mode, 50), m.name+"-p50-ms")
 		b.ReportMetric(pct(m.mode, 99), m.name+"-p99-ms")
+		b.Logf("slowest %s query: %q, %v", m.name, slowest[m.mode].text, slowest[m.mode].d.Round(time.Millisecond))
 	}
 	b.ReportMetric(pct(retrieve.ModeHybrid, 50)/pct(index.ModeAuto, 50), "hybrid/keyword-p50")
 	b.ReportMetric(pct(retrieve.ModeHybrid, 99)/pct(index.ModeAuto, 99), "hybrid/keyword-p99")
