@@ -458,3 +458,12 @@ func (vs *Vectors) Nearest(ctx context.Context, q []float32, k int, allow []stri
 	}
 	return st.Nearest(ctx, q, k, allow)
 }
+
+// NearestExcept implements retrieve.Vectors.
+func (vs *Vectors) NearestExcept(ctx context.Context, q []float32, k int, except []string) ([]vectors.Match, error) {
+	st, err := vs.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.NearestExcept(ctx, q, k, except)
+}
