@@ -220,7 +220,7 @@ func TestOfflineEmbedderLeavesKeywordSearch(t *testing.T) {
 		st = embeddingStatus(t, e)
 		return st.State == "waiting"
 	})
-	if !st.KeywordOnly || !strings.Contains(st.Why, "searching by keyword") || st.LastError == "" || st.Resumes.IsZero() || st.Left == 0 {
+	if !st.KeywordOnly || !strings.Contains(st.Why, "waiting to retry") || st.LastError == "" || st.Resumes.IsZero() || st.Left == 0 {
 		t.Errorf("offline status = %+v, want keyword only, why, the error, when it retries and what is left", st)
 	}
 	var hits protocol.SearchResult

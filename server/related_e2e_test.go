@@ -104,3 +104,58 @@ func TestNoRelatedNotesWithoutVectors(t *testing.T) {
 		t.Errorf("hover on a plain link without vectors = %+v, want null", h)
 	}
 }
+
+// TestAgentProposesALinkToARelatedNote: through the built binary, once
+// the vault is embedded a task agent's wake shows the notes near its task
+// that it does not link; the model proposes a link to one, which the
+// person previews and approves (a [[link]] under the task's Related
+// heading) and undoes, the task then byte for byte as before.
+func TestAgentProposesALinkToARelatedNote(t *testing.T) {
+	const task = "Tasks/Sleep better.md"
+	fake := llmtest.NewOllama(t, taskModel, "embeddinggemma")
+	var once sync.Once
+	fake.Handle(func(r llmtest.OllamaRequest) llmtest.Reply {
+		reply := llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "update_report", Args: map[string]any{"tldr": "Naps help; nights are short.", "content": "## Status\n- naps help\n"}}}}
+		if strings.Contains(userMessage(r), "[data: related note Notes/Schlaf.md") {
+			once.Do(func() {
+				link := llmtest.ToolCall{Name: "link_related_notes", Args: map[string]any{"notes": []map[string]string{{"path": "Notes/Schlaf.md"}}, "human_summary": "the same nights"}}
+				reply.ToolCalls = append([]llmtest.ToolCall{link}, reply.ToolCalls...)
+			})
+		}
+		return reply
+	})
+	files := map[string]string{task: "---\ntype: task\nstatus: open\n---\n# Sleep better\n\nSlept badly; a nap and rest help.\n\nSee [[Sleep]].\n"}
+	for p, s := range meaningVault {
+		files[p] = s
+	}
+	dir := writeVault(t, files)
+	e := startEmbedding(t, dir, agentEnv(fake.URL))
+	waitEmbedded(t, e)
+	before := readFile(t, dir, task)
+
+	a := createAgent(t, e, task)
+	var cs protocol.ChangeSet
+	json.Unmarshal(waitNth(e, "the change set", "margin/changeSetCreated", 1, forTask(task)), &cs)
+	waitWakes(t, e, a.ID, 1)
+	if len(cs.Items) != 1 || cs.Items[0].Tool != "add_link" || cs.Items[0].Summary != "Link [[Schlaf]] under Related (because: the same nights)" {
+		t.Fatalf("change set %+v, want one add_link item linking [[Schlaf]]", cs)
+	}
+	if file := readFile(t, dir, cs.Path); !strings.Contains(file, "- [ ] Link [[Schlaf]] under Related (because: the same nights) ^c1\n") {
+		t.Errorf("the set's file has no checkbox for the link:\n%s", file)
+	}
+	want := before + "\n## Related\n- [[Schlaf]]\n"
+	var p protocol.ChangePreview
+	e.MustCall("changes/preview", map[string]any{"id": cs.ID, "item": "c1"}, &p)
+	if p.After != want || p.Before != before {
+		t.Errorf("preview: before %q after %q, want after %q", p.Before, p.After, want)
+	}
+	var got protocol.ChangeSet
+	e.MustCall("changes/decide", map[string]any{"id": cs.ID, "decisions": []map[string]string{{"item": "c1", "verdict": "confirmed"}}}, &got)
+	if now := readFile(t, dir, task); now != want || itemStatus(got, "c1") != "confirmed" {
+		t.Fatalf("after approving (%+v):\n%s", got, now)
+	}
+	e.MustCall("changes/undo", map[string]any{"id": cs.ID, "item": "c1"}, &got)
+	if now := readFile(t, dir, task); now != before || itemStatus(got, "c1") != "undone" {
+		t.Errorf("after the undo (%+v), the task is not as before, byte for byte:\n%q\nwant:\n%q", got, now, before)
+	}
+}

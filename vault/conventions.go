@@ -41,6 +41,9 @@ type Rules struct {
 	// unseen: no note is a daily note under the rules, yet some are named
 	// like one. "" when nothing points to that.
 	DailyUnseen string
+	// DailyOlder says how many daily notes are named in an older format
+	// of the folder's (Daily.Older), for doctor; "" when none is.
+	DailyOlder string
 	// TaskTags and TaskProperty mark task notes as the TaskNotes plugin
 	// does, whose settings (TaskSource) may also add a task folder.
 	TaskTags     []string
@@ -200,6 +203,10 @@ func (r Rules) Fingerprint() string {
 		slices.Sort(out)
 		return out
 	}
+	var older []string
+	for _, m := range r.Daily.Older {
+		older = append(older, m.String())
+	}
 	var property *note.TaskProperty
 	if r.TaskProperty != (note.TaskProperty{}) {
 		property = &r.TaskProperty
@@ -214,11 +221,12 @@ func (r Rules) Fingerprint() string {
 		// Left out when unset, so a vault without them keeps its index.
 		TaskTags     []string           `json:",omitempty"`
 		TaskProperty *note.TaskProperty `json:",omitempty"`
+		OlderDaily   []string           `json:",omitempty"`
 	}{
 		3, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
 		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
-		folders(r.TaskTags), property,
+		folders(r.TaskTags), property, older,
 	})
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:12])

@@ -36,8 +36,11 @@ func (r *Rules) readLocale(dir, configured string) (found int) {
 		for _, l := range note.Locales() {
 			n := 0
 			m := r.Daily.Format.In(l)
+			older, _ := m.WithoutWeekday() // zero when m has no weekday: parses nothing
 			for _, name := range names {
 				if _, ok := m.Parse(name); ok {
+					n++
+				} else if _, ok := older.Parse(name); ok {
 					n++
 				}
 			}
@@ -55,10 +58,15 @@ func (r *Rules) readLocale(dir, configured string) (found int) {
 		if _, ok := r.Daily.Format.Parse(name); ok {
 			found++
 		} else if looksDated(name) {
-			odd = append(odd, name+".md")
+			odd = append(odd, name)
 		}
 	}
+	odd, found = r.readOlder(odd, found)
+	odd = slices.DeleteFunc(odd, r.namedAfterADay)
 	if len(odd) > 0 {
+		for i := range odd {
+			odd[i] += ".md"
+		}
 		slices.Sort(odd)
 		folder := folderName(r.Daily.Folder)
 		if found == 0 {
@@ -76,6 +84,53 @@ func (r *Rules) readLocale(dir, configured string) (found int) {
 			len(odd), r.Daily.Format, r.Daily.Format.Locale().Name, strings.Join(odd[:min(3, len(odd))], ", "), settings)
 	}
 	return found
+}
+
+// readOlder takes the daily format without its weekday as an older
+// format of the folder's daily notes when some of the dated names that
+// are not daily notes are named in it: people add the weekday to a
+// format years into a vault, and its earlier notes keep their names. It
+// returns the names still not daily notes, and how many are.
+func (r *Rules) readOlder(odd []string, found int) ([]string, int) {
+	older, ok := r.Daily.Format.WithoutWeekday()
+	if !ok || len(odd) == 0 {
+		return odd, found
+	}
+	rest := odd[:0]
+	n := 0
+	for _, name := range odd {
+		if _, ok := older.Parse(name); ok {
+			n++
+			continue
+		}
+		rest = append(rest, name)
+	}
+	if n > 0 {
+		r.Daily.Older = []note.Moment{older}
+		r.DailyOlder = fmt.Sprintf("%d in the older format %s", n, older)
+	}
+	return rest, found + n
+}
+
+// namedAfterADay reports whether name is a day's name and more, after a
+// space ("2023-07-24 Meeting with Ana", "10-14-2025 2"): a note of that
+// day, not a daily note in some other format or language.
+func (r *Rules) namedAfterADay(name string) bool {
+	i := strings.LastIndexByte(name, '/') + 1
+	j := strings.IndexByte(name[i:], ' ')
+	if j <= 0 {
+		return false
+	}
+	day := name[:i+j]
+	if _, ok := r.Daily.Format.Parse(day); ok {
+		return true
+	}
+	for _, m := range r.Daily.Older {
+		if _, ok := m.Parse(day); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // staleDaily speaks of the daily notes named by the settings of a core

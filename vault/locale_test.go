@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -111,5 +112,96 @@ func TestConfiguredLocaleWins(t *testing.T) {
 	bad := scanned(t, Options{Dir: koreanVault(t), Locale: "klingon"})
 	if w := bad.Rules().Warnings; len(w) == 0 || !strings.Contains(w[0], `vault.locale "klingon"`) {
 		t.Errorf("warnings %q: want the unknown locale named", w)
+	}
+}
+
+// TestOlderDailyNotesWithoutTheirWeekday: a vault whose daily format
+// gained the weekday after its first notes were named (Kalender/2023/
+// 05-Mai/2023-05-11.md, then .../2024-10-03-Donnerstag.md) reads both as
+// daily notes, names new ones by the format, and warns neither of them
+// nor of a day's meeting notes; a note filed under the wrong month still
+// gets the warning.
+func TestOlderDailyNotesWithoutTheirWeekday(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		".obsidian/daily-notes.json":                          `{"folder": "Kalender", "format": "YYYY/MM-MMMM/YYYY-MM-DD-dddd"}`,
+		"Kalender/2023/05-Mai/2023-05-11.md":                  "## 07:30\nLaufen\n",
+		"Kalender/2023/05-Mai/2023-05-12.md":                  "## 07:30\nLesen\n",
+		"Kalender/2024/10-Oktober/2024-10-03-Donnerstag.md":   "## 08:00\nArbeit\n",
+		"Kalender/2023/07-Juli/2023-07-24 Treffen mit Ana.md": "Notizen\n",
+		"Kalender/2023/08-August/2023-09-04 Jour fixe.md":     "falsch abgelegt\n",
+	})
+	v := scanned(t, Options{Dir: dir})
+	r := v.Rules()
+	for p, want := range map[string]string{
+		"Kalender/2023/05-Mai/2023-05-11.md":                "2023-05-11",
+		"Kalender/2024/10-Oktober/2024-10-03-Donnerstag.md": "2024-10-03",
+	} {
+		m, err := v.Index().Note(context.Background(), p)
+		if err != nil || m.Kind != note.KindDaily || m.Date != want {
+			t.Errorf("%s: %+v, %v; want the daily note of %s", p, m, err, want)
+		}
+	}
+	if k := kindOf(t, v, "Kalender/2023/07-Juli/2023-07-24 Treffen mit Ana.md"); k != note.KindNote {
+		t.Errorf("the meeting note is a %s, want a note", k)
+	}
+	if r.DailyOlder != "2 in the older format YYYY/MM-MMMM/YYYY-MM-DD" {
+		t.Errorf("DailyOlder %q", r.DailyOlder)
+	}
+	if got := v.DailyFormat().Path(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)); got != "Kalender/2026/11-November/2026-11-26-Donnerstag.md" {
+		t.Errorf("a new daily note goes to %q, want the format's name", got)
+	}
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "1 note in Kalender looks dated") || !strings.Contains(r.Warnings[0], "2023-09-04 Jour fixe.md") {
+		t.Errorf("warnings %q: want only the note filed under the wrong month", r.Warnings)
+	}
+	entries, err := v.Index().Entries(context.Background(), "2023-05-01", "2024-12-31")
+	if err != nil || len(entries) != 3 {
+		t.Errorf("entries: %+v, %v; want the 3 of both formats", entries, err)
+	}
+}
+
+// TestOlderDailyNotesTellTheLocale: a vault of only older notes, named
+// without the weekday the format now adds, still tells its language by
+// its month folders.
+func TestOlderDailyNotesTellTheLocale(t *testing.T) {
+	dir := writeVault(t, map[string]string{
+		".obsidian/daily-notes.json":          `{"folder": "Kalender", "format": "YYYY/MM-MMMM/YYYY-MM-DD-dddd"}`,
+		"Kalender/2023/05-Mai/2023-05-11.md":  "## 07:30\nLaufen\n",
+		"Kalender/2023/03-März/2023-03-02.md": "## 07:30\nLesen\n",
+	})
+	v := scanned(t, Options{Dir: dir})
+	if r := v.Rules(); r.Daily.Format.Locale().Name != "de" || len(r.Warnings) != 0 {
+		t.Errorf("locale %s (%s), warnings %q; want de from the older notes", r.Daily.Format.Locale().Name, r.LocaleSource, r.Warnings)
+	}
+	if k := kindOf(t, v, "Kalender/2023/03-März/2023-03-02.md"); k != note.KindDaily {
+		t.Errorf("the March note is a %s, want a daily note", k)
+	}
+}
+
+// TestSettingsWarningsAreLoggedOnce: the rules' warnings are logged by the
+// open that first finds them, not by every command after it; a change in
+// them is logged again. Rules().Warnings holds them at every open.
+func TestSettingsWarningsAreLoggedOnce(t *testing.T) {
+	dir := koreanVault(t)
+	logged := func(opts Options) string {
+		var b strings.Builder
+		opts.Dir, opts.Logger = dir, slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		v, err := Open(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Rules().Warnings) != 1 {
+			t.Errorf("warnings %q, want the one", v.Rules().Warnings)
+		}
+		v.Close()
+		return b.String()
+	}
+	if got := logged(Options{}); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "looks dated") {
+		t.Errorf("the first open logged %q, want the warning", got)
+	}
+	if got := logged(Options{}); got != "" {
+		t.Errorf("the second open logged %q, want nothing new", got)
+	}
+	if got := logged(Options{Locale: "en"}); !strings.Contains(got, "3 notes in the vault root look dated") {
+		t.Errorf("an open with other warnings logged %q, want them", got)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -165,9 +166,7 @@ func Open(ctx context.Context, opts Options) (*Vault, error) {
 		root.Close()
 		return nil, fmt.Errorf("vault.ignore: %w", err)
 	}
-	for _, w := range rules.Warnings {
-		opts.Logger.Warn(w)
-	}
+	warnOnce(state, rules.Warnings, opts.Logger)
 
 	v := &Vault{
 		dir:      dir,
@@ -267,5 +266,23 @@ func (v *Vault) removeStaleTemp(rel string) {
 		v.logger.Warn("cannot remove a temp file left by an interrupted write", "path", rel, "err", err)
 	case removed:
 		v.logger.Info("removed a temp file left by an interrupted write", "path", rel)
+	}
+}
+
+// warnOnce logs the rules' warnings when they differ from those the last
+// open logged: status and doctor always carry them (and vault/status to
+// editors), and logged at every open they would head the output of every
+// command a person types in a terminal.
+func warnOnce(state string, warnings []string, log *slog.Logger) {
+	p := filepath.Join(state, "warned")
+	said := strings.Join(warnings, "\n")
+	if old, err := os.ReadFile(p); err == nil && string(old) == said {
+		return
+	}
+	for _, w := range warnings {
+		log.Warn(w)
+	}
+	if err := os.WriteFile(p, []byte(said), 0o644); err != nil {
+		log.Debug("could not record the warnings said", "err", err)
 	}
 }

@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -201,9 +202,17 @@ func inEffect(n *note.Note, it ChangeItem) bool {
 	}
 	args := it.Args
 	if t.item != "" {
-		args = json.RawMessage(`{"items":[` + string(it.Args) + `]}`)
+		batch := cmp.Or(t.batch, "items")
+		args = json.RawMessage(`{"` + batch + `":[` + string(it.Args) + `]}`)
 	}
-	items, unchanged, err := t.items(n, args)
+	// An add_link item carries the note its wake showed: that is what the
+	// proposal is checked against again.
+	var shown Shown
+	var r RelatedNote
+	if json.Unmarshal(it.Args, &r) == nil && r.Path != "" {
+		shown.Related = []RelatedNote{r}
+	}
+	items, unchanged, err := t.items(n, shown, args)
 	return err == nil && len(items) == 0 && len(unchanged) > 0
 }
 

@@ -142,7 +142,7 @@ func (c *Changes) ProposeTaskChange(ctx context.Context, client, task, field, va
 	if err := CheckValues(ft.name, args); err != nil {
 		return ChangeSet{}, err
 	}
-	ps, unchanged, err := ft.items(n, args)
+	ps, unchanged, err := ft.items(n, Shown{}, args)
 	if err != nil {
 		return ChangeSet{}, err
 	}

@@ -56,6 +56,13 @@ type (
 		Items        []itemUpdate `json:"items"`
 		HumanSummary string       `json:"human_summary,omitempty"`
 	}
+	noteRef struct {
+		Path string `json:"path" jsonschema:"a note's path exactly as listed under Related notes"`
+	}
+	linkNotesArgs struct {
+		Notes        []noteRef `json:"notes"`
+		HumanSummary string    `json:"human_summary,omitempty"`
+	}
 )
 
 var (
@@ -88,14 +95,31 @@ type Proposal struct {
 type DeferredTool struct {
 	Name, Description string
 	Schema            *jsonschema.Schema
-	// Items validates a call against the task and splits it into change
-	// items (one per checklist item), each with its summary; items that
-	// would change nothing come back in unchanged with the reason.
-	Items func(t *note.Note, args json.RawMessage) (items []Proposal, unchanged []string, err error)
+	// Items validates a call against the task and what the wake showed,
+	// and splits it into change items (one per checklist item or note to
+	// link), each with its summary; items that would change nothing come
+	// back in unchanged with the reason.
+	Items func(t *note.Note, shown Shown, args json.RawMessage) (items []Proposal, unchanged []string, err error)
 	// Unfit says why the tool cannot apply to the task, "" when it can;
 	// nil for a tool that always can. A wake offers only the tools that
 	// can apply (SPEC §4.1).
-	Unfit func(t *note.Note) string
+	Unfit func(t *note.Note, shown Shown) string
+}
+
+// Shown is what a wake showed the agent besides its task and entries: the
+// notes a link tool may propose. The other tools ignore it.
+type Shown struct {
+	// Related are the notes shown as related by meaning, not linked.
+	Related []RelatedNote
+}
+
+// RelatedNote is a note a wake showed as related to the task, with the
+// link text that names it from the task: what Obsidian writes, the note's
+// name when that resolves to it alone, else its path without ".md". It is
+// also the argument of one add_link item.
+type RelatedNote struct {
+	Path string `json:"path"`
+	Link string `json:"link"`
 }
 
 // taskTool is one deferred task tool and all margin does with it: what
@@ -106,9 +130,10 @@ type DeferredTool struct {
 type taskTool struct {
 	name, description string
 	// item is what one change item of the tool is called when that is not
-	// name: a batch checklist tool explodes into one item per line, so
-	// each is decided and learned from alone.
-	item string
+	// name: a batch tool explodes into one item per checklist line or
+	// note, so each is decided and learned from alone; batch is the
+	// argument that lists them ("items" when "").
+	item, batch string
 	// field is what a client calls the task field the tool sets, and arg
 	// the argument that carries its value; "" for a tool clients do not
 	// propose through propose_task_change.
@@ -119,8 +144,8 @@ type taskTool struct {
 	// unfit is DeferredTool.Unfit, propose DeferredTool.Items; a field
 	// tool without propose proposes the value in arg unless the field
 	// holds it already.
-	unfit   func(*note.Note) string
-	propose func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error)
+	unfit   func(*note.Note, Shown) string
+	propose func(t *note.Note, shown Shown, args json.RawMessage) ([]Proposal, []string, error)
 	// check refuses an item whose value its field cannot hold.
 	check func(v itemValues) error
 	// frontmatter is the key a field tool sets to the string in arg, and
@@ -159,9 +184,9 @@ func (t *taskTool) targetIn(n *note.Note, args json.RawMessage) (key, value stri
 }
 
 // items validates a call against the task and splits it into change items.
-func (t *taskTool) items(n *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+func (t *taskTool) items(n *note.Note, shown Shown, args json.RawMessage) ([]Proposal, []string, error) {
 	if t.propose != nil {
-		return t.propose(n, args)
+		return t.propose(n, shown, args)
 	}
 	v, reason := t.value(args)
 	if t.current(n) == v {
@@ -242,7 +267,7 @@ func DeferredTools() []DeferredTool {
 }
 
 // noChecklist keeps the checklist tools off a task without a checklist.
-func noChecklist(t *note.Note) string {
+func noChecklist(t *note.Note, _ Shown) string {
 	if len(t.Checklist) == 0 {
 		return "the task has no checklist"
 	}
@@ -267,7 +292,7 @@ var taskTools = []taskTool{
 				p.MinLength, p.MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(llm.LineMax)
 			})
 		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+		propose: func(t *note.Note, _ Shown, args json.RawMessage) ([]Proposal, []string, error) {
 			var a titleArgs
 			json.Unmarshal(args, &a) // validated against the schema already
 			if strings.TrimSpace(a.Title) == t.Title {
@@ -291,7 +316,7 @@ var taskTools = []taskTool{
 				s.Properties["estimate"].Pattern = estimateRE.String()
 			})
 		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+		propose: func(t *note.Note, _ Shown, args json.RawMessage) ([]Proposal, []string, error) {
 			var a estimateArgs
 			json.Unmarshal(args, &a)
 			if t.Task != nil && t.Task.Estimate == estimateMinutes(a.Estimate) {
@@ -325,7 +350,7 @@ var taskTools = []taskTool{
 				p.Items.MinLength = jsonschema.Ptr(1)
 			})
 		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+		propose: func(t *note.Note, _ Shown, args json.RawMessage) ([]Proposal, []string, error) {
 			var a labelArgs
 			json.Unmarshal(args, &a)
 			var add []string
@@ -376,7 +401,7 @@ var taskTools = []taskTool{
 				p.Items.Properties["title"].MaxLength = jsonschema.Ptr(llm.LineMax)
 			})
 		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+		propose: func(t *note.Note, _ Shown, args json.RawMessage) ([]Proposal, []string, error) {
 			var a addItemsArgs
 			json.Unmarshal(args, &a)
 			var out []Proposal
@@ -413,7 +438,7 @@ var taskTools = []taskTool{
 				p.Items.Properties["text"].MaxLength = jsonschema.Ptr(llm.LineMax)
 			})
 		},
-		propose: func(t *note.Note, args json.RawMessage) ([]Proposal, []string, error) {
+		propose: func(t *note.Note, _ Shown, args json.RawMessage) ([]Proposal, []string, error) {
 			var a updateItemsArgs
 			json.Unmarshal(args, &a)
 			var out []Proposal
@@ -459,6 +484,95 @@ var taskTools = []taskTool{
 			return edit.SetCheckbox(src, c.Line, after, state)
 		},
 		gone: "the checklist line it targets is gone from the task"},
+	{name: "link_related_notes", item: "add_link", batch: "notes", label: "related links",
+		description: "Propose links from the task to notes listed under Related notes that bear on it; each becomes its own change, a [[link]] under the task's Related heading.",
+		unfit: func(_ *note.Note, s Shown) string {
+			if len(s.Related) == 0 {
+				return "this wake showed no related notes"
+			}
+			return ""
+		},
+		schema: func() *jsonschema.Schema {
+			return llm.ArgsSchema[linkNotesArgs](func(s *jsonschema.Schema) {
+				p := s.Properties["notes"]
+				p.MinItems = jsonschema.Ptr(1)
+				p.Items.Properties["path"].MinLength = jsonschema.Ptr(1)
+			})
+		},
+		propose: proposeLinks,
+		check:   checkLink,
+		target: func(n *note.Note, args json.RawMessage) (string, string) {
+			var a RelatedNote
+			json.Unmarshal(args, &a)
+			return ":" + strings.ToLower(a.Path), strconv.FormatBool(linksTo(n, a))
+		},
+		apply: func(src []byte, _ *note.Note, args json.RawMessage) ([]byte, error) {
+			var a RelatedNote
+			json.Unmarshal(args, &a)
+			return edit.AppendUnderSection(src, "## "+relatedHeading, "- [["+a.Link+"]]")
+		}},
+}
+
+// relatedHeading is the task note's section that add_link items write
+// their links under, created at the end of the note when missing.
+const relatedHeading = "Related"
+
+// proposeLinks makes one add_link item of each note the call names that
+// the wake showed as related and the task does not link yet. A note the
+// wake did not show refuses the whole call, with the notes it did show:
+// the model may only link what it was shown, and a weak model's guessed
+// path must not reach a person as a proposal.
+func proposeLinks(t *note.Note, shown Shown, args json.RawMessage) ([]Proposal, []string, error) {
+	var a linkNotesArgs
+	json.Unmarshal(args, &a) // validated against the schema already
+	var out []Proposal
+	var unchanged, unknown []string
+	done := map[string]bool{}
+	for _, ref := range a.Notes {
+		i := slices.IndexFunc(shown.Related, func(r RelatedNote) bool { return strings.EqualFold(r.Path, strings.TrimSpace(ref.Path)) })
+		if i < 0 {
+			unknown = append(unknown, strconv.Quote(ref.Path))
+			continue
+		}
+		r := shown.Related[i]
+		switch {
+		case done[r.Path]:
+			continue
+		case linksTo(t, r):
+			unchanged = append(unchanged, r.Path+" is already linked from the task")
+		default:
+			b, _ := json.Marshal(r)
+			out = append(out, Proposal{Args: b, Summary: because("Link [["+r.Link+"]] under "+relatedHeading, a.HumanSummary)})
+		}
+		done[r.Path] = true
+	}
+	if len(unknown) > 0 {
+		var paths []string
+		for _, r := range shown.Related {
+			paths = append(paths, r.Path)
+		}
+		verb := "are"
+		if len(unknown) == 1 {
+			verb = "is"
+		}
+		return nil, nil, fmt.Errorf("%s %s not among the related notes this wake showed; nothing was proposed: link only these notes, by their path: %s",
+			strings.Join(unknown, ", "), verb, strings.Join(paths, ", "))
+	}
+	return out, unchanged, nil
+}
+
+// linksTo reports whether the task links the related note, by a link
+// naming it as the item would or by its path: the two spellings that
+// resolve to it (a link by another name or alias is not told apart here,
+// where there is no index; the wake's related notes leave those out).
+func linksTo(n *note.Note, r RelatedNote) bool {
+	want := []string{note.LinkKey(r.Link), note.LinkKey(r.Path)}
+	for _, l := range n.Links {
+		if k := note.LinkKey(l.Target); k != "" && slices.Contains(want, k) {
+			return true
+		}
+	}
+	return false
 }
 
 func ofTask(f func(*note.Task) string) func(*note.Note) string {

@@ -56,6 +56,8 @@ type itemValues struct {
 	Priority *string  `json:"priority"`
 	Labels   []string `json:"labels"`
 	Text     *string  `json:"text"`
+	Path     *string  `json:"path"`
+	Link     *string  `json:"link"`
 }
 
 // CheckValues refuses a change whose value its field cannot hold. tool is
@@ -108,6 +110,25 @@ func checkLabels(v itemValues) error {
 		if err := checkLine("a label", &l, maxLabel); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkLink refuses an add_link item whose note or link text could not
+// be written as one wikilink to a note: the link must not close, split or
+// alias the [[…]] it goes in.
+func checkLink(v itemValues) error {
+	if err := checkLine("the note's path", v.Path, maxTitle*2); err != nil {
+		return err
+	}
+	if !strings.HasSuffix(strings.ToLower(*v.Path), ".md") {
+		return fmt.Errorf("%q is not a note's path", *v.Path)
+	}
+	if err := checkLine("the link", v.Link, maxTitle*2); err != nil {
+		return err
+	}
+	if strings.ContainsAny(*v.Link, "[]|#^") {
+		return fmt.Errorf("the link %q has a character a wikilink cannot hold", *v.Link)
 	}
 	return nil
 }

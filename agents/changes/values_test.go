@@ -35,6 +35,12 @@ func TestCheckValues(t *testing.T) {
 		{"add_checklist_item", `{"title":"a\tb"}`, "must be one line"},
 		{"update_checklist_item", `{"text":"QA on staging","done":true}`, ""},
 		{"set_task_language", `{"language":"en"}`, "unknown tool"},
+		{"add_link", `{"path":"Notes/Comet.md","link":"Comet"}`, ""},
+		{"add_link", `{"path":"Notes/Comet.md","link":"Comet]] [[Evil"}`, "a wikilink cannot hold"},
+		{"add_link", `{"path":"Notes/Comet.md","link":"Comet|alias"}`, "a wikilink cannot hold"},
+		{"add_link", `{"path":"Notes/Comet.md","link":"Comet\n## Done"}`, "must be one line"},
+		{"add_link", `{"path":"ok","link":"ok"}`, "not a note's path"},
+		{"add_link", `{"link":"Comet"}`, "blank"},
 	} {
 		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
 			err := CheckValues(tc.tool, json.RawMessage(tc.args))
@@ -78,7 +84,7 @@ func TestChangeLineSaysWhatTheItemDoes(t *testing.T) {
 			status = d
 		}
 	}
-	ps, _, err := status.Items(n, json.RawMessage(`{"status":"done","human_summary":"Add checklist item \"Write docs\" — agreed ^c2"}`))
+	ps, _, err := status.Items(n, Shown{}, json.RawMessage(`{"status":"done","human_summary":"Add checklist item \"Write docs\" — agreed ^c2"}`))
 	if err != nil || len(ps) != 1 {
 		t.Fatalf("items = %+v, %v", ps, err)
 	}

@@ -36,6 +36,9 @@ type Metrics struct {
 	// evolution session does not record the improver's version.
 	Versions   []VersionMetrics `json:"versions,omitempty"`
 	Rejections []Rejection      `json:"rejections"`
+	// Unmeasured says why a template's runs are not measured (a
+	// review's), so that its zeros are not read as nothing done.
+	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // reviewUnmeasured is what a review's evolution context says in place of
@@ -131,11 +134,12 @@ const recentRejections = 10
 // Metrics is how the agents of template t did: for a task template its
 // wakes, model calls and people's decisions, in total and for its active
 // and previous version; for the improver its evolution sessions; for a
-// review none (reviewUnmeasured says why).
+// review none, and Unmeasured says why.
 func (e *Evolution) Metrics(ctx context.Context, t templates.Template) (Metrics, error) {
 	var m Metrics
 	if t.Kind == templates.KindReview {
-		return m, nil // none: see reviewUnmeasured
+		m.Unmeasured = reviewUnmeasured
+		return m, nil
 	}
 	prefix := "run:"
 	if t.Kind == templates.KindImprover {

@@ -19,6 +19,7 @@ func (e *Engine) result(s *Session) Result {
 		Questions:   []Question{},
 		Logged:      s.Logged,
 		Truncated:   s.Truncated,
+		KeywordOnly: s.KeywordOnly,
 		Transitions: s.Transitions,
 	}
 	switch {

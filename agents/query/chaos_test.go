@@ -576,8 +576,10 @@ func TestChaosFallback(t *testing.T) {
 							t.Errorf("degraded answer does not say why: %q", r.Answer)
 						}
 						// Every request to the fallback follows a failed primary
-						// call: the primary's requests bound the fallback's, and
-						// both stay within invocations × attempts.
+						// call, and both stay within invocations × attempts. (The
+						// primary's recorded requests cannot bound the
+						// fallback's: on a loaded machine a primary request can
+						// time out before the fake reads it, and goes unrecorded.)
 						perInvocation := 1 + env.cfg.Retry.LLMRetry
 						if pname == "404 model not found" {
 							perInvocation = 1
@@ -590,8 +592,8 @@ func TestChaosFallback(t *testing.T) {
 						if primaryCalls > invocations*perInvocation*(1+env.cfg.Retry.ParseRetry) {
 							t.Errorf("%d requests to the primary, cap %d", primaryCalls, invocations*perInvocation*(1+env.cfg.Retry.ParseRetry))
 						}
-						if n := fallbackCalls(); n == 0 || n > primaryCalls/perInvocation*(1+env.cfg.Retry.LLMRetry) {
-							t.Errorf("%d requests to the fallback after %d to the primary", n, primaryCalls)
+						if n := fallbackCalls(); n == 0 || n > invocations*(1+env.cfg.Retry.LLMRetry)*(1+env.cfg.Retry.ParseRetry) {
+							t.Errorf("%d requests to the fallback after %d to the primary, cap %d", n, primaryCalls, invocations*(1+env.cfg.Retry.LLMRetry)*(1+env.cfg.Retry.ParseRetry))
 						}
 					})
 				})

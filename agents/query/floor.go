@@ -144,7 +144,7 @@ func (e *Engine) searchOffline(ctx context.Context, s *Session) error {
 	if err != nil {
 		return fmt.Errorf("retrieving: %w", err)
 	}
-	s.Offline, s.OfflineSearched = r.Entries, true
+	s.Offline, s.OfflineSearched, s.KeywordOnly = r.Entries, true, r.KeywordOnly
 	s.Truncated = s.Truncated || r.Truncated
 	return nil
 }

@@ -54,6 +54,9 @@ func TestQuestionSearchesByMeaning(t *testing.T) {
 	if again, err := withoutVectors.Question(ctx, question, nil, 1); err != nil || !slices.Equal(linksOf(again.Entries), linksOf(got.Entries)) || again.Attempts[0].Strategy != "keyword" {
 		t.Errorf("without vectors: %v, %v (%s); want the words' %v", err, linksOf(again.Entries), again.Attempts[0].Strategy, linksOf(got.Entries))
 	}
+	if again, _ := withoutVectors.Question(ctx, question, nil, 1); again.KeywordOnly != retrieve.FallbackNoVectors {
+		t.Errorf("without vectors the retrieval says %q of searching by keyword only, want %q", again.KeywordOnly, retrieve.FallbackNoVectors)
+	}
 
 	meaning := &Retriever{Index: v.Index(), MaxEntries: 200, Meaning: retrieve.New(v.Index(), s, emb, retrieve.Options{})}
 	got, err = meaning.Question(ctx, question, nil, 1)
@@ -66,5 +69,8 @@ func TestQuestionSearchesByMeaning(t *testing.T) {
 	}
 	if !found || got.Attempts[0].Strategy != "hybrid+keyword" {
 		t.Errorf("by meaning: %v (%s), want Schlaf.md among them, by hybrid+keyword", linksOf(got.Entries), got.Attempts[0].Strategy)
+	}
+	if got.KeywordOnly != "" {
+		t.Errorf("by meaning, the retrieval says it searched by keyword only: %q", got.KeywordOnly)
 	}
 }

@@ -31,7 +31,7 @@ type Retriever struct {
 	// Meaning, unless nil, searches a question by its meaning and its
 	// words fused (hybrid) before the searches of its words: the notes it
 	// finds come first. Without vectors or a model it finds nothing more
-	// than the searches of words do, and Question says so in a warning.
+	// than the searches of words do, and Question's KeywordOnly says why.
 	Meaning *retrieve.Retriever
 }
 
@@ -53,6 +53,10 @@ type Retrieval struct {
 	Total     int
 	Truncated bool
 	Warnings  []string
+	// KeywordOnly says why the question was searched by its words alone
+	// when Meaning would have searched it by meaning too (no embedding
+	// model, no vectors yet, the model unavailable): the answer says so.
+	KeywordOnly string
 }
 
 var isoDay = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
@@ -281,6 +285,7 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 		if err != nil {
 			return Retrieval{}, err
 		}
+		out.KeywordOnly = res.Fallback
 		if res.Fallback == "" {
 			a.Strategy, a.Summary = "hybrid+"+a.Strategy, "by meaning and words, then "+a.Summary
 			for _, h := range res.Hits {

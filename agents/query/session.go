@@ -77,11 +77,13 @@ type Session struct {
 	// Offline is what the plain search of the question's words found (see
 	// Engine.searchOffline), once OfflineSearched; Fallback says the
 	// answer's evidence is that search because the plan found nothing;
-	// EmptyDraft says the Draft is empty of content, set aside for it.
+	// EmptyDraft says the Draft is empty of content, set aside for it;
+	// KeywordOnly why that search could not search by meaning too.
 	Offline         []Entry `json:"offline,omitempty"`
 	OfflineSearched bool    `json:"offlineSearched,omitempty"`
 	Fallback        bool    `json:"fallback,omitempty"`
 	EmptyDraft      bool    `json:"emptyDraft,omitempty"`
+	KeywordOnly     string  `json:"keywordOnly,omitempty"`
 
 	Degraded string `json:"degraded,omitempty"`
 	// Cut says the deadline passed and the flow finished without the

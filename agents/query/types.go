@@ -199,6 +199,11 @@ type Result struct {
 	// Truncated says retrieval found more than query.max_entries entries
 	// (or more text than fits the prompt) and the answer saw only part.
 	Truncated bool `json:"truncated,omitempty"`
+	// KeywordOnly says why the question's notes were found by their words
+	// alone, not by meaning too (no embedding model, no vectors yet, the
+	// model unavailable); "" when they were, or when margin has no
+	// search by meaning to offer.
+	KeywordOnly string `json:"keywordOnly,omitempty"`
 	// Transitions is the state machine's path through this request.
 	Transitions []Transition `json:"transitions"`
 }

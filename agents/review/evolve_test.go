@@ -82,7 +82,7 @@ func TestEvolvedDirectiveDrivesTheNextRun(t *testing.T) {
 	if turn.Proposal == nil || !strings.Contains(turn.Proposal.GeneralDiff, "+"+evolvedDirective) {
 		t.Fatalf("turn %+v, want a proposal of the kiln-first directive", turn)
 	}
-	if turn.Metrics.Agents != 0 || turn.Metrics.Tools != nil || len(turn.Metrics.Rejections) != 0 {
+	if turn.Metrics.Agents != 0 || turn.Metrics.Tools != nil || len(turn.Metrics.Rejections) != 0 || !strings.Contains(turn.Metrics.Unmeasured, "does not measure review runs") {
 		t.Errorf("a review's metrics %+v, want none and why", turn.Metrics)
 	}
 	s, err := evo.Session(ctx, turn.SessionID)
@@ -118,5 +118,34 @@ func TestEvolvedDirectiveDrivesTheNextRun(t *testing.T) {
 	}
 	if note := r.read(run.Note); !strings.Contains(note, `template: "review-daily@2"`) {
 		t.Errorf("the note does not name review-daily@2:\n%s", note)
+	}
+}
+
+// The person's edit of a review's definition after an evolution wins, as
+// any edit of theirs does; the next run's note says it replaced the
+// evolved version, and the run after it says nothing more.
+func TestEditedDefinitionReplacesTheEvolvedDirective(t *testing.T) {
+	_, model := fakeModel(t, citing)
+	r := newRig(t, model)
+	r.runNow("daily")
+	lib := r.opts.Directives.(*templates.Templates)
+	if evolved, err := lib.Evolve("review-daily", 1, evolvedDirective, reportDirective); err != nil || evolved.Label() != "review-daily@2" {
+		t.Fatalf("evolved %s, %v", evolved.Label(), err)
+	}
+
+	r.clock.set(at("2026-11-29 07:00"))
+	r.edit("Margin/Reviews/daily.md", "sleep and spending", "sleep, spending and the kiln")
+	run := r.runNow("daily")
+	if run.Template != "review-daily@3" {
+		t.Errorf("the run after the edit used %s, want the edit as review-daily@3", run.Template)
+	}
+	want := "Your edit of Margin/Reviews/daily.md replaces the evolved directive review-daily@2 with review-daily@3."
+	if note := r.read(run.Note); !strings.Contains(note, "\n"+want+"\n") {
+		t.Errorf("the note does not say the edit replaced the evolved directive:\n%s", note)
+	}
+	r.clock.set(at("2026-11-30 07:00"))
+	r.edit("Notes/handles.md", "point 1:", "point 1 (pulled thicker today):")
+	if note := r.read(r.runNow("daily").Note); strings.Contains(note, "replaces the evolved") {
+		t.Errorf("the next run says it again:\n%s", note)
 	}
 }

@@ -76,6 +76,7 @@ type written struct {
 	model     string    // the model that wrote it; "" offline
 	away      string    // why the review was built offline, when it was not for lack of news
 	note      string    // a line the note carries about the run
+	replaced  string    // a line saying the person's edit replaced an evolved directive
 }
 
 // maxListed caps a list of facts in the note; the rest are counted.
@@ -222,8 +223,10 @@ func (w *written) render() []byte {
 	var b strings.Builder
 	b.WriteString(edit.RenderFrontmatter(fields...))
 	fmt.Fprintf(&b, "# %s review — %s\n\n**TLDR:** %s\n", w.def.Name, w.run.Date, note.OneLine(tldr))
-	if w.note != "" {
-		fmt.Fprintf(&b, "\n%s\n", w.note)
+	for _, line := range []string{w.replaced, w.note} {
+		if line != "" {
+			fmt.Fprintf(&b, "\n%s\n", line)
+		}
 	}
 	if w.away != "" {
 		fmt.Fprintf(&b, "\nBuilt offline from the vault's structure: %s.\n", w.away)
@@ -358,8 +361,19 @@ func (r *Reviews) write(ctx context.Context, tmpl templates.Template, w *written
 		w.away = "the model's reply was not the review asked for"
 		return nil
 	}
-	w.model = resp.Model
 	w.keep(ctx, r, rep)
+	if len(w.sections) == 0 && len(w.proposals) == 0 {
+		// Nothing of the reply held to the notes (a weak model's filler,
+		// or claims citing notes the run never read): the note is the
+		// structure's, and says so rather than carry the model's name.
+		w.away = "the model's reply held no claim citing a note this review read"
+		if w.dropped > 0 {
+			w.away = fmt.Sprintf("the model's %s cited no note this review read", plural(w.dropped, "claim"))
+		}
+		w.dropped = 0
+		return nil
+	}
+	w.model = resp.Model
 	return nil
 }
 

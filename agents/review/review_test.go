@@ -424,6 +424,9 @@ func TestUnusableReplyFallsBackToStructure(t *testing.T) {
 			if run.PromptTokens == 0 {
 				t.Error("the call's tokens were not counted")
 			}
+			if run.GeneratedBy != GeneratedOffline {
+				t.Errorf("the note is signed %q; nothing of the model's is in it", run.GeneratedBy)
+			}
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,7 +73,8 @@ func (r *Reviews) runDue(ctx context.Context, def Definition, due time.Time) (Ru
 	defer r.runMu.Unlock()
 	// A directive the template library refuses fails here, before the
 	// run is recorded: there is no run to finish until the person fixes it.
-	if _, err := r.directive(ctx, def); err != nil {
+	_, replaced, err := r.directive(ctx, def)
+	if err != nil {
 		return Run{}, err
 	}
 	now := r.now()
@@ -97,16 +99,18 @@ func (r *Reviews) runDue(ctx context.Context, def Definition, due time.Time) (Ru
 	if run.ID, err = r.store.begin(ctx, run); err != nil {
 		return Run{}, err
 	}
-	return r.execute(ctx, def, run)
+	return r.execute(ctx, def, run, replaced)
 }
 
 // execute does the run its row records, up to marking it done. A run cut
-// by a crash or ctx is left 'running', for Resume.
-func (r *Reviews) execute(ctx context.Context, def Definition, run Run) (Run, error) {
-	tmpl, err := r.directive(ctx, def)
+// by a crash or ctx is left 'running', for Resume. replaced is what
+// runDue's look at the directive said of it (see directive).
+func (r *Reviews) execute(ctx context.Context, def Definition, run Run, replaced string) (Run, error) {
+	tmpl, again, err := r.directive(ctx, def)
 	if err != nil {
 		return run, err
 	}
+	replaced = cmp.Or(again, replaced)
 	run.Template = tmpl.Label()
 	// Entries of a note the last run did not read are new when dated in
 	// this run's period (for a first run, one schedule period): not every
@@ -119,7 +123,7 @@ func (r *Reviews) execute(ctx context.Context, def Definition, run Run) (Run, er
 	if err != nil {
 		return run, err
 	}
-	w := written{def: def, run: run, facts: f, ev: evidence{}}
+	w := written{def: def, run: run, facts: f, ev: evidence{}, replaced: replaced}
 	w.offerFacts()
 	switch {
 	case f.nothingNew():
@@ -159,23 +163,30 @@ func (r *Reviews) execute(ctx context.Context, def Definition, run Run) (Run, er
 // directive is the template version the run uses: the definition's body,
 // adopted as a new version when the person changed it since it was last
 // adopted, else the template's active version (which evolution or a hand
-// edit of the template may have moved on).
-func (r *Reviews) directive(ctx context.Context, def Definition) (templates.Template, error) {
+// edit of the template may have moved on). replaced says so when the
+// person's edit of the definition replaces an evolved version.
+func (r *Reviews) directive(ctx context.Context, def Definition) (t templates.Template, replaced string, err error) {
 	adopted, err := r.store.adopted(ctx, def.Name)
 	if err != nil {
-		return templates.Template{}, err
+		return templates.Template{}, "", err
 	}
-	if adopted == def.Directive {
-		t, err := r.opts.Directives.Active(ctx, def.TemplateName())
-		if err == nil || !errors.Is(err, vault.ErrNotFound) {
-			return t, err
-		}
+	active, err := r.opts.Directives.Active(ctx, def.TemplateName())
+	switch {
+	case err != nil && !errors.Is(err, vault.ErrNotFound):
+		return templates.Template{}, "", err
+	case err == nil && adopted == def.Directive:
+		return active, "", nil
 	}
-	t, err := r.opts.Directives.Adopt(ctx, def.TemplateName(), templates.KindReview, def.Directive, reportDirective)
+	t, err = r.opts.Directives.Adopt(ctx, def.TemplateName(), templates.KindReview, def.Directive, reportDirective)
 	if err != nil {
-		return t, fmt.Errorf("versioning the directive of review %s: %w", def.Name, err)
+		return t, "", fmt.Errorf("versioning the directive of review %s: %w", def.Name, err)
 	}
-	return t, r.store.adopt(ctx, def.Name, def.Directive)
+	if active.AuthoredBy == templates.ByEvolution && t.Version != active.Version {
+		// The person's edit wins, as any edit of theirs does; the
+		// evolved version they approved is one rollback away.
+		replaced = fmt.Sprintf("Your edit of %s replaces the evolved directive %s with %s.", def.Path, active.Label(), t.Label())
+	}
+	return t, replaced, r.store.adopt(ctx, def.Name, def.Directive)
 }
 
 // writeNote writes the run's note atomically. A note already carrying
@@ -246,5 +257,5 @@ func (r *Reviews) resume(ctx context.Context, run Run) (Run, error) {
 		return run, err
 	}
 	r.log.Info("redoing an interrupted review run", "review", run.Name, "run", run.ID)
-	return r.execute(ctx, def, run)
+	return r.execute(ctx, def, run, "")
 }

@@ -74,6 +74,10 @@ type wakeContext struct {
 	TLDR      string
 	Journal   []string // journal lines, oldest first
 	Decisions []string // recent decisions with reasons, oldest first
+	// Related are the notes near the task by meaning, not linked, that
+	// this wake shows: none when there are none or, on an incremental
+	// wake, when they are the ones the agent saw last.
+	Related []relatedNote
 	// Language is the language of the task's notes when the note does not
 	// say it (the one margin keeps, see waking.keptLanguage), else "".
 	Language string
@@ -87,27 +91,34 @@ func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // userMessage builds the wake's user message. It reports whether the
 // message carries the full context (every linked entry in full) or is
-// incremental (diffs, plus an index of the unchanged entries).
-func userMessage(w wakeContext) (msg string, full bool) {
+// incremental (diffs, plus an index of the unchanged entries), and
+// whether it shows the related notes.
+func userMessage(w wakeContext) (msg string, full, related bool) {
 	full = len(w.Seen) == 0
 	journal := w.Journal
 	entries := w.Entries
+	rel := w.Related
 	for {
-		msg = renderUserMessage(w, full, journal, entries)
-		if estimateTokens(msg) <= w.Budget || (len(entries) == 0 && len(journal) == 0) {
-			return msg, full
+		msg = renderUserMessage(w, full, journal, entries, rel)
+		if estimateTokens(msg) <= w.Budget || (len(rel) == 0 && len(entries) == 0 && len(journal) == 0) {
+			return msg, full, len(rel) > 0
 		}
-		// Over budget: the oldest entries go first, then the oldest
-		// journal lines; the task, the diffs and the report always stay.
-		if len(entries) > 0 {
+		// Over budget: the related notes go first (the agent's own
+		// sources matter more than notes near them), then the oldest
+		// entries, then the oldest journal lines; the task, the diffs and
+		// the report always stay.
+		switch {
+		case len(rel) > 0:
+			rel = nil
+		case len(entries) > 0:
 			entries = entries[1:]
-			continue
+		default:
+			journal = journal[1:]
 		}
-		journal = journal[1:]
 	}
 }
 
-func renderUserMessage(w wakeContext, full bool, journal []string, entries []Source) string {
+func renderUserMessage(w wakeContext, full bool, journal []string, entries []Source, related []relatedNote) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Wake\n\nNow: %s. Reason: %s.\n", w.Now.Format("2006-01-02 15:04 (Monday)"), w.Reason)
 
@@ -178,8 +189,26 @@ func renderUserMessage(w wakeContext, full bool, journal []string, entries []Sou
 		}
 	}
 
+	if len(related) > 0 {
+		b.WriteString("\n## Related Notes (by meaning, not linked)\n\n")
+		b.WriteString("Notes near this task by meaning that it does not link and that do not link it. Where one bears on the task, use it as evidence; propose a link to it (link_related_notes) only if the person would want it.\n\n")
+		for _, r := range related {
+			b.WriteString(relatedBlock(r))
+		}
+	}
+
 	b.WriteString("\nUpdate the report for what changed, record observations worth keeping, propose changes only if the notes support them, then call update_report.\n")
 	return b.String()
+}
+
+// relatedBlock is one related note as the prompt shows it: its path and
+// nearest section, then the section's beginning, fenced as data.
+func relatedBlock(r relatedNote) string {
+	where := "its beginning"
+	if r.Heading != "" {
+		where = "section " + r.Heading
+	}
+	return llm.Fenced("data: related note "+r.Path+", "+where, r.Excerpt)
 }
 
 // sourceDiffs is a unified diff of each source that changed since the last

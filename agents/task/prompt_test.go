@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/margin-md/margin/agents/changes"
 	"github.com/margin-md/margin/agents/internal/agenttest"
 	"github.com/margin-md/margin/agents/templates"
 	"github.com/margin-md/margin/vault"
@@ -39,7 +40,7 @@ func sampleWake() wakeContext {
 func TestUserMessageGolden(t *testing.T) {
 	first := sampleWake()
 	first.Reason = "created"
-	msg, full := userMessage(first)
+	msg, full, _ := userMessage(first)
 	if !full {
 		t.Error("the first wake is not full-context")
 	}
@@ -55,7 +56,7 @@ func TestUserMessageGolden(t *testing.T) {
 	changed := entrySources(entriesOf("Daily/2026-11-20.md", "11:00", "Demo of [[Ship export]] went well. Dana wants a flag."))
 	next.Entries[1] = changed[0]
 	next.Seen["Daily/2026-11-18.md#17:00"] = entrySources(entriesOf("Daily/2026-11-18.md", "17:00", "Unlinked since."))[0]
-	msg, full = userMessage(next)
+	msg, full, _ = userMessage(next)
 	if full {
 		t.Error("a wake with seen sources is full-context")
 	}
@@ -69,9 +70,49 @@ func TestUserMessageBudgetDropsOldestEntriesFirst(t *testing.T) {
 	w := sampleWake()
 	w.Entries = entrySources(append(entriesOf("Daily/a.md", "08:00", strings.Repeat("old ", 400)), entriesOf("Daily/b.md", "09:00", "newest")...))
 	w.Budget = 350
-	msg, _ := userMessage(w)
+	msg, _, _ := userMessage(w)
 	if strings.Contains(msg, "old old") || !strings.Contains(msg, "newest") || !strings.Contains(msg, "1 older linked entries left out") {
 		t.Errorf("over budget, the oldest entry should go and say so:\n%s", msg)
+	}
+}
+
+// Over budget, the related notes go before any linked entry: the task's
+// own sources are its evidence, notes near it only hints.
+func TestUserMessageBudgetDropsRelatedNotesFirst(t *testing.T) {
+	w := sampleWake()
+	w.Related = []relatedNote{{RelatedNote: changes.RelatedNote{Path: "Notes/CSV.md", Link: "CSV"}, Heading: "CSV > Quoting", Excerpt: "Quote cells with commas."}}
+	msg, _, related := userMessage(w)
+	if !related || !strings.Contains(msg, "[data: related note Notes/CSV.md, section CSV > Quoting]\n```\nQuote cells with commas.\n```") {
+		t.Fatalf("within budget the related note is shown (%v):\n%s", related, msg)
+	}
+	w.Budget = estimateTokens(msg) - 1
+	msg, _, related = userMessage(w)
+	if related || strings.Contains(msg, "Notes/CSV.md") || !strings.Contains(msg, "Demo of [[Ship export]]") || !strings.Contains(msg, "Started QA") {
+		t.Errorf("a token over budget, the related notes should go and every entry stay (%v):\n%s", related, msg)
+	}
+}
+
+// An excerpt is the nearest section's text up to the next heading, on one
+// line, cut at a word.
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("seeds and plants ", 30)
+	src := "---\ntitle: x\n---\nIntro line\nmore intro.\n# Seeds\n\nWhat to order.\n\n## Sowing\n\n" + long + "\n## Later\n\nnot this\n"
+	for _, tc := range []struct {
+		name    string
+		line    int
+		heading bool
+		want    string
+	}{
+		{"the beginning, after the frontmatter", 4, false, "Intro line more intro."},
+		{"a section, up to the next heading of any level", 6, true, "What to order."},
+		{"a long section, cut at a word", 10, true, strings.TrimSpace(long)[:strings.LastIndexByte(strings.TrimSpace(long)[:excerptRunes], ' ')] + " …"},
+		{"a heading line that is not there", 99, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := excerpt([]byte(src), tc.line, tc.heading); got != tc.want {
+				t.Errorf("excerpt = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/margin-md/margin/agents/changes"
@@ -71,6 +72,19 @@ func (s *Store) sources(ctx context.Context, id string) (map[string]Source, erro
 		out[src.ID] = src
 	}
 	return out, rows.Err()
+}
+
+// seenRelated returns the paths of the related notes the agent saw at its
+// last completed wake.
+func (s *Store) seenRelated(ctx context.Context, id string) ([]string, error) {
+	var related string
+	if err := s.db.QueryRowContext(ctx, `SELECT related FROM agents WHERE id = ?`, id).Scan(&related); err != nil {
+		return nil, fmt.Errorf("reading the related notes agent %s saw: %w", id, err)
+	}
+	if related == "" {
+		return nil, nil
+	}
+	return strings.Split(related, "\n"), nil
 }
 
 // readersOf returns the agents that read an entry of the note at path at
@@ -184,7 +198,7 @@ type runEnd struct {
 // finishRun records how a run ended. A completed run also stores the
 // sources the agent saw, counts the wake and clears the failure count, in
 // one transaction: a completed run key always comes with its sources.
-func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runEnd, sources []Source, template string, now time.Time) error {
+func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runEnd, sources []Source, related []string, template string, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("finishing run %d: %w", run, err)
@@ -204,6 +218,9 @@ func (s *Store) finishRun(ctx context.Context, agent string, run int64, end runE
 				agent, src.ID, src.Fingerprint, src.Content); err != nil {
 				return fmt.Errorf("finishing run %d: storing sources: %w", run, err)
 			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE agents SET related = ? WHERE id = ?`, strings.Join(related, "\n"), agent); err != nil {
+			return fmt.Errorf("finishing run %d: %w", run, err)
 		}
 	}
 	if end.status == RunCompleted {

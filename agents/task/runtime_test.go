@@ -279,6 +279,12 @@ func TestFailedWakeKeepsAPauseOrDestroy(t *testing.T) {
 // newRuntime opens the agents of v as the composition root does: their
 // stores in its state database, and the parts of v they are handed.
 func newRuntime(ctx context.Context, v *vault.Vault, model llm.Model, opts Options) (*Runtime, error) {
+	return newRuntimeWith(ctx, v, nil, model, opts)
+}
+
+// newRuntimeWith is newRuntime with the notes related by meaning that the
+// composition root hands in when the vault has vectors.
+func newRuntimeWith(ctx context.Context, v *vault.Vault, related Related, model llm.Model, opts Options) (*Runtime, error) {
 	st, err := OpenStore(ctx, v.DB())
 	if err != nil {
 		return nil, err
@@ -290,7 +296,8 @@ func newRuntime(ctx context.Context, v *vault.Vault, model llm.Model, opts Optio
 	o := v.Options()
 	tv := Vault{
 		Files: v.Root(), Index: v.Index(), Events: v, Rules: v.Rules(), OutputFolder: o.OutputFolder, MaxFileSize: o.MaxFileSize,
-		Lock: func() (*store.Lock, error) { return store.TryLock(filepath.Join(v.StateDir(), AgentsLock)) },
+		Related: related,
+		Lock:    func() (*store.Lock, error) { return store.TryLock(filepath.Join(v.StateDir(), AgentsLock)) },
 	}
 	return New(ctx, tv, Stores{Agents: st, Changes: cs}, model, opts)
 }

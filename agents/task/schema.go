@@ -217,4 +217,9 @@ ALTER TABLE wake_runs ADD COLUMN model TEXT NOT NULL DEFAULT '';
 -- note, which is the person's (SPEC §1.3, §4.1). A language in the note's
 -- frontmatter wins over it.
 ALTER TABLE agents ADD COLUMN language TEXT NOT NULL DEFAULT '';
+`, `
+-- The related notes (by meaning, not linked) the agent's last completed
+-- wake saw, their paths a line each: an incremental wake shows them
+-- again only when they changed.
+ALTER TABLE agents ADD COLUMN related TEXT NOT NULL DEFAULT '';
 `}

@@ -80,9 +80,10 @@ func (wt *wakeTools) toolbox() (*llm.Toolbox, error) {
 				s.Properties["language"].Pattern = languageRE.String()
 			}), Do: wt.setLanguage})
 	}
+	shown := wt.w.shown()
 	for _, d := range changes.DeferredTools() {
 		if d.Unfit != nil {
-			if why := d.Unfit(task); why != "" {
+			if why := d.Unfit(task, shown); why != "" {
 				withheld[d.Name] = why
 				continue
 			}
@@ -308,7 +309,7 @@ func languageUnset(language string) error {
 // would change nothing are dropped and the model is told why.
 func (wt *wakeTools) propose(ctx context.Context, d changes.DeferredTool, args json.RawMessage) (string, error) {
 	w := wt.w
-	items, unchanged, err := d.Items(w.task, args)
+	items, unchanged, err := d.Items(w.task, w.shown(), args)
 	if err != nil {
 		return "", err
 	}

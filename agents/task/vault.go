@@ -8,6 +8,7 @@ import (
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/edit"
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/related"
 	"github.com/margin-md/margin/vault/store"
 )
 
@@ -23,6 +24,9 @@ type Vault struct {
 	OutputFolder string
 	// MaxFileSize is the largest note margin edits (vault.max_file_size).
 	MaxFileSize int64
+	// Related finds the notes near a task by meaning; nil where the vault
+	// has no vectors (a command that does not open them).
+	Related Related
 	// Lock tries the lock the one margin process that runs the vault's
 	// agents holds (see lead): store.TryLock on AgentsLock in the state
 	// dir.
@@ -50,6 +54,15 @@ type Index interface {
 	StatPaths(ctx context.Context, paths []string) (map[string]index.FileStat, error)
 	LinkedEntries(ctx context.Context, taskPath string) ([]index.EntryMeta, error)
 	LinkedTasks(ctx context.Context, path string) ([]string, error)
+	ResolveLink(ctx context.Context, from, target string) (string, error)
+}
+
+// Related finds up to limit notes nearest the note at path by meaning
+// that it neither links to nor is linked from (vault/related), best
+// first: the workspace's RelatedNow. It finds none, at once and without
+// error, while no note has vectors of the current embedding model.
+type Related interface {
+	RelatedNow(ctx context.Context, path string, limit int) ([]related.Note, error)
 }
 
 // Events tells of the vault's changes once its first scan is done: the

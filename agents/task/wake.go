@@ -40,6 +40,14 @@ type waking struct {
 	decisions  []changes.Decision // the agent's recent decisions, newest first
 	modelReq   llm.Request        // who the wake's model calls are for, without the prompt: what a probe asks for
 	away       string             // why the model was away, when the run ended offline
+
+	// related are the notes near the task by meaning that the wake shows;
+	// seenRelated the paths of those the agent saw at its last completed
+	// wake, and sawRelated those it sees at this one, recorded when it
+	// completes.
+	related     []relatedNote
+	seenRelated []string
+	sawRelated  []string
 }
 
 // recentDecisions is how many decisions a wake shows the agent (SPEC §4.1).
@@ -202,6 +210,19 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 		return w.writeOffline(ctx, "no model is configured", RunOffline)
 	}
 
+	w.modelReq = llm.Request{Role: rt.opts.Role, Tier: w.template.Tier, Model: w.template.Model}
+	if why := rt.watch.away(); why != "" {
+		// The probe says when the model is back; calling it meanwhile
+		// would only fail again.
+		return w.writeOffline(ctx, why, RunOffline)
+	}
+
+	full := len(seen) == 0
+	found := w.findRelated(ctx)
+	w.sawRelated = relatedPaths(found)
+	if full || !sameNotes(w.sawRelated, w.seenRelated) {
+		w.related = found
+	}
 	wt := &wakeTools{w: w}
 	box, err := wt.toolbox()
 	if err != nil {
@@ -211,21 +232,24 @@ func (w *waking) execute(ctx context.Context, reason string, seen map[string]Sou
 	if err != nil {
 		return runEnd{}, fmt.Errorf("reading the journal: %w", err)
 	}
-	req := llm.Request{Role: rt.opts.Role, Tier: w.template.Tier, Model: w.template.Model,
+	req := llm.Request{Role: w.modelReq.Role, Tier: w.modelReq.Tier, Model: w.modelReq.Model,
 		System: systemPrompt(w.template), Tools: box.Specs()}
 	fixed := llm.EstimateTokens(req)
-	msg, _ := userMessage(wakeContext{
+	msg, _, related := userMessage(wakeContext{
 		Now: rt.now(), Reason: reason, Task: w.sources[0], Entries: w.sources[1:], Seen: seen,
 		Report: reportBody(w), TLDR: w.report.TLDR, Journal: journal, Decisions: decisionLines(w.decisions), Language: w.promptLanguage(),
-		Budget: max(rt.opts.ContextTokens-fixed, 0),
+		Related: w.related, Budget: max(rt.opts.ContextTokens-fixed, 0),
 	})
-	req.Messages = []llm.Message{{Role: llm.RoleUser, Content: msg}}
-	w.modelReq = llm.Request{Role: req.Role, Tier: req.Tier, Model: req.Model}
-	if why := rt.watch.away(); why != "" {
-		// The probe says when the model is back; calling it meanwhile
-		// would only fail again.
-		return w.writeOffline(ctx, why, RunOffline)
+	if !related && len(w.related) > 0 {
+		// Left out to fit the budget: unseen, so the next wake shows them,
+		// and without them the link tool has nothing to link.
+		w.related, w.sawRelated = nil, nil
+		if box, err = wt.toolbox(); err != nil {
+			return runEnd{}, err
+		}
+		req.Tools = box.Specs()
 	}
+	req.Messages = []llm.Message{{Role: llm.RoleUser, Content: msg}}
 
 	rec := &recordingModel{w: w}
 	ctx = ledger.WithScope(ctx, "run:"+strconv.FormatInt(w.run, 10))
@@ -435,6 +459,9 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 	if err != nil {
 		return time.Time{}, err
 	}
+	if w.seenRelated, err = r.store.seenRelated(ctx, a.ID); err != nil {
+		return time.Time{}, err
+	}
 	full := len(seen) == 0
 	reason := req.reason
 	switch {
@@ -485,7 +512,7 @@ func (r *Runtime) runWake(ctx context.Context, id string, req wakeRequest) (retr
 		end.settledKey = string(runKey(a.ID, w.template.ID(), w.sources, decisionKeys(w.decisions)))
 	}
 	finishCtx := context.WithoutCancel(ctx)
-	if err := r.store.finishRun(finishCtx, a.ID, w.run, end, w.sources, w.template.Label(), r.now()); err != nil {
+	if err := r.store.finishRun(finishCtx, a.ID, w.run, end, w.sources, w.sawRelated, w.template.Label(), r.now()); err != nil {
 		return time.Time{}, err
 	}
 	if end.status == RunOffline {

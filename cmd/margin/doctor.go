@@ -246,8 +246,12 @@ func rulesFinding(r vault.Rules) finding {
 	if folder == "" {
 		folder = "the vault root"
 	}
-	detail := fmt.Sprintf("daily notes %s in %s (from %s), named in %s (%s); tasks in %s",
-		r.Daily.Format, folder, r.DailySource, r.Daily.Format.Locale().Name, r.LocaleSource, listOr(r.TaskFolders, "no folder"))
+	detail := fmt.Sprintf("daily notes %s in %s (from %s), named in %s (%s)",
+		r.Daily.Format, folder, r.DailySource, r.Daily.Format.Locale().Name, r.LocaleSource)
+	if r.DailyOlder != "" {
+		detail += ", and " + r.DailyOlder
+	}
+	detail += "; tasks in " + listOr(r.TaskFolders, "no folder")
 	var marks []string
 	for _, t := range r.TaskTags {
 		marks = append(marks, "tagged #"+t)

@@ -182,6 +182,9 @@ func printResult(w io.Writer, r query.Result) {
 	if r.Logged != nil && !strings.Contains(r.Answer, r.Logged.Path) {
 		fmt.Fprintf(w, "\nlogged: %s ## %s\n", r.Logged.Path, r.Logged.Heading)
 	}
+	if r.KeywordOnly != "" {
+		fmt.Fprintf(w, "\nsearched by keyword: %s\n", r.KeywordOnly)
+	}
 	if r.Confidence != "" {
 		fmt.Fprintf(w, "\n[%s, confidence %s, session %s]\n", r.Status, r.Confidence, r.SessionID)
 	} else {

@@ -114,7 +114,8 @@ func TestReviewKilledMidRunIsRedoneOnce(t *testing.T) {
 	fake := llmtest.NewOllama(t, "qwen2.5:3b", "qwen2.5:7b", "qwen2.5:14b")
 	fake.Script(llmtest.Reply{Delay: time.Minute}) // the first call hangs until the process dies
 	fake.Handle(func(llmtest.OllamaRequest) llmtest.Reply {
-		return llmtest.Reply{JSON: map[string]any{"tldr": "The fence is overdue.", "sections": []any{}, "proposals": []any{}}}
+		return llmtest.Reply{JSON: map[string]any{"tldr": "The fence is overdue.", "proposals": []any{},
+			"sections": []any{map[string]any{"heading": "Fence", "claims": []any{map[string]any{"text": "One hole of two is dug.", "cites": []string{"[[Projects/Fence]]"}}}}}}}
 	})
 	env := []string{"OLLAMA_HOST=" + fake.URL, "MARGIN_LLM_RETRY_LLM_RETRY=0"}
 

@@ -144,3 +144,34 @@ func TestSearchByMeaningFallsBack(t *testing.T) {
 		})
 	}
 }
+
+// TestAskSaysWhenSearchedByKeyword: an answer whose notes could not be
+// searched by meaning says so under it, and why; with the notes embedded
+// it finds the sleep note for a German question and says nothing of it.
+func TestAskSaysWhenSearchedByKeyword(t *testing.T) {
+	ollama := llmtest.NewOllama(t, "embeddinggemma")
+	env := []string{"OLLAMA_HOST=" + ollama.URL}
+	for _, c := range []struct {
+		name string
+		bare bool
+		want string
+	}{
+		{"no vectors", true, "\nsearched by keyword: " + retrieve.FallbackNoVectors + "\n"},
+		{"embedded", false, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := meaningVault(t, ollama.URL, c.bare)
+			out, stderr, code := runMargin(t, env, "ask", "--vault", dir, "wie habe ich geschlafen")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			said := strings.Contains(out, "searched by keyword")
+			if c.want != "" && !strings.Contains(out, c.want) || c.want == "" && said {
+				t.Errorf("the answer:\n%s\nwant %q under it", out, c.want)
+			}
+			if cited := strings.Contains(out, "[[Sleep log"); cited == c.bare {
+				t.Errorf("the answer cites the sleep note: %v, want %v:\n%s", cited, !c.bare, out)
+			}
+		})
+	}
+}

@@ -152,7 +152,7 @@ func runAgents(ctx context.Context, vo vault.Options, model llm.Model, to task.O
 		v.Close()
 		return nil, nil, nil, err
 	}
-	if rt, err = task.New(ctx, workspace.TaskVault(v), stores, model, to); err != nil {
+	if rt, err = task.New(ctx, workspace.TaskVault(v, nil), stores, model, to); err != nil {
 		v.Close()
 		return nil, nil, nil, err
 	}

@@ -44,7 +44,7 @@ func main() {
 	sample := flag.String("sample", "testdata/vault", "sample vault for the task agent figures; empty skips them")
 	real := flag.String("real", "", "a copy of a real vault (the Obsidian help vault) to measure search on, in many scripts; empty skips it")
 	goldenRoot := flag.String("golden", ".", "repository root holding the golden set (testdata/golden) to score search relevance on; empty skips it")
-	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp; weak: only the model calls of a weak model; embedding: only the embedding figures on each size")
+	only := flag.String("only", "", "mcp: measure only the MCP round trip on each size, to compare a change of margin mcp; weak: only the model calls of a weak model; embedding: only the embedding figures on each size; serve-memory: only margin serve's peak RSS with every chunk embedded (synthetic vectors) against without, on each size (100000 takes some 12 minutes the first time)")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -52,8 +52,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if *only != "" && *only != "mcp" && *only != "weak" && *only != "embedding" {
-		log.Fatalf("-only %q: the figures measured alone are mcp, weak (a weak model's calls) and embedding", *only)
+	if *only != "" && *only != "mcp" && *only != "weak" && *only != "embedding" && *only != "serve-memory" {
+		log.Fatalf("-only %q: the figures measured alone are mcp, weak (a weak model's calls), embedding and serve-memory", *only)
 	}
 	b := &bench{bin: abs, runs: *runs}
 	if *only == "weak" {
@@ -79,6 +79,12 @@ func main() {
 		dir := filepath.Join(*work, fmt.Sprintf("vault-%d", n))
 		if err := ensureVault(dir, n); err != nil {
 			log.Fatal(err)
+		}
+		if *only == "serve-memory" {
+			if err := b.serveMemory(dir, n); err != nil {
+				log.Fatalf("%d notes: margin serve's memory: %v", n, err)
+			}
+			continue
 		}
 		if *only == "mcp" {
 			if err := b.mcpRoundTrip(dir, sizeLabel(n)); err != nil {

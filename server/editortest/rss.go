@@ -42,6 +42,16 @@ func PeakRSS(cmd *exec.Cmd) (int64, error) {
 	}
 }
 
+// VmHWM reads the peak resident set in KiB of a process that runs, for
+// a caller that talks to it before it exits.
+func VmHWM(pid int) (int64, error) {
+	kb, ok := vmHWM(fmt.Sprintf("/proc/%d/status", pid))
+	if !ok {
+		return 0, fmt.Errorf("no VmHWM in /proc/%d/status (not Linux, or it exited)", pid)
+	}
+	return kb, nil
+}
+
 // vmHWM reads the VmHWM line of a /proc status file; ok is false while the
 // process is exiting and the file has no memory lines.
 func vmHWM(status string) (kb int64, ok bool) {

@@ -535,6 +535,9 @@ func answerText(r protocol.Answer) string {
 	if len(r.Gaps) > 0 {
 		fmt.Fprintf(&b, "\nGaps: %s\n", strings.Join(r.Gaps, "; "))
 	}
+	if r.KeywordOnly != "" {
+		fmt.Fprintf(&b, "\nNotes searched by keyword only: %s.\n", r.KeywordOnly)
+	}
 	return b.String()
 }
 

@@ -21,6 +21,10 @@ type Answer struct {
 	// Truncated says retrieval found more than query.max_entries entries
 	// (or more text than fits the prompt) and the answer saw only part.
 	Truncated bool `json:"truncated,omitempty"`
+	// KeywordOnly says why the question's notes were found by their words
+	// alone, not by meaning too: "no embedding model", "no vectors yet",
+	// "embedding model unavailable". Absent when they were.
+	KeywordOnly string `json:"keywordOnly,omitempty"`
 	// Transitions is the query flow's path through this request.
 	Transitions []Transition `json:"transitions"`
 }

@@ -129,6 +129,9 @@ type Metrics struct {
 	Tally
 	Versions   []VersionMetrics `json:"versions,omitempty"`
 	Rejections []Rejection      `json:"rejections"`
+	// Unmeasured says why the template's runs are not measured (a
+	// review's): its zeros are not a record of nothing done.
+	Unmeasured string `json:"unmeasured,omitempty"`
 }
 
 // Tally is what a set of runs did: their wakes, model calls, and

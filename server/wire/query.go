@@ -10,7 +10,8 @@ func Answer(r query.Result) protocol.Answer {
 	a := protocol.Answer{
 		SessionID: r.SessionID, Type: string(r.Type), Status: string(r.Status), Answer: r.Answer,
 		Citations: list(r.Citations, citation), Confidence: r.Confidence, Gaps: r.Gaps,
-		Questions: list(r.Questions, question), Truncated: r.Truncated, Transitions: list(r.Transitions, transition),
+		Questions: list(r.Questions, question), Truncated: r.Truncated, KeywordOnly: r.KeywordOnly,
+		Transitions: list(r.Transitions, transition),
 	}
 	if l := r.Logged; l != nil {
 		a.Logged = &protocol.Logged{Path: l.Path, Heading: l.Heading, Parsed: l.Parsed, Uncertain: l.Uncertain, Corrects: l.Corrects, Note: l.Note}

@@ -56,6 +56,7 @@ func metrics(m evolution.Metrics) protocol.Metrics {
 		Rejections: list(m.Rejections, func(r evolution.Rejection) protocol.Rejection {
 			return protocol.Rejection{Tool: r.Tool, Version: r.Version, Summary: r.Summary, Reason: r.Reason, Date: r.Date}
 		}),
+		Unmeasured: m.Unmeasured,
 	}
 }
 

@@ -32,12 +32,14 @@ func ChangesVault(v *vault.Vault) changes.Vault {
 	return changes.Vault{Files: v.Root(), Events: v, Rules: v.Rules(), OutputFolder: o.OutputFolder, MaxFileSize: o.MaxFileSize}
 }
 
-// TaskVault is the task runtime's view of v.
-func TaskVault(v *vault.Vault) task.Vault {
+// TaskVault is the task runtime's view of v; related finds the notes near
+// a task by meaning (a Workspace), nil where no vectors are open.
+func TaskVault(v *vault.Vault, related task.Related) task.Vault {
 	o := v.Options()
 	return task.Vault{
 		Files: v.Root(), Index: v.Index(), Events: v, Rules: v.Rules(), OutputFolder: o.OutputFolder, MaxFileSize: o.MaxFileSize,
-		Lock: func() (*store.Lock, error) { return store.TryLock(filepath.Join(v.StateDir(), task.AgentsLock)) },
+		Related: related,
+		Lock:    func() (*store.Lock, error) { return store.TryLock(filepath.Join(v.StateDir(), task.AgentsLock)) },
 	}
 }
 

@@ -47,8 +47,10 @@ func TestReviewsSpendTheAgentsBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.GeneratedBy != "qwen2.5:7b" || first.PromptTokens <= 10 {
-		t.Fatalf("the first review: %+v, want one by the model spending more than the budget", first)
+	// The model's empty reply makes the note the structure's; its call
+	// is what spends the budget.
+	if first.PromptTokens <= 10 || strings.Contains(first.Detail, "budget") {
+		t.Fatalf("the first review: %+v, want one that called the model, spending more than the budget", first)
 	}
 	if err := ws.Close(); err != nil {
 		t.Fatal(err)

@@ -287,7 +287,7 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 			e := vs.embedding(vectors.Progress{State: vectors.Stopped})
 			e.Opening = true
 			if !e.Off {
-				e.Why = "the notes' vectors open a moment after margin starts: searching by keyword meanwhile"
+				e.Why = "the notes' vectors open a moment after margin starts"
 			}
 			return e, nil
 		}
@@ -336,11 +336,11 @@ func (vs *Vectors) embedding(p vectors.Progress) Embedding {
 	}
 	switch {
 	case vs.emb == nil:
-		e.Off, e.KeywordOnly, e.Why = true, true, vs.off+": searching by keyword"
+		e.Off, e.KeywordOnly, e.Why = true, true, vs.off
 	case p.State == vectors.Waiting:
-		e.KeywordOnly, e.Why = true, "waiting to retry ("+p.Note+"): searching by keyword meanwhile"
+		e.KeywordOnly, e.Why = true, "waiting to retry ("+p.Note+")"
 	case p.Embedded == 0:
-		e.KeywordOnly, e.Why = true, "no note is embedded yet: searching by keyword meanwhile"
+		e.KeywordOnly, e.Why = true, "no note is embedded yet"
 	}
 	return e
 }
@@ -390,10 +390,10 @@ func (w *Workspace) Related(ctx context.Context, path string, limit int) (Relate
 	return RelatedNotes{Notes: notes}, nil
 }
 
-// RelatedNow is Related for a code lens or a hover, which must not wait
-// or fail for want of vectors: no notes, at once, while the vectors are
-// still opening, when they cannot be read or when none is embedded, and
-// then no query is made.
+// RelatedNow is Related for a code lens, a hover or a task agent's wake
+// (it implements task.Related), which must not wait or fail for want of
+// vectors: no notes, at once, while the vectors are still opening, when
+// they cannot be read or when none is embedded, and then no query is made.
 func (w *Workspace) RelatedNow(ctx context.Context, path string, limit int) ([]related.Note, error) {
 	if w.Vectors == nil {
 		return nil, nil
@@ -457,4 +457,13 @@ func (vs *Vectors) Nearest(ctx context.Context, q []float32, k int, allow []stri
 		return nil, err
 	}
 	return st.Nearest(ctx, q, k, allow)
+}
+
+// NearestExcept implements retrieve.Vectors.
+func (vs *Vectors) NearestExcept(ctx context.Context, q []float32, k int, except []string) ([]vectors.Match, error) {
+	st, err := vs.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.NearestExcept(ctx, q, k, except)
 }

@@ -185,7 +185,11 @@ func (w *Workspace) open(ctx context.Context, opts Options) error {
 		// The agents subscribe to the vault here, before it runs, so they
 		// miss no change.
 		opts.Agents.History = w.History
-		rt, err := task.New(ctx, TaskVault(v), stores, model, opts.Agents)
+		var related task.Related
+		if w.Vectors != nil {
+			related = w
+		}
+		rt, err := task.New(ctx, TaskVault(v, related), stores, model, opts.Agents)
 		if err != nil {
 			return fmt.Errorf("opening agents: %w", err)
 		}

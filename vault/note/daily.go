@@ -11,6 +11,10 @@ import (
 type DailyFormat struct {
 	Folder string // vault-relative folder, "" for the vault root
 	Format Moment // the path below Folder, without ".md"; '/' makes sub-folders
+	// Older are formats the folder's earlier daily notes are named in
+	// (Format without its weekday, say): those notes are daily notes too,
+	// and new ones are named by Format.
+	Older []Moment
 }
 
 // DefaultDailyFormat is SPEC §3.1's default: Daily/YYYY-MM-DD.md.
@@ -33,11 +37,15 @@ func (d DailyFormat) Date(p string) (string, bool) {
 		}
 		name = name[len(folder)+1:]
 	}
-	t, ok := d.Format.Parse(name)
-	if !ok {
-		return "", false
+	if t, ok := d.Format.Parse(name); ok {
+		return t.Format(time.DateOnly), true
 	}
-	return t.Format(time.DateOnly), true
+	for _, m := range d.Older {
+		if t, ok := m.Parse(name); ok {
+			return t.Format(time.DateOnly), true
+		}
+	}
+	return "", false
 }
 
 // Path is the vault path of the daily note for day.

@@ -27,6 +27,8 @@ func TestDailyFormatDate(t *testing.T) {
 		{name: "weekday matching", format: DailyFormat{Folder: "D", Format: MustMoment("YYYY-MM-DD ddd")}, path: "D/2026-11-22 Sun.md", date: "2026-11-22"},
 		{name: "month names any case", format: DailyFormat{Format: MustMoment("MMMM D, YYYY")}, path: "november 22, 2026.md", date: "2026-11-22"},
 		{name: "zero format", format: DailyFormat{}, path: "Daily/2026-11-22.md"},
+		{name: "an older format", format: DailyFormat{Folder: "D", Format: MustMoment("YYYY-MM-DD ddd"), Older: []Moment{MustMoment("YYYY-MM-DD")}}, path: "D/2026-11-22.md", date: "2026-11-22"},
+		{name: "an older format is as strict", format: DailyFormat{Folder: "D", Format: MustMoment("YYYY-MM-DD ddd"), Older: []Moment{MustMoment("YYYY-MM-DD")}}, path: "D/2026-11-22 x.md"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

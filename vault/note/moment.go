@@ -133,6 +133,67 @@ func (m Moment) Localized() bool {
 	return false
 }
 
+// WithoutWeekday is m with its weekday names and numbers left out, with
+// the separator before each: the format a person often named daily notes
+// in before adding the weekday ("YYYY-MM-DD" under "YYYY-MM-DD-dddd").
+// It is false when m writes no weekday, or when the rest would not name a
+// day of a year.
+func (m Moment) WithoutWeekday() (Moment, bool) {
+	out := Moment{loc: m.loc}
+	var src strings.Builder
+	dropped, year, month, day := false, false, false, false
+	// A weekday that starts a name ("dddd, MMMM D YYYY") takes the
+	// separator after it; any other takes the one before it.
+	first := true
+	for _, p := range m.pieces {
+		tok, _ := strings.CutSuffix(p.tok, "o")
+		switch tok {
+		case "":
+			if first && dropped {
+				p.lit = strings.TrimLeft(p.lit, " -_.,")
+			}
+			if p.lit != "" {
+				out.pieces = append(out.pieces, p)
+			}
+			first = strings.HasSuffix(p.lit, "/") || first && p.lit == ""
+			continue
+		case "d", "dd", "ddd", "dddd":
+			dropped = true
+			if n := len(out.pieces); !first && n > 0 && out.pieces[n-1].tok == "" {
+				out.pieces[n-1].lit = strings.TrimRight(out.pieces[n-1].lit, " -_.,")
+				if out.pieces[n-1].lit == "" {
+					out.pieces = out.pieces[:n-1]
+				}
+			}
+			continue
+		case "YYYY":
+			year = true
+		case "M", "MM", "MMM", "MMMM":
+			month = true
+		case "D", "DD":
+			day = true
+		case "DDDD", "DDD":
+			month, day = true, true
+		}
+		out.pieces = append(out.pieces, p)
+		first = false
+	}
+	if !dropped || !year || !month || !day {
+		return Moment{}, false
+	}
+	for _, p := range out.pieces {
+		src.WriteString(p.tok)
+		for _, c := range p.lit {
+			if strings.ContainsRune(momentLetters+"[\\", c) {
+				src.WriteByte('\\')
+			}
+			src.WriteRune(c)
+		}
+	}
+	out.src = src.String()
+	return out, true
+}
+
 // IsZero reports whether m is the zero Moment.
 func (m Moment) IsZero() bool { return len(m.pieces) == 0 }
 
@@ -382,7 +443,11 @@ func (f *fields) date() (time.Time, bool) {
 		}
 		return -1
 	}
+	// A calendar day names the day whatever weeks the name also holds
+	// (Parse checks they agree); weeks alone need their weekday.
 	switch {
+	case f.year >= 0 && f.month >= 0 && f.day >= 0:
+		return time.Date(f.year, time.Month(f.month), f.day, 0, 0, 0, 0, time.UTC), true
 	case f.isoWeek >= 0:
 		y := year(f.isoYear, f.year, f.weekYear)
 		if y < 0 {

@@ -123,3 +123,36 @@ func TestParseMomentErrors(t *testing.T) {
 		t.Errorf("Format = %q", got)
 	}
 }
+
+func TestMomentWithoutWeekday(t *testing.T) {
+	for _, tt := range []struct{ format, want string }{
+		{"YYYY/MM-MMMM/YYYY-MM-DD-dddd", "YYYY/MM-MMMM/YYYY-MM-DD"},
+		{"YYYY-MM-DD ddd", "YYYY-MM-DD"},
+		{"dddd, MMMM Do YYYY", "MMMM Do YYYY"},
+		{"YYYY/[Week] WW/dddd DD.MM.YYYY", `YYYY/\W\e\e\k WW/DD.MM.YYYY`},
+		{"YYYY-MM-DD", ""},      // no weekday to leave out
+		{"GGGG-[W]WW-dddd", ""}, // a week and a weekday: without it, no day
+		{"dddd YYYY-MM", ""},    // no day of the month
+		{"YYYY-DDDD-dd", "YYYY-DDDD"},
+	} {
+		m, ok := MustMoment(tt.format).WithoutWeekday()
+		if got := m.String(); got != tt.want || ok != (tt.want != "") {
+			t.Errorf("%q without its weekday: %q, %v; want %q", tt.format, got, ok, tt.want)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		day := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+		if back, err := ParseMoment(m.String()); err != nil || back.Format(day) != m.Format(day) {
+			t.Errorf("%q does not parse back to itself: %v", m.String(), err)
+		}
+		if got, ok := m.Parse(m.Format(day)); !ok || !got.Equal(day) {
+			t.Errorf("%q reads its own %q as %v, %v", m.String(), m.Format(day), got, ok)
+		}
+	}
+	german, _ := LookupLocale("de")
+	if de, ok := MustMoment("YYYY/MM-MMMM/YYYY-MM-DD-dddd").In(german).WithoutWeekday(); !ok || de.Locale() != german || de.Format(time.Date(2023, 5, 11, 0, 0, 0, 0, time.UTC)) != "2023/05-Mai/2023-05-11" {
+		t.Errorf("the German format without its weekday: %v %v", de, ok)
+	}
+}

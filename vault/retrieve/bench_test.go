@@ -4,8 +4,10 @@ import (
 	"context"
 	"hash/fnv"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +26,9 @@ import (
 // same text in the same run. Run with
 //
 //	go test -run '^$' -bench BenchmarkHybrid -benchtime 400x ./vault/retrieve/
+//
+// MARGIN_BENCH_NOTES=100000 measures 100,000 notes instead (some 380,000
+// chunks: ten minutes on two cores, most of it embedding them).
 //
 // The vectors are synthetic (a sum of random directions per word, 384
 // wide, as embeddinggemma cut to 384 would be), and the query's vector
@@ -86,10 +91,25 @@ func (f fixed) EmbedQuery(ctx context.Context, text string) ([]float32, string, 
 var benchQueries = []string{"bench", "sleep", "deadlift", "invoice", "meeting notes", "tired", "protein", "release", "physio", "chezmoi",
 	"why did I sleep badly", "how heavy was the bench press last week", "what did the physio say about my knee"}
 
+// benchNotes is the size of the benchmarks' vault: MARGIN_BENCH_NOTES,
+// 10,000 unless set, so that make bench stays short.
+func benchNotes(b *testing.B) int {
+	env := os.Getenv("MARGIN_BENCH_NOTES")
+	if env == "" {
+		return 10_000
+	}
+	n, err := strconv.Atoi(env)
+	if err != nil || n <= 0 {
+		b.Fatalf("MARGIN_BENCH_NOTES=%q: want a number of notes", env)
+	}
+	return n
+}
+
 func BenchmarkHybrid(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: 10_000, Seed: 1}); err != nil {
+	notes := benchNotes(b)
+	if _, err := vaultgen.Generate(dir, vaultgen.Options{Notes: notes, Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
 	v, err := vault.Open(ctx, vault.Options{Dir: dir})
@@ -111,7 +131,7 @@ func BenchmarkHybrid(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("%d chunks embedded in %v", chunks, time.Since(start).Round(time.Second))
+	b.Logf("%d notes, %d chunks embedded in %v", notes, chunks, time.Since(start).Round(time.Second))
 	qv := fixed{}
 	for _, q := range benchQueries {
 		qv[q] = emb.vector(q)
@@ -135,6 +155,10 @@ func BenchmarkHybrid(b *testing.B) {
 	// Paired: each round runs the keyword query, then the same text
 	// hybrid and semantic, so the machine's load weighs on all alike.
 	lat := map[index.Mode][]time.Duration{}
+	slowest := map[index.Mode]struct { // a tail has a query to look at
+		d    time.Duration
+		text string
+	}{}
 	kw, hy, se := queries(index.ModeAuto), queries(retrieve.ModeHybrid), queries(retrieve.ModeSemantic)
 	for i := 0; b.Loop(); i++ {
 		j := i % len(benchQueries)
@@ -143,7 +167,14 @@ func BenchmarkHybrid(b *testing.B) {
 			if _, err := r.Find(ctx, q); err != nil {
 				b.Fatal(err)
 			}
-			lat[q.Mode] = append(lat[q.Mode], time.Since(t))
+			d := time.Since(t)
+			lat[q.Mode] = append(lat[q.Mode], d)
+			if d > slowest[q.Mode].d {
+				slowest[q.Mode] = struct {
+					d    time.Duration
+					text string
+				}{d, q.Text}
+			}
 		}
 	}
 	pct := func(m index.Mode, p int) float64 {
@@ -157,6 +188,7 @@ func BenchmarkHybrid(b *testing.B) {
 	}{{index.ModeAuto, "keyword"}, {retrieve.ModeHybrid, "hybrid"}, {retrieve.ModeSemantic, "semantic"}} {
 		b.ReportMetric(pct(m.mode, 50), m.name+"-p50-ms")
 		b.ReportMetric(pct(m.mode, 99), m.name+"-p99-ms")
+		b.Logf("slowest %s query: %q, %v", m.name, slowest[m.mode].text, slowest[m.mode].d.Round(time.Millisecond))
 	}
 	b.ReportMetric(pct(retrieve.ModeHybrid, 50)/pct(index.ModeAuto, 50), "hybrid/keyword-p50")
 	b.ReportMetric(pct(retrieve.ModeHybrid, 99)/pct(index.ModeAuto, 99), "hybrid/keyword-p99")

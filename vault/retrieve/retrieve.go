@@ -65,6 +65,7 @@ type Vectors interface {
 	// by keyword).
 	Model(ctx context.Context) (fingerprint string, vectors int, err error)
 	Nearest(ctx context.Context, q []float32, k int, allow []string) ([]vectors.Match, error)
+	NearestExcept(ctx context.Context, q []float32, k int, except []string) ([]vectors.Match, error)
 }
 
 // Fusion weighs the two rankings of a hybrid search, by reciprocal rank
@@ -227,10 +228,7 @@ func (r *Retriever) nearest(ctx context.Context, q index.Query, vec []float32, k
 	}
 	var ms []vectors.Match
 	if scope.All {
-		// Ask past the few notes left out (margin's outputs), then drop
-		// them: as many as k allowed notes remain if they exist.
-		ms, err = r.vec.Nearest(ctx, vec, k+len(scope.Except), nil)
-		ms = slices.DeleteFunc(ms, func(m vectors.Match) bool { return !scope.Allows(m.Path) })
+		ms, err = r.vec.NearestExcept(ctx, vec, k, scope.Except)
 	} else {
 		ms, err = r.vec.Nearest(ctx, vec, k, scope.Paths)
 	}

@@ -64,6 +64,7 @@ func TestQueueKilledMidBatch(t *testing.T) {
 	if p.Embedded != 2*killBatch || p.Left != 120-2*killBatch {
 		t.Fatalf("after the kill: %d embedded, %d left; want the two batches before it kept", p.Embedded, p.Left)
 	}
+	checkTally(t, s, "after the kill")
 	emb := newWordEmbedder("fake/words/64")
 	r := start(t, s, bigVault(), emb, QueueOptions{Batch: killBatch})
 	p = r.waitIdle(t)
@@ -78,6 +79,7 @@ func TestQueueKilledMidBatch(t *testing.T) {
 	if len(texts) != 120-2*killBatch || p.Embedded != 120 || p.Left != 0 {
 		t.Errorf("restart embedded %d texts, progress %+v; want %d, all 120 embedded", len(texts), p, 120-2*killBatch)
 	}
+	checkTally(t, s, "after the restart")
 	var vectors, distinct int
 	if err := s.db.QueryRow(`SELECT count(*), count(DISTINCT hash) FROM vectors`).Scan(&vectors, &distinct); err != nil || vectors != 120 || distinct != 120 {
 		t.Errorf("%d vectors, %d distinct (%v); want 120 of each", vectors, distinct, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,22 @@ func TestNearestFiltersBeforeRanking(t *testing.T) {
 		got, err := s.Nearest(ctx, q, 1, allow)
 		if err != nil || len(got) != 1 || got[0] != all[1] {
 			t.Fatalf("filtered Nearest = %+v, %v; want %+v", got, err, all[1])
+		}
+	})
+	t.Run("notes left out are skipped before ranking", func(t *testing.T) {
+		// The 200 nearest notes left out: asked for 1 out of 100
+		// candidates, ranking first and dropping them after finds none.
+		all, err := s.Nearest(ctx, q, 201, nil)
+		if err != nil || len(all) != 201 {
+			t.Fatalf("Nearest = %d matches, %v", len(all), err)
+		}
+		var except []string
+		for _, m := range all[:200] {
+			except = append(except, m.Path)
+		}
+		got, err := s.NearestExcept(ctx, q, 1, except)
+		if err != nil || len(got) != 1 || slices.Contains(except, got[0].Path) {
+			t.Fatalf("NearestExcept = %+v, %v; want a note not left out", got, err)
 		}
 	})
 	t.Run("a far note alone in the filter is found", func(t *testing.T) {
@@ -247,6 +264,46 @@ func TestCodesLoadOnFirstSearch(t *testing.T) {
 	}
 	if got, err := s.Related(context.Background(), "fruit/003.md", 1, nil); err != nil || len(got) != 1 || !strings.HasPrefix(got[0].Path, "fruit/") {
 		t.Errorf("Related of a note embedded before the reopen = %+v, %v", got, err)
+	}
+}
+
+// TestCodesWrittenDuringTheLoad: the queue's writes that land while the
+// first search reads the codes are read after it, once, rather than the
+// whole load again (which never finished while the queue kept writing).
+func TestCodesWrittenDuringTheLoad(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	src := fruitVault(5)
+	embedAll(t, s, src)
+	s.Close()
+
+	s = openStore(t, dir)
+	defer s.Close()
+	loads := 0
+	s.loadedHook = func() {
+		loads++
+		if loads > 1 {
+			return
+		}
+		src.put("comet.md", "Comet", t0.Add(time.Hour), sec(1, "comet meteor aurora"))
+		src.remove("fruit/002.md")
+		embedAll(t, s, src)
+	}
+	got, err := s.Nearest(context.Background(), wordVector("comet meteor aurora", 64), 1, nil)
+	if err != nil || len(got) != 1 || got[0].Path != "comet.md" {
+		t.Fatalf("Nearest = %+v, %v; want comet.md, embedded during the load", got, err)
+	}
+	if loads != 1 {
+		t.Errorf("the codes were read %d times, want once", loads)
+	}
+	got, err = s.Nearest(context.Background(), wordVector(mustNote(t, fruitVault(5), "fruit/002.md").Sections[0].Text, 64), 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range got {
+		if m.Path == "fruit/002.md" {
+			t.Errorf("Nearest found fruit/002.md, removed during the load")
+		}
 	}
 }
 

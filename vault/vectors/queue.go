@@ -414,7 +414,7 @@ func (q *Queue) step(ctx context.Context) (done bool, err error) {
 		}
 		// Only notes whose chunks all have vectors (shared with notes
 		// embedded before, or left by an older run): settle them.
-		_, err := q.s.addVectors(ctx, b)
+		_, _, err := q.s.addVectors(ctx, b)
 		return false, err
 	}
 	vecs, err := q.emb.Embed(ctx, texts)
@@ -425,7 +425,7 @@ func (q *Queue) step(ctx context.Context) (done bool, err error) {
 		return false, &embedError{fmt.Errorf("asked for %d vectors, got %d", len(texts), len(vecs))}
 	}
 	b.vectors = vecs
-	covered, err := q.s.addVectors(ctx, b)
+	have, left, err := q.s.addVectors(ctx, b)
 	if err != nil {
 		return false, err
 	}
@@ -437,8 +437,7 @@ func (q *Queue) step(ctx context.Context) (done bool, err error) {
 	}
 	q.mu.Unlock()
 	q.update(ctx, func(p *Progress) {
-		p.Embedded += covered
-		p.Left = max(p.Left-covered, 0)
+		p.Embedded, p.Left = have, left
 		p.TokensToday += b.tokens
 		p.LastError = ""
 	})

@@ -74,6 +74,45 @@ CREATE TABLE spent (
 	chunks INTEGER NOT NULL,
 	tokens INTEGER NOT NULL
 ) WITHOUT ROWID;
+`, `
+-- How many chunks there are and how many of them have a vector of the
+-- current model, kept by the triggers below in the transaction of each
+-- write, so that the embedding's progress (margin status, doctor) reads
+-- one row instead of joining every chunk with the vectors (20 ms at 10k
+-- notes). Triggers rather than the queue's writes, so that no write path
+-- can forget them.
+CREATE TABLE tally (
+	id       INTEGER PRIMARY KEY CHECK (id = 1),
+	chunks   INTEGER NOT NULL,
+	embedded INTEGER NOT NULL
+);
+INSERT INTO tally (id, chunks, embedded)
+	SELECT 1, count(*), count(v.id) FROM chunks c
+	LEFT JOIN vectors v ON v.model = (SELECT value FROM state WHERE key = 'model') AND v.hash = c.hash;
+
+CREATE TRIGGER tally_chunk_added AFTER INSERT ON chunks BEGIN
+	UPDATE tally SET chunks = chunks + 1, embedded = embedded + EXISTS (SELECT 1 FROM vectors
+		WHERE model = (SELECT value FROM state WHERE key = 'model') AND hash = NEW.hash);
+END;
+CREATE TRIGGER tally_chunk_deleted AFTER DELETE ON chunks BEGIN
+	UPDATE tally SET chunks = chunks - 1, embedded = embedded - EXISTS (SELECT 1 FROM vectors
+		WHERE model = (SELECT value FROM state WHERE key = 'model') AND hash = OLD.hash);
+END;
+CREATE TRIGGER tally_vector_added AFTER INSERT ON vectors
+	WHEN NEW.model = (SELECT value FROM state WHERE key = 'model') BEGIN
+	UPDATE tally SET embedded = embedded + (SELECT count(*) FROM chunks WHERE hash = NEW.hash);
+END;
+CREATE TRIGGER tally_vector_deleted AFTER DELETE ON vectors
+	WHEN OLD.model = (SELECT value FROM state WHERE key = 'model') BEGIN
+	UPDATE tally SET embedded = embedded - (SELECT count(*) FROM chunks WHERE hash = OLD.hash);
+END;
+-- useModel sets the model with INSERT OR REPLACE: an insert. A model
+-- used before may have vectors left (sweep keeps them until the new one
+-- is complete), so this is a full count, once per model change.
+CREATE TRIGGER tally_model AFTER INSERT ON state WHEN NEW.key = 'model' BEGIN
+	UPDATE tally SET embedded = (SELECT count(*) FROM chunks c
+		WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.model = NEW.value AND v.hash = c.hash));
+END;
 `}
 
 // Store is the vectors database and the in-memory codes Nearest scans. It
@@ -82,6 +121,9 @@ type Store struct {
 	db *sql.DB
 
 	loading sync.Mutex // held by the one caller loading the codes
+	// reloading is held from reload's read of notes' vectors to their
+	// set in mem, so that of two reloads of a note the later read wins.
+	reloading sync.Mutex
 
 	mu  sync.RWMutex // guards the fields below
 	mem *codes       // of the current model's vectors; nil before it has any
@@ -90,9 +132,14 @@ type Store struct {
 	// reports progress or embeds (margin status, doctor, embed) never
 	// waits for them.
 	loaded bool
-	// missed counts the writes made while !loaded, which a load under way
-	// may not have seen: it loads again.
-	missed int
+	// written holds the notes written while !loaded, which a load under
+	// way may or may not have seen: it reads them again once done. (Loading
+	// again instead never finished while the queue kept writing: a load
+	// of 400,000 chunks takes longer than the queue's batches.)
+	written map[int64]bool
+	// loadedHook, if set (by tests), runs between a load's read of the
+	// codes and their install, where the queue's writes may land.
+	loadedHook func()
 	// model is the current model: its id in models, fingerprint and dims.
 	model model
 }
@@ -145,7 +192,7 @@ func (s *Store) load(ctx context.Context) error {
 		return err
 	}
 	s.mu.Lock()
-	s.model, s.mem, s.loaded = m, nil, m.dims == 0
+	s.model, s.mem, s.loaded, s.written = m, nil, m.dims == 0, nil
 	s.mu.Unlock()
 	return nil
 }
@@ -162,7 +209,7 @@ func (s *Store) codes(ctx context.Context) error {
 	defer s.loading.Unlock()
 	for {
 		s.mu.RLock()
-		m, loaded, missed := s.model, s.loaded, s.missed
+		m, loaded := s.model, s.loaded
 		s.mu.RUnlock()
 		if loaded {
 			return nil
@@ -171,11 +218,22 @@ func (s *Store) codes(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("loading vectors: %w", err)
 		}
+		if s.loadedHook != nil {
+			s.loadedHook()
+		}
 		s.mu.Lock()
-		if s.model == m && s.missed == missed {
+		var written []int64
+		if s.model == m { // else the model changed meanwhile: load its codes
 			s.mem, s.loaded = mem, true
+			for id := range s.written {
+				written = append(written, id)
+			}
+			s.written = nil
 		}
 		s.mu.Unlock()
+		if err := s.reload(ctx, written); err != nil {
+			return fmt.Errorf("loading vectors: %w", err)
+		}
 	}
 }
 

@@ -3,8 +3,6 @@ package vectors
 import (
 	"context"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -158,26 +156,16 @@ func (s *Store) removeNotes(ctx context.Context, ids []int64) error {
 	if err != nil {
 		return fmt.Errorf("removing notes: %w", err)
 	}
-	s.mu.Lock()
-	if !s.loaded {
-		s.missed++
-	}
-	if s.mem != nil {
-		for _, id := range ids {
-			s.mem.remove(id)
-		}
-	}
-	s.mu.Unlock()
-	return nil
+	return s.reload(ctx, ids) // which finds them gone
 }
 
 // reload reads the codes of notes ids into memory.
 func (s *Store) reload(ctx context.Context, ids []int64) error {
+	s.reloading.Lock()
+	defer s.reloading.Unlock()
 	s.mu.Lock()
 	m, loaded := s.model, s.loaded
-	if !loaded {
-		s.missed++ // codes reads them with the rest
-	}
+	s.markWritten(ids) // codes reads them once it has read the rest
 	s.mu.Unlock()
 	if m.dims == 0 || !loaded {
 		return nil
@@ -214,6 +202,20 @@ func (s *Store) reload(ctx context.Context, ids []int64) error {
 		s.mem.set(id, n.path, n.es)
 	}
 	return nil
+}
+
+// markWritten keeps ids for the load under way, if one may be: see
+// Store.written. s.mu is held.
+func (s *Store) markWritten(ids []int64) {
+	if s.loaded {
+		return
+	}
+	if s.written == nil {
+		s.written = make(map[int64]bool)
+	}
+	for _, id := range ids {
+		s.written[id] = true
+	}
 }
 
 // pendingNotes returns up to limit notes with chunks to embed, the most
@@ -265,8 +267,8 @@ type embedded struct {
 
 // addVectors stores a batch's vectors under the current model, counts it
 // against the day's budget and settles its notes, all in one transaction;
-// it returns how many chunks (of any note) the new vectors cover.
-func (s *Store) addVectors(ctx context.Context, b embedded) (int, error) {
+// it returns the counts of chunks embedded and left as it left them.
+func (s *Store) addVectors(ctx context.Context, b embedded) (done, left int, err error) {
 	s.mu.RLock()
 	m := s.model
 	s.mu.RUnlock()
@@ -276,29 +278,22 @@ func (s *Store) addVectors(ctx context.Context, b embedded) (int, error) {
 			dims = len(v)
 		}
 		if len(v) != dims || dims == 0 {
-			return 0, fmt.Errorf("embedder gave a vector of %d dimensions, %s has %d", len(v), m.fingerprint, dims)
+			return 0, 0, fmt.Errorf("embedder gave a vector of %d dimensions, %s has %d", len(v), m.fingerprint, dims)
 		}
 	}
-	var covered int
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		if m.dims == 0 {
 			if _, err := tx.ExecContext(ctx, `UPDATE models SET dims = ? WHERE id = ?`, dims, m.id); err != nil {
 				return err
 			}
 		}
-		keys := make([]string, len(b.hashes))
 		for i, h := range b.hashes {
 			u := normalize(b.vectors[i])
 			q8, scale := quantize(u)
-			keys[i] = hex.EncodeToString(h[:])
 			if _, err := tx.ExecContext(ctx, `INSERT INTO vectors (model, hash, scale, q8, bits) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 				m.id, h[:], scale, q8, codeBytes(signBits(u))); err != nil {
 				return err
 			}
-		}
-		js, _ := json.Marshal(keys) // a []string always encodes
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE hash IN (SELECT unhex(value) FROM json_each(?))`, string(js)).Scan(&covered); err != nil {
-			return err
 		}
 		for _, id := range b.notes {
 			if err := settleNote(ctx, tx, m, id); err != nil {
@@ -308,10 +303,13 @@ func (s *Store) addVectors(ctx context.Context, b embedded) (int, error) {
 		_, err := tx.ExecContext(ctx, `INSERT INTO spent (day, chunks, tokens) VALUES (?, ?, ?)
 			ON CONFLICT (day) DO UPDATE SET chunks = chunks + excluded.chunks, tokens = tokens + excluded.tokens`,
 			dayOf(b.at), len(b.hashes), b.tokens)
-		return err
+		if err != nil {
+			return err
+		}
+		return readTally(ctx, tx, &done, &left)
 	})
 	if err != nil {
-		return 0, fmt.Errorf("storing vectors: %w", err)
+		return 0, 0, fmt.Errorf("storing vectors: %w", err)
 	}
 	if m.dims == 0 {
 		s.mu.Lock()
@@ -320,7 +318,7 @@ func (s *Store) addVectors(ctx context.Context, b embedded) (int, error) {
 		}
 		s.mu.Unlock()
 	}
-	return covered, s.reload(ctx, b.notes)
+	return done, left, s.reload(ctx, b.notes)
 }
 
 func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -356,17 +354,16 @@ func (s *Store) sweep(ctx context.Context) error {
 }
 
 // counts returns how many chunks of current notes have a vector of the
-// current model, and how many have none.
+// current model, and how many have none, as the tally keeps them.
 func (s *Store) counts(ctx context.Context) (embedded, left int, err error) {
-	s.mu.RLock()
-	m := s.model
-	s.mu.RUnlock()
-	err = s.db.QueryRowContext(ctx, `SELECT count(v.id), count(*) - count(v.id) FROM chunks c
-		LEFT JOIN vectors v ON v.model = ? AND v.hash = c.hash`, m.id).Scan(&embedded, &left)
-	if err != nil {
+	if err := readTally(ctx, s.db, &embedded, &left); err != nil {
 		return 0, 0, fmt.Errorf("counting chunks: %w", err)
 	}
 	return embedded, left, nil
+}
+
+func readTally(ctx context.Context, q querier, embedded, left *int) error {
+	return q.QueryRowContext(ctx, `SELECT embedded, chunks - embedded FROM tally`).Scan(embedded, left)
 }
 
 // spentOn returns the estimated tokens embedded on day.

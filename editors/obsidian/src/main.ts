@@ -449,7 +449,7 @@ class AskModal extends Modal {
         this.close();
       };
     }
-    out.createEl('small', { text: a.status });
+    out.createEl('small', { text: a.keywordOnly ? `${a.status} · searched by keyword: ${a.keywordOnly}` : a.status });
   }
 }
 

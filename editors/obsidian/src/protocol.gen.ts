@@ -115,6 +115,7 @@ export interface Answer {
   questions: Question[] | null;
   logged?: Logged;
   truncated?: boolean;
+  keywordOnly?: string;
   transitions: Transition[] | null;
 }
 
@@ -429,6 +430,7 @@ export interface Metrics {
   tools: ToolRate[] | null;
   versions?: VersionMetrics[];
   rejections: Rejection[] | null;
+  unmeasured?: string;
 }
 
 /** protocol.ModelStatus */

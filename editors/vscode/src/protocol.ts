@@ -235,6 +235,14 @@ export function answerMarkdown(question: string, a: Answer, vaultUri: string): s
     }
     out.push('');
   }
-  out.push(`_${a.status}_`);
+  out.push(`_${answerFooter(a)}_`);
   return out.join('\n');
+}
+
+/**
+ * answerFooter is an answer's status, and why its notes were found by
+ * keyword only when margin could not search them by meaning too.
+ */
+export function answerFooter(a: Answer): string {
+  return a.keywordOnly ? `${a.status} · searched by keyword: ${a.keywordOnly}` : a.status;
 }

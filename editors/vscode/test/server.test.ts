@@ -268,6 +268,12 @@ test('margin.ask answers with citations that link into the vault', limit, async 
   assert.ok(md.includes(`](${pathToFileURL(join(vault, c.path)).href}#L${c.line})`), md);
 });
 
+test('an answer whose notes were searched by keyword only says why under it', () => {
+  const a = { sessionId: 's', type: 'query', status: 'degraded', answer: 'No answer.', citations: [], confidence: 'none', gaps: [], questions: [], transitions: [] };
+  assert.match(margin.answerMarkdown('q', { ...a, keywordOnly: 'no vectors yet' }, 'file:///v'), /\n_degraded · searched by keyword: no vectors yet_$/);
+  assert.match(margin.answerMarkdown('q', a, 'file:///v'), /\n_degraded_$/);
+});
+
 test('a question margin needs clarified is answered through the prompts, then cited', limit, async () => {
   // fakeollama asks two things back about this question (one with options),
   // saying why with the first.

@@ -139,7 +139,11 @@ local function show_answer(res)
     end
   end
   table.insert(lines, "")
-  table.insert(lines, "(" .. res.status .. ")")
+  local footer = res.status
+  if res.keywordOnly then
+    footer = footer .. " · searched by keyword: " .. res.keywordOnly
+  end
+  table.insert(lines, "(" .. footer .. ")")
   vim.cmd("botright new")
   local buf = vim.api.nvim_get_current_buf()
   vim.bo[buf].buftype, vim.bo[buf].bufhidden, vim.bo[buf].swapfile = "nofile", "wipe", false
