@@ -407,3 +407,51 @@ func BenchmarkSearchQuestions(b *testing.B) {
 		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	})
 }
+
+// hybridQuestions are the questions of vault/retrieve's BenchmarkHybrid,
+// whose keyword query runs them as below: the tail of its latencies. In
+// the first, "badly" is in no note and "sleep" in nearly all, so every
+// note holding it is in the lowest tier the page reaches.
+var hybridQuestions = []string{
+	"why did I sleep badly",
+	"how heavy was the bench press last week",
+	"what did the physio say about my knee",
+}
+
+// BenchmarkHybridQuestions runs each of hybridQuestions in the default
+// mode, 20 hits, and reports its p50 and p99 latency; "mix" runs them in
+// turn.
+func BenchmarkHybridQuestions(b *testing.B) {
+	ix := buildBench(b)
+	ctx := context.Background()
+	find := func(b *testing.B, text string) {
+		if _, err := ix.Find(ctx, Query{Text: text, Limit: 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, q := range hybridQuestions {
+		if r, err := ix.Find(ctx, Query{Text: q, Limit: 20}); err != nil || len(r.Hits) == 0 {
+			b.Fatalf("%q: %d hits, %v", q, len(r.Hits), err)
+		}
+		b.Run(strings.ReplaceAll(q, " ", "-"), func(b *testing.B) {
+			reportLatency(b, func(int) { find(b, q) })
+		})
+	}
+	b.Run("mix", func(b *testing.B) {
+		reportLatency(b, func(i int) { find(b, hybridQuestions[i%len(hybridQuestions)]) })
+	})
+}
+
+// reportLatency runs run b.N times, the loop's count its argument, and
+// reports the p50 and p99 of its latency.
+func reportLatency(b *testing.B, run func(i int)) {
+	var lat []time.Duration
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		run(i)
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}

@@ -1053,6 +1053,12 @@ func TestSearchLeavesOutMarginsOutputs(t *testing.T) {
 				{"words, outputs", Query{Text: "tax", Outputs: true},
 					[]string{"Margin/Journal/Tax.md", "Margin/Reports/Tax return.md", "Tasks/Tax return.md"}},
 				{"a word only outputs hold", Query{Text: "filed"}, nil},
+				// A question counts and ranks no output either, also
+				// when the page holds only notes with every word.
+				{"a question", Query{Text: "when was the tax return filed?"}, []string{"Tasks/Tax return.md"}},
+				{"a question, one hit", Query{Text: "when was the tax return filed?", Limit: 1}, []string{"Tasks/Tax return.md"}},
+				{"a question, outputs", Query{Text: "when was the tax return filed?", Outputs: true},
+					[]string{"Margin/Journal/Tax.md", "Margin/Reports/Tax return.md", "Tasks/Tax return.md"}},
 				{"words and a filter", Query{Text: "tax tag:money"}, []string{"Tasks/Tax return.md"}},
 				{"filter only", Query{Text: "tag:money"}, []string{"Tasks/Tax return.md"}},
 				{"filter only, outputs", Query{Text: "tag:money", Outputs: true}, []string{"Margin/Reports/Tax return.md", "Tasks/Tax return.md"}},

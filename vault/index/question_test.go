@@ -242,3 +242,63 @@ func TestQuestionWithASymbolWord(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestionPageIsTheRankingsHead: a page of a question's hits is the
+// head of its whole ranking, whatever the page's size cuts (the notes
+// sure of a place, and which of the next tier fill the rest), with globs
+// (one that SQL's GLOB matches more widely than the vault's), and with a
+// long note; and says so in Total and Truncated.
+func TestQuestionPageIsTheRankingsHead(t *testing.T) {
+	words := []string{"resolve", "sync", "conflict"}
+	us := []Update{
+		fixture{path: "Resolve a sync conflict.md", kind: note.KindNote, content: "Named by the question, and nothing else.\n"}.update(),
+		fixture{path: "p1.md", kind: note.KindNote, content: "To resolve a sync conflict, keep both.\n"}.update(),
+		fixture{path: "p2.md", kind: note.KindNote, content: "# Phone\n\nOnce more: resolve a sync conflict by hand, then resolve the rest.\n"}.update(),
+	}
+	for i := range 60 {
+		var b strings.Builder
+		if i%7 == 0 {
+			fmt.Fprintf(&b, "# %s\n\n", words[i%3])
+		}
+		for j, w := range words {
+			if i>>j&1 == 1 {
+				b.WriteString(strings.Repeat(w+" ", 1+(i*(j+2))%4))
+			}
+		}
+		b.WriteString(strings.Repeat("filler ", i*7%40) + "\n")
+		us = append(us, fixture{path: fmt.Sprintf("n%02d.md", i), kind: note.KindNote, content: b.String()}.update())
+	}
+	for i := range 4 { // found by SQL's GLOB "*.md", left out by the vault's
+		us = append(us, fixture{path: fmt.Sprintf("Sub/s%d.md", i), kind: note.KindNote, content: "sync conflict: resolve\n"}.update())
+	}
+	const question = "how do I resolve a sync conflict?"
+	for _, long := range []bool{false, true} {
+		t.Run(fmt.Sprintf("long=%v", long), func(t *testing.T) {
+			ix, _ := openIndex(t)
+			if long {
+				us = append(us, longNote("long.md", 2*ftsChunk, "sync conflict").update())
+			}
+			apply(t, ix, us...)
+			for _, glob := range []string{"", "*.md", "n[0-3]*.md"} {
+				all, err := ix.Find(context.Background(), Query{Text: question, Glob: glob, Limit: 1000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if all.Total < 30 || all.Total != len(all.Hits) {
+					t.Fatalf("glob %q: %d hits of %d, want them all and enough for this test to mean something", glob, len(all.Hits), all.Total)
+				}
+				for limit := 1; limit <= all.Total+1; limit++ {
+					r, err := ix.Find(context.Background(), Query{Text: question, Glob: glob, Limit: limit})
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := all.Hits[:min(limit, len(all.Hits))]
+					if !slices.Equal(hitKeys(r.Hits), hitKeys(want)) || r.Total != all.Total || r.Truncated != (limit < all.Total) {
+						t.Errorf("glob %q, limit %d: %v (total %d, truncated %v), want %v (total %d)",
+							glob, limit, hitKeys(r.Hits), r.Total, r.Truncated, hitKeys(want), all.Total)
+					}
+				}
+			}
+		})
+	}
+}

@@ -30,11 +30,9 @@ const (
 // SQLite compiled it again each time it was bound to another query.
 const matchArg = "(? || '')"
 
-// scored is a matching note and its bm25 score, lower is better; for a
-// question, its tier too (see rankQuestion).
+// scored is a matching note and its bm25 score, lower is better.
 type scored struct {
 	id    int64
-	tier  int
 	score float64
 }
 
@@ -48,7 +46,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	if m.named, err = p.namedNotes(ctx, tx); err != nil {
 		return Result{}, err
 	}
-	m.namedArgs = int64Args(slices.Collect(maps.Keys(m.named)))
+	m.first = int64Args(slices.Collect(maps.Keys(m.named)))
 	if p.literals != nil {
 		if held, err := m.keepLiterals(ctx, tx); err != nil || !held {
 			return Result{}, err
@@ -69,7 +67,7 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 	case p.tiered():
 		cands, total, err = p.rankQuestion(m.named,
 			func(expr string) ([]int64, error) { return m.notesOf(ctx, tx, expr) },
-			func(all bool, ids []int64) ([]scored, error) { return m.rankNotes(ctx, tx, all, ids) })
+			func(r ranking) ([]scored, error) { return m.rankNotes(ctx, tx, r) })
 	default:
 		cands, total, complete, err = m.rankTiers(ctx, tx, limit)
 	}
@@ -106,8 +104,10 @@ type matches struct {
 	where []string // the conditions past t's MATCH
 	args  []any    // the match, then where's arguments
 
-	named     map[int64]bool
-	namedArgs []any // named's ids
+	named map[int64]bool
+	// The ids rank puts first: the named notes, or those of a question
+	// sure of a place on the page (see rankNotes).
+	first []any
 }
 
 // matchesOf turns p's filters into the search's statement pieces; nil when
@@ -217,11 +217,11 @@ func (m *matches) keepLiterals(ctx context.Context, tx readTx) (bool, error) {
 // score, at most limit (0: all); with rowids (lo, hi), only those of rows
 // lo to hi. tx is the search's or one beside it.
 //
-// Within a tier, the named notes first, then by score; ties in the index's
-// order. Without a glob to check in Go, SQLite keeps the best rows itself
-// (a bounded sort, no row crossing to Go but those), and counts the rest
-// without ranking them. The '+' keeps SQLite from looking the named notes
-// up in FTS5 one by one.
+// Within a tier, the notes m.first names first, then by score; ties in
+// the index's order. Without a glob to check in Go, SQLite keeps the best
+// rows itself (a bounded sort, no row crossing to Go but those), and
+// counts the rest without ranking them. The '+' keeps SQLite from looking
+// the first notes up in FTS5 one by one.
 func (m *matches) rank(ctx context.Context, tx readTx, table, score string, limit int, rowids ...int64) ([]scored, error) {
 	q := m.from(table)
 	var within []any
@@ -236,12 +236,12 @@ func (m *matches) rank(ctx context.Context, tx readTx, table, score string, limi
 	if m.p.chunked {
 		// Materialized: bm25 cannot run inside the aggregate.
 		q = `WITH m AS MATERIALIZED (SELECT ` + m.id + ` AS note, ` + m.path + ` AS path, ` + score + ` AS score` + q +
-			`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(m.named)) + `) DESC, 3, note` + lim
+			`) SELECT note, path, min(score) FROM m GROUP BY note ORDER BY +note IN (` + placeholders(len(m.first)) + `) DESC, 3, note` + lim
 	} else {
-		q = `SELECT ` + m.id + `, ` + m.path + `, ` + score + q + ` ORDER BY +` + m.id + ` IN (` + placeholders(len(m.named)) + `) DESC, 3, ` + m.id + lim
+		q = `SELECT ` + m.id + `, ` + m.path + `, ` + score + q + ` ORDER BY +` + m.id + ` IN (` + placeholders(len(m.first)) + `) DESC, 3, ` + m.id + lim
 	}
 	var out []scored
-	err := collect(ctx, tx, q, slices.Concat(m.args, within, m.namedArgs), func(rows *sql.Rows) error {
+	err := collect(ctx, tx, q, slices.Concat(m.args, within, m.first), func(rows *sql.Rows) error {
 		var c scored
 		var path string
 		if err := rows.Scan(&c.id, &path, &c.score); err != nil {
@@ -259,10 +259,11 @@ func (m *matches) rank(ctx context.Context, tx readTx, table, score string, limi
 }
 
 // notesOf lists the notes matching expr, an expression of the query's
-// words, with the query's filters.
+// words, with the query's filters, and without margin's outputs
+// unless the query keeps them, as the search's match.
 func (m *matches) notesOf(ctx context.Context, tx readTx, expr string) ([]int64, error) {
 	a := slices.Clone(m.args)
-	a[0] = m.p.withFilters(expr)
+	a[0] = m.p.leaveOutputs(m.p.withFilters(expr))
 	var ids []int64
 	if m.p.inGlob == nil {
 		// In one row: a row crossing to Go costs more than finding it.
@@ -294,15 +295,20 @@ func (m *matches) notesOf(ctx context.Context, tx readTx, expr string) ([]int64,
 	return ids, nil
 }
 
-// rankNotes ranks a question's notes ids by bm25, matching all of its
-// words rather than any when all says they hold them: FTS5 then skips the
-// rows without every word. Only the notes ids: bm25 reads no other match.
-func (m *matches) rankNotes(ctx context.Context, tx readTx, all bool, ids []int64) ([]scored, error) {
-	if all {
-		m.args[0] = m.p.withFilters(strings.Join(m.p.cover, " AND "))
+// rankNotes ranks by bm25 the notes of a question that r names: those
+// sure of a place first, whatever their score, then the best of the
+// others, at most r.limit in all. m stays as it was.
+func (m *matches) rankNotes(ctx context.Context, tx readTx, r ranking) ([]scored, error) {
+	q := *m
+	q.where, q.args = slices.Clone(m.where), slices.Clone(m.args)
+	if r.all {
+		q.args[0] = m.p.leaveOutputs(m.p.withFilters(strings.Join(m.p.cover, " AND ")))
 	}
-	m.restrictTo(ids)
-	return m.rank(ctx, tx, "notes_fts", `bm25(notes_fts, `+rankWeights+`)`, 0)
+	if r.ids != nil {
+		q.restrictTo(r.ids)
+	}
+	q.first = int64Args(r.first)
+	return q.rank(ctx, tx, "notes_fts", `bm25(notes_fts, `+rankWeights+`)`, r.limit)
 }
 
 // rankTiers ranks the notes of a keyword query in two tiers, by score
