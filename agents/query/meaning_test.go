@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -72,5 +73,45 @@ func TestQuestionSearchesByMeaning(t *testing.T) {
 	}
 	if got.KeywordOnly != "" {
 		t.Errorf("by meaning, the retrieval says it searched by keyword only: %q", got.KeywordOnly)
+	}
+}
+
+// TestQuestionOfShortWordsSearchesByMeaning: a question none of whose
+// words the keyword searches take ("did I run?": all short or stop words)
+// still finds its note by meaning; without vectors it says it searched by
+// keyword and found no word to search for.
+func TestQuestionOfShortWordsSearchesByMeaning(t *testing.T) {
+	dir := t.TempDir()
+	for p, text := range map[string]string{
+		"Running.md": "# Running\n\nDid a run by the river: ran 5k.\n",
+		"Garden.md":  "# Garden\n\nThe tomato plants need seeds sown in March.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := querytest.IndexedVault(t, dir)
+	ctx := context.Background()
+	emb := golden.Embedder{E: llmtest.NewEmbedder(64, llmtest.Meanings)}
+	s, err := golden.Embed(ctx, v.Index(), filepath.Join(t.TempDir(), vectors.FileName), emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	question := "did I run?"
+	if words := keywordsOf(question); len(words) != 0 {
+		t.Fatalf("the keyword searches take %q of %q: the test no longer needs meaning", words, question)
+	}
+
+	without := &Retriever{Index: v.Index(), MaxEntries: 20, Meaning: retrieve.New(v.Index(), nil, emb, retrieve.Options{})}
+	got, err := without.Question(ctx, question, nil, 1)
+	if err != nil || len(got.Entries) != 0 || got.Attempts[0].Err == "" || got.KeywordOnly != retrieve.FallbackNoVectors {
+		t.Errorf("without vectors: %v, %v, %+v (keyword only: %q); want nothing, the reason and why by keyword", err, linksOf(got.Entries), got.Attempts, got.KeywordOnly)
+	}
+	with := &Retriever{Index: v.Index(), MaxEntries: 20, Meaning: retrieve.New(v.Index(), s, emb, retrieve.Options{})}
+	got, err = with.Question(ctx, question, nil, 1)
+	best := slices.MaxFunc(append(got.Entries, Entry{}), func(a, b Entry) int { return cmp.Compare(a.Rank, b.Rank) })
+	if err != nil || best.Path != "Running.md" || got.KeywordOnly != "" {
+		t.Errorf("by meaning: %v, %v, best %q (keyword only %q); want Running.md best", err, linksOf(got.Entries), best.Path, got.KeywordOnly)
 	}
 }

@@ -243,7 +243,18 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 	in := Instruction{Purpose: "the question's own words, all of them as written, then in either number, then any", Keywords: words}
 	a := Attempt{Attempt: attempt, Strategy: strategy(in), Instruction: in, Summary: summary(in)}
 	out := Retrieval{}
-	if len(words) == 0 {
+	// The question as asked first: a model of meaning reads its stop
+	// words and word order too, and finds notes for a question made of
+	// nothing else ("what did I do last week").
+	hits, fallback, err := r.byMeaning(ctx, question)
+	if err != nil {
+		return Retrieval{}, err
+	}
+	out.KeywordOnly = fallback
+	if r.Meaning != nil && fallback == "" {
+		a.Strategy, a.Summary = "hybrid+"+a.Strategy, "by meaning and words, then "+a.Summary
+	}
+	if len(words) == 0 && len(hits) == 0 {
 		a.Err = "the question holds no word to search for"
 		out.Attempts, out.Warnings = []Attempt{a}, []string{a.Summary + ": " + a.Err}
 		return out, nil
@@ -271,28 +282,14 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 			steps = append(steps, step{index.ModeAll, either})
 		}
 	}
-	steps = append(steps, step{index.ModeAny, either})
+	if len(words) > 0 {
+		steps = append(steps, step{index.ModeAny, either})
+	}
 	q := index.Query{Text: strings.Join(words, " "), Limit: r.limit()}
-	var (
-		hits  []index.Hit
-		total int
-		had   = map[string]bool{}
-	)
-	if r.Meaning != nil {
-		// The question as asked: a model of meaning reads its stop
-		// words and word order too.
-		res, err := r.Meaning.Find(ctx, index.Query{Text: question, Mode: retrieve.ModeHybrid, Limit: r.limit()})
-		if err != nil {
-			return Retrieval{}, err
-		}
-		out.KeywordOnly = res.Fallback
-		if res.Fallback == "" {
-			a.Strategy, a.Summary = "hybrid+"+a.Strategy, "by meaning and words, then "+a.Summary
-			for _, h := range res.Hits {
-				had[h.Path] = true
-				hits = append(hits, h)
-			}
-		}
+	total := len(hits)
+	had := map[string]bool{}
+	for _, h := range hits {
+		had[h.Path] = true
 	}
 	for _, st := range steps {
 		q.Mode, q.Expand = st.mode, st.expand
@@ -313,7 +310,6 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%d notes matched; kept the best %d (query.max_entries)", total, r.MaxEntries))
 	}
 	ranked(hits)
-	var err error
 	if out.Entries, err = r.entries(ctx, hits); err != nil {
 		return Retrieval{}, err
 	}
@@ -324,6 +320,20 @@ func (r *Retriever) Question(ctx context.Context, question string, vocab map[str
 	}
 	out.Attempts = []Attempt{a}
 	return out, nil
+}
+
+// byMeaning searches the question as asked by meaning and words fused,
+// when Meaning is set; fallback says why it could not search by meaning
+// ("" when it did, or when there is no Meaning to ask).
+func (r *Retriever) byMeaning(ctx context.Context, question string) (hits []index.Hit, fallback string, err error) {
+	if r.Meaning == nil {
+		return nil, "", nil
+	}
+	res, err := r.Meaning.Find(ctx, index.Query{Text: question, Mode: retrieve.ModeHybrid, Limit: r.limit()})
+	if err != nil || res.Fallback != "" {
+		return nil, res.Fallback, err
+	}
+	return res.Hits, "", nil
 }
 
 // limit is how many hits a search asks for: one more than the cap, so
