@@ -225,7 +225,11 @@ func (r Rules) Fingerprint() string {
 	}{
 		3, strings.ToLower(r.Daily.Folder), r.Daily.Format.String(), r.Daily.Format.Locale().Name,
 		folders(r.TaskFolders), folders(r.TemplateFolders), r.IgnoreFilters,
-		strings.ToLower(r.OutputFolder), r.Ignore, r.RespectGit,
+		// No globs are no globs however they came: config.yaml's ignore
+		// is [] where vault.Open's zero Options give nil, and each made
+		// the other's next scan read all 100k notes of a benchmark again.
+		// [] is what the indexes margin's commands built hold.
+		strings.ToLower(r.OutputFolder), append([]string{}, r.Ignore...), r.RespectGit,
 		folders(r.TaskTags), property, older,
 	})
 	sum := sha256.Sum256(data)

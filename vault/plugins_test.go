@@ -275,6 +275,15 @@ func TestFingerprintCoversTaskMarks(t *testing.T) {
 	}
 }
 
+func TestFingerprintOfNoIgnoreGlobs(t *testing.T) {
+	if none, empty := (Rules{}).Fingerprint(), (Rules{Ignore: []string{}}).Fingerprint(); none != empty {
+		t.Errorf("no ignore globs as nil: %s, as []: %s; want one fingerprint, or each reindexes the other's vault", none, empty)
+	}
+	if (Rules{}).Fingerprint() == (Rules{Ignore: []string{"Archive/**"}}).Fingerprint() {
+		t.Error("the fingerprint does not change with an ignore glob")
+	}
+}
+
 func TestBrokenPluginListIsOneWarning(t *testing.T) {
 	dir := writeVault(t, map[string]string{
 		".obsidian/community-plugins.json":      `{"tasknotes": true}`,

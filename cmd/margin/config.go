@@ -94,6 +94,7 @@ type HistoryConfig struct {
 
 type ServerConfig struct {
 	MaxMessageSize int64 `mapstructure:"max_message_size"`
+	MemoryLimit    int64 `mapstructure:"memory_limit"`
 }
 
 type LogConfig struct {
@@ -129,7 +130,7 @@ func defaultConfig() Config {
 		Query:   QueryConfig{MaxEntries: 200, ResponseStyle: "concise", SessionTTL: 24 * time.Hour, Deadline: 2 * time.Minute},
 		Context: ContextConfig{MaxTokens: 2000},
 		History: HistoryConfig{Keep: 90 * 24 * time.Hour},
-		Server:  ServerConfig{MaxMessageSize: 64 << 20},
+		Server:  ServerConfig{MaxMessageSize: 64 << 20, MemoryLimit: 128 << 20},
 		Log:     LogConfig{Level: "info"},
 	}
 }
@@ -320,6 +321,9 @@ func (c Config) validate() error {
 	}
 	if c.Server.MaxMessageSize < 1<<10 {
 		bad("server.max_message_size", "must be at least 1024 bytes, got %d", c.Server.MaxMessageSize)
+	}
+	if c.Server.MemoryLimit != 0 && c.Server.MemoryLimit < minMemoryLimit {
+		bad("server.memory_limit", "must be 0 (none) or at least %d bytes, got %d", minMemoryLimit, c.Server.MemoryLimit)
 	}
 	if _, err := parseLevel(c.Log.Level); err != nil {
 		bad("log.level", "%v", err)

@@ -60,6 +60,7 @@ func TestLoadConfigDefaultsAndOverrides(t *testing.T) {
 	t.Setenv("MARGIN_AGENTS_MAX_TURNS", "9")
 	t.Setenv("MARGIN_VAULT_DAILY_FOLDER", "Journal")
 	t.Setenv("MARGIN_AGENTS_DAILY_TOKEN_BUDGET", "50000")
+	t.Setenv("MARGIN_SERVER_MEMORY_LIMIT", "0")
 
 	flags := pflag.NewFlagSet("test", pflag.ContinueOnError)
 	flags.String("vault", "", "")
@@ -80,6 +81,7 @@ func TestLoadConfigDefaultsAndOverrides(t *testing.T) {
 		{"${VAR} expanded", cfg.LLM.Providers["anthropic"].APIKey, "sk-secret"},
 		{"untouched default", cfg.Agents.QuietPeriod, 2 * time.Second},
 		{"agents.daily_token_budget reaches the agents", cfg.agentsOptions().DailyTokenBudget, 50000},
+		{"server.memory_limit turned off from env", cfg.Server.MemoryLimit, int64(0)},
 	} {
 		if !reflect.DeepEqual(c.got, c.want) {
 			t.Errorf("%s: got %v, want %v", c.key, c.got, c.want)
@@ -122,6 +124,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"max wait below quiet period", "agents:\n  quiet_period: 10s\n  max_wait: 1s\n", "agents.max_wait"},
 		{"unknown provider", "llm:\n  default_provider: nowhere\n", "llm.default_provider"},
 		{"tiny message cap", "server:\n  max_message_size: 10\n", "server.max_message_size"},
+		{"memory limit below any heap", "server:\n  memory_limit: 1048576\n", "server.memory_limit"},
 		{"no query deadline", "query:\n  deadline: 0s\n", "query.deadline"},
 		{"negative wake deadline", "agents:\n  wake_deadline: -1m\n", "agents.wake_deadline"},
 		{"negative token budget", "agents:\n  daily_token_budget: -5\n", "agents.daily_token_budget"},

@@ -531,6 +531,9 @@ func (b *Bulk) copy(ctx context.Context) (bool, error) {
 	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = OFF`); err != nil {
 		return false, err
 	}
+	if _, err := conn.ExecContext(ctx, store.BulkCacheSize); err != nil {
+		return false, err
+	}
 	for _, t := range scratchTables {
 		if _, err := conn.ExecContext(ctx, `ATTACH DATABASE ? AS scratch_`+t.name, b.scratchPath(t)); err != nil {
 			return false, err

@@ -65,6 +65,7 @@ func OpenReaderNoWait(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Set("_busy_timeout", "0")
+	q.Add("_pragma", pageCache)
 	db, err := sql.Open("sqlite", FileURI(abs, q))
 	if err != nil {
 		return nil, fmt.Errorf("opening database %s: %w", path, err)
@@ -88,6 +89,20 @@ func CloseRebuildable(db *sql.DB) error {
 // pages, and the system calls, of a cold index, which is 3% faster with
 // them; the search table's leaves (4 KB) fit two to a page.
 const RebuildablePageSize = 8192
+
+// pageCache is the page cache of each pooled connection: 1 MiB where
+// SQLite's default is 2. A serve at 100k notes holds up to nine
+// connections to its three databases at once, and their caches live in
+// the driver's C heap, outside Go's and not given back once grown: at
+// the serve's peak it held 25-27 MB with 1 MiB, 31-36 on main in the
+// same runs, and keyword searches of 10k notes were no slower (at
+// 256 KiB their p50 was 8% slower). See BENCHMARKS.md.
+const pageCache = "cache_size(-1024)"
+
+// BulkCacheSize is SQLite's default page cache (2 MiB), for the one
+// connection that copies a cold build into the index, which looked
+// slower with less.
+const BulkCacheSize = `PRAGMA cache_size = -2000`
 
 // open opens path with journal; pageSize, unless 0, is the page size of a
 // database it creates.
@@ -126,6 +141,7 @@ func dsn(abs, journal string, pageSize int) string {
 	q.Set("_txlock", "immediate")
 	// Keep sorter and temp b-trees of large index batches off the disk.
 	q.Add("_pragma", "temp_store(MEMORY)")
+	q.Add("_pragma", pageCache)
 	if pageSize != 0 {
 		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageSize))
 	}

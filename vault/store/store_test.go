@@ -45,7 +45,8 @@ func testPragmas(t *testing.T, open func(context.Context, string) (*sql.DB, erro
 		{"foreign_keys", "1"},
 		{"synchronous", "1"}, // NORMAL
 		{"busy_timeout", fmt.Sprint(busyTimeout.Milliseconds())},
-		{"temp_store", "2"}, // MEMORY
+		{"temp_store", "2"},     // MEMORY
+		{"cache_size", "-1024"}, // KiB: pageCache
 	}
 	// Pin a second pooled connection so the check covers more than the first.
 	conns := make([]*sql.Conn, 2)
@@ -279,5 +280,21 @@ func TestReopenKeepsData(t *testing.T) {
 	var v string
 	if err := db2.QueryRowContext(ctx, `SELECT v FROM k`).Scan(&v); err != nil || v != "kept" {
 		t.Fatalf("after reopen: %q, %v", v, err)
+	}
+}
+
+func TestReaderNoWaitPageCache(t *testing.T) {
+	_, path := openTempWith(t, OpenRebuildable, "index.db")
+	db, err := OpenReaderNoWait(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var got string
+	if err := db.QueryRow("PRAGMA cache_size").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != "-1024" {
+		t.Errorf("the reader's PRAGMA cache_size = %s, want -1024 (pageCache)", got)
 	}
 }
