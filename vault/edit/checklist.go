@@ -87,14 +87,24 @@ func runFrom(src []byte, lines []mdLine, first int) checklistRun {
 	head := readListLine(src, lines[first])
 	run := checklistRun{end: first}
 	lastItem := head
+	afterBlank := false
 	for i := first + 1; i < len(lines); i++ {
 		ll := readListLine(src, lines[i])
 		if ll.blank {
+			afterBlank = true
 			continue
 		}
 		if ll.quotes != head.quotes || ll.indent < head.indent || ll.indent == head.indent && ll.marker == "" {
 			break
 		}
+		// After a blank line only a line indented to the item's content
+		// continues it (CommonMark): one less indented is a paragraph
+		// after the list, and an item appended below that paragraph
+		// would be read as more of it.
+		if afterBlank && ll.indent != head.indent && ll.indent < head.indent+contentWidth(lastItem.marker) {
+			break
+		}
+		afterBlank = false
 		run.end = i
 		if ll.indent == head.indent {
 			lastItem = ll
@@ -102,6 +112,16 @@ func runFrom(src []byte, lines []mdLine, first int) checklistRun {
 	}
 	run.lead, run.marker = lastItem.lead, nextMarker(lastItem.marker)
 	return run
+}
+
+// contentWidth is how far an item's text starts after its marker m (with
+// the spaces after it): past five spaces, one of them (CommonMark).
+func contentWidth(m string) int {
+	bare := strings.TrimRight(m, " \t")
+	if gap := len(m) - len(bare); gap == 0 || gap > 4 {
+		return len(bare) + 1
+	}
+	return len(m)
 }
 
 // listLine is one line read as a possible list item: its quote marks, the
