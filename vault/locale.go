@@ -80,7 +80,7 @@ func (r *Rules) readLocale(dir, configured string) (found int) {
 		if len(odd) == 1 {
 			what = "note in %s looks dated but is not a daily note"
 		}
-		warn("%d "+fmt.Sprintf(what, folder)+" in the format %s (locale %s), e.g. %s; set vault.locale to the language they are named in, or fix the format in %s",
+		warn("%d "+fmt.Sprintf(what, folder)+" in the format %s (locale %s), e.g. %s; if they are daily notes, set vault.locale to the language they are named in, or fix the format in %s",
 			len(odd), r.Daily.Format, r.Daily.Format.Locale().Name, strings.Join(odd[:min(3, len(odd))], ", "), settings)
 	}
 	return found
