@@ -11,9 +11,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -479,42 +477,17 @@ func (b *bench) statusRoundTrip(dir string, label func(string) string) error {
 		return err
 	}
 	defer func() { stdin.Close(); cmd.Wait() }()
-	r := bufio.NewReader(stdout)
-	id := 0
-	call := func(method string, params any) error {
-		id++
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-		if _, err := stdin.Write(editortest.Frame(body)); err != nil {
-			return err
-		}
-		for {
-			reply, err := editortest.ReadFrame(r)
-			if err != nil {
-				return err
-			}
-			var m struct {
-				ID    *int            `json:"id"`
-				Error json.RawMessage `json:"error"`
-			}
-			json.Unmarshal(reply, &m)
-			if m.ID != nil && *m.ID == id {
-				if len(m.Error) > 0 {
-					return fmt.Errorf("%s: %s", method, m.Error)
-				}
-				return nil
-			}
-		}
-	}
-	if err := call("initialize", map[string]any{}); err != nil {
+	call := newRPCConn(stdin, stdout).call
+	if err := call("initialize", map[string]any{}, nil); err != nil {
 		return err
 	}
-	if err := call("vault/status", nil); err != nil { // waits for the first scan
+	if err := call("vault/status", nil, nil); err != nil { // waits for the first scan
 		return err
 	}
 	var lat []time.Duration
 	for range 500 {
 		start := time.Now()
-		if err := call("vault/status", nil); err != nil {
+		if err := call("vault/status", nil, nil); err != nil {
 			return err
 		}
 		lat = append(lat, time.Since(start))

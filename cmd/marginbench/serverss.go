@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,37 +160,7 @@ func (b *bench) servePeak(dir, url, mode string) (int64, error) {
 		return 0, err
 	}
 	defer func() { stdin.Close(); cmd.Wait() }()
-	r := bufio.NewReader(stdout)
-	id := 0
-	call := func(method string, params, result any) error {
-		id++
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-		if _, err := stdin.Write(editortest.Frame(body)); err != nil {
-			return err
-		}
-		for {
-			reply, err := editortest.ReadFrame(r)
-			if err != nil {
-				return err
-			}
-			var m struct {
-				ID     *int            `json:"id"`
-				Result json.RawMessage `json:"result"`
-				Error  json.RawMessage `json:"error"`
-			}
-			json.Unmarshal(reply, &m)
-			if m.ID == nil || *m.ID != id {
-				continue
-			}
-			if len(m.Error) > 0 {
-				return fmt.Errorf("%s: %s", method, m.Error)
-			}
-			if result == nil {
-				return nil
-			}
-			return json.Unmarshal(m.Result, result)
-		}
-	}
+	call := newRPCConn(stdin, stdout).call
 	if err := call("initialize", map[string]any{}, nil); err != nil {
 		return 0, err
 	}
