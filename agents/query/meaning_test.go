@@ -10,34 +10,43 @@ import (
 
 	"github.com/margin-md/margin/agents/query/querytest"
 	"github.com/margin-md/margin/llm/llmtest"
+	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/golden"
 	"github.com/margin-md/margin/vault/retrieve"
 	"github.com/margin-md/margin/vault/vectors"
 )
 
-// TestQuestionSearchesByMeaning: with the notes' vectors, the question's
-// retrieval finds the note that answers it in another language, which
-// its words alone miss; without vectors it retrieves by words as before.
-func TestQuestionSearchesByMeaning(t *testing.T) {
+// embeddedVault is an indexed vault of notes with their vectors, made by
+// the fake embedder, in which llmtest.Meanings' words are near each other.
+func embeddedVault(t *testing.T, notes map[string]string) (*vault.Vault, *vectors.Store, golden.Embedder) {
+	t.Helper()
 	dir := t.TempDir()
-	for p, text := range map[string]string{
-		"Schlaf.md":   "# Schlaf\n\nDiese Woche schlecht geschlafen; nach dem Mittag ein kurzer schlafen hilft.\n",
-		"Garden.md":   "# Garden\n\nThe tomato plants need seeds sown in March.\n",
-		"Running.md":  "# Running\n\nJogging five kilometres on Sunday, then a long nap.\n",
-		"Expenses.md": "# Expenses\n\nThe budget for the month.\n",
-	} {
+	for p, text := range notes {
 		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	v := querytest.IndexedVault(t, dir)
-	ctx := context.Background()
 	emb := golden.Embedder{E: llmtest.NewEmbedder(64, llmtest.Meanings)}
-	s, err := golden.Embed(ctx, v.Index(), filepath.Join(t.TempDir(), vectors.FileName), emb)
+	s, err := golden.Embed(context.Background(), v.Index(), filepath.Join(t.TempDir(), vectors.FileName), emb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return v, s, emb
+}
+
+// TestQuestionSearchesByMeaning: with the notes' vectors, the question's
+// retrieval finds the note that answers it in another language, which
+// its words alone miss; without vectors it retrieves by words as before.
+func TestQuestionSearchesByMeaning(t *testing.T) {
+	v, s, emb := embeddedVault(t, map[string]string{
+		"Schlaf.md":   "# Schlaf\n\nDiese Woche schlecht geschlafen; nach dem Mittag ein kurzer schlafen hilft.\n",
+		"Garden.md":   "# Garden\n\nThe tomato plants need seeds sown in March.\n",
+		"Running.md":  "# Running\n\nJogging five kilometres on Sunday, then a long nap.\n",
+		"Expenses.md": "# Expenses\n\nThe budget for the month.\n",
+	})
+	ctx := context.Background()
 
 	question := "how did I sleep this week"
 	words := &Retriever{Index: v.Index(), MaxEntries: 200}
@@ -81,23 +90,11 @@ func TestQuestionSearchesByMeaning(t *testing.T) {
 // still finds its note by meaning; without vectors it says it searched by
 // keyword and found no word to search for.
 func TestQuestionOfShortWordsSearchesByMeaning(t *testing.T) {
-	dir := t.TempDir()
-	for p, text := range map[string]string{
+	v, s, emb := embeddedVault(t, map[string]string{
 		"Running.md": "# Running\n\nDid a run by the river: ran 5k.\n",
 		"Garden.md":  "# Garden\n\nThe tomato plants need seeds sown in March.\n",
-	} {
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	v := querytest.IndexedVault(t, dir)
+	})
 	ctx := context.Background()
-	emb := golden.Embedder{E: llmtest.NewEmbedder(64, llmtest.Meanings)}
-	s, err := golden.Embed(ctx, v.Index(), filepath.Join(t.TempDir(), vectors.FileName), emb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	question := "did I run?"
 	if words := keywordsOf(question); len(words) != 0 {
 		t.Fatalf("the keyword searches take %q of %q: the test no longer needs meaning", words, question)
