@@ -188,10 +188,12 @@ func TestEmbeddingResumesAfterAKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Exit()
-	release()
 	if fake.Embedder.Inputs() != before {
 		t.Fatalf("%d texts embedded while held", fake.Embedder.Inputs()-before)
 	}
+	// Released, the fake may still answer the held call to the killed
+	// process, counting its texts, or not: which is the fake's timing.
+	release()
 
 	e = startEmbedding(t, dir, embedEnv(fake.URL))
 	st := waitEmbedded(t, e)
@@ -201,8 +203,8 @@ func TestEmbeddingResumesAfterAKill(t *testing.T) {
 	// The notes embedded before were not embedded again, and the
 	// restart embedded each new chunk once: the lost batch is the only
 	// work done twice.
-	if got := fake.Embedder.Inputs() - before; got != more {
-		t.Errorf("the restart embedded %d texts, want %d: the new chunks, each once", got, more)
+	if got := fake.Embedder.Inputs() - before; got != more && got != more+len(held.Input) {
+		t.Errorf("the restart embedded %d texts, want %d: the new chunks, each once (and the held call's %d, if the fake answered it after the kill)", got, more, len(held.Input))
 	}
 	if len(held.Input) == 0 {
 		t.Errorf("the held call had no texts")
