@@ -10,7 +10,7 @@ import (
 
 	"github.com/margin-md/margin/llm"
 	"github.com/margin-md/margin/llm/llmtest"
-	"github.com/margin-md/margin/server"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/vectors"
@@ -72,7 +72,7 @@ func TestEmbeddingStatesOnTheWire(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := json.Marshal(server.EmbeddingStatus(e))
+			b, err := json.Marshal(wire.EmbeddingStatus(e))
 			if err != nil {
 				t.Fatal(err)
 			}
