@@ -48,24 +48,6 @@ func (s *Server) vaultRelated(ctx context.Context, p *protocol.RelatedParams) (p
 	return res, nil
 }
 
-// EmbeddingStatus is e on the wire, as vault/status and margin status
-// --json give it.
-func EmbeddingStatus(e workspace.Embedding) protocol.EmbeddingStatus {
-	st := protocol.EmbeddingStatus{
-		State: string(e.State), KeywordOnly: e.KeywordOnly, Why: e.Why, Model: e.Model,
-		Embedded: e.Embedded, Left: e.Left, Rate: e.Rate, Note: e.Note, LastError: e.LastError, Resumes: e.Resumes,
-		Reembedding: e.Reembedding, ModelBefore: e.ModelBefore, TokensToday: e.TokensToday, DailyTokens: e.DailyTokens,
-		Elsewhere: e.Elsewhere,
-	}
-	switch {
-	case e.Off:
-		st.State = "off"
-	case e.Opening:
-		st.State = "opening"
-	}
-	return st
-}
-
 // embedProgress shows the background embedding as LSP work-done progress:
 // a token the server creates (window/workDoneProgress/create) when the
 // queue starts embedding, a report per batch, and end when it is idle,

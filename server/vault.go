@@ -31,7 +31,7 @@ func (s *Server) vaultStatus(ctx context.Context, _ *empty) (protocol.StatusResu
 		if err != nil {
 			return protocol.StatusResult{}, err
 		}
-		res.Embedding = EmbeddingStatus(e)
+		res.Embedding = wire.EmbeddingStatus(e)
 	}
 	return res, nil
 }

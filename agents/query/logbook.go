@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
 	"strconv"
@@ -291,7 +293,7 @@ func invented(v any, numbers map[float64]bool) bool {
 // table: the heading, numbered when the note already has an entry with
 // that heading.
 func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, correction bool) (path, heading, key, note string, err error) {
-	path = e.v.Daily.DailyFormat().Path(at)
+	path = e.dailyNote(at)
 	heading = at.Format("15:04")
 	if correction {
 		heading += " [correction]"
@@ -327,6 +329,22 @@ func (e *Engine) appendEntry(ctx context.Context, at time.Time, text string, cor
 		return "", "", "", "", fmt.Errorf("appending to %s: %w", path, err)
 	}
 	return path, heading, key, note, nil
+}
+
+// dailyNote is the path of at's daily note: the first of its names
+// (the format's, then the older formats') that exists, else the format's,
+// where a new one goes. A note named in an older format is the day's
+// note: a second one beside it would split the day.
+func (e *Engine) dailyNote(at time.Time) string {
+	paths := e.v.Daily.DailyFormat().Paths(at)
+	if len(paths) > 1 {
+		for _, p := range paths {
+			if _, err := e.v.Files.ReadFile(p); !errors.Is(err, fs.ErrNotExist) {
+				return p
+			}
+		}
+	}
+	return paths[0]
 }
 
 // entriesHeaded are the entries of a daily note headed exactly heading,

@@ -126,6 +126,53 @@ func setDailyTemplate(t *testing.T, dir, template string) {
 	}
 }
 
+// A vault whose daily format gained the weekday after its first notes
+// were named keeps a day's entries in that day's note: a log backdated to
+// a day whose note has its older name goes into that note, not into a
+// second one named by the format; a day without a note gets one named by
+// the format.
+func TestLogBackdatedToADailyNoteOfAnOlderFormat(t *testing.T) {
+	v0 := querytest.SampleVault(t)
+	dir := v0.Dir()
+	v0.Close()
+	cfg := `{"folder": "Daily", "format": "YYYY-MM-DD dddd", "template": "Templates/Daily"}`
+	if err := os.WriteFile(filepath.Join(dir, ".obsidian", "daily-notes.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := querytest.IndexedVault(t, dir)
+	if len(v.DailyFormat().Older) == 0 {
+		t.Fatal("the sample's daily notes are not read as named in an older format")
+	}
+	_, _, client := fakeModel(t, querytest.Replies{
+		"router": {querytest.Route("log", "Strength training"), querytest.Route("log", "Strength training")},
+		"parser": {querytest.Parse("Strength training", map[string]any{}, false), querytest.Parse("Strength training", map[string]any{}, false)},
+	})
+	e := engine(t, v, client, querytest.Now)
+	const older = "Daily/2026-11-20.md"
+	before := readNote(t, dir, older)
+	r, err := e.Log(context.Background(), "Squat 5x5", time.Date(2026, 11, 20, 18, 30, 0, 0, time.Local), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Logged == nil || r.Logged.Path != older {
+		t.Errorf("logged %+v, want it in %s", r.Logged, older)
+	}
+	if got := readNote(t, dir, older); !strings.HasPrefix(got, before) || !strings.HasSuffix(got, "\n## 18:30\nSquat 5x5\n") {
+		t.Errorf("%s:\n%s\nwant the entry appended", older, got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "Daily", "2026-11-20 Friday.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a second note of the day by the format: %v", err)
+	}
+
+	r, err = e.Log(context.Background(), "Bench 3x5", logAt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Logged == nil || r.Logged.Path != "Daily/2026-11-23 Monday.md" {
+		t.Errorf("logged %+v, want a new note named by the format", r.Logged)
+	}
+}
+
 // A daily template margin cannot read does not stop the log: the note is
 // made without it, and the result says so.
 func TestLogWithATemplateOutsideTheVault(t *testing.T) {

@@ -22,23 +22,28 @@ func (r *Runtime) Create(ctx context.Context, taskPath string) (Agent, error) {
 		return Agent{}, fmt.Errorf("creating an agent for %s: %w", taskPath, ErrNotATask)
 	}
 	a, err := r.store.AgentForTask(ctx, taskPath)
+	// A wake queued, running or begun since Create looked the agent up
+	// is its first wake: the startup wake of an agent created as margin
+	// starts may begin, and even end, before the kick below, which joins
+	// it (the scheduler decides under its lock). A wake behind it would
+	// find nothing new, and under a spent budget would wait for the next
+	// day. Every wake of a new agent began after it was asked for.
+	began := 0
 	switch {
 	case errors.Is(err, ErrNotFound):
 		a, err = r.store.createAgent(ctx, taskPath, m.Stat.Hash, r.now())
-	case err == nil && a.Lifecycle == Destroyed:
-		err = r.store.resume(ctx, a.ID)
+	case err == nil:
+		began = r.sched.began(a.ID)
+		if a.Lifecycle == Destroyed {
+			err = r.store.resume(ctx, a.ID)
+		}
 	}
 	if err != nil {
 		return Agent{}, err
 	}
-	// A wake already queued or running for it (the startup wake of an
-	// agent created as margin starts) is its first wake: another behind
-	// it would find nothing new, and under a spent budget it would wait
-	// for the next day.
-	if queued, running := r.sched.state(a.ID); !queued && !running {
-		if err := r.kick(kick{agent: a.ID, reason: "created", mode: kickNow, prio: r.askedFor(ctx, a.Task)}); err != nil {
-			return Agent{}, err
-		}
+	k := kick{agent: a.ID, reason: "created", mode: kickNow, prio: r.askedFor(ctx, a.Task), join: true, began: began}
+	if err := r.kick(k); err != nil {
+		return Agent{}, err
 	}
 	return r.store.Agent(ctx, a.ID)
 }

@@ -65,6 +65,7 @@ type wakeQueue struct {
 	waiting     bool // due, in scheduler.waiting for a slot
 	running     bool
 	again       bool // something arrived while running: wake again after
+	began       int  // wakes begun since margin started
 }
 
 type kickMode int
@@ -82,6 +83,12 @@ type kick struct {
 	at     time.Time
 	force  bool
 	prio   wakePriority
+	// join drops the request when a wake of the agent is queued or
+	// running, or one began after its began-th: that wake sees what this
+	// one would, and a wake behind it would find nothing new (and wait
+	// for the next day under a spent budget).
+	join  bool
+	began int
 }
 
 // newScheduler makes a scheduler that runs wakes through wake, timed by
@@ -140,6 +147,9 @@ func (s *scheduler) scheduleLocked(k kick) {
 	if q == nil {
 		q = &wakeQueue{}
 		s.queues[k.agent] = q
+	}
+	if k.join && (!q.dueAt.IsZero() || q.running || q.began > k.began) {
+		return
 	}
 	t := s.now()
 	var due time.Time
@@ -232,6 +242,7 @@ func (s *scheduler) startLocked(id string) {
 	q.first, q.last, q.dueAt, q.reasons, q.force = time.Time{}, time.Time{}, time.Time{}, nil, false
 	q.prio.asked = false
 	q.running = true
+	q.began++
 	ctx := s.ctx
 	s.running.Go(func() {
 		retryAt, err := s.wake(ctx, id, req)
@@ -326,6 +337,16 @@ func (s *scheduler) state(id string) (queued, running bool) {
 		return !q.dueAt.IsZero(), q.running
 	}
 	return false, false
+}
+
+// began is how many wakes of the agent have begun since margin started.
+func (s *scheduler) began(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.queues[id]; q != nil {
+		return q.began
+	}
+	return 0
 }
 
 // counts counts the agents running a wake, and the others with one pending.

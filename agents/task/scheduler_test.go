@@ -183,6 +183,40 @@ func TestSchedulerRequestDuringARunningWakeRunsOnceAfterIt(t *testing.T) {
 	})
 }
 
+// agents/create's wake joins the agent's wake queued, running, or begun
+// since it was asked for (began), whichever margin's startup wake it
+// raced with: none is added behind it. Without one it wakes the agent.
+func TestSchedulerJoiningRequestAddsNoWakeBehindAnother(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newSchedRig(t, Options{Concurrency: 2}, func(context.Context, string) time.Time {
+			time.Sleep(10 * time.Second)
+			return time.Time{}
+		})
+		created := func(began int) kick { return kick{reason: "created", mode: kickNow, join: true, began: began} }
+		r.kick(0, "queued", request("startup"))
+		r.kick(0, "queued", created(0))
+		r.kick(0, "running", request("startup"))
+		r.kick(0, "ended", request("startup"))
+		r.kick(0, "new", created(0))
+		r.begin()
+		r.kick(5*time.Second, "running", created(0))
+		r.kick(20*time.Second, "ended", created(0))
+		r.kick(30*time.Second, "again", request("startup"))
+		r.until(time.Minute)
+		r.kick(time.Minute, "again", created(r.s.began("again")))
+		r.until(time.Hour)
+		synctest.Wait()
+		r.mu.Lock()
+		woke := slices.Clone(r.woke)
+		r.mu.Unlock()
+		slices.Sort(woke) // those due at 0s start at once, in no set order
+		if want := []string{"again@1m0s: created", "again@30s: startup", "ended@0s: startup", "new@0s: created",
+			"queued@0s: startup", "running@0s: startup"}; !slices.Equal(woke, want) {
+			t.Errorf("the wakes were\n\t%q\nwant\n\t%q", woke, want)
+		}
+	})
+}
+
 // A wake that fails is retried after its backoff, and what was asked for
 // meanwhile waits for that retry instead of waking the agent at once:
 // whether it found the failing wake running or was not due yet.

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/margin-md/margin/llm"
-	"github.com/margin-md/margin/server"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/vectors"
@@ -70,7 +70,7 @@ Only changed sections are embedded again; a kill loses at most one batch.`,
 				return err
 			}
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), server.EmbeddingStatus(e))
+				return writeJSON(cmd.OutOrStdout(), wire.EmbeddingStatus(e))
 			}
 			writeEmbedding(cmd.OutOrStdout(), e)
 			switch e.State {
@@ -113,7 +113,7 @@ func writeEmbedding(w io.Writer, e workspace.Embedding) {
 // embeddingLines say how far the notes' vectors are and what search does
 // meanwhile.
 func embeddingLines(e workspace.Embedding) []string {
-	if e.Off {
+	if e.State == workspace.Off {
 		return []string{"embedding  off: " + e.Why}
 	}
 	state := string(e.State)
@@ -151,7 +151,7 @@ func embeddingLines(e workspace.Embedding) []string {
 // embedded with ollama/embeddinggemma@768, 4 left (stopped); 1200 tokens
 // today, no daily limit".
 func vectorsDetail(e workspace.Embedding) string {
-	if e.Off {
+	if e.State == workspace.Off {
 		return e.Why
 	}
 	s := fmt.Sprintf("%d of %d chunks embedded with %s, %d left (%s", e.Embedded, e.Embedded+e.Left, e.Model, e.Left, e.State)
@@ -224,7 +224,7 @@ func embeddingFindings(ctx context.Context, cfg Config, ws *workspace.Workspace)
 	}
 	f := finding{check: "vectors", ok: true, detail: vectorsDetail(e)}
 	switch {
-	case e.Off:
+	case e.State == workspace.Off:
 		f.warn = true
 		f.fix = "configure llm.tiers.embed (e.g. ollama: embeddinggemma) and run: ollama pull embeddinggemma"
 	case e.DailyTokens > 0 && e.Left > 0 && e.TokensToday > 0 && (e.State == vectors.Paused || e.State == vectors.Stopped):

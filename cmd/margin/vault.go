@@ -16,8 +16,8 @@ import (
 
 	"github.com/margin-md/margin/agents/ledger"
 	"github.com/margin-md/margin/llm"
-	"github.com/margin-md/margin/server"
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/wire"
 	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/history"
@@ -112,7 +112,7 @@ func newStatusCommand(g *globals) *cobra.Command {
 				return writeJSON(cmd.OutOrStdout(), struct {
 					vault.Status
 					Embedding protocol.EmbeddingStatus `json:"embedding"`
-				}{st, server.EmbeddingStatus(e)})
+				}{st, wire.EmbeddingStatus(e)})
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(w, "vault\t%s\n", st.Vault)

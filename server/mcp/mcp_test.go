@@ -576,6 +576,62 @@ func TestResources(t *testing.T) {
 	}
 }
 
+// The reports listed as resources are those inside the vault: a reports
+// folder linked out of the vault, a report linked out of it and an
+// editor's lock link to nothing are not listed, so no name from outside
+// the vault shows and every report listed can be read.
+func TestResourcesStayInsideTheVault(t *testing.T) {
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "Secret plan.md"), []byte("# Secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reports := func(t *testing.T, dir string) []string {
+		t.Helper()
+		r := newRigAt(t, dir, nil)
+		res, err := r.cs.ListResources(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, x := range res.Resources {
+			if name, ok := strings.CutPrefix(x.Name, "report: "); ok {
+				names = append(names, name)
+				if _, err := r.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: x.URI}); err != nil {
+					t.Errorf("read %s: %v", x.URI, err)
+				}
+			}
+		}
+		return names
+	}
+	t.Run("a folder linked out", func(t *testing.T) {
+		dir := sampleVault(t)
+		os.MkdirAll(filepath.Join(dir, "Margin"), 0o755)
+		if err := os.Symlink(outside, filepath.Join(dir, "Margin", "Reports")); err != nil {
+			t.Fatal(err)
+		}
+		if got := reports(t, dir); len(got) != 0 {
+			t.Errorf("reports %q, want none", got)
+		}
+	})
+	t.Run("reports linked out and to nothing", func(t *testing.T) {
+		dir := sampleVault(t)
+		folder := filepath.Join(dir, "Margin", "Reports")
+		os.MkdirAll(folder, 0o755)
+		if err := os.WriteFile(filepath.Join(folder, "Renew passport.md"), []byte("---\nmargin: report\n---\nPhotos left.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(outside, "Secret plan.md"), filepath.Join(folder, "Secret plan.md")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("user@host.1234", filepath.Join(folder, ".#Renew passport.md")); err != nil {
+			t.Fatal(err)
+		}
+		if got := reports(t, dir); !slices.Equal(got, []string{"Renew passport"}) {
+			t.Errorf("reports %q, want only Renew passport", got)
+		}
+	})
+}
+
 // Bad input is an error each time, and the server stays up.
 func TestBadInput(t *testing.T) {
 	r := newRig(t, nil)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"net/url"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -32,15 +31,20 @@ func (s *Server) addResources() error {
 	ctxPath := s.ws.Query.ContextPath()
 	s.mcp.AddResource(&sdk.Resource{URI: s.fileURI(ctxPath), Name: "context", Title: "Global context",
 		Description: "What margin has learned about the person: preferences, patterns, facts, insights.", MIMEType: "text/markdown"}, s.readResource)
-	// Only names are listed here; reading goes through the vault's root,
-	// which refuses a symlink out of the vault.
-	reports, err := os.ReadDir(filepath.Join(s.ws.Vault.Dir(), filepath.FromSlash(s.reportsFolder())))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// The reports are listed through the vault's root, as they are read:
+	// a folder or a report linked out of the vault is not listed, where
+	// its names would show what lies outside and reading it would fail.
+	root := s.ws.Vault.Root()
+	reports, err := root.ReadDir(s.reportsFolder())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, edit.ErrOutsideVault) {
 		return err
 	}
 	for _, e := range reports {
-		if e.IsDir() || path.Ext(e.Name()) != ".md" {
+		if path.Ext(e.Name()) != ".md" {
 			continue
+		}
+		if info, err := root.Stat(path.Join(s.reportsFolder(), e.Name())); err != nil || !info.Mode().IsRegular() {
+			continue // a folder, or a link out of the vault or to nothing
 		}
 		name := strings.TrimSuffix(e.Name(), ".md")
 		s.mcp.AddResource(&sdk.Resource{URI: s.fileURI(path.Join(s.reportsFolder(), e.Name())), Name: "report: " + name,

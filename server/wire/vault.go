@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/margin-md/margin/server/protocol"
+	"github.com/margin-md/margin/server/workspace"
 	"github.com/margin-md/margin/vault"
 	"github.com/margin-md/margin/vault/index"
 	"github.com/margin-md/margin/vault/retrieve"
@@ -28,6 +29,16 @@ func ScanResult(r vault.ScanResult) protocol.ScanResult {
 // IndexStatus is margin/indexStatus's params.
 func IndexStatus(e vault.IndexEvent) protocol.IndexStatus {
 	return protocol.IndexStatus{Kind: e.Kind, Reason: e.Reason, Result: ScanResult(e.Result), Status: VaultStatus(e.Status)}
+}
+
+// EmbeddingStatus is e as vault/status and margin status --json send it.
+func EmbeddingStatus(e workspace.Embedding) protocol.EmbeddingStatus {
+	return protocol.EmbeddingStatus{
+		State: string(e.State), KeywordOnly: e.KeywordOnly, Why: e.Why, Model: e.Model,
+		Embedded: e.Embedded, Left: e.Left, Rate: e.Rate, Note: e.Note, LastError: e.LastError, Resumes: e.Resumes,
+		Reembedding: e.Reembedding, ModelBefore: e.ModelBefore, TokensToday: e.TokensToday, DailyTokens: e.DailyTokens,
+		Elsewhere: e.Elsewhere,
+	}
 }
 
 // FileStates are fs as the protocol sends them.

@@ -60,6 +60,7 @@ var conversions = []conversion{
 	convert("Template", wire.Template),
 	convert("TemplateProblem", wire.TemplateProblem),
 	convert("VaultStatus", wire.VaultStatus),
+	convert("EmbeddingStatus", wire.EmbeddingStatus),
 	convert("IndexStatus", wire.IndexStatus),
 	convert("ScanResult", wire.ScanResult),
 	convert("FileState", one(wire.FileStates)),

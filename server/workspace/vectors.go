@@ -256,23 +256,27 @@ func (vs *Vectors) Embed(ctx context.Context, progress func(Embedding)) (Embeddi
 	return last, ctx.Err()
 }
 
+// The embedding's states beyond the queue's (vectors.State).
+const (
+	// Off: no embedding model is configured (or the store cannot open):
+	// nothing is embedded and search is by keyword. It wins over Opening.
+	Off vectors.State = "off"
+	// Opening: margin serve has yet to open the store (see openGrace),
+	// so the progress is not known yet.
+	Opening vectors.State = "opening"
+)
+
 // Embedding is how far the notes' vectors are, for vault/status, margin
-// status and doctor.
+// status and doctor. Its State is the queue's, Off or Opening.
 type Embedding struct {
 	vectors.Progress
-	// Off is set when no embedding model is configured (or the store
-	// cannot open): nothing is embedded and search is by keyword.
-	Off bool
 	// KeywordOnly is set while a question cannot be searched by meaning:
 	// Off, the model unreachable, or nothing embedded yet. Why says why.
 	KeywordOnly bool
 	Why         string
 	// Elsewhere is set when another process embeds the vault; Progress
 	// is then what it last recorded.
-	Elsewhere bool
-	// Opening is set while margin serve has yet to open the store (see
-	// openGrace): Progress is not known yet.
-	Opening     bool
+	Elsewhere   bool
 	DailyTokens int
 }
 
@@ -284,9 +288,8 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 		select {
 		case <-vs.opened:
 		default:
-			e := vs.embedding(vectors.Progress{State: vectors.Stopped})
-			e.Opening = true
-			if !e.Off {
+			e := vs.embedding(vectors.Progress{State: Opening})
+			if e.State != Off {
 				e.Why = "the notes' vectors open a moment after margin starts"
 			}
 			return e, nil
@@ -297,7 +300,7 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 		if ctx.Err() != nil {
 			return Embedding{}, err
 		}
-		return Embedding{Off: true, KeywordOnly: true, Why: "the vectors database cannot be read (" + err.Error() + "): searching by keyword", DailyTokens: vs.opts.DailyTokens}, nil
+		return Embedding{Progress: vectors.Progress{State: Off}, KeywordOnly: true, Why: "the vectors database cannot be read (" + err.Error() + "): searching by keyword", DailyTokens: vs.opts.DailyTokens}, nil
 	}
 	vs.mu.Lock()
 	q, first := vs.queue, vs.first
@@ -321,7 +324,10 @@ func (vs *Vectors) Status(ctx context.Context) (Embedding, error) {
 	if !held {
 		// Whatever the last queue recorded, none runs now: a killed one
 		// leaves "embedding" behind.
-		e.State, e.Rate, e.Note, e.Resumes = vectors.Stopped, 0, "", time.Time{}
+		e.Rate, e.Note, e.Resumes = 0, "", time.Time{}
+		if e.State != Off {
+			e.State = vectors.Stopped
+		}
 	}
 	return e, nil
 }
@@ -336,7 +342,7 @@ func (vs *Vectors) embedding(p vectors.Progress) Embedding {
 	}
 	switch {
 	case vs.emb == nil:
-		e.Off, e.KeywordOnly, e.Why = true, true, vs.off
+		e.State, e.KeywordOnly, e.Why = Off, true, vs.off
 	case p.State == vectors.Waiting:
 		e.KeywordOnly, e.Why = true, "waiting to retry ("+p.Note+")"
 	case p.Embedded == 0:

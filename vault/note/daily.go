@@ -49,8 +49,21 @@ func (d DailyFormat) Date(p string) (string, bool) {
 }
 
 // Path is the vault path of the daily note for day.
-func (d DailyFormat) Path(day time.Time) string {
-	name := d.Format.Format(day) + ".md"
+func (d DailyFormat) Path(day time.Time) string { return d.path(d.Format, day) }
+
+// Paths are the vault paths the daily note for day may have: Path, then
+// its names in the Older formats, which a day's note from before the
+// format changed keeps.
+func (d DailyFormat) Paths(day time.Time) []string {
+	paths := []string{d.Path(day)}
+	for _, m := range d.Older {
+		paths = append(paths, d.path(m, day))
+	}
+	return paths
+}
+
+func (d DailyFormat) path(m Moment, day time.Time) string {
+	name := m.Format(day) + ".md"
 	if folder := strings.Trim(d.Folder, "/"); folder != "" {
 		return folder + "/" + name
 	}

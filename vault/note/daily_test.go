@@ -1,6 +1,7 @@
 package note
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -40,25 +41,32 @@ func TestDailyFormatDate(t *testing.T) {
 	}
 }
 
-func TestDailyFormatPath(t *testing.T) {
+func TestDailyFormatPaths(t *testing.T) {
 	day := time.Date(2026, 11, 2, 15, 4, 0, 0, time.UTC)
 	tests := []struct {
 		name   string
 		format DailyFormat
-		want   string
+		want   []string // Path first
 	}{
-		{"default", DefaultDailyFormat(), "Daily/2026-11-02.md"},
-		{"root", DailyFormat{Format: MustMoment("YYYY-MM-DD")}, "2026-11-02.md"},
-		{"nested", DailyFormat{Folder: "Journal/", Format: MustMoment("YYYY/MM/ddd D")}, "Journal/2026/11/Mon 2.md"},
+		{"default", DefaultDailyFormat(), []string{"Daily/2026-11-02.md"}},
+		{"root", DailyFormat{Format: MustMoment("YYYY-MM-DD")}, []string{"2026-11-02.md"}},
+		{"nested", DailyFormat{Folder: "Journal/", Format: MustMoment("YYYY/MM/ddd D")}, []string{"Journal/2026/11/Mon 2.md"}},
+		{"an older format", DailyFormat{Folder: "D", Format: MustMoment("YYYY-MM-DD ddd"), Older: []Moment{MustMoment("YYYY-MM-DD")}},
+			[]string{"D/2026-11-02 Mon.md", "D/2026-11-02.md"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.format.Path(day)
-			if got != tt.want {
-				t.Errorf("Path = %q, want %q", got, tt.want)
+			got := tt.format.Paths(day)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Paths = %q, want %q", got, tt.want)
 			}
-			if date, ok := tt.format.Date(got); !ok || date != "2026-11-02" {
-				t.Errorf("Date(Path) = %q, %v; want the same day back", date, ok)
+			if p := tt.format.Path(day); p != tt.want[0] {
+				t.Errorf("Path = %q, want %q", p, tt.want[0])
+			}
+			for _, p := range got {
+				if date, ok := tt.format.Date(p); !ok || date != "2026-11-02" {
+					t.Errorf("Date(%q) = %q, %v; want the same day back", p, date, ok)
+				}
 			}
 		})
 	}
