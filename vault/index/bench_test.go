@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,11 +26,19 @@ import (
 //
 // Files are generated and read before the timers start: these measure the
 // index (and, where the name says so, the parser), not the disk.
+// MARGIN_BENCH_NOTES=100000 measures 100,000 notes instead (two minutes
+// to build on two cores), as vault/retrieve's BenchmarkHybrid does.
 
-const (
-	benchNotes = 10_000
-	benchBatch = 250 // what the vault's scan applies at a time
-)
+const benchBatch = 250 // what the vault's scan applies at a time
+
+// benchNotes is the size of the benchmarks' vault: MARGIN_BENCH_NOTES,
+// 10,000 unless set.
+var benchNotes = func() int {
+	if n, err := strconv.Atoi(os.Getenv("MARGIN_BENCH_NOTES")); err == nil && n > 0 {
+		return n
+	}
+	return 10_000
+}()
 
 var benchOpts = note.Options{Daily: note.DefaultDailyFormat(), TaskFolders: []string{"Tasks"}}
 
@@ -443,15 +452,21 @@ func BenchmarkHybridQuestions(b *testing.B) {
 }
 
 // reportLatency runs run b.N times, the loop's count its argument, and
-// reports the p50 and p99 of its latency.
+// reports the p50 and p99 of its latency, and the process's CPU time per
+// run, which a shared machine's load moves far less than the latency.
 func reportLatency(b *testing.B, run func(i int)) {
 	var lat []time.Duration
+	cpu := cpuTime()
 	for i := 0; b.Loop(); i++ {
 		start := time.Now()
 		run(i)
 		lat = append(lat, time.Since(start))
 	}
+	cpu = cpuTime() - cpu
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(len(lat)), "cpu-ms/op")
+	}
 }

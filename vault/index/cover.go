@@ -2,7 +2,6 @@ package index
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"strconv"
 )
@@ -23,30 +22,34 @@ func (p *queryPlan) withFilters(expr string) string {
 
 // rankQuestion ranks the notes of a question: the named notes first, then
 // those that hold its phrase, then by how many of its words they hold,
-// then by bm25; it returns the page's, at most p.limit, with the number of
-// notes that hold any word. notesOf lists the notes matching an expression
-// (with the query's filters); rankBy ranks the notes a ranking names.
+// then those whose title, aliases, path, headings or properties hold one
+// of its words before those that hold them only in their text (as a
+// single word's notes rank, see rankTiers), then by bm25; it returns the
+// page's, at most p.limit, with the number of notes that hold any word.
+// notesOf lists the notes matching an expression in a search table (with
+// the query's filters); rankBy ranks the notes a ranking names.
 //
-// Only the notes of the best tiers are scored: a common word of a
+// Only the notes of the best places are scored: a common word of a
 // question can be in most notes, which bm25 must each read, while the
 // notes that hold the most words fill the page. The notes holding each
 // word are listed first, which costs a tenth of scoring them; then only
-// the notes holding at least as many words as the page's last note are
-// ranked. Of those, the notes whose tier alone gives them a place are
-// ranked whatever their score, and SQLite keeps the best of the tier that
-// fills the rest of the page (a bounded sort): "why did I sleep badly"
-// has every note holding "sleep" in that tier, 9,360 of the generated
-// vault's 10,000, of which 20 cross to Go rather than all.
-func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(expr string) ([]int64, error),
+// the notes placed at least as high as the page's last note are ranked.
+// Of those, the notes whose place alone gives them one on the page are
+// ranked whatever their score, and SQLite keeps the best of the place
+// that fills the rest of the page (a bounded sort): "why did I sleep
+// badly" has every note holding "sleep" in that tier, 94,000 of a
+// generated vault's 100,000, of which the 6,700 with "sleep" in a field
+// fill the page and are scored, rather than all.
+func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr string) ([]int64, error),
 	rankBy func(ranking) ([]scored, error)) ([]scored, int, error) {
 	n := len(p.cover)
-	held, phrased, lowest, err := p.holdings(notesOf)
-	if err != nil || len(held) == 0 {
+	hs, lowest, err := p.holdings(notesOf)
+	if err != nil || len(hs) == 0 {
 		return nil, 0, err
 	}
 	notes := make([]int, n+1) // by words held
-	for _, h := range held {
-		notes[h]++
+	for _, h := range hs {
+		notes[h.words]++
 	}
 	// The fewest words a ranked note holds: enough notes to fill the
 	// page, and one more to tell a cut list.
@@ -55,84 +58,187 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(expr string)
 		k--
 		ranked += notes[k]
 	}
-	var ids []int64
-	all := k == n // every ranked note holds every word
-	for id, h := range held {
-		if h >= k || named[id] {
-			ids = append(ids, id)
-			all = all && h == n
-		}
-	}
 	// A note's order but for its score, higher first: the named notes,
-	// then those that hold the phrase, then by how many words they hold.
-	place := func(id int64) int {
-		pl := held[id]
-		if phrased[id] {
-			pl += n + 1
+	// then those that hold the phrase, then by how many words they hold,
+	// then those holding one in a field.
+	place := func(h holding) int {
+		pl := 2 * h.words
+		if h.fielded {
+			pl++
 		}
-		if named[id] {
+		if h.phrased {
 			pl += 2*n + 2
+		}
+		if named[h.id] {
+			pl += 4*n + 4
 		}
 		return pl
 	}
-	sure, next := placed(ids, p.limit, place)
-	r := ranking{all: all, first: sure, limit: p.limit}
-	if len(sure)+len(next) < len(held) || p.inGlob != nil {
-		// Else every match: no list for SQLite to look each one up in.
-		r.ids = slices.Concat(sure, next)
+	all := k == n // every ranked note holds every word
+	ranks := make([]holding, 0, ranked)
+	for _, h := range hs {
+		if h.words >= k || named[h.id] {
+			ranks = append(ranks, h)
+			all = all && h.words == n
+		}
 	}
-	cands, err := rankBy(r)
+	sure, next := placed(ranks, p.limit, 8*n+8, place)
+	cands, err := p.score(hs, sure, next, all, rankBy)
 	if err != nil {
 		return nil, 0, err
 	}
+	placeOf := func(id int64) int {
+		i, _ := slices.BinarySearchFunc(hs, id, func(h holding, id int64) int { return cmp.Compare(h.id, id) })
+		return place(hs[i])
+	}
 	slices.SortFunc(cands, func(a, b scored) int {
-		return cmp.Or(cmp.Compare(place(b.id), place(a.id)), cmp.Compare(a.score, b.score), cmp.Compare(a.id, b.id))
+		return cmp.Or(cmp.Compare(placeOf(b.id), placeOf(a.id)), cmp.Compare(a.score, b.score), cmp.Compare(a.id, b.id))
 	})
-	return cands[:min(len(cands), p.limit)], len(held), nil
+	return cands[:min(len(cands), p.limit)], len(hs), nil
 }
 
-// holdings lists the notes that hold the question's words: how many of
-// them each holds, which hold its phrase, and the fewest a matching note
-// holds.
-func (p *queryPlan) holdings(notesOf func(expr string) ([]int64, error)) (held map[int64]int, phrased map[int64]bool, lowest int, err error) {
-	held = map[int64]int{}
+// score ranks the notes sure of a place on the page and the best of
+// those of the next place, of the question's notes hs; all says that
+// every one of them holds every word. The notes holding a word in a
+// field are scored in fields_fts, as a single word's are, where a common
+// word has a fraction of the rows to read; the others in notes_fts. A
+// place holds only one kind, so no two scores of different tables are
+// compared.
+func (p *queryPlan) score(hs, sure, next []holding, all bool, rankBy func(ranking) ([]scored, error)) ([]scored, error) {
+	fielded := 0
+	for _, h := range hs {
+		if h.fielded {
+			fielded++
+		}
+	}
+	var cands []scored
+	for _, inFields := range []bool{true, false} {
+		r := ranking{fields: inFields, all: all && !inFields, limit: p.limit}
+		var more []int64
+		for _, h := range sure {
+			if h.fielded == inFields {
+				r.first = append(r.first, h.id)
+			}
+		}
+		for _, h := range next {
+			if h.fielded == inFields {
+				more = append(more, h.id)
+			}
+		}
+		ids := slices.Concat(r.first, more)
+		if len(ids) == 0 {
+			continue
+		}
+		// Else every match of the table: no list for SQLite to look each
+		// one up in.
+		everyMatch := len(ids) == fielded
+		if !inFields {
+			everyMatch = fielded == 0 && len(ids) == len(hs)
+		}
+		if !everyMatch || p.inGlob != nil {
+			r.ids = ids
+		}
+		c, err := rankBy(r)
+		if err != nil {
+			return nil, err
+		}
+		cands = append(cands, c...)
+	}
+	return cands, nil
+}
+
+// A holding is a note that matches a question, and what of it it holds.
+type holding struct {
+	id      int64
+	words   int  // how many of the question's words
+	phrased bool // its phrase
+	fielded bool // a word in its title, aliases, path, headings or properties
+}
+
+// holdings lists the notes that hold the question's words, by id, and
+// the fewest words a matching note holds. The lists of the notes holding
+// each word are merged rather than counted in a map: a common word's
+// list can be most of the vault, and a map of it cost a question more
+// than the search in SQLite.
+func (p *queryPlan) holdings(notesOf func(table, expr string) ([]int64, error)) (hs []holding, lowest int, err error) {
+	list := func(table, expr string) ([]int64, error) {
+		ids, err := notesOf(table, expr)
+		slices.Sort(ids) // FTS5's order for a short note, not a long one's rows
+		return ids, err
+	}
 	lowest = 1
 	if len(p.required) > 0 {
 		// Every note that holds the quoted phrases matches, even one
 		// without any other word.
 		lowest = 0
-		ids, err := notesOf(p.required[0])
+		ids, err := list("notes_fts", p.required[0])
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, 0, err
 		}
-		for _, id := range ids {
-			held[id] = 0
-		}
+		hs = merge(hs, ids, 0)
 	}
 	for _, w := range p.cover {
-		ids, err := notesOf(w)
+		ids, err := list("notes_fts", w)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, 0, err
 		}
-		for _, id := range ids {
-			held[id]++
-		}
+		hs = merge(hs, ids, 1)
 	}
-	phrased = map[int64]bool{}
 	if p.phrase != "" {
-		ids, err := notesOf(p.phrase)
+		ids, err := list("notes_fts", p.phrase)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, 0, err
 		}
-		for _, id := range ids {
-			phrased[id] = true
+		mark(hs, ids, func(h *holding) { h.phrased = true })
+	}
+	ids, err := list("fields_fts", p.words)
+	if err != nil {
+		return nil, 0, err
+	}
+	mark(hs, ids, func(h *holding) { h.fielded = true })
+	return hs, lowest, nil
+}
+
+// merge adds the notes ids, sorted, to hs, sorted by id, each holding
+// words more of the question's words.
+func merge(hs []holding, ids []int64, words int) []holding {
+	out := make([]holding, 0, max(len(hs), len(ids)))
+	i := 0
+	for _, id := range ids {
+		for i < len(hs) && hs[i].id < id {
+			out = append(out, hs[i])
+			i++
+		}
+		h := holding{id: id}
+		if i < len(hs) && hs[i].id == id {
+			h = hs[i]
+			i++
+		}
+		h.words += words
+		out = append(out, h)
+	}
+	return append(out, hs[i:]...)
+}
+
+// mark applies hold to the notes of hs, sorted by id, that ids, sorted,
+// names.
+func mark(hs []holding, ids []int64, hold func(*holding)) {
+	i := 0
+	for _, id := range ids {
+		for i < len(hs) && hs[i].id < id {
+			i++
+		}
+		if i < len(hs) && hs[i].id == id {
+			hold(&hs[i])
 		}
 	}
-	return held, phrased, lowest, nil
 }
 
 // A ranking is the notes of a question rankNotes scores.
 type ranking struct {
+	// fields says to score the notes in fields_fts, by the words in
+	// their fields alone.
+	fields bool
 	// all says that every note to rank holds every word: FTS5 then
 	// matches all of them rather than any, and skips the rows without
 	// each.
@@ -144,30 +250,29 @@ type ranking struct {
 	limit      int // the page
 }
 
-// placed splits the notes ids by place, their order but for their score
-// (the higher first): those sure of a place on a page of limit notes, and
-// those of the next place, whose scores tell which of them fill the rest
-// of the page. The others stay off it whatever their score.
-func placed(ids []int64, limit int, place func(int64) int) (sure, next []int64) {
-	places := make([]int, len(ids))
-	count := map[int]int{}
-	for i, id := range ids {
-		places[i] = place(id)
-		count[places[i]]++
+// placed splits the notes hs by place, their order but for their score
+// (the higher first, below places): those sure of a place on a page of
+// limit notes, and those of the next place, whose scores tell which of
+// them fill the rest of the page. The others stay off it whatever their
+// score.
+func placed(hs []holding, limit, places int, place func(holding) int) (sure, next []holding) {
+	count := make([]int, places)
+	for _, h := range hs {
+		count[place(h)]++
 	}
 	cut, fit := -1, 0 // cut is the next place; -1 when every note fits
-	for _, pl := range slices.Backward(slices.Sorted(maps.Keys(count))) {
+	for pl := places - 1; pl >= 0; pl-- {
 		if fit += count[pl]; fit > limit {
 			cut = pl
 			break
 		}
 	}
-	for i, id := range ids {
-		switch {
-		case places[i] > cut:
-			sure = append(sure, id)
-		case places[i] == cut:
-			next = append(next, id)
+	for _, h := range hs {
+		switch pl := place(h); {
+		case pl > cut:
+			sure = append(sure, h)
+		case pl == cut:
+			next = append(next, h)
 		}
 	}
 	return sure, next

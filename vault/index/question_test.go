@@ -302,3 +302,16 @@ func TestQuestionPageIsTheRankingsHead(t *testing.T) {
 		})
 	}
 }
+
+func TestIDList(t *testing.T) {
+	for list, want := range map[string][]int64{
+		"":                 {},
+		"7":                {7},
+		"1,22,333":         {1, 22, 333},
+		"9223372036854775": {9223372036854775},
+	} {
+		if got := idList(list); !slices.Equal(got, want) {
+			t.Errorf("idList(%q) = %v, want %v", list, got, want)
+		}
+	}
+}
