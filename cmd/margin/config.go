@@ -130,7 +130,7 @@ func defaultConfig() Config {
 		Query:   QueryConfig{MaxEntries: 200, ResponseStyle: "concise", SessionTTL: 24 * time.Hour, Deadline: 2 * time.Minute},
 		Context: ContextConfig{MaxTokens: 2000},
 		History: HistoryConfig{Keep: 90 * 24 * time.Hour},
-		Server:  ServerConfig{MaxMessageSize: 64 << 20, MemoryLimit: 128 << 20},
+		Server:  ServerConfig{MaxMessageSize: 64 << 20, MemoryLimit: 96 << 20},
 		Log:     LogConfig{Level: "info"},
 	}
 }

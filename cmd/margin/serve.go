@@ -25,7 +25,7 @@ editor's workspace root from initialize. Logs go to stderr.`,
 			if err != nil {
 				return err
 			}
-			applyMemoryLimit(cfg.Server.MemoryLimit)
+			applyMemoryLimit(cmd.Context(), cfg.Server.MemoryLimit)
 			opts := cfg.vaultOptions()
 			opts.Dir = expandHome(opts.Dir)
 			slot := &ledger.Slot{}

@@ -717,6 +717,13 @@ func TestStatRoundTripAndRestart(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Stat = %v, want %v", got, want)
 		}
+		indexed := map[string]FileStat{}
+		if err := ix.Indexed(ctx, func(p string, st FileStat) { indexed[p] = st }); err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]FileStat{"A.md": want["A.md"]}; !reflect.DeepEqual(indexed, want) {
+			t.Errorf("Indexed gave %v, want %v (the skipped and failed left out)", indexed, want)
+		}
 		hits, err := ix.Search(ctx, Query{Text: "alpha"})
 		if err != nil || len(hits) != 1 {
 			t.Errorf("Search after reopen: %v, %v", hits, err)

@@ -118,6 +118,25 @@ func (ix *Index) Stat(ctx context.Context) (map[string]FileStat, error) {
 	return out, nil
 }
 
+// Indexed calls fn with the path and stat of each indexed note (not the
+// skipped or failed), in no order: for a caller that keeps a little of
+// each, where Stat's map of 100k notes is 16 MB.
+func (ix *Index) Indexed(ctx context.Context, fn func(path string, st FileStat)) error {
+	err := collect(ctx, ix.db, `SELECT path, size, mtime_ns, hash FROM files WHERE state = ?`, []any{StateIndexed}, func(r *sql.Rows) error {
+		var p string
+		st := FileStat{State: StateIndexed}
+		if err := r.Scan(&p, &st.Size, &st.MtimeNS, &st.Hash); err != nil {
+			return err
+		}
+		fn(p, st)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading index stats: %w", err)
+	}
+	return nil
+}
+
 // StatPaths is Stat for the given paths only; paths the index does not know
 // are absent from the result.
 func (ix *Index) StatPaths(ctx context.Context, paths []string) (map[string]FileStat, error) {

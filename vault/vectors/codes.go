@@ -122,25 +122,34 @@ func (c *codes) removeAt(p int32) {
 // peak) and the chunks of each through chunks_hash, then groups entries
 // by note.
 func loadCodes(ctx context.Context, q querier, m model) (*codes, error) {
-	var n int
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM chunks c JOIN vectors v ON v.model = ? AND v.hash = c.hash`, m.id).Scan(&n); err != nil {
-		return nil, err
-	}
-	paths := make(map[int64]string)
-	err := collect(ctx, q, `SELECT id, path FROM notes`, nil, func(r *sql.Rows) error {
-		var id int64
-		var p string
-		err := r.Scan(&id, &p)
-		paths[id] = p
-		return err
-	})
-	if err != nil {
+	var n, notes int
+	if err := q.QueryRowContext(ctx, `SELECT count(*), (SELECT count(*) FROM notes) FROM chunks c
+		JOIN vectors v ON v.model = ? AND v.hash = c.hash`, m.id).Scan(&n, &notes); err != nil {
 		return nil, err
 	}
 	// Sized once: growing by doubling would hold two copies at the peak.
 	c := newCodes(m.dims, n)
 	c.code = c.code[:n*c.words]
-	perSlot := []int32{}
+	c.noteID, c.path = make([]int64, 0, notes), make([]string, 0, notes)
+	c.bySlot, c.byPath = make(map[int64]int32, notes), make(map[string]int32, notes)
+	// Every note takes a slot, given up below if it has no entries: a map
+	// of paths by note id to fill the slots from was 8 MB more at 100k
+	// notes.
+	err := collect(ctx, q, `SELECT id, path FROM notes`, nil, func(r *sql.Rows) error {
+		var id int64
+		var p string
+		if err := r.Scan(&id, &p); err != nil {
+			return err
+		}
+		sl := int32(len(c.noteID))
+		c.bySlot[id], c.byPath[p] = sl, sl
+		c.noteID, c.path = append(c.noteID, id), append(c.path, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	perSlot := make([]int32, len(c.noteID))
 	i := 0
 	// +v.model: no index on it, so that the vectors table is read in
 	// order rather than by hash, a page at random for every row.
@@ -152,15 +161,9 @@ func loadCodes(ctx context.Context, q querier, m model) (*codes, error) {
 		if err := r.Scan(&id, &ord, &vec, &bits); err != nil {
 			return err
 		}
-		if i == n { // a row added since the count: the next reload has it
-			return nil
-		}
 		sl, ok := c.bySlot[id]
-		if !ok {
-			sl = int32(len(c.noteID))
-			c.bySlot[id], c.byPath[paths[id]] = sl, sl
-			c.noteID, c.path = append(c.noteID, id), append(c.path, paths[id])
-			perSlot = append(perSlot, 0)
+		if i == n || !ok { // a row or note added since the counts: the next reload has it
+			return nil
 		}
 		perSlot[sl]++
 		readCode(c.code[i*c.words:(i+1)*c.words], bits)
@@ -177,6 +180,13 @@ func loadCodes(ctx context.Context, q querier, m model) (*codes, error) {
 	c.entries = make([][]int32, len(c.noteID))
 	off := 0
 	for sl, k := range perSlot {
+		if k == 0 {
+			delete(c.bySlot, c.noteID[sl])
+			delete(c.byPath, c.path[sl])
+			c.noteID[sl], c.path[sl] = 0, ""
+			c.free = append(c.free, int32(sl))
+			continue
+		}
 		c.entries[sl] = all[off : off : off+int(k)]
 		off += int(k)
 	}

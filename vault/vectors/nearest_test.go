@@ -267,6 +267,49 @@ func TestCodesLoadOnFirstSearch(t *testing.T) {
 	}
 }
 
+// TestCodesLoadSkipsNotesNotEmbedded: a note chunked but not embedded
+// when the codes load takes no slot (Nearest's mask and the free list
+// agree), and takes one once embedded.
+func TestCodesLoadSkipsNotesNotEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	src := fruitVault(3)
+	embedAll(t, s, src)
+	src.put("comet.md", "Comet", t0.Add(time.Hour), sec(1, "comet meteor aurora"))
+	offline := newWordEmbedder("fake/words/64")
+	offline.fail = func(context.Context, int, []string) error { return errOffline }
+	r := start(t, s, src, offline, QueueOptions{})
+	if p := r.waitFor(t, "waiting", func(p Progress) bool { return p.State == Waiting }); p.Left == 0 {
+		t.Fatalf("comet.md was not chunked: %+v", p)
+	}
+	r.stop(t)
+	s.Close()
+
+	s = openStore(t, dir)
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.codes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := s.mem
+	if _, ok := c.byPath["comet.md"]; ok || len(c.free) != 1 || c.noteID[c.free[0]] != 0 {
+		t.Errorf("comet.md, with no vector, in slot %v; free slots %v", c.byPath["comet.md"], c.free)
+	}
+	for p, sl := range c.byPath {
+		if len(c.entries[sl]) == 0 || c.path[sl] != p {
+			t.Errorf("slot %d of %s holds %q with %d entries", sl, p, c.path[sl], len(c.entries[sl]))
+		}
+	}
+	embedAll(t, s, src)
+	got, err := s.Nearest(ctx, wordVector("comet meteor aurora", 64), 1, nil)
+	if err != nil || len(got) != 1 || got[0].Path != "comet.md" {
+		t.Fatalf("Nearest = %+v, %v; want comet.md", got, err)
+	}
+	if len(c.free) != 0 {
+		t.Errorf("free slots %v after comet.md was embedded, want its slot taken", c.free)
+	}
+}
+
 // TestCodesWrittenDuringTheLoad: the queue's writes that land while the
 // first search reads the codes are read after it, once, rather than the
 // whole load again (which never finished while the queue kept writing).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -289,20 +290,10 @@ func (q *Queue) sync(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing notes: %w", err)
 	}
-	known, err := q.s.chunkedNotes(ctx)
+	slices.SortFunc(stamps, func(a, b NoteStamp) int { return strings.Compare(a.Path, b.Path) })
+	todo, gone, err := q.s.stale(ctx, stamps)
 	if err != nil {
 		return err
-	}
-	var todo []NoteStamp
-	for _, st := range stamps {
-		if n, ok := known[st.Path]; !ok || n.version != st.Version {
-			todo = append(todo, st)
-		}
-		delete(known, st.Path)
-	}
-	var gone []int64
-	for _, n := range known {
-		gone = append(gone, n.id)
 	}
 	if len(gone) > 0 {
 		if err := q.s.removeNotes(ctx, gone); err != nil {

@@ -50,17 +50,11 @@ type indexSource struct{ ix *index.Index }
 
 // Notes lists the indexed notes; Version is the file's content hash.
 func (s indexSource) Notes(ctx context.Context) ([]NoteStamp, error) {
-	stats, err := s.ix.Stat(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]NoteStamp, 0, len(stats))
-	for p, st := range stats {
-		if st.State == index.StateIndexed {
-			out = append(out, NoteStamp{Path: p, Mtime: time.Unix(0, st.MtimeNS), Version: st.Hash})
-		}
-	}
-	return out, nil
+	var out []NoteStamp
+	err := s.ix.Indexed(ctx, func(p string, st index.FileStat) {
+		out = append(out, NoteStamp{Path: p, Mtime: time.Unix(0, st.MtimeNS), Version: st.Hash})
+	})
+	return out, err
 }
 
 // Note returns the note's title and sections as the index stored them,

@@ -19,7 +19,7 @@ import (
 func (w *Watcher) know(rel string) {
 	dir, name := splitRel(rel)
 	if d := w.dirs[dir]; d != nil {
-		d.files[name] = struct{}{}
+		d.files.add(name)
 	}
 }
 
@@ -33,7 +33,7 @@ func (w *Watcher) addDir(rel string, now time.Time, report bool) error {
 	abs := w.abs(rel)
 	d := w.dirs[rel]
 	if d == nil {
-		d = &dirState{files: make(map[string]struct{})}
+		d = &dirState{}
 		w.dirs[rel] = d
 	}
 	var failure error
@@ -79,11 +79,8 @@ func (w *Watcher) addDir(rel string, now time.Time, report bool) error {
 		if w.ignore(child, false) {
 			continue
 		}
-		if _, known := d.files[e.Name()]; !known {
-			d.files[e.Name()] = struct{}{}
-			if report {
-				w.touch(child, now)
-			}
+		if d.files.add(e.Name()) && report {
+			w.touch(child, now)
 		}
 	}
 	return failure
@@ -99,7 +96,7 @@ func (w *Watcher) dirGone(rel string, now time.Time) {
 		if !isUnder(r, rel) {
 			continue
 		}
-		for name := range d.files {
+		for _, name := range d.files {
 			w.touch(joinRel(r, name), now)
 		}
 		w.forgetDir(r)

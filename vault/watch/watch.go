@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -145,7 +146,27 @@ type Watcher struct {
 // reported as removed.
 type dirState struct {
 	watched bool
-	files   map[string]struct{} // names of the non-ignored files directly inside
+	files   names // of the non-ignored files directly inside
+}
+
+// names is a directory's file names, sorted: a map for each directory
+// took 8 MB at 100k notes, the sorted names 2. os.ReadDir lists names in
+// order, so a directory's first listing only appends.
+type names []string
+
+// add adds name and reports whether it was new.
+func (ns *names) add(name string) bool {
+	i, found := slices.BinarySearch(*ns, name)
+	if !found {
+		*ns = slices.Insert(*ns, i, name)
+	}
+	return !found
+}
+
+func (ns *names) remove(name string) {
+	if i, found := slices.BinarySearch(*ns, name); found {
+		*ns = slices.Delete(*ns, i, i+1)
+	}
 }
 
 // pendingPath is a path with events not yet delivered.
@@ -322,7 +343,7 @@ func (w *Watcher) handle(ev fsnotify.Event, now time.Time) {
 		}
 		dir, name := splitRel(rel)
 		if d := w.dirs[dir]; d != nil {
-			delete(d.files, name)
+			d.files.remove(name)
 		}
 		w.touch(rel, now)
 		return

@@ -670,3 +670,23 @@ func BenchmarkWriteToBatch(b *testing.B) {
 	b.ReportMetric(us(0.50), "p50-µs")
 	b.ReportMetric(us(0.99), "p99-µs")
 }
+
+// TestNamesStaySorted: a directory's names, added in any order and some
+// twice, stay sorted and unique, so a lookup finds each.
+func TestNamesStaySorted(t *testing.T) {
+	var ns names
+	for _, n := range []string{"b.md", "d.md", "a.md", "c.md", "b.md", "e.md"} {
+		ns.add(n)
+	}
+	if ns.add("c.md") {
+		t.Error("add of a known name says it was new")
+	}
+	ns.remove("d.md")
+	ns.remove("x.md")
+	if want := (names{"a.md", "b.md", "c.md", "e.md"}); !slices.Equal(ns, want) {
+		t.Errorf("names = %q, want %q", ns, want)
+	}
+	if !ns.add("d.md") {
+		t.Error("add of a removed name says it was known")
+	}
+}
