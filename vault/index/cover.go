@@ -23,9 +23,10 @@ func (p *queryPlan) withFilters(expr string) string {
 // rankQuestion ranks the notes of a question: the named notes first, then
 // those that hold its phrase, then by how many of its words they hold,
 // then those whose title, aliases, path, headings or properties hold one
-// of its words before those that hold them only in their text (as a
-// single word's notes rank, see rankTiers), then by bm25; it returns the
-// page's, at most p.limit, with the number of notes that hold any word.
+// of its words (or quoted phrases) before those that hold them only in
+// their text (as a single word's notes rank, see rankTiers), then by
+// bm25; it returns the page's, at most p.limit, with the number of notes
+// that hold any word.
 // notesOf lists the notes matching an expression in a search table (with
 // the query's filters); rankBy ranks the notes a ranking names.
 //
@@ -88,7 +89,10 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr 
 		return nil, 0, err
 	}
 	placeOf := func(id int64) int {
-		i, _ := slices.BinarySearchFunc(hs, id, func(h holding, id int64) int { return cmp.Compare(h.id, id) })
+		i, found := slices.BinarySearchFunc(hs, id, func(h holding, id int64) int { return cmp.Compare(h.id, id) })
+		if !found { // ranked from the same match as hs: not expected
+			return -1
+		}
 		return place(hs[i])
 	}
 	slices.SortFunc(cands, func(a, b scored) int {
