@@ -22,11 +22,10 @@ func (p *queryPlan) withFilters(expr string) string {
 
 // rankQuestion ranks the notes of a question: the named notes first, then
 // those that hold its phrase, then by how many of its words they hold,
-// then those whose title, aliases, path, headings or properties hold one
-// of its words (or quoted phrases) before those that hold them only in
-// their text (as a single word's notes rank, see rankTiers), then by
-// bm25; it returns the page's, at most p.limit, with the number of notes
-// that hold any word.
+// then by bm25, except that of the notes holding one word those whose
+// title, aliases, path, headings or properties hold it come first, as a
+// single word's notes rank (see byFields, rankTiers); it returns the
+// page's, at most p.limit, with the number of notes that hold any word.
 // notesOf lists the notes matching an expression in a search table (with
 // the query's filters); rankBy ranks the notes a ranking names.
 //
@@ -61,10 +60,10 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr 
 	}
 	// A note's order but for its score, higher first: the named notes,
 	// then those that hold the phrase, then by how many words they hold,
-	// then those holding one in a field.
+	// then, of those holding one, those holding it in a field.
 	place := func(h holding) int {
 		pl := 2 * h.words
-		if h.fielded {
+		if h.byFields() {
 			pl++
 		}
 		if h.phrased {
@@ -103,16 +102,19 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr 
 
 // score ranks the notes sure of a place on the page and the best of
 // those of the next place, of the question's notes hs; all says that
-// every one of them holds every word. The notes holding a word in a
-// field are scored in fields_fts, as a single word's are, where a common
+// every one of them holds every word. The notes that rank by their
+// fields are scored in fields_fts, as a single word's are, where a common
 // word has a fraction of the rows to read; the others in notes_fts. A
 // place holds only one kind, so no two scores of different tables are
 // compared.
 func (p *queryPlan) score(hs, sure, next []holding, all bool, rankBy func(ranking) ([]scored, error)) ([]scored, error) {
-	fielded := 0
+	fielded, byFields := 0, 0 // fields_fts's matches, and those ranked there
 	for _, h := range hs {
 		if h.fielded {
 			fielded++
+		}
+		if h.byFields() {
+			byFields++
 		}
 	}
 	var cands []scored
@@ -120,12 +122,12 @@ func (p *queryPlan) score(hs, sure, next []holding, all bool, rankBy func(rankin
 		r := ranking{fields: inFields, all: all && !inFields, limit: p.limit}
 		var more []int64
 		for _, h := range sure {
-			if h.fielded == inFields {
+			if h.byFields() == inFields {
 				r.first = append(r.first, h.id)
 			}
 		}
 		for _, h := range next {
-			if h.fielded == inFields {
+			if h.byFields() == inFields {
 				more = append(more, h.id)
 			}
 		}
@@ -137,7 +139,7 @@ func (p *queryPlan) score(hs, sure, next []holding, all bool, rankBy func(rankin
 		// one up in.
 		everyMatch := len(ids) == fielded
 		if !inFields {
-			everyMatch = fielded == 0 && len(ids) == len(hs)
+			everyMatch = byFields == 0 && len(ids) == len(hs)
 		}
 		if !everyMatch || p.inGlob != nil {
 			r.ids = ids
@@ -158,6 +160,14 @@ type holding struct {
 	phrased bool // its phrase
 	fielded bool // a word in its title, aliases, path, headings or properties
 }
+
+// byFields says whether the note ranks as a single word's notes do, its
+// fields first and scored in fields_fts: a note holding one of the
+// question's words. Between notes holding several, bm25 weighs the rarer
+// words, which a common word in a field should not outrank: "the failed
+// bench" of a day's log came after a task titled Bench 225, which held as
+// many words, all common.
+func (h holding) byFields() bool { return h.fielded && h.words == 1 }
 
 // holdings lists the notes that hold the question's words, by id, and
 // the fewest words a matching note holds. The lists of the notes holding

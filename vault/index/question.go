@@ -175,9 +175,12 @@ func (qn *question) expr(expand map[string][]string) questionExpr {
 		e, ts, _ := matchExpr(`"`+strings.ReplaceAll(qn.phrase, `"`, " ")+`"`, ModeAll, nil)
 		x.phrase = e
 		// The phrase ranks; it is never required, so a phrase with
-		// symbols (in c++) is no literal every note must hold.
+		// symbols (in c++) is no literal every note must hold. Of its
+		// terms only the phrase itself: its pieces are the words, marked
+		// already, and its stop words, which a snippet does not mark ("a"
+		// of "set up a new project").
 		for _, t := range ts {
-			if t.lit == nil {
+			if t.lit == nil && t.phrase {
 				x.terms = append(x.terms, t)
 			}
 		}

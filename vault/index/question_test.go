@@ -315,3 +315,22 @@ func TestIDList(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestionMarksItsWordsNotItsStopWords: a snippet marks the words of
+// a question, and not the stop words within its phrase.
+func TestQuestionMarksItsWordsNotItsStopWords(t *testing.T) {
+	ix, _ := openIndex(t)
+	apply(t, ix, fixture{path: "Projects.md", kind: note.KindNote,
+		content: "To set up a new project, copy a template and a checklist.\n"}.update())
+	r, err := ix.Find(context.Background(), Query{Text: "how do I set up a new project?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) != 1 {
+		t.Fatalf("%d hits, want Projects.md", len(r.Hits))
+	}
+	const want = "To **set** **up** a **new** **project**, copy a template and a checklist."
+	if got := r.Hits[0].Snippet; got != want {
+		t.Errorf("snippet %q, want %q", got, want)
+	}
+}
