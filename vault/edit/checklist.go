@@ -87,24 +87,26 @@ func runFrom(src []byte, lines []mdLine, first int) checklistRun {
 	head := readListLine(src, lines[first])
 	run := checklistRun{end: first}
 	lastItem := head
-	afterBlank := false
+	// noLazy: the line before was blank or an empty item, after which no
+	// paragraph is open for a line to continue lazily.
+	noLazy := head.empty
 	for i := first + 1; i < len(lines); i++ {
 		ll := readListLine(src, lines[i])
 		if ll.blank {
-			afterBlank = true
+			noLazy = true
 			continue
 		}
 		if ll.quotes != head.quotes || ll.indent < head.indent || ll.indent == head.indent && ll.marker == "" {
 			break
 		}
-		// After a blank line only a line indented to the item's content
-		// continues it (CommonMark): one less indented is a paragraph
-		// after the list, and an item appended below that paragraph
-		// would be read as more of it.
-		if afterBlank && ll.indent != head.indent && ll.indent < head.indent+contentWidth(lastItem.marker) {
+		// Then only a line indented to the item's content continues it
+		// (CommonMark): one less indented is a paragraph after the list,
+		// and an item appended below that paragraph would be read as
+		// more of it.
+		if noLazy && ll.indent != head.indent && ll.indent < head.indent+contentWidth(lastItem.marker) {
 			break
 		}
-		afterBlank = false
+		noLazy = ll.empty
 		run.end = i
 		if ll.indent == head.indent {
 			lastItem = ll
@@ -132,6 +134,7 @@ type listLine struct {
 	indent int    // columns of indentation after the quote marks
 	marker string // `-`, `*`, `+`, `1.` or `1)`, with the spaces after it
 	blank  bool   // nothing but quote marks and blanks
+	empty  bool   // a list marker and nothing after it
 }
 
 var (
@@ -152,6 +155,7 @@ func listLineOf(s string) listLine {
 		}
 	}
 	ll.marker = markerRE.FindString(body)
+	ll.empty = ll.marker != "" && strings.TrimSpace(body[len(ll.marker):]) == ""
 	return ll
 }
 
