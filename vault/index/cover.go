@@ -74,6 +74,9 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr 
 		}
 		return pl
 	}
+	if err := p.markFielded(hs, k, named, notesOf); err != nil {
+		return nil, 0, err
+	}
 	all := k == n // every ranked note holds every word
 	ranks := make([]holding, 0, ranked)
 	for _, h := range hs {
@@ -205,12 +208,25 @@ func (p *queryPlan) holdings(notesOf func(table, expr string) ([]int64, error)) 
 		}
 		mark(hs, ids, func(h *holding) { h.phrased = true })
 	}
-	ids, err := list("fields_fts", p.words)
-	if err != nil {
-		return nil, 0, err
-	}
-	mark(hs, ids, func(h *holding) { h.fielded = true })
 	return hs, lowest, nil
+}
+
+// markFielded marks the notes of hs whose fields hold a word, when the
+// page reaches a note holding one word, the only kind that ranks by its
+// fields (byFields): the notes holding at least k words, and the named.
+// Else the fields' list is not read: most questions' pages are filled by
+// notes holding several words.
+func (p *queryPlan) markFielded(hs []holding, k int, named map[int64]bool, notesOf func(table, expr string) ([]int64, error)) error {
+	if !slices.ContainsFunc(hs, func(h holding) bool { return h.words == 1 && (k <= 1 || named[h.id]) }) {
+		return nil
+	}
+	ids, err := notesOf("fields_fts", p.words)
+	if err != nil {
+		return err
+	}
+	slices.Sort(ids)
+	mark(hs, ids, func(h *holding) { h.fielded = true })
+	return nil
 }
 
 // merge adds the notes ids, sorted, to hs, sorted by id, each holding
