@@ -45,10 +45,9 @@ func (w *waking) findRelated(ctx context.Context) []relatedNote {
 	if rt.v.Related == nil {
 		return nil
 	}
-	// margin's own files (other tasks' reports, journals, change sets) are
-	// no evidence of the person's and no note to link: asked for beyond
-	// the limit, so that up to relatedLimit of theirs remain.
-	found, err := rt.v.Related.RelatedNow(ctx, w.agent.Task, 3*relatedLimit)
+	// Related notes leave out margin's own files (other tasks' reports,
+	// journals, change sets): no evidence of the person's, no note to link.
+	found, err := rt.v.Related.RelatedNow(ctx, w.agent.Task, relatedLimit)
 	if err != nil {
 		if ctx.Err() == nil {
 			rt.log.Warn("finding the notes related to a task", "agent", w.agent.ID, "task", w.agent.Task, "err", err)
@@ -58,12 +57,6 @@ func (w *waking) findRelated(ctx context.Context) []relatedNote {
 	var out []relatedNote
 	tokens := 0
 	for _, f := range found {
-		if len(out) == relatedLimit {
-			break
-		}
-		if strings.HasPrefix(f.Path, rt.outputFolder()+"/") {
-			continue
-		}
 		snap, err := rt.v.Files.Read(f.Path)
 		if err != nil {
 			continue // gone or unreadable since it was embedded

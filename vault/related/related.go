@@ -25,41 +25,40 @@ type Note struct {
 }
 
 // Find returns up to limit notes nearest to the note at path, best first,
-// leaving out the note itself and the notes it links to or that link to
-// it. The error wraps index.ErrNotFound for a path that is not an indexed
+// leaving out the note itself, the notes it links to or that link to it,
+// and margin's outputs (reports, journals, templates: no note of the
+// person's to link). The error wraps index.ErrNotFound for a path that is not an indexed
 // note, vectors.ErrNotFound while the note has no vectors, and
 // vectors.ErrNoVectors while nothing is embedded.
 func Find(ctx context.Context, ix *index.Index, vs *vectors.Store, path string, limit int) ([]Note, error) {
-	linked, err := linkedWith(ctx, ix, path)
+	except, err := linkedWith(ctx, ix, path)
 	if err != nil {
 		return nil, err
 	}
-	// Ask for as many more as could be left out, so that limit remain.
-	ms, err := vs.Related(ctx, path, limit+len(linked), nil)
+	// An empty query's scope is every note but margin's outputs, listed.
+	all, err := ix.Scope(ctx, index.Query{})
+	if err != nil {
+		return nil, fmt.Errorf("finding notes related to %s: %w", path, err)
+	}
+	ms, err := vs.Related(ctx, path, limit, append(except, all.Except...))
 	if err != nil {
 		return nil, err
 	}
-	out := []Note{}
-	for _, m := range ms {
-		if linked[m.Path] {
-			continue
-		}
-		out = append(out, Note{Path: m.Path, Heading: m.Heading, Line: m.Line, Score: m.Score})
-		if len(out) == limit {
-			break
-		}
+	out := make([]Note, len(ms))
+	for i, m := range ms {
+		out[i] = Note{Path: m.Path, Heading: m.Heading, Line: m.Line, Score: m.Score}
 	}
 	return out, nil
 }
 
-// linkedWith is the set of notes path links to, by the index's resolution
-// of each link, and the notes that link to path.
-func linkedWith(ctx context.Context, ix *index.Index, path string) (map[string]bool, error) {
+// linkedWith is the notes path links to, by the index's resolution of
+// each link, and the notes that link to path.
+func linkedWith(ctx context.Context, ix *index.Index, path string) ([]string, error) {
 	meta, err := ix.Note(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	linked := map[string]bool{}
+	var linked []string
 	for _, l := range meta.Links {
 		to, err := ix.ResolveLink(ctx, path, l.Target)
 		if errors.Is(err, index.ErrNotFound) {
@@ -68,14 +67,14 @@ func linkedWith(ctx context.Context, ix *index.Index, path string) (map[string]b
 		if err != nil {
 			return nil, fmt.Errorf("finding notes related to %s: %w", path, err)
 		}
-		linked[to] = true
+		linked = append(linked, to)
 	}
 	back, err := ix.Backlinks(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("finding notes related to %s: %w", path, err)
 	}
 	for _, b := range back {
-		linked[b.From] = true
+		linked = append(linked, b.From)
 	}
 	return linked, nil
 }

@@ -49,15 +49,15 @@ func (s *Store) NearestExcept(ctx context.Context, q []float32, k int, except []
 	return ms, nil
 }
 
-// Related returns the k notes nearest to the note at path, itself
-// excluded: for each other note, its best similarity to any of path's
-// chunks. allow is as for Nearest.
-func (s *Store) Related(ctx context.Context, path string, k int, allow []string) ([]Match, error) {
+// Related returns the k notes nearest to the note at path, itself and
+// the notes of except left out before ranking: for each other note, its
+// best similarity to any of path's chunks.
+func (s *Store) Related(ctx context.Context, path string, k int, except []string) ([]Match, error) {
 	own, err := s.Vectors(ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("finding notes related to %s: %w", path, err)
 	}
-	ms, err := s.nearest(ctx, own, k, allow, []string{path})
+	ms, err := s.nearest(ctx, own, k, nil, append(except, path))
 	if err != nil {
 		return nil, fmt.Errorf("finding notes related to %s: %w", path, err)
 	}

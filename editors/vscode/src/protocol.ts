@@ -4,7 +4,7 @@
 // the server's Go package server/protocol.
 import type { Answer, ChangeItem, ChangePreview, ChangeSet, MarginMethods, PropertyChange, Question, Review } from './protocol.gen';
 
-export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question, Review, ShowRelatedResult } from './protocol.gen';
+export type { Answer, ChangeItem, ChangePreview, ChangeSet, Citation, PropertyChange, Question, Review, ShowRelatedResult, StatusResult } from './protocol.gen';
 
 /** The server's arguments after the binary (setting margin.path). */
 export const serverArgs = ['serve'];

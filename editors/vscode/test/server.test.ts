@@ -224,6 +224,17 @@ test('a diff review: each item of a set opens as a diff, one applied, one reject
 test('a note shows a Related lens once the vault is embedded; clicking it opens the nearest note', limit, async () => {
   const note = 'Reference/Sleep.md';
   const uri = openDoc(note);
+  // The lens and the click each ask for the nearest notes: with the vault
+  // still embedding in between (the notes the tests above edited), the two
+  // could differ.
+  await waitFor(
+    'the vault embedded',
+    async () => {
+      const e = (await conn.sendRequest<margin.StatusResult>('vault/status')).embedding;
+      return e.state === 'idle' && e.left === 0 && e.embedded > 0 ? e : undefined;
+    },
+    45000,
+  );
   const related = await waitFor(
     'the Related lens',
     async () => (await conn.sendRequest<Lens[]>('textDocument/codeLens', { textDocument: { uri } })).find((l) => l.command.title.startsWith('Related: ')),
