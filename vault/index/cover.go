@@ -2,8 +2,10 @@ package index
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // tiered reports whether the query is a question whose notes rank by
@@ -26,8 +28,6 @@ func (p *queryPlan) withFilters(expr string) string {
 // title, aliases, path, headings or properties hold it come first, as a
 // single word's notes rank (see byFields, rankTiers); it returns the
 // page's, at most p.limit, with the number of notes that hold any word.
-// notesOf lists the notes matching an expression in a search table (with
-// the query's filters); rankBy ranks the notes a ranking names.
 //
 // Only the notes of the best places are scored: a common word of a
 // question can be in most notes, which bm25 must each read, while the
@@ -40,10 +40,9 @@ func (p *queryPlan) withFilters(expr string) string {
 // badly" has every note holding "sleep" in that tier, 94,000 of a
 // generated vault's 100,000, of which the 6,700 with "sleep" in a field
 // fill the page and are scored, rather than all.
-func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr string) ([]int64, error),
-	rankBy func(ranking) ([]scored, error)) ([]scored, int, error) {
+func (p *queryPlan) rankQuestion(named map[int64]bool, read questionReads) ([]scored, int, error) {
 	n := len(p.cover)
-	hs, lowest, err := p.holdings(notesOf)
+	hs, words, lowest, err := p.holdings(read)
 	if err != nil || len(hs) == 0 {
 		return nil, 0, err
 	}
@@ -74,7 +73,7 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr 
 		}
 		return pl
 	}
-	if err := p.markFielded(hs, k, named, notesOf); err != nil {
+	if err := p.markFielded(hs, k, named, read.notesOf); err != nil {
 		return nil, 0, err
 	}
 	all := k == n // every ranked note holds every word
@@ -86,7 +85,8 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr 
 		}
 	}
 	sure, next := placed(ranks, p.limit, 8*n+8, place)
-	cands, err := p.score(hs, sure, next, all, rankBy)
+	weigh := func() (weights, error) { return p.weigh(hs, words, read.rows) }
+	cands, err := p.score(hs, sure, next, all, weigh, read.rankBy)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -105,12 +105,12 @@ func (p *queryPlan) rankQuestion(named map[int64]bool, notesOf func(table, expr 
 
 // score ranks the notes sure of a place on the page and the best of
 // those of the next place, of the question's notes hs; all says that
-// every one of them holds every word. The notes that rank by their
-// fields are scored in fields_fts, as a single word's are, where a common
-// word has a fraction of the rows to read; the others in notes_fts. A
-// place holds only one kind, so no two scores of different tables are
-// compared.
-func (p *queryPlan) score(hs, sure, next []holding, all bool, rankBy func(ranking) ([]scored, error)) ([]scored, error) {
+// every one of them holds every word; weigh tells which words bm25
+// weighs. The notes that rank by their fields are scored in fields_fts,
+// as a single word's are, where a common word has a fraction of the rows
+// to read; the others in notes_fts. A place holds only one kind, so no
+// two scores of different tables are compared.
+func (p *queryPlan) score(hs, sure, next []holding, all bool, weigh func() (weights, error), rankBy func(ranking) ([]scored, error)) ([]scored, error) {
 	fielded, byFields := 0, 0 // fields_fts's matches, and those ranked there
 	for _, h := range hs {
 		if h.fielded {
@@ -143,6 +143,16 @@ func (p *queryPlan) score(hs, sure, next []holding, all bool, rankBy func(rankin
 		everyMatch := len(ids) == fielded
 		if !inFields {
 			everyMatch = byFields == 0 && len(ids) == len(hs)
+			ws, err := weigh()
+			if err != nil {
+				return nil, err
+			}
+			if ws.holdEach(hs, ids) {
+				// Their scores without the words of no weight, which
+				// FTS5 would read every row of, twice, to add 1e-4 at
+				// most to each.
+				r.words = slices.DeleteFunc(slices.Clone(p.cover), func(w string) bool { return slices.Contains(ws.none, w) })
+			}
 		}
 		if !everyMatch || p.inGlob != nil {
 			r.ids = ids
@@ -157,6 +167,9 @@ func (p *queryPlan) score(hs, sure, next []holding, all bool, rankBy func(rankin
 }
 
 // A holding is a note that matches a question, and what of it it holds.
+//
+// Four fields at most: Go keeps a struct of more in memory rather than in
+// registers, which made placing 94,000 holdings take 2.5 times as long.
 type holding struct {
 	id      int64
 	words   int  // how many of the question's words
@@ -172,43 +185,137 @@ type holding struct {
 // many words, all common.
 func (h holding) byFields() bool { return h.fielded && h.words == 1 }
 
-// holdings lists the notes that hold the question's words, by id, and
-// the fewest words a matching note holds. The lists of the notes holding
-// each word are merged rather than counted in a map: a common word's
-// list can be most of the vault, and a map of it cost a question more
-// than the search in SQLite.
-func (p *queryPlan) holdings(notesOf func(table, expr string) ([]int64, error)) (hs []holding, lowest int, err error) {
-	list := func(table, expr string) ([]int64, error) {
-		ids, err := notesOf(table, expr)
-		slices.Sort(ids) // FTS5's order for a short note, not a long one's rows
-		return ids, err
-	}
+// questionReads is what rankQuestion reads of the search tables, with the
+// query's filters.
+type questionReads struct {
+	// notesOf lists the notes matching an expression in a search table,
+	// sorted by id.
+	notesOf func(table, expr string) ([]int64, error)
+	// rankBy ranks the notes a ranking names.
+	rankBy func(ranking) ([]scored, error)
+	// rows counts notes_fts's rows holding a phrase, whatever the
+	// filters, as bm25 counts them; every row for "".
+	rows func(phrase string) (int, error)
+}
+
+// holdings lists the notes that hold the question's words, by id, the
+// notes holding each word, and the fewest words a matching note holds.
+// The lists of the notes holding each word are merged rather than
+// counted in a map: a common word's list can be most of the vault, and a
+// map of it cost a question more than the search in SQLite.
+func (p *queryPlan) holdings(read questionReads) (hs []holding, words [][]int64, lowest int, err error) {
+	var required []int64
 	lowest = 1
 	if len(p.required) > 0 {
 		// Every note that holds the quoted phrases matches, even one
 		// without any other word.
 		lowest = 0
-		ids, err := list("notes_fts", p.required[0])
-		if err != nil {
-			return nil, 0, err
+		if required, err = read.notesOf("notes_fts", p.required[0]); err != nil {
+			return nil, nil, 0, err
 		}
-		hs = merge(hs, ids, 0)
 	}
-	for _, w := range p.cover {
-		ids, err := list("notes_fts", w)
-		if err != nil {
-			return nil, 0, err
+	words = make([][]int64, len(p.cover))
+	for i, w := range p.cover {
+		if words[i], err = read.notesOf("notes_fts", w); err != nil {
+			return nil, nil, 0, err
 		}
-		hs = merge(hs, ids, 1)
 	}
+	hs = merge(required, words)
 	if p.phrase != "" {
-		ids, err := list("notes_fts", p.phrase)
+		ids, err := read.notesOf("notes_fts", p.phrase)
 		if err != nil {
-			return nil, 0, err
+			return nil, nil, 0, err
 		}
 		mark(hs, ids, func(h *holding) { h.phrased = true })
 	}
-	return hs, lowest, nil
+	return hs, words, lowest, nil
+}
+
+// weightyIDF is the least idf of a word of weight, whose share of a
+// note's score the words of idf 1e-6 cannot tip: a word in fewer than
+// 45% of the rows.
+const weightyIDF = 0.2
+
+// weights are the question's words that bm25 gives no weight, and which
+// notes hold a word of weight.
+type weights struct {
+	none []string
+	held []bool // by the index of a note's holding
+}
+
+// holdEach says whether there are words of no weight and each note of
+// ids, all of hs, holds a word of weight.
+func (ws weights) holdEach(hs []holding, ids []int64) bool {
+	if len(ws.none) == 0 {
+		return false
+	}
+	for _, id := range ids {
+		i, _ := slices.BinarySearchFunc(hs, id, func(h holding, id int64) int { return cmp.Compare(h.id, id) })
+		if !ws.held[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// weigh finds the question's words that bm25 gives no weight, and, when
+// there are such words, which notes of hs hold a word of weight; words
+// are the notes holding each word. FTS5's bm25 gives a word in half the
+// search rows or more an idf of 1e-6, so that a note's score changes by
+// 1e-4 at most without them, where a word of weight adds hundreds of
+// times that. A word of several phrases (a word and its synonyms) is
+// neither: each of its phrases has its own weight.
+func (p *queryPlan) weigh(hs []holding, words [][]int64, rows func(string) (int, error)) (weights, error) {
+	// A note has a row at least, so no word of a list shorter than half
+	// of hs is in half the rows: the rows are counted only when one may.
+	if !slices.ContainsFunc(words, func(ids []int64) bool { return 2*len(ids) >= len(hs) }) {
+		return weights{}, nil
+	}
+	all, err := rows("")
+	if err != nil {
+		return weights{}, err
+	}
+	var ws weights
+	var kept []int
+	for i, w := range p.cover {
+		switch {
+		case !onePhrase(w):
+		case 2*len(words[i]) >= all: // each of its notes has a row holding it, or more
+			ws.none = append(ws.none, w)
+		default:
+			kept = append(kept, i)
+		}
+	}
+	if len(ws.none) == 0 {
+		return weights{}, nil
+	}
+	ws.held = make([]bool, len(hs))
+	for _, i := range kept {
+		// The filters may have left out some of the word's rows, which
+		// bm25 counts: they are counted here.
+		n, err := rows(p.cover[i])
+		if err != nil {
+			return weights{}, err
+		}
+		if math.Log((float64(all-n)+0.5)/(float64(n)+0.5)) < weightyIDF {
+			continue
+		}
+		at := 0
+		for _, id := range words[i] {
+			for hs[at].id < id { // every id of words is in hs
+				at++
+			}
+			ws.held[at] = true
+		}
+	}
+	return ws, nil
+}
+
+// onePhrase says whether an expression of a word is one FTS5 phrase,
+// which bm25 weighs as one.
+func onePhrase(expr string) bool {
+	expr = strings.TrimSuffix(expr, "*")
+	return len(expr) >= 2 && expr[0] == '"' && strings.IndexByte(expr[1:], '"') == len(expr)-2
 }
 
 // markFielded marks the notes of hs whose fields hold a word, when the
@@ -224,30 +331,43 @@ func (p *queryPlan) markFielded(hs []holding, k int, named map[int64]bool, notes
 	if err != nil {
 		return err
 	}
-	slices.Sort(ids)
 	mark(hs, ids, func(h *holding) { h.fielded = true })
 	return nil
 }
 
-// merge adds the notes ids, sorted, to hs, sorted by id, each holding
-// words more of the question's words.
-func merge(hs []holding, ids []int64, words int) []holding {
-	out := make([]holding, 0, max(len(hs), len(ids)))
-	i := 0
-	for _, id := range ids {
-		for i < len(hs) && hs[i].id < id {
-			out = append(out, hs[i])
-			i++
-		}
-		h := holding{id: id}
-		if i < len(hs) && hs[i].id == id {
-			h = hs[i]
-			i++
-		}
-		h.words += words
-		out = append(out, h)
+// merge makes the holdings, sorted by id, of the notes of the sorted
+// lists: those holding the quoted phrases, and those holding each word.
+// One pass over all the lists: merged two by two, "how heavy was the
+// bench press last week" copied 89,000 holdings four times.
+func merge(required []int64, words [][]int64) []holding {
+	lists := append([][]int64{required}, words...)
+	at := make([]int, len(lists))
+	most := 0
+	for _, l := range lists {
+		most = max(most, len(l))
 	}
-	return append(out, hs[i:]...)
+	hs := make([]holding, 0, most)
+	for {
+		next, found := int64(0), false
+		for i, l := range lists {
+			if at[i] < len(l) && (!found || l[at[i]] < next) {
+				next, found = l[at[i]], true
+			}
+		}
+		if !found {
+			return hs
+		}
+		h := holding{id: next}
+		for i, l := range lists {
+			if at[i] < len(l) && l[at[i]] == next {
+				at[i]++
+				if i > 0 {
+					h.words++
+				}
+			}
+		}
+		hs = append(hs, h)
+	}
 }
 
 // mark applies hold to the notes of hs, sorted by id, that ids, sorted,
@@ -273,6 +393,9 @@ type ranking struct {
 	// matches all of them rather than any, and skips the rows without
 	// each.
 	all bool
+	// words are the question's words to score by, nil for all of them:
+	// bm25 weighs no other.
+	words []string
 	// ids are the notes to rank, nil for every match. first are those of
 	// them sure of a place on the page, ranked whatever their score; the
 	// best of the others fill the rest of it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -303,15 +304,25 @@ func TestQuestionPageIsTheRankingsHead(t *testing.T) {
 	}
 }
 
-func TestIDList(t *testing.T) {
-	for list, want := range map[string][]int64{
-		"":                 {},
-		"7":                {7},
-		"1,22,333":         {1, 22, 333},
-		"9223372036854775": {9223372036854775},
+func TestNotesOfRows(t *testing.T) {
+	row := func(note, chunk int64) string { return strconv.FormatInt(note|chunk<<chunkShift, 10) }
+	for _, tc := range []struct {
+		rows []string
+		want []int64
+	}{
+		{nil, []int64{}},
+		{[]string{"7"}, []int64{7}},
+		{[]string{"1", "22", "333"}, []int64{1, 22, 333}},
+		{[]string{"9223372036"}, []int64{9223372036}},
+		// Long notes' further rows, after every first row: some of a note
+		// whose first row is there, some not, one note's two rows past its
+		// first.
+		{[]string{"2", "5", "9", row(2, 1), row(3, 1), row(9, 1), row(12, 1), row(3, 2), row(1, 3)}, []int64{1, 2, 3, 5, 9, 12}},
+		{[]string{row(4, 1), row(4, 2)}, []int64{4}},
 	} {
-		if got := idList(list); !slices.Equal(got, want) {
-			t.Errorf("idList(%q) = %v, want %v", list, got, want)
+		list := strings.Join(tc.rows, ",")
+		if got := notesOfRows(list); !slices.Equal(got, tc.want) {
+			t.Errorf("notesOfRows(%q) = %v, want %v", list, got, tc.want)
 		}
 	}
 }

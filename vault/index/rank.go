@@ -65,9 +65,21 @@ func (p *queryPlan) search(ctx context.Context, tx readTx) (Result, error) {
 		cands, err = m.rank(ctx, tx, "notes_fts", "0.0", limit)
 		complete = limit == 0 || len(cands) < limit
 	case p.tiered():
-		cands, total, err = p.rankQuestion(m.named,
-			func(table, expr string) ([]int64, error) { return m.notesOf(ctx, tx, table, expr) },
-			func(r ranking) ([]scored, error) { return m.rankNotes(ctx, tx, r) })
+		cands, total, err = p.rankQuestion(m.named, questionReads{
+			notesOf: func(table, expr string) ([]int64, error) { return m.notesOf(ctx, tx, table, expr) },
+			rankBy:  func(r ranking) ([]scored, error) { return m.rankNotes(ctx, tx, r) },
+			rows: func(phrase string) (n int, err error) {
+				if phrase == "" {
+					err = tx.QueryRowContext(ctx, `SELECT count(*) FROM notes_fts_docsize`).Scan(&n)
+				} else {
+					err = tx.QueryRowContext(ctx, `SELECT count(*) FROM notes_fts WHERE notes_fts MATCH ?`, phrase).Scan(&n)
+				}
+				if err != nil {
+					return 0, fmt.Errorf("counting rows: %w", err)
+				}
+				return n, nil
+			},
+		})
 	default:
 		cands, total, complete, err = m.rankTiers(ctx, tx, limit)
 	}
@@ -260,25 +272,22 @@ func (m *matches) rank(ctx context.Context, tx readTx, table, score string, limi
 
 // notesOf lists the notes matching expr, an expression of the query's
 // words, in the search table, with the query's filters, and without
-// margin's outputs unless the query keeps them, as the search's match.
+// margin's outputs unless the query keeps them, as the search's match:
+// sorted by id, each once.
 func (m *matches) notesOf(ctx context.Context, tx readTx, table, expr string) ([]int64, error) {
 	a := slices.Clone(m.args)
 	a[0] = m.p.leaveOutputs(m.p.withFilters(expr))
-	var ids []int64
 	if m.p.inGlob == nil {
 		// In one row: a row crossing to Go costs more than finding it.
-		// A note has one row unless chunked, so only then are its ids
-		// made distinct (an index SQLite builds for each list).
-		distinct := ""
-		if m.p.chunked {
-			distinct = "DISTINCT "
-		}
+		// The rows' ids, made notes in Go (notesOfRows) rather than by
+		// SQLite's DISTINCT, which builds an index of each list.
 		var list sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT group_concat(`+distinct+m.id+`)`+m.from(table), a...).Scan(&list); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT group_concat(t.rowid)`+m.from(table), a...).Scan(&list); err != nil {
 			return nil, fmt.Errorf("matching: %w", err)
 		}
-		return idList(list.String), nil
+		return notesOfRows(list.String), nil
 	}
+	var ids []int64
 	err := collect(ctx, tx, `SELECT DISTINCT `+m.id+`, `+m.path+m.from(table), a, func(rows *sql.Rows) error {
 		var n int64
 		var path string
@@ -293,13 +302,18 @@ func (m *matches) notesOf(ctx context.Context, tx readTx, table, expr string) ([
 	if err != nil {
 		return nil, fmt.Errorf("matching: %w", err)
 	}
+	slices.Sort(ids)
 	return ids, nil
 }
 
-// idList reads group_concat's list of ids, which a common word makes as
+// notesOfRows reads group_concat's list of search rows, in rowid order,
+// as their notes, sorted and each once. A common word makes the list as
 // long as the vault: read digit by digit, 94,000 ids cost a quarter of
-// splitting the list and parsing each (2 against 8 ms).
-func idList(list string) []int64 {
+// splitting the list and parsing each (2 against 8 ms). A long note's
+// rows past its first have its id with a chunk's bits, after every
+// first row: the notes are a long run in order, and a tail that is
+// sorted and merged into it, rather than sorting all.
+func notesOfRows(list string) []int64 {
 	ids := make([]int64, 0, len(list)/7+1)
 	var n int64
 	digits := false
@@ -309,14 +323,37 @@ func idList(list string) []int64 {
 			continue
 		}
 		if digits {
-			ids = append(ids, n)
+			ids = append(ids, n&chunkMask)
 		}
 		n, digits = 0, false
 	}
 	if digits {
-		ids = append(ids, n)
+		ids = append(ids, n&chunkMask)
 	}
-	return ids
+	run := 1
+	for run < len(ids) && ids[run-1] < ids[run] {
+		run++
+	}
+	if run >= len(ids) {
+		return ids
+	}
+	tail := slices.Clone(ids[run:])
+	slices.Sort(tail)
+	out := ids[:0:0]
+	out = slices.Grow(out, len(ids))
+	head, i, j := ids[:run], 0, 0
+	for i < len(head) || j < len(tail) {
+		var id int64
+		if j == len(tail) || i < len(head) && head[i] <= tail[j] {
+			id, i = head[i], i+1
+		} else {
+			id, j = tail[j], j+1
+		}
+		if len(out) == 0 || out[len(out)-1] != id {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // rankNotes ranks by bm25 the notes of a question that r names: those
@@ -326,8 +363,15 @@ func idList(list string) []int64 {
 func (m *matches) rankNotes(ctx context.Context, tx readTx, r ranking) ([]scored, error) {
 	q := *m
 	q.where, q.args = slices.Clone(m.where), slices.Clone(m.args)
-	if r.all {
-		q.args[0] = m.p.leaveOutputs(m.p.withFilters(strings.Join(m.p.cover, " AND ")))
+	words := r.words
+	if words == nil {
+		words = m.p.cover
+	}
+	switch {
+	case r.all:
+		q.args[0] = m.p.leaveOutputs(m.p.withFilters(strings.Join(words, " AND ")))
+	case r.words != nil:
+		q.args[0] = m.p.leaveOutputs(m.p.withFilters(strings.Join(slices.Concat(r.words, m.p.required), " OR ")))
 	}
 	if r.ids != nil {
 		q.restrictTo(r.ids)
