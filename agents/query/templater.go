@@ -46,7 +46,8 @@ const (
 // renderTemplater evaluates the Templater commands margin can without
 // running JavaScript (SPEC §3.1): tp.file.title, tp.file.creation_date,
 // tp.date.now with its format, offset and reference date, tp.date.weekday,
-// and tp.date.yesterday / tomorrow. The rest is code margin does not run: a
+// tp.date.yesterday / tomorrow, and moment(…) moved by add and subtract
+// and written by format. The rest is code margin does not run: a
 // line that holds a command margin cannot evaluate is left out whole, so
 // the note has no empty property and no link to nowhere, and says nothing
 // false; a line of code alone goes with its line.
@@ -89,6 +90,9 @@ func (n newNote) eval(expr string) (string, bool) {
 	expr = strings.TrimSpace(expr)
 	if expr == "tp.file.title" {
 		return n.title, true
+	}
+	if chain, ok := strings.CutPrefix(expr, "moment("); ok {
+		return n.evalMoment(chain)
 	}
 	m := templaterCallRE.FindStringSubmatch(expr)
 	if m == nil {
@@ -153,6 +157,119 @@ func (n newNote) eval(expr string) (string, bool) {
 		}
 	}
 	return n.format(format, day)
+}
+
+// evalMoment is the value of moment(…) and the calls chained to it,
+// chain being the text after "moment(": its arguments (none for the
+// moment the note is for, or a date and its format, the title's most
+// often), any number of add(k, unit) and subtract(k, unit), and a last
+// format(f). Templater's daily templates write the days around a note's
+// so: moment(tp.file.title, "YYYY-MM-DD").subtract(1, "d").format(…).
+func (n newNote) evalMoment(chain string) (string, bool) {
+	call, chain, ok := cutCall(chain)
+	if !ok {
+		return "", false
+	}
+	args, ok := n.args(call)
+	if !ok || len(args) > 2 {
+		return "", false
+	}
+	day := n.at
+	if len(args) > 0 {
+		ref, ok1 := args[0].(string)
+		refFormat, ok2 := "YYYY-MM-DD", true
+		if len(args) == 2 {
+			refFormat, ok2 = args[1].(string)
+		}
+		refMoment, err := note.ParseMoment(refFormat)
+		if !ok1 || !ok2 || err != nil {
+			return "", false
+		}
+		if day, ok = refMoment.In(n.lang()).Parse(ref); !ok {
+			return "", false
+		}
+	}
+	for {
+		name, rest, ok := strings.Cut(chain, "(")
+		if !ok {
+			return "", false // no format: moment's own string, not a date a person writes
+		}
+		if call, chain, ok = cutCall(rest); !ok {
+			return "", false
+		}
+		args, ok := n.args(call)
+		if !ok {
+			return "", false
+		}
+		switch strings.TrimSpace(name) {
+		case ".add", ".subtract":
+			if len(args) != 2 {
+				return "", false
+			}
+			k, isInt := args[0].(int)
+			unit, isUnit := args[1].(string)
+			if !isInt || !isUnit {
+				return "", false
+			}
+			if name == ".subtract" {
+				k = -k
+			}
+			if day, ok = addUnits(day, k, unit); !ok {
+				return "", false
+			}
+		case ".format":
+			if len(args) != 1 || strings.TrimSpace(chain) != "" {
+				return "", false
+			}
+			format, isString := args[0].(string)
+			if !isString {
+				return "", false
+			}
+			return n.format(format, day)
+		default:
+			return "", false
+		}
+	}
+}
+
+// cutCall cuts a call's arguments, up to its closing parenthesis, from
+// the text after its opening one; quoted text may hold parentheses.
+func cutCall(s string) (args, rest string, ok bool) {
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"', '\'', '`':
+			end := strings.IndexByte(s[i+1:], c)
+			if end < 0 {
+				return "", "", false
+			}
+			i += end + 1
+		case '(':
+			depth++
+		case ')':
+			if depth == 0 {
+				return s[:i], s[i+1:], true
+			}
+			depth--
+		}
+	}
+	return "", "", false
+}
+
+// addUnits moves day by k of moment's unit: years, months, weeks or days,
+// by their names or their keys (y, M, w, d).
+func addUnits(day time.Time, k int, unit string) (time.Time, bool) {
+	switch strings.TrimSuffix(unit, "s") {
+	case "y", "year":
+		return day.AddDate(k, 0, 0), true
+	case "M", "month":
+		return day.AddDate(0, k, 0), true
+	case "w", "week":
+		return day.AddDate(0, 0, 7*k), true
+	case "d", "day":
+		return day.AddDate(0, 0, k), true
+	}
+	return day, false
 }
 
 // args reads a call's arguments: string literals, whole numbers and

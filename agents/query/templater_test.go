@@ -1,6 +1,7 @@
 package query
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ Week [[<% tp.date.now("gggg-[W]ww", "P1W") %>|next]] · yesterday <% tp.date.yes
 Quote: <% tp.web.daily_quote() %>
 Written <% tp.date.now("HH:mm") %>.
 Week of [[<% tp.date.weekday("YYYY-MM-DD", 0) %>]] to [[<% tp.date.weekday("YYYY-MM-DD", 6, tp.file.title, "YYYY-MM-DD") %>]]
+[[<% moment(tp.file.title, "YYYY-MM-DD").subtract(1, 'd').format("YYYY-MM-DD") %>]] · [[<% moment(tp.file.title,'YYYY-MM-DD').add(1,"days").format('YYYY-MM-DD') %>]] · <% moment(tp.file.title).add(1, "month").subtract(1, "weeks").format("dddd D MMMM") %> · <% moment().format("YYYY") %>
 `
 
 func TestRenderTemplater(t *testing.T) {
@@ -43,6 +45,7 @@ tags: [daily]
 Week [[2026-W49|next]] · yesterday 2026-11-22 · tomorrow Nov 24
 Written 18:30.
 Week of [[2026-11-22]] to [[2026-11-28]]
+[[2026-11-22]] · [[2026-11-24]] · Wednesday 16 December · 2026
 `
 	if got := renderTemplater(dailyTemplater, n); got != want {
 		t.Errorf("rendered:\n%s\nwant:\n%s", got, want)
@@ -80,6 +83,19 @@ func TestRenderTemplaterLeavesOutWhatItCannotKnow(t *testing.T) {
 		`tp.frontmatter.date`,
 		`tp.date.now("LL")`,
 		`tp.file.creation_date("YYYY", 1)`,
+		`moment(tp.file.title, "YYYY-MM-DD").format("YYYY")`, // the title is not a date
+		`moment("2026-11-23").add(1, "h").format("YYYY-MM-DD")`,
+		`moment("2026-11-23").add(1).format("YYYY-MM-DD")`,
+		`moment("2026-11-23").add().format("YYYY-MM-DD")`,
+		`moment("2026-11-23").add({days: 1}).format("YYYY-MM-DD")`,
+		`moment("2026-11-23").startOf("week").format("YYYY-MM-DD")`,
+		`moment("2026-11-23").format()`,
+		`moment("2026-11-23").format("YYYY").toUpperCase()`,
+		`moment("2026-11-23")`,
+		`moment("2026-11-23", "YYYY-MM-DD", "en")`,
+		`moment("2026-11-23"`,
+		`moment("2026-11-23").format("YYYY"`,
+		`moment(")").format("YYYY")`,
 	} {
 		src := "keep\nbroken: <% " + expr + " %>\nkeep too\n"
 		if got := renderTemplater(src, n); got != "keep\nkeep too\n" {
@@ -99,4 +115,18 @@ func TestRenderTemplaterWeekdayFollowsTheLocale(t *testing.T) {
 			t.Errorf("%s: first day of the week %q, want %q", loc.Name, got, want)
 		}
 	}
+}
+
+// FuzzRenderTemplater: whatever a template holds, rendering it neither
+// panics nor leaves margin's marks of left-out commands in the note.
+func FuzzRenderTemplater(f *testing.F) {
+	f.Add(dailyTemplater)
+	f.Add(`<% moment(tp.file.title, "YYYY-MM-DD").subtract(1, 'd').format("YYYY-MM-DD") %>`)
+	f.Add("<% moment(\")\", `(`).add(-1, \"w\").format('[W]ww') %>\n<%* x %> y")
+	n := newNote{at: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), title: "2026-11-23", locale: note.English}
+	f.Fuzz(func(t *testing.T, src string) {
+		if out := renderTemplater(src, n); strings.Contains(out, codeMark) || strings.Contains(out, unknownRun) {
+			t.Fatalf("renderTemplater(%q) = %q", src, out)
+		}
+	})
 }
