@@ -132,13 +132,7 @@ func (n newNote) eval(expr string) (string, bool) {
 	}
 	day := n.at
 	if len(args) > 2 {
-		ref, ok1 := str(2, "")
-		refFormat, ok2 := str(3, "YYYY-MM-DD")
-		refMoment, err := note.ParseMoment(refFormat)
-		if !ok1 || !ok2 || err != nil {
-			return "", false
-		}
-		if day, ok = refMoment.In(n.lang()).Parse(ref); !ok {
+		if day, ok = n.dayOf(args, 2); !ok {
 			return "", false
 		}
 	}
@@ -176,16 +170,7 @@ func (n newNote) evalMoment(chain string) (string, bool) {
 	}
 	day := n.at
 	if len(args) > 0 {
-		ref, ok1 := args[0].(string)
-		refFormat, ok2 := "YYYY-MM-DD", true
-		if len(args) == 2 {
-			refFormat, ok2 = args[1].(string)
-		}
-		refMoment, err := note.ParseMoment(refFormat)
-		if !ok1 || !ok2 || err != nil {
-			return "", false
-		}
-		if day, ok = refMoment.In(n.lang()).Parse(ref); !ok {
+		if day, ok = n.dayOf(args, 0); !ok {
 			return "", false
 		}
 	}
@@ -230,6 +215,22 @@ func (n newNote) evalMoment(chain string) (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// dayOf reads a reference date as Templater and moment take it: args[i],
+// in the format args[i+1] (YYYY-MM-DD without one), in the vault's
+// language.
+func (n newNote) dayOf(args []any, i int) (time.Time, bool) {
+	ref, isRef := args[i].(string)
+	format, isFormat := "YYYY-MM-DD", true
+	if i+1 < len(args) {
+		format, isFormat = args[i+1].(string)
+	}
+	m, err := note.ParseMoment(format)
+	if !isRef || !isFormat || err != nil {
+		return time.Time{}, false
+	}
+	return m.In(n.lang()).Parse(ref)
 }
 
 // cutCall cuts a call's arguments, up to its closing parenthesis, from
