@@ -657,6 +657,27 @@ func (ix *Index) Counts(ctx context.Context) (Counts, error) {
 	return c, nil
 }
 
+// NotesOfKind lists the paths of the notes of the kinds given.
+func (ix *Index) NotesOfKind(ctx context.Context, kinds ...note.Kind) ([]string, error) {
+	args := make([]any, len(kinds))
+	for i, k := range kinds {
+		args[i] = string(k)
+	}
+	var paths []string
+	err := collect(ctx, ix.db, `SELECT f.path FROM notes n JOIN files f ON f.id = n.file_id WHERE n.kind IN (`+placeholders(len(kinds))+`)`, args, func(rows *sql.Rows) error {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing notes of kind %v: %w", kinds, err)
+	}
+	return paths, nil
+}
+
 // querier is what the read helpers need from a *sql.DB or *sql.Tx.
 type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

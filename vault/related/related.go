@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	"github.com/margin-md/margin/vault/index"
+	"github.com/margin-md/margin/vault/note"
 	"github.com/margin-md/margin/vault/vectors"
 )
 
@@ -26,8 +27,10 @@ type Note struct {
 
 // Find returns up to limit notes nearest to the note at path, best first,
 // leaving out the note itself, the notes it links to or that link to it,
-// and margin's outputs (reports, journals, templates: no note of the
-// person's to link). The error wraps index.ErrNotFound for a path that is not an indexed
+// margin's outputs (reports, journals, change sets) and the vault's
+// templates: no note a person links. A template is near every note made
+// from it; left in, it was the first related note of each person's note
+// of a public vault. The error wraps index.ErrNotFound for a path that is not an indexed
 // note, vectors.ErrNotFound while the note has no vectors, and
 // vectors.ErrNoVectors while nothing is embedded.
 func Find(ctx context.Context, ix *index.Index, vs *vectors.Store, path string, limit int) ([]Note, error) {
@@ -35,12 +38,11 @@ func Find(ctx context.Context, ix *index.Index, vs *vectors.Store, path string, 
 	if err != nil {
 		return nil, err
 	}
-	// An empty query's scope is every note but margin's outputs, listed.
-	all, err := ix.Scope(ctx, index.Query{})
+	unlinkable, err := ix.NotesOfKind(ctx, note.KindMargin, note.KindTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("finding notes related to %s: %w", path, err)
 	}
-	ms, err := vs.Related(ctx, path, limit, append(except, all.Except...))
+	ms, err := vs.Related(ctx, path, limit, append(except, unlinkable...))
 	if err != nil {
 		return nil, err
 	}

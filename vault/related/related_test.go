@@ -107,9 +107,12 @@ func TestFindLeavesOutTheNoteAndItsLinks(t *testing.T) {
 		"Star chart.md":   "# Star chart\n\nquasar nebula galaxy comet map\n\nFrom [[Comet]].\n",
 		"Soup.md":         "# Soup\n\nleek potato onion broth\n",
 		"Notes/Planet.md": "# Planet\n\nquasar nebula orbit\n",
-		// margin's outputs are no note of the person's to link, however near.
+		// margin's outputs and the vault's templates are no notes a person
+		// links, however near.
 		"Margin/Templates/comet.md": "# Comet\n\nquasar nebula galaxy comet tail\n",
 		"Margin/Reports/Comet.md":   "# Comet\n\nquasar nebula galaxy comet tail dome\n",
+		"Templates/Sky object.md":   "# {{title}}\n\nquasar nebula galaxy comet tail\n",
+		".obsidian/templates.json":  `{"folder": "Templates"}`,
 	})
 	ctx := context.Background()
 	got, err := related.Find(ctx, v.Index(), s, "Comet.md", 10)
@@ -125,8 +128,8 @@ func TestFindLeavesOutTheNoteAndItsLinks(t *testing.T) {
 	}
 	for _, p := range paths {
 		switch p {
-		case "Comet.md", "Telescope.md", "Star chart.md", "Margin/Templates/comet.md", "Margin/Reports/Comet.md":
-			t.Errorf("related to Comet lists %s (itself, a note it links, a note linking it, margin's output): %v", p, paths)
+		case "Comet.md", "Telescope.md", "Star chart.md", "Margin/Templates/comet.md", "Margin/Reports/Comet.md", "Templates/Sky object.md":
+			t.Errorf("related to Comet lists %s (itself, a note it links, a note linking it, margin's output, a template): %v", p, paths)
 		}
 	}
 	if got, err := related.Find(ctx, v.Index(), s, "Comet.md", 1); err != nil || len(got) != 1 || got[0].Path != "Observatory.md" {
