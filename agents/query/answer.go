@@ -220,13 +220,34 @@ func bestEntries(es []Entry, n int) []Entry {
 	return out[:min(n, len(out))]
 }
 
-// quoteOf is what a degraded answer shows of en: its text's first line,
-// else its properties on one line.
+// quoteOf is what a degraded answer shows of en: its text's first line
+// of prose, else its properties on one line.
 func quoteOf(en Entry) string {
-	if q := firstLine(en.Text); q != "" {
+	if q := firstLine(proseOf(en.Text)); q != "" {
 		return q
 	}
 	return firstLine(strings.ReplaceAll(en.Properties, "\n", " · "))
+}
+
+// proseOf is text from its first line outside a code block: a section
+// that opens with a Dataview query showed "```dataview" as its quote.
+// Text that is all code is its code, without the fences.
+func proseOf(text string) string {
+	var code []string
+	fenced := false
+	lines := strings.Split(text, "\n")
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fenced = !fenced
+		case fenced:
+			code = append(code, line)
+		case t != "":
+			return strings.Join(lines[i:], "\n")
+		}
+	}
+	return strings.Join(code, "\n")
 }
 
 func firstLine(s string) string {
